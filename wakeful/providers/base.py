@@ -1,0 +1,62 @@
+"""The one small protocol every model provider sits behind.
+
+Activities call providers; nothing else does. A provider takes a rendered, provider-ready
+request body (exactly what the compiler produced) and returns a normalised reply with the
+usage fields named as the provider names them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class Usage(BaseModel):
+    """Token usage of one call.
+
+    Field names follow the providers: Anthropic's ``cache_creation_input_tokens`` and
+    ``cache_read_input_tokens``; OpenAI's ``cached_tokens`` is mapped to
+    ``cache_read_input_tokens``. ``input_tokens`` is always the *uncached* input
+    (Anthropic's definition); ``total_input_tokens`` adds the cached parts back.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_creation_5m_input_tokens: int = 0
+    cache_creation_1h_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @property
+    def total_input_tokens(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+
+class ModelReply(BaseModel):
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    stop_reason: str
+    usage: Usage
+    model: str
+    provider: str
+    raw: dict[str, Any] = Field(default_factory=dict, description="The provider's JSON reply.")
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    """A model behind its official SDK (or a fake, in tests)."""
+
+    name: str
+
+    async def complete(self, request: dict[str, Any]) -> ModelReply:
+        """Send one provider-ready request body; raise ProviderError on failure."""
+        ...
