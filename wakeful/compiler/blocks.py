@@ -221,4 +221,8 @@ class Snapshot(BaseModel):
     agent: AgentProfile
     as_of: datetime
     session_id: str | None = None
+    current_wake_id: str | None = Field(
+        default=None,
+        description="Blocks of this wake (its ask and tool traffic so far) are the tail.",
+    )
     blocks: tuple[Block, ...]
