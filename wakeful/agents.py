@@ -1,0 +1,150 @@
+"""Agents are defined in code: name, instructions, tools, model, budget.
+
+An :class:`Agent` lives in the worker process (its tools are Python callables). What crosses
+into a workflow is its :class:`AgentRuntime` — names, limits and retry settings only — so a
+workflow never holds a callable or a window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wakeful.errors import UnknownAgentError, UserError
+
+
+class ToolContext(BaseModel):
+    """What a tool learns about the call it serves (never the transcript)."""
+
+    tenant: str
+    agent: str
+    wake_id: str
+    tool_call_id: str
+    workdir: str = Field(description="The directory file tools are confined to.")
+
+
+ToolFn = Callable[[dict[str, Any], ToolContext], str]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    fn: ToolFn
+    timeout_s: float = 60.0
+    max_attempts: int = 3
+    heartbeat_s: float | None = None
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+
+class ToolLimits(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    timeout_s: float
+    max_attempts: int
+    heartbeat_s: float | None = None
+
+
+class AgentRuntime(BaseModel):
+    """The part of an agent a workflow may see: names and limits, no callables."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    name: str
+    provider: str
+    model: str
+    max_model_calls_per_wake: int = 8
+    max_tool_calls_per_wake: int = 16
+    max_tokens_per_wake: int = 200_000
+    tools: tuple[ToolLimits, ...] = ()
+    policy: str = Field(default="default", description="Name of the compile policy.")
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    instructions: str
+    model: str = "claude-sonnet-4-5"
+    provider: str = "anthropic"
+    tools: tuple[Tool, ...] = ()
+    policy: str = "default"
+    max_model_calls_per_wake: int = 8
+    max_tool_calls_per_wake: int = 16
+    max_tokens_per_wake: int = 200_000
+    workdir: str = "."
+    tenant: str = "default"
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def tool(self, name: str) -> Tool:
+        for tool in self.tools:
+            if tool.name == name:
+                return tool
+        raise UserError(f"agent {self.name!r} has no tool {name!r}")
+
+    def runtime(self) -> AgentRuntime:
+        return AgentRuntime(
+            tenant=self.tenant,
+            name=self.name,
+            provider=self.provider,
+            model=self.model,
+            max_model_calls_per_wake=self.max_model_calls_per_wake,
+            max_tool_calls_per_wake=self.max_tool_calls_per_wake,
+            max_tokens_per_wake=self.max_tokens_per_wake,
+            tools=tuple(
+                ToolLimits(
+                    name=t.name,
+                    timeout_s=t.timeout_s,
+                    max_attempts=t.max_attempts,
+                    heartbeat_s=t.heartbeat_s,
+                )
+                for t in self.tools
+            ),
+            policy=self.policy,
+        )
+
+    def spec(self) -> dict[str, Any]:
+        """A JSON description of the agent, stored with it (no callables)."""
+        return {
+            "name": self.name,
+            "model": self.model,
+            "provider": self.provider,
+            "policy": self.policy,
+            "tools": [t.schema() for t in self.tools],
+            "instructions": self.instructions,
+        }
+
+
+class AgentRegistry:
+    """The agents one worker process serves. Built explicitly; not a global."""
+
+    def __init__(self, agents: Iterable[Agent] = ()) -> None:
+        self._agents: dict[tuple[str, str], Agent] = {}
+        for agent in agents:
+            self.register(agent)
+
+    def register(self, agent: Agent) -> None:
+        self._agents[(agent.tenant, agent.name)] = agent
+
+    def get(self, tenant: str, name: str) -> Agent:
+        try:
+            return self._agents[(tenant, name)]
+        except KeyError:
+            known = ", ".join(sorted(n for t, n in self._agents if t == tenant)) or "none"
+            raise UnknownAgentError(
+                f"no agent {name!r} is registered for tenant {tenant!r} (known: {known})"
+            ) from None
+
+    def __iter__(self) -> Any:
+        return iter(sorted(self._agents.values(), key=lambda a: (a.tenant, a.name)))

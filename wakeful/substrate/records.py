@@ -1,0 +1,167 @@
+"""Typed rows going in and out of the substrate.
+
+These are the repository's vocabulary; SQL never leaks past :mod:`wakeful.substrate.store`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EventKind = Literal["turn", "tool_call", "tool_result"]
+
+
+class EventIn(BaseModel):
+    """One event to append. ``step_key`` makes the append idempotent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step_key: str
+    kind: EventKind
+    text: str
+    role: Literal["user", "assistant"] | None = None
+    session_id: str | None = None
+    wake_id: str | None = None
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    tool_input: dict[str, Any] | None = None
+    is_error: bool = False
+    resolved: bool = False
+    event_time: datetime
+    external_id: str | None = None
+    meta: dict[str, str] = Field(default_factory=dict)
+
+
+class StoredEvent(EventIn):
+    id: int
+    content_hash: str
+    ingest_time: datetime
+    retired_at: datetime | None = None
+
+
+class WakeRecord(BaseModel):
+    wake_id: str
+    agent: str
+    session_id: str
+    workflow_id: str
+    number: int
+    goal: dict[str, Any]
+    idempotency_key: str | None = None
+    status: str = "running"
+    started_at: datetime
+    finished_at: datetime | None = None
+
+
+class CompileRecord(BaseModel):
+    """What a compile used and produced: enough to recompile it byte-for-byte."""
+
+    agent: str
+    wake_id: str
+    step_key: str
+    call_index: int
+    as_of: datetime
+    max_event_id: int
+    goal: dict[str, Any]
+    policy_hash: str
+    snapshot_hash: str
+    window_hash: str
+    ledger_hash: str
+    stable_prefix_hash: str
+    input_tokens: int
+    tokens_by_bucket: dict[str, int]
+
+
+class ModelCallRecord(BaseModel):
+    agent: str
+    wake_id: str
+    step_key: str
+    call_index: int
+    provider: str
+    model: str
+    window_hash: str
+    output_hash: str
+    stop_reason: str
+    input_tokens: int
+    output_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_5m_input_tokens: int = 0
+    cache_creation_1h_input_tokens: int = 0
+    cost_usd: float
+
+
+class HandoffBody(BaseModel):
+    """A handoff note's stable sections, in a fixed order (it sits in the cached prefix)."""
+
+    goal: str
+    current_state: str
+    decisions: list[str] = Field(default_factory=list, description="Load-bearing decision ids.")
+    blockers: list[str] = Field(default_factory=list)
+    next_actions: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list, description="Links: event ids, blob hashes.")
+
+    def render(self) -> str:
+        def section(title: str, items: list[str]) -> str:
+            body = "\n".join(f"- {item}" for item in items) if items else "- (none)"
+            return f"## {title}\n{body}"
+
+        return "\n\n".join(
+            [
+                f"## Goal\n{self.goal}",
+                f"## Current state\n{self.current_state}",
+                section("Decisions", self.decisions),
+                section("Blockers", self.blockers),
+                section("Next actions", self.next_actions),
+                section("Evidence", self.evidence),
+            ]
+        )
+
+
+class HandoffRecord(BaseModel):
+    id: int | None = None
+    agent: str
+    session_id: str
+    wake_id: str
+    step_key: str
+    body: HandoffBody
+    created_at: datetime | None = None
+
+
+class DecisionRecord(BaseModel):
+    decision_id: str
+    agent: str
+    text: str
+    source_event: int | None = None
+    expires_at: datetime | None = None
+    superseded_by: str | None = None
+    created_at: datetime | None = None
+
+
+class MemoryRecord(BaseModel):
+    id: int | None = None
+    agent: str
+    step_key: str
+    key: str
+    text: str
+    source: str
+    scope: str = "agent"
+    verification: str = "unverified"
+    importance: float = 0.5
+    captured_at: datetime
+    supersedes: int | None = None
+    invalidated_at: datetime | None = None
+
+
+class SummaryRecord(BaseModel):
+    id: int | None = None
+    agent: str
+    step_key: str
+    level: int
+    span_start: int
+    span_end: int
+    text: str
+    gate: dict[str, Any] = Field(default_factory=dict)
+    superseded_by: int | None = None
+    created_at: datetime | None = None

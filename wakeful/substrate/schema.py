@@ -1,0 +1,262 @@
+"""The substrate's tables, as SQLAlchemy Core.
+
+Every table carries ``tenant`` as the first column of its key, and every repository query
+filters on it: tenant isolation is structural, not a convention. Rows are appended, never
+silently overwritten; "retiring" or "superseding" a row sets a timestamp or a pointer.
+
+Idempotency: anything an activity writes carries a ``step_key`` (workflow id + step), unique
+per tenant, so a retried activity finds its earlier write instead of writing twice.
+
+The schema is migrated with Alembic (``wakeful/substrate/migrations``); this module is the
+source the migrations are generated from.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKeyConstraint,
+    Identity,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+def _now() -> Column[object]:
+    return Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now())
+
+
+tenants = Table(
+    "tenants",
+    metadata,
+    Column("tenant", Text, primary_key=True),
+    _now(),
+)
+
+agents = Table(
+    "agents",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("provider", Text, nullable=False),
+    Column("instructions", Text, nullable=False),
+    Column("spec", JSONB, nullable=False),
+    Column("spec_hash", Text, nullable=False),
+    _now(),
+    PrimaryKeyConstraint("tenant", "name"),
+    ForeignKeyConstraint(["tenant"], ["tenants.tenant"]),
+)
+
+wakes = Table(
+    "wakes",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("wake_id", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("workflow_id", Text, nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("goal", JSONB, nullable=False),
+    Column("idempotency_key", Text),
+    Column("status", Text, nullable=False, server_default="running"),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    PrimaryKeyConstraint("tenant", "wake_id"),
+    UniqueConstraint("tenant", "agent", "number", name="uq_wakes_agent_number"),
+    ForeignKeyConstraint(["tenant", "agent"], ["agents.tenant", "agents.name"]),
+)
+
+events = Table(
+    "events",
+    metadata,
+    # The identity is the global append order; per-agent order is the same order filtered.
+    Column("id", BigInteger, Identity(always=False), primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("session_id", Text),
+    Column("wake_id", Text),
+    Column("step_key", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("role", Text),
+    Column("text", Text, nullable=False),
+    Column("tool_call_id", Text),
+    Column("tool_name", Text),
+    Column("tool_input", JSONB),
+    Column("is_error", Boolean, nullable=False, server_default="false"),
+    Column("resolved", Boolean, nullable=False, server_default="false"),
+    Column("content_hash", Text, nullable=False),
+    Column("event_time", DateTime(timezone=True), nullable=False),
+    Column("ingest_time", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("external_id", Text),
+    Column("meta", JSONB, nullable=False, server_default="{}"),
+    Column("retired_at", DateTime(timezone=True)),
+    Column("retired_by", Text),
+    UniqueConstraint("tenant", "step_key", name="uq_events_step_key"),
+    ForeignKeyConstraint(["tenant", "agent"], ["agents.tenant", "agents.name"]),
+    Index("ix_events_agent_order", "tenant", "agent", "id"),
+    Index("ix_events_wake", "tenant", "wake_id"),
+)
+
+memories = Table(
+    "memories",
+    metadata,
+    Column("id", BigInteger, Identity(always=False), primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("step_key", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("scope", Text, nullable=False, server_default="agent"),
+    Column("verification", Text, nullable=False, server_default="unverified"),
+    Column("importance", Float, nullable=False, server_default="0.5"),
+    Column("captured_at", DateTime(timezone=True), nullable=False),
+    Column("recorded_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("supersedes", BigInteger),
+    Column("invalidated_at", DateTime(timezone=True)),
+    UniqueConstraint("tenant", "step_key", name="uq_memories_step_key"),
+    Index("ix_memories_key", "tenant", "agent", "key"),
+)
+
+decisions = Table(
+    "decisions",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("decision_id", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("source_event", BigInteger),
+    Column("expires_at", DateTime(timezone=True)),
+    Column("superseded_by", Text),
+    _now(),
+    PrimaryKeyConstraint("tenant", "agent", "decision_id"),
+)
+
+summaries = Table(
+    "summaries",
+    metadata,
+    Column("id", BigInteger, Identity(always=False), primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("step_key", Text, nullable=False),
+    Column("level", Integer, nullable=False),
+    Column("span_start", BigInteger, nullable=False),
+    Column("span_end", BigInteger, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("gate", JSONB, nullable=False, server_default="{}"),
+    Column("superseded_by", BigInteger),
+    _now(),
+    UniqueConstraint("tenant", "step_key", name="uq_summaries_step_key"),
+    Index("ix_summaries_agent", "tenant", "agent", "span_start"),
+)
+
+handoff_notes = Table(
+    "handoff_notes",
+    metadata,
+    Column("id", BigInteger, Identity(always=False), primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("wake_id", Text, nullable=False),
+    Column("step_key", Text, nullable=False),
+    Column("body", JSONB, nullable=False),
+    Column("text", Text, nullable=False),
+    _now(),
+    UniqueConstraint("tenant", "step_key", name="uq_handoff_notes_step_key"),
+    Index("ix_handoff_agent", "tenant", "agent", "id"),
+)
+
+blobs = Table(
+    "blobs",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("hash", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    _now(),
+    PrimaryKeyConstraint("tenant", "hash"),
+)
+
+compiles = Table(
+    "compiles",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("wake_id", Text, nullable=False),
+    Column("step_key", Text, nullable=False),
+    Column("call_index", Integer, nullable=False),
+    Column("as_of", DateTime(timezone=True), nullable=False),
+    Column("max_event_id", BigInteger, nullable=False),
+    Column("goal", JSONB, nullable=False),
+    Column("policy_hash", Text, nullable=False),
+    Column("snapshot_hash", Text, nullable=False),
+    Column("window_hash", Text, nullable=False),
+    Column("ledger_hash", Text, nullable=False),
+    Column("stable_prefix_hash", Text, nullable=False),
+    Column("input_tokens", Integer, nullable=False),
+    Column("tokens_by_bucket", JSONB, nullable=False),
+    _now(),
+    PrimaryKeyConstraint("tenant", "step_key"),
+    Index("ix_compiles_wake", "tenant", "wake_id", "call_index"),
+)
+
+model_calls = Table(
+    "model_calls",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("wake_id", Text, nullable=False),
+    Column("step_key", Text, nullable=False),
+    Column("call_index", Integer, nullable=False),
+    Column("provider", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("window_hash", Text, nullable=False),
+    Column("output_hash", Text, nullable=False),
+    Column("stop_reason", Text, nullable=False),
+    Column("input_tokens", Integer, nullable=False),
+    Column("output_tokens", Integer, nullable=False),
+    Column("cache_creation_input_tokens", Integer, nullable=False),
+    Column("cache_read_input_tokens", Integer, nullable=False),
+    Column("cache_creation_5m_input_tokens", Integer, nullable=False),
+    Column("cache_creation_1h_input_tokens", Integer, nullable=False),
+    Column("cost_usd", Float, nullable=False),
+    _now(),
+    PrimaryKeyConstraint("tenant", "step_key"),
+    Index("ix_model_calls_wake", "tenant", "wake_id", "call_index"),
+)
+
+__all__ = [
+    "agents",
+    "blobs",
+    "compiles",
+    "decisions",
+    "events",
+    "handoff_notes",
+    "memories",
+    "metadata",
+    "model_calls",
+    "summaries",
+    "tenants",
+    "wakes",
+]

@@ -1,0 +1,144 @@
+"""Point-in-time snapshots: the substrate's rows as compiler blocks, as of one moment.
+
+A snapshot is bounded by ``max_event_id`` (the last event the compile could see) and ``as_of``
+(the clock the compile ran at), so a past compile can be loaded again exactly and recompiled
+byte-for-byte. Only a bounded tail of raw events is loaded; older history reaches the window
+through summaries, the registry, the handoff note and retrieval.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from wakeful.compiler.blocks import Block, BlockKind, Role
+from wakeful.substrate.records import StoredEvent
+from wakeful.substrate.store import TenantStore
+
+_EVENT_KIND = {
+    "turn": BlockKind.TURN,
+    "tool_call": BlockKind.TOOL_CALL,
+    "tool_result": BlockKind.TOOL_RESULT,
+}
+
+
+def event_block(e: StoredEvent) -> Block:
+    return Block(
+        id=f"ev:{e.id}",
+        kind=_EVENT_KIND[e.kind],
+        text=e.text,
+        source=f"events:{e.id}",
+        seq=e.id,
+        role=Role(e.role) if e.role else None,
+        tool_call_id=e.tool_call_id,
+        tool_name=e.tool_name,
+        tool_input=e.tool_input,
+        is_error=e.is_error,
+        resolved=e.resolved,
+        captured_at=e.event_time,
+        session_id=e.session_id,
+        wake_id=e.wake_id,
+        external_id=e.external_id,
+    )
+
+
+def _drop_orphans(events: list[StoredEvent]) -> list[StoredEvent]:
+    """A bounded tail can cut a tool call from its result; keep only complete pairs."""
+    calls = {e.tool_call_id for e in events if e.kind == "tool_call"}
+    results = {e.tool_call_id for e in events if e.kind == "tool_result"}
+    return [
+        e
+        for e in events
+        if e.kind == "turn"
+        or (e.kind == "tool_call" and e.tool_call_id in results)
+        or (e.kind == "tool_result" and e.tool_call_id in calls)
+        # An unanswered call of the current wake is work in progress, not an orphan.
+        or (e.kind == "tool_call" and e.retired_at is None and e.wake_id is not None)
+    ]
+
+
+def load_blocks(
+    store: TenantStore,
+    agent: str,
+    *,
+    max_event_id: int,
+    as_of: datetime,
+    current_wake_id: str | None,
+    session_id: str | None = None,
+    recent_limit: int = 200,
+) -> list[Block]:
+    """Every candidate block the substrate holds for ``agent`` at (``max_event_id``, ``as_of``).
+
+    With ``session_id``, raw turns come from that session only: a new session starts from
+    the handoff note and the substrate, not from a replayed transcript.
+    """
+    recent = store.events(agent, max_id=max_event_id, limit=recent_limit, newest=True)
+    live = [
+        e
+        for e in recent
+        if (e.retired_at is None or e.retired_at > as_of)
+        and (session_id is None or e.session_id == session_id)
+    ]
+    if current_wake_id is not None:
+        seen = {e.id for e in live}
+        live += [
+            e
+            for e in store.events(agent, wake_id=current_wake_id, max_id=max_event_id)
+            if e.id not in seen
+        ]
+        live.sort(key=lambda e: e.id)
+    blocks = [event_block(e) for e in _drop_orphans(live)]
+
+    for d in store.live_decisions(agent, as_of):
+        blocks.append(
+            Block(
+                id=f"decision:{d.decision_id}",
+                kind=BlockKind.LOAD_BEARING,
+                text=f"[{d.decision_id}] {d.text}",
+                source=f"decisions:{d.decision_id}",
+                seq=d.source_event or 0,
+                load_bearing=True,
+                importance=1.0,
+            )
+        )
+    # The note that opened this session: notes written within it would churn the cached
+    # semi-stable segment on every wake, and the session's own turns are in the window anyway.
+    note = store.latest_handoff(agent, before=as_of, other_than_session=session_id)
+    if note is not None:
+        blocks.append(
+            Block(
+                id=f"handoff:{note.id}",
+                kind=BlockKind.HANDOFF_NOTE,
+                text=note.body.render(),
+                source=f"handoff_notes:{note.id}",
+                seq=note.id or 0,
+                session_id=note.session_id,
+                importance=0.9,
+            )
+        )
+    for s in store.summaries(agent, max_id=max_event_id):
+        blocks.append(
+            Block(
+                id=f"summary:{s.id}",
+                kind=BlockKind.SUMMARY,
+                text=s.text,
+                source=f"summaries:{s.id}",
+                seq=s.span_end,
+                importance=0.7,
+                meta={"level": str(s.level), "span": f"{s.span_start}-{s.span_end}"},
+            )
+        )
+    for m in store.memories(agent, at=as_of):
+        blocks.append(
+            Block(
+                id=f"memory:{m.id}",
+                kind=BlockKind.MEMORY,
+                text=m.text,
+                source=m.source,
+                seq=m.id or 0,
+                captured_at=m.captured_at,
+                supersession_key=m.key,
+                importance=m.importance,
+                meta={"verification": m.verification},
+            )
+        )
+    return blocks
