@@ -25,6 +25,13 @@ class ToolContext(BaseModel):
     tool_call_id: str
     workdir: str = Field(description="The directory file tools are confined to.")
 
+    def heartbeat(self, *details: object) -> None:
+        """Tell Temporal a long tool is alive; a silent tool is retried elsewhere."""
+        from temporalio import activity
+
+        if activity.in_activity():
+            activity.heartbeat(*details)
+
 
 ToolFn = Callable[[dict[str, Any], ToolContext], str]
 
@@ -76,7 +83,7 @@ class AgentRuntime(BaseModel):
 class Agent:
     name: str
     instructions: str
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-4-6"
     provider: str = "anthropic"
     tools: tuple[Tool, ...] = ()
     policy: str = "default"

@@ -6,75 +6,70 @@ to the workflow.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
+from typing import Any
 
 from temporalio import activity
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.wake import step_key
-from wakeful.agents import Agent
-from wakeful.compiler import CompiledWindow, compile_window
-from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Goal, Snapshot, content_hash
+from wakeful.compiler import compile_window
+from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Snapshot, content_hash
 from wakeful.contracts import COMPILE, CompileIn, CompileOut
 from wakeful.substrate.records import CompileRecord
 from wakeful.substrate.snapshot import load_blocks
 from wakeful.substrate.store import TenantStore
 
 
-def profile_blocks(agent: Agent) -> list[Block]:
-    """The agent's stable prefix: its instructions and its tools, in declaration order."""
-    blocks = [
+def profile_blocks(agent_name: str, tools: list[dict[str, Any]]) -> list[Block]:
+    """The agent's tools, in declaration order (the compiler adds its instructions).
+
+    Built from the agent's stored spec, so a past compile can be rebuilt without the code.
+    """
+    return [
         Block(
-            id="system:instructions",
-            kind=BlockKind.SYSTEM_RULE,
-            text=agent.instructions,
-            source=f"agent:{agent.name}",
-            seq=0,
+            id=f"tool:{tool['name']}",
+            kind=BlockKind.TOOL_SCHEMA,
+            text=tool["description"],
+            source=f"agent:{agent_name}:tools",
+            seq=i,
+            tool_name=tool["name"],
+            tool_input=tool["input_schema"],
             importance=1.0,
         )
+        for i, tool in enumerate(tools)
     ]
-    for i, tool in enumerate(agent.tools):
-        blocks.append(
-            Block(
-                id=f"tool:{tool.name}",
-                kind=BlockKind.TOOL_SCHEMA,
-                text=tool.description,
-                source=f"agent:{agent.name}:tools",
-                seq=i,
-                tool_name=tool.name,
-                tool_input=tool.input_schema,
-                importance=1.0,
-            )
-        )
-    return blocks
 
 
 def build_snapshot(
-    deps: ActivityDeps,
     ts: TenantStore,
-    agent: Agent,
+    spec: dict[str, Any],
     *,
     session_id: str | None,
     wake_id: str | None,
     max_event_id: int,
     as_of: datetime,
+    recent_limit: int,
 ) -> Snapshot:
-    blocks = profile_blocks(agent) + load_blocks(
+    """The compiler's input for one call, from the agent's spec and the substrate."""
+    name = spec["name"]
+    blocks = profile_blocks(name, spec["tools"]) + load_blocks(
         ts,
-        agent.name,
+        name,
         max_event_id=max_event_id,
         as_of=as_of,
         current_wake_id=wake_id,
         session_id=session_id,
-        recent_limit=deps.recent_limit,
+        recent_limit=recent_limit,
     )
     return Snapshot(
         agent=AgentProfile(
-            tenant=agent.tenant,
-            name=agent.name,
-            model=agent.model,
-            provider=agent.provider,
-            instructions=agent.instructions,
+            tenant=ts.name,
+            name=name,
+            model=spec["model"],
+            provider=spec["provider"],
+            instructions=spec["instructions"],
         ),
         as_of=as_of,
         session_id=session_id,
@@ -83,12 +78,9 @@ def build_snapshot(
     )
 
 
-def run_compile(
-    deps: ActivityDeps, agent: Agent, snapshot: Snapshot, goal: Goal, policy_name: str
-) -> CompiledWindow:
-    return compile_window(
-        snapshot, goal, deps.policy(policy_name), snapshot.as_of, counter=deps.counter
-    )
+def snapshot_hash(snapshot: Snapshot) -> str:
+    """Canonical (key-sorted) hash: stored JSON may come back with its keys reordered."""
+    return content_hash(json.dumps(snapshot.model_dump(mode="json"), sort_keys=True))
 
 
 class CompileActivities:
@@ -103,19 +95,27 @@ class CompileActivities:
         agent = self.deps.agents.get(wake.tenant, wake.agent)
         max_event_id = ts.max_event_id(wake.agent)
         snapshot = build_snapshot(
-            self.deps,
             ts,
-            agent,
+            agent.spec(),
             session_id=wake.session_id,
             wake_id=wake.wake_id,
             max_event_id=max_event_id,
             as_of=inp.now,
+            recent_limit=self.deps.recent_limit,
         )
-        window = run_compile(self.deps, agent, snapshot, inp.goal, inp.runtime.policy)
+        policy = self.deps.policy(inp.runtime.policy)
+        with self.deps.compile_lock:
+            window = compile_window(
+                snapshot,
+                inp.goal,
+                policy,
+                inp.now,
+                counter=self.deps.counter,
+                cache=self.deps.cache,
+            )
         window_hash = ts.put_blob("window", window.request_json)
         ledger_hash = ts.put_blob("ledger", window.ledger.model_dump_json())
-        snapshot_hash = content_hash(snapshot.model_dump_json())
-        policy_json = self.deps.policy(inp.runtime.policy).model_dump_json()
+        policy_json = policy.model_dump_json()
         rec = ts.record_compile(
             CompileRecord(
                 agent=wake.agent,
@@ -126,7 +126,7 @@ class CompileActivities:
                 max_event_id=max_event_id,
                 goal=inp.goal.model_dump(mode="json"),
                 policy_hash=ts.put_blob("policy", policy_json),
-                snapshot_hash=snapshot_hash,
+                snapshot_hash=snapshot_hash(snapshot),
                 window_hash=window_hash,
                 ledger_hash=ledger_hash,
                 stable_prefix_hash=window.stable_prefix_hash,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from wakeful.agents import AgentRegistry
-from wakeful.compiler import Policy, TokenCounter
+from wakeful.compiler import CountingCache, Policy, TokenCounter
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
 from wakeful.substrate.store import Store
@@ -23,6 +24,10 @@ class ActivityDeps:
     counter: TokenCounter
     policies: dict[str, Policy] = field(default_factory=dict)
     recent_limit: int = 200
+    # Token counts and block facts memoised across compiles: a worker tokenises a block once.
+    # Bounded (it holds texts); shared by the activity threads under ``compile_lock``.
+    cache: CountingCache = field(default_factory=lambda: CountingCache(max_entries=50_000))
+    compile_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def policy(self, name: str) -> Policy:
         if name == "default" and name not in self.policies:

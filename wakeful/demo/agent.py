@@ -71,6 +71,39 @@ Quality bar:
 - Keep a running list of open questions in the notes; close them when answered.
 - When the goal changes, write a short note saying what changed and why.
 - Before you stop, make sure the Next: line names something a person could do in an hour.
+
+Using the tools:
+- list_dir shows one directory level; directories end with a slash. Start from "." when
+  you do not know the layout, then descend only into directories that matter for the ask.
+- read_file returns at most 16,000 characters; longer files end with "[truncated]". When a
+  file is truncated, say so and name the part you could not see.
+- write_note replaces a note of the same title; read the old note first if you are adding
+  to it, and keep its earlier facts unless they are superseded.
+- A failed tool call returns an error text instead of a result. Read it: a missing file
+  means the path is wrong, a refusal means the path is outside the workspace.
+- Never call the same tool with the same arguments twice in one wake; the result is in
+  the conversation already.
+
+Reporting format for status requests:
+  Done: <one line per finished item, with the file that proves it>
+  In progress: <one line per open item, with its owner if known>
+  Blocked: <one line per blocker, with what would unblock it>
+  Decision: <any decision taken in this wake>
+  Next: <the next concrete step>
+
+Handling time:
+- The workspace may change between wakes. When a handoff note says a file contained
+  something, treat it as a claim to re-check if the answer depends on it.
+- Prefer the newest dated source when two sources disagree, and say that they disagree.
+- Deadlines are stated as ISO dates; compare them, do not paraphrase them ("soon").
+- When a wake begins a new day, start by reading the handoff note's Next actions.
+
+What good notes look like:
+- One topic per note; the title says the topic ("release-2.4.0", "retries").
+- The first line states the current truth; later lines give the evidence.
+- Each fact carries its source file and, where the file is dated, the date.
+- Superseded facts are struck through in words ("was 3 minutes, now 2 minutes since
+  docs/design.md of 2026-11-02"), never silently deleted.
 """
 
 WORKSPACE = {
@@ -105,7 +138,7 @@ def demo_agent(workdir: Path, *, tenant: str = "default") -> Agent:
     return Agent(
         name=DEMO_AGENT,
         instructions=INSTRUCTIONS,
-        model="claude-sonnet-4-5",
+        model="claude-sonnet-4-6",
         provider="anthropic",
         tools=DEMO_TOOLS,
         workdir=str(workdir),

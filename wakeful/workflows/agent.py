@@ -96,15 +96,17 @@ def workflow_id(tenant: str, agent: str) -> str:
 
 @workflow.defn(name="AgentWorkflow")
 class AgentWorkflow:
-    def __init__(self) -> None:
-        self.state = AgentState()
+    @workflow.init
+    def __init__(self, inp: AgentInput) -> None:
+        # Set from the input here, not in run(): a signal or update delivered with the start
+        # is handled before run() begins and must land in this state.
+        self.state = inp.state
         self.current: str | None = None
         self.current_key: str | None = None
         self.stop_requested = False
 
     @workflow.run
     async def run(self, inp: AgentInput) -> AgentState:
-        self.state = inp.state
         rt = inp.runtime
         wakes_this_run = 0
         while True:

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from wakeful.compiler import BlockKind
+
+from .factory import NOW, base_blocks, block, snapshot
+from .helpers import compile_
+
+
+def test_exact_duplicate_keeps_the_most_stable_copy() -> None:
+    dup = block("ret-dup", BlockKind.RETRIEVED, "Never page a human before 08:00.", seq=9)
+    w = compile_(snapshot([*base_blocks(), dup]))
+    row = w.ledger.row("ret-dup")
+    assert row is not None and row.reason == "duplicate" and "rule-1" in row.detail
+    assert row.rule == "dedupe.content" and row.tokens_freed > 0
+
+
+def test_freshest_authoritative_source_wins_a_supersession_key() -> None:
+    old = block(
+        "f-old",
+        BlockKind.MEMORY,
+        "db-2 has 1 TB",
+        seq=30,
+        supersession_key="db2-disk",
+        captured_at=NOW - timedelta(days=3),
+        authoritative=True,
+    )
+    newer = block(
+        "f-new",
+        BlockKind.MEMORY,
+        "db-2 has 4 TB",
+        seq=31,
+        supersession_key="db2-disk",
+        captured_at=NOW - timedelta(days=1),
+    )
+    newest_auth = block(
+        "f-auth",
+        BlockKind.RETRIEVED,
+        "db-2 has 2 TB",
+        seq=29,
+        supersession_key="db2-disk",
+        captured_at=NOW - timedelta(hours=1),
+        authoritative=True,
+    )
+    w = compile_(snapshot([*base_blocks(), old, newer, newest_auth]))
+    assert w.ledger.row("f-auth").position >= 0  # type: ignore[union-attr]
+    for loser in ("f-old", "f-new"):
+        row = w.ledger.row(loser)
+        assert row is not None and row.reason == "superseded" and "f-auth" in row.detail
+
+
+def test_load_bearing_only_yields_to_load_bearing() -> None:
+    lb = block(
+        "D-9",
+        BlockKind.LOAD_BEARING,
+        "D-9: keep v1 API",
+        seq=30,
+        load_bearing=True,
+        supersession_key="api",
+    )
+    plain = block("m-api", BlockKind.MEMORY, "v2 API is fine", seq=40, supersession_key="api")
+    w = compile_(snapshot([*base_blocks(), lb, plain]))
+    assert w.ledger.row("D-9").position >= 0  # type: ignore[union-attr]
+    assert w.ledger.row("m-api").reason == "superseded"  # type: ignore[union-attr]
+    newer_lb = block(
+        "D-10",
+        BlockKind.LOAD_BEARING,
+        "D-10: v2 API",
+        seq=41,
+        load_bearing=True,
+        supersession_key="api",
+    )
+    w2 = compile_(snapshot([*base_blocks(), lb, newer_lb]))
+    assert w2.ledger.row("D-9").reason == "superseded"  # type: ignore[union-attr]
+
+
+def test_identical_turns_are_two_events_not_duplicates() -> None:
+    from .factory import turn
+
+    blocks = [*base_blocks(), turn("again-1", 15, text="ok"), turn("again-2", 16, text="ok")]
+    w = compile_(snapshot(blocks))
+    assert w.ledger.row("again-1").position >= 0  # type: ignore[union-attr]
+    assert w.ledger.row("again-2").position >= 0  # type: ignore[union-attr]

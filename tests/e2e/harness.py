@@ -1,0 +1,87 @@
+"""Helpers for end-to-end tests: a worker on a fresh task queue, triggers."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client
+from wakeful.tokenizers import BpeCounter
+
+from wakeful.activities.deps import ActivityDeps
+from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
+from wakeful.compiler.blocks import Goal, GoalKind
+from wakeful.contracts import Trigger
+from wakeful.demo.agent import INSTRUCTIONS
+from wakeful.providers.registry import build_provider
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.worker.worker import build_worker
+
+
+def make_deps(
+    store: Store, registry: AgentRegistry, sim: SimulatorServer, key: str
+) -> ActivityDeps:
+    # One API key per test: the simulator keeps caches and script cursors per key.
+    return ActivityDeps(
+        store=store,
+        agents=registry,
+        providers=lambda name: build_provider(name, api_key=key, base_url=sim.base_url),
+        counter=BpeCounter(),
+    )
+
+
+@asynccontextmanager
+async def running_worker(
+    client: Client, store: Store, registry: AgentRegistry, sim: SimulatorServer, key: str
+) -> AsyncIterator[str]:
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    async with build_worker(client, make_deps(store, registry, sim, key), queue):
+        yield queue
+
+
+def message(text: str, key: str | None = None, *, new_session: bool = False) -> Trigger:
+    return Trigger(
+        goal=Goal(kind=GoalKind.MESSAGE, text=text),
+        idempotency_key=key or uuid.uuid4().hex,
+        new_session=new_session,
+    )
+
+
+def slow_tool(marker_dir: Path) -> Tool:
+    """A tool that announces it started, then waits (heartbeating) until released."""
+
+    def slow_scan(args: dict[str, Any], ctx: ToolContext) -> str:
+        (marker_dir / f"started-{os.getpid()}-{time.monotonic_ns()}").touch()
+        deadline = time.monotonic() + 60
+        while not (marker_dir / "release").exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError("never released")
+            ctx.heartbeat()
+            time.sleep(0.1)
+        return "scan complete: 3 services healthy"
+
+    return Tool(
+        name="slow_scan",
+        description="Scan the fleet (slow).",
+        input_schema={"type": "object", "properties": {}},
+        fn=slow_scan,
+        timeout_s=120,
+        heartbeat_s=2,
+        max_attempts=5,
+    )
+
+
+def restart_agent(tenant: str, workdir: Path, marker_dir: Path) -> Agent:
+    return Agent(
+        name="restarter",
+        instructions=INSTRUCTIONS,
+        tools=(slow_tool(marker_dir),),
+        workdir=str(workdir),
+        tenant=tenant,
+    )

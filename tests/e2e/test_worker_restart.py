@@ -1,0 +1,90 @@
+"""A worker killed in the middle of a wake: a new worker finishes it, nothing doubled or lost."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections import Counter
+from pathlib import Path
+
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import make_deps, message, restart_agent
+from wakeful.agents import AgentRegistry
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.worker.client import wake
+from wakeful.worker.serve import register_agent
+from wakeful.worker.worker import build_worker
+
+
+async def _wait_for(path_glob: str, root: Path, timeout: float = 60) -> None:
+    for _ in range(int(timeout * 10)):
+        if list(root.glob(path_glob)):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{path_glob} never appeared in {root}")
+
+
+async def test_killed_worker_mid_tool_is_finished_by_a_new_worker(
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    sim: SimulatorServer,
+    pg_url: str,
+    tmp_path: Path,
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    tenant, queue, key = (
+        f"restart-{uuid.uuid4().hex[:8]}",
+        f"q-{uuid.uuid4().hex[:8]}",
+        uuid.uuid4().hex,
+    )
+    agent = restart_agent(tenant, tmp_path, markers)
+    register_agent(store.tenant(tenant), agent)
+    cfg = {
+        "tenant": tenant,
+        "workdir": str(tmp_path),
+        "markers": str(markers),
+        "db": pg_url,
+        "sim": sim.base_url,
+        "key": key,
+        "queue": queue,
+        "temporal": temporal_dev.client.service_client.config.target_host,
+        "namespace": temporal_dev.client.namespace,
+    }
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("worker_proc.py")), json.dumps(cfg)]
+    )
+    try:
+        await _wait_for("worker-ready", markers)
+        pending = asyncio.create_task(
+            wake(temporal_dev.client, agent.runtime(), message("slow_scan the fleet"), queue)
+        )
+        await _wait_for("started-*", markers)
+        os.kill(proc.pid, signal.SIGKILL)  # mid-tool: no chance to clean up
+        proc.wait(timeout=10)
+        (markers / "release").touch()
+        deps = make_deps(store, AgentRegistry([agent]), sim, key)
+        async with build_worker(temporal_dev.client, deps, queue):
+            result = await asyncio.wait_for(pending, timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+    assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
+    ts = store.tenant(tenant)
+    events = ts.events(agent.name, wake_id=result.wake_id)
+    steps = Counter(e.step_key for e in events)
+    assert all(n == 1 for n in steps.values()), steps
+    assert [e.kind for e in events] == ["turn", "turn", "tool_call", "tool_result", "turn"]
+    assert events[3].text == "scan complete: 3 services healthy"
+    assert [c.call_index for c in ts.model_calls(result.wake_id)] == [0, 1]
+    assert [c.call_index for c in ts.compiles(result.wake_id)] == [0, 1]
+    # The tool ran on both workers (at-least-once) but is recorded exactly once.
+    assert len(list(markers.glob("started-*"))) == 2

@@ -1,0 +1,208 @@
+"""The simulator as a server: scripts, scopes, the control API and the CLI entry point."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from wakeful.providers.simulator import ManualClock, Script, Simulator, SimulatorServer
+from wakeful.providers.simulator.script import Conversation, planner_reply
+
+SCRIPT_YAML = """\
+default: echo
+steps:
+  - text: "Let me look."
+    tool_calls:
+      - name: read_file
+        input: {path: README.md}
+  - error: {status: 429, retry_after: 1}
+  - text: "done"
+"""
+
+
+def _message(key: str, text: str = "hello") -> tuple[dict[str, str], dict[str, object]]:
+    headers = {"x-api-key": key}
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": text}],
+    }
+    return headers, body
+
+
+def test_script_file_is_walked_in_order_per_scope(tmp_path: Path) -> None:
+    path = tmp_path / "script.yaml"
+    path.write_text(SCRIPT_YAML, encoding="utf-8")
+    sim = Simulator(script=Script.load(path), clock=ManualClock())
+    status, body, _ = sim.anthropic_messages(*_message("a"))
+    assert status == 200 and body["stop_reason"] == "tool_use"
+    assert body["content"][1]["input"] == {"path": "README.md"}
+    status, body, headers = sim.anthropic_messages(*_message("a"))
+    assert status == 429 and headers["retry-after"] == "1"
+    assert body["error"]["type"] == "rate_limit_error"
+    assert sim.anthropic_messages(*_message("a"))[1]["content"][0]["text"] == "done"
+    assert sim.anthropic_messages(*_message("a", "x"))[1]["content"][0]["text"] == "You said: x"
+    # another scope starts at the first step
+    assert sim.anthropic_messages(*_message("b"))[1]["stop_reason"] == "tool_use"
+
+
+def test_json_list_scripts_and_validation() -> None:
+    assert Script.parse([{"text": "hi"}]).steps[0].text == "hi"
+    with pytest.raises(ValueError, match="Extra inputs"):
+        Script.parse([{"txt": "typo"}])
+
+
+def test_missing_api_key_is_401_in_anthropic_shape() -> None:
+    status, body, _ = Simulator().anthropic_messages({}, _message("k")[1])
+    assert status == 401 and body["error"]["type"] == "authentication_error"
+
+
+def test_planner_calls_the_named_tool_or_echoes() -> None:
+    tools = {
+        "write_note": {
+            "properties": {"title": {"type": "string"}, "body": {}},
+            "required": ["title"],
+        }
+    }
+    reply = planner_reply(
+        Conversation(tools=tools, last_user_text="write_note title=groceries body=milk")
+    )
+    assert reply.tool_calls == (("write_note", {"title": "groceries", "body": "milk"}),)
+    assert planner_reply(Conversation(tools=tools, last_user_text="hi")).text == "You said: hi"
+    done = planner_reply(Conversation(tool_results=["saved"]))
+    assert done.stop_reason == "end_turn" and "saved" in done.text
+
+
+def test_reset_forgets_one_scope_only() -> None:
+    sim = Simulator(clock=ManualClock())
+    headers, body = _message("a")
+    body["system"] = [{"type": "text", "text": "x " * 3000, "cache_control": {"type": "ephemeral"}}]
+    sim.anthropic_messages(headers, body)
+    sim.anthropic_messages({"x-api-key": "b"}, body)
+    sim.reset("a")
+    assert sim.anthropic_messages(headers, body)[1]["usage"]["cache_read_input_tokens"] == 0
+    assert (
+        sim.anthropic_messages({"x-api-key": "b"}, body)[1]["usage"]["cache_read_input_tokens"] > 0
+    )
+    assert len(sim.calls("b")) == 2
+
+
+def test_control_api_over_http(sim_server: SimulatorServer, sim_key: str) -> None:
+    with httpx.Client(base_url=sim_server.base_url) as http:
+        assert http.get("/healthz").json() == {"ok": True}
+        http.post("/_sim/script", json={"script": [{"text": "scripted"}], "scope": sim_key})
+        reply = http.post(
+            "/v1/messages", headers={"x-api-key": sim_key}, json=_message(sim_key)[1]
+        ).json()
+        assert reply["content"][0]["text"] == "scripted"
+        counted = http.post(
+            "/v1/messages/count_tokens", headers={"x-api-key": sim_key}, json=_message(sim_key)[1]
+        ).json()
+        assert counted["input_tokens"] > 0
+        calls = http.get("/_sim/calls", params={"scope": sim_key}).json()["calls"]
+        assert [c["endpoint"] for c in calls] == ["anthropic.messages"]
+        before = sim_server.simulator.now()
+        assert http.post("/_sim/advance", json={"seconds": 60}).json()["now"] == before + 60
+        http.post("/_sim/reset", json={"scope": sim_key})
+        assert http.get("/_sim/calls", params={"scope": sim_key}).json()["calls"] == []
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_module_entry_point_serves_a_script(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text('[{"text": "from a file"}]', encoding="utf-8")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "wakeful.providers.simulator",
+            "--port",
+            str(port),
+            "--script",
+            str(path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                httpx.get(url + "/healthz", timeout=0.5)
+                break
+            except httpx.TransportError:
+                if proc.poll() is not None:
+                    pytest.fail(proc.stderr.read().decode() if proc.stderr else "exited")
+                time.sleep(0.05)
+        reply = httpx.post(
+            url + "/v1/messages", headers={"x-api-key": "cli"}, json=_message("cli")[1]
+        ).json()
+        assert reply["content"][0]["text"] == "from a file"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def test_split_tool_traffic_is_rejected_like_the_apis() -> None:
+    """A compiler that drops a tool_result (or its call) gets the providers' 400s."""
+    sim = Simulator(clock=ManualClock())
+    use = {"type": "tool_use", "id": "toolu_1", "name": "t", "input": {}}
+    orphan_call = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 5,
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": "next"},
+        ],
+    }
+    status, body, _ = sim.anthropic_messages({"x-api-key": "p"}, orphan_call)
+    assert (
+        status == 400
+        and "`tool_use` ids were found without `tool_result`" in (body["error"]["message"])
+    )
+    orphan_result = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 5,
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "x"}],
+            }
+        ],
+    }
+    status, body, _ = sim.anthropic_messages({"x-api-key": "p"}, orphan_result)
+    assert status == 400 and "unexpected `tool_use_id`" in body["error"]["message"]
+    chat = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "t", "arguments": "{}"},
+                    }
+                ],
+            },
+            {"role": "user", "content": "next"},
+        ],
+    }
+    status, body, _ = sim.openai_chat({"authorization": "Bearer p"}, chat)
+    assert status == 400 and "call_1" in body["error"]["message"]

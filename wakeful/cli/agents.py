@@ -1,0 +1,136 @@
+"""``wakeful agent ...``, ``wakeful trigger`` and ``wakeful worker``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import uuid
+
+import typer
+
+from wakeful.agents import AgentRegistry, AgentRuntime
+from wakeful.cli.common import emit_json, endpoints, friendly, open_store, progress, settings
+from wakeful.compiler.blocks import Goal, GoalKind
+from wakeful.contracts import Trigger
+from wakeful.errors import ConfigError, RuntimeFailure
+
+app = typer.Typer(help="List and inspect registered agents.")
+
+
+@app.command("list")
+@friendly
+def list_agents(json_out: bool = typer.Option(False, "--json")) -> None:
+    s = settings()
+    rows = open_store(s).tenant(s.tenant).list_agents()
+    if json_out:
+        emit_json([{k: r[k] for k in ("name", "model", "provider", "spec_hash")} for r in rows])
+        return
+    for r in rows:
+        typer.echo(f"{r['name']:<24} {r['provider']:<10} {r['model']}")
+
+
+@app.command()
+@friendly
+def show(name: str, json_out: bool = typer.Option(False, "--json")) -> None:
+    """An agent's spec and its wakes."""
+    s = settings()
+    ts = open_store(s).tenant(s.tenant)
+    row = ts.get_agent(name)
+    wakes = ts.wakes(name)
+    if json_out:
+        emit_json({"agent": row, "wakes": [w.model_dump(mode="json") for w in wakes]})
+        return
+    typer.echo(f"{row['name']}  {row['provider']}/{row['model']}  spec {row['spec_hash'][:12]}")
+    for w in wakes:
+        typer.echo(
+            f"  wake {w.number:>4}  {w.session_id:<24} {w.status:<12} {w.started_at:%Y-%m-%d %H:%M}"
+        )
+
+
+def load_registry(spec: str) -> AgentRegistry:
+    """``package.module:attribute`` naming an AgentRegistry (or a callable returning one)."""
+    module_name, _, attr = spec.partition(":")
+    if not attr:
+        raise ConfigError(f"--agents {spec!r} must look like 'package.module:registry'")
+    try:
+        obj = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"cannot load agents from {spec!r}: {exc}") from exc
+    registry = obj() if callable(obj) and not isinstance(obj, AgentRegistry) else obj
+    if not isinstance(registry, AgentRegistry):
+        raise ConfigError(f"{spec!r} is not an AgentRegistry")
+    return registry
+
+
+def trigger(
+    agent: str = typer.Argument(..., help="Agent name."),
+    message: str = typer.Option(..., "--message", "-m", help="What to ask the agent."),
+    key: str | None = typer.Option(None, "--key", help="Idempotency key (default: random)."),
+    new_session: bool = typer.Option(False, "--new-session", help="Start a fresh session."),
+    no_wait: bool = typer.Option(False, "--no-wait", help="Return once Temporal has it."),
+    timeout: float = typer.Option(300.0, help="Seconds to wait for the wake to finish."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Wake an agent with a message (starting its workflow if needed)."""
+    friendly(_trigger)(agent, message, key, new_session, no_wait, timeout, json_out)
+
+
+def _trigger(
+    agent: str,
+    message: str,
+    key: str | None,
+    new_session: bool,
+    no_wait: bool,
+    timeout: float,
+    json_out: bool,
+) -> None:
+    from wakeful.worker.client import connect, deliver, wake
+
+    s = settings()
+    ep = endpoints(s)
+    row = open_store(s).tenant(s.tenant).get_agent(agent)
+    runtime = AgentRuntime.model_validate(row["spec"]["runtime"])
+    t = Trigger(
+        goal=Goal(kind=GoalKind.MESSAGE, text=message),
+        idempotency_key=key or f"cli-{uuid.uuid4().hex}",
+        new_session=new_session,
+    )
+
+    async def go() -> None:
+        client = await connect(ep.temporal_address, ep.temporal_namespace)
+        if no_wait:
+            await deliver(client, runtime, t, s.task_queue)
+            typer.echo(f"delivered {t.idempotency_key}")
+            return
+        try:
+            result = await asyncio.wait_for(wake(client, runtime, t, s.task_queue), timeout)
+        except TimeoutError:
+            raise RuntimeFailure(
+                f"the wake of {agent!r} did not finish within {timeout:.0f}s; is a worker running"
+                f" on task queue {s.task_queue!r}? Start one with `wakeful worker --agents ...`"
+            ) from None
+        if json_out:
+            emit_json(result.model_dump(mode="json"))
+        else:
+            typer.echo(
+                f"wake {result.number} ({result.session_id}) {result.status}:"
+                f" {result.model_calls} model call(s), {result.tool_calls} tool call(s),"
+                f" ${result.cost_usd:.4f}{' (deduplicated)' if result.deduplicated else ''}"
+            )
+
+    asyncio.run(go())
+
+
+def worker(
+    agents: str = typer.Option(..., "--agents", help="package.module:registry to serve."),
+) -> None:
+    """Run a worker serving the given agents until interrupted."""
+    friendly(_worker)(agents)
+
+
+def _worker(agents: str) -> None:
+    from wakeful.worker.serve import serve
+
+    registry = load_registry(agents)
+    progress(f"serving {', '.join(a.name for a in registry)}")
+    asyncio.run(serve(settings(), registry))

@@ -1,0 +1,140 @@
+"""Looking inside past calls: ``explain``, ``diff``, ``replay`` and ``handoff show``."""
+
+from __future__ import annotations
+
+import typer
+
+from wakeful.cli.common import emit_json, friendly, open_store, settings
+from wakeful.compiler import Ledger, diff_ledgers
+from wakeful.errors import StoreError, UserError
+from wakeful.substrate.records import CompileRecord
+from wakeful.substrate.store import TenantStore
+
+handoff_app = typer.Typer(help="Handoff notes.", no_args_is_help=True)
+
+WAKE = typer.Option(..., "--wake", "-w", help="Wake number (see `wakeful agent show`).")
+CALL = typer.Option(-1, "--call", help="Model call within the wake; -1 is the last.")
+JSON = typer.Option(False, "--json")
+
+
+def compile_of(ts: TenantStore, agent: str, wake: int, call: int) -> CompileRecord:
+    rec = ts.wake_by_number(agent, wake)
+    compiles = ts.compiles(rec.wake_id)
+    if not compiles:
+        raise StoreError(f"wake {wake} of {agent!r} has no compiled window")
+    try:
+        return compiles[call]
+    except IndexError:
+        raise UserError(
+            f"wake {wake} of {agent!r} has {len(compiles)} call(s), not {call}"
+        ) from None
+
+
+def ledger_of(ts: TenantStore, rec: CompileRecord) -> Ledger:
+    return Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
+
+
+def explain(agent: str, wake: int = WAKE, call: int = CALL, json_out: bool = JSON) -> None:
+    """Print the ledger of one model call: every block, in or out, and why."""
+    friendly(_explain)(agent, wake, call, json_out)
+
+
+def _explain(agent: str, wake: int, call: int, json_out: bool) -> None:
+    s = settings()
+    ts = open_store(s).tenant(s.tenant)
+    ledger = ledger_of(ts, compile_of(ts, agent, wake, call))
+    if json_out:
+        emit_json(ledger.model_dump(mode="json"))
+        return
+    typer.echo(
+        f"{ledger.provider}/{ledger.model}  policy {ledger.policy_name} v{ledger.policy_version}"
+        f"  input {ledger.input_tokens}/{ledger.usable_tokens} tokens"
+        f"  stable prefix {ledger.stable_prefix_hash[:12]}"
+    )
+    rows = sorted(ledger.rows, key=lambda r: (r.position < 0, r.position))
+    typer.echo(
+        f"{'pos':>4} {'block':<28} {'kind':<13} {'tokens':>7} {'segment':<12} {'status':<9} reason"
+    )
+    for r in rows:
+        pos = str(r.position) if r.position >= 0 else "-"
+        why = r.reason + (f" ({r.rule})" if r.rule else "")
+        typer.echo(
+            f"{pos:>4} {r.block_id[:28]:<28} {r.kind:<13} {r.tokens:>7} {r.segment:<12}"
+            f" {r.status:<9} {why}"
+        )
+    for bp in ledger.breakpoints:
+        typer.echo(
+            f"breakpoint {bp.name:<11} at {bp.block_id} ({bp.location}) ttl={bp.ttl}"
+            f" prefix={bp.prefix_tokens} tokens"
+        )
+    for note in ledger.notes:
+        typer.echo(f"note: {note}")
+
+
+def diff(
+    agent: str,
+    wake: int = WAKE,
+    vs: int = typer.Option(..., "--vs", help="The wake to compare against."),
+    call: int = CALL,
+    json_out: bool = JSON,
+) -> None:
+    """Name the first block that differs between two windows and whether the cache could hit."""
+    friendly(_diff)(agent, wake, vs, call, json_out)
+
+
+def _diff(agent: str, wake: int, vs: int, call: int, json_out: bool) -> None:
+    s = settings()
+    ts = open_store(s).tenant(s.tenant)
+    before = ledger_of(ts, compile_of(ts, agent, vs, call))
+    after = ledger_of(ts, compile_of(ts, agent, wake, call))
+    d = diff_ledgers(before, after)
+    if json_out:
+        emit_json(d.model_dump(mode="json") | {"cache_could_hit": d.cache_could_hit})
+        return
+    if d.identical:
+        typer.echo("identical windows")
+        return
+    typer.echo(
+        f"first difference at position {d.position}: block {d.block_id} ({d.segment}):"
+        f" {d.reason} {d.detail}".rstrip()
+    )
+    if d.cache_could_hit:
+        typer.echo(
+            f"cache could hit through '{d.cache_hit_through}' ({d.cached_prefix_tokens} tokens)"
+        )
+    else:
+        typer.echo("no cached prefix could be reused")
+
+
+def replay(agent: str, wake: int = WAKE, call: int = CALL, json_out: bool = JSON) -> None:
+    """Recompile a past call from its point-in-time snapshot and compare the bytes."""
+    friendly(_replay)(agent, wake, call, json_out)
+
+
+def _replay(agent: str, wake: int, call: int, json_out: bool) -> None:
+    from wakeful.replay import recompile
+
+    s = settings()
+    ts = open_store(s).tenant(s.tenant)
+    outcome = recompile(ts, compile_of(ts, agent, wake, call))
+    if json_out:
+        emit_json(outcome.model_dump(mode="json"))
+    else:
+        typer.echo(outcome.summary())
+    if not outcome.identical:
+        raise typer.Exit(1)
+
+
+@handoff_app.command("show")
+@friendly
+def handoff_show(agent: str, json_out: bool = JSON) -> None:
+    """The latest handoff note of an agent."""
+    s = settings()
+    note = open_store(s).tenant(s.tenant).latest_handoff(agent)
+    if note is None:
+        raise UserError(f"agent {agent!r} has no handoff note yet; it writes one after each wake")
+    if json_out:
+        emit_json(note.model_dump(mode="json"))
+        return
+    typer.echo(f"handoff of {agent}, wake {note.wake_id}, session {note.session_id}\n")
+    typer.echo(note.body.render())

@@ -1,0 +1,38 @@
+"""The ``wakeful`` command."""
+
+from __future__ import annotations
+
+import asyncio
+
+import typer
+
+from wakeful.cli import agents, bench, inspect, stack
+from wakeful.cli.common import friendly, settings
+
+app = typer.Typer(
+    help="Wakeful: durable, event-driven runtime for long-running agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(stack.app, name="stack")
+app.add_typer(agents.app, name="agent")
+app.add_typer(bench.app, name="bench")
+app.add_typer(inspect.handoff_app, name="handoff")
+app.command()(agents.trigger)
+app.command()(agents.worker)
+app.command()(inspect.explain)
+app.command()(inspect.diff)
+app.command()(inspect.replay)
+
+
+@app.command()
+@friendly
+def demo() -> None:
+    """Run the offline demo on the embedded stack: 5 wakes across 2 sessions."""
+    from wakeful.demo.run import run_demo
+
+    asyncio.run(run_demo(settings(), say=typer.echo))
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,49 @@
+"""``wakeful stack up|down|status``."""
+
+from __future__ import annotations
+
+import typer
+
+from wakeful.cli.common import emit_json, friendly, settings
+from wakeful.worker.stack import EmbeddedStack
+
+app = typer.Typer(
+    help="Start, stop and inspect the embedded stack (Postgres, Temporal, Qdrant Edge)."
+)
+
+
+@app.command()
+@friendly
+def up(json_out: bool = typer.Option(False, "--json", help="Print endpoints as JSON.")) -> None:
+    """Start the embedded pieces that no URL replaces; reuse them when already running."""
+    ep = EmbeddedStack(settings()).up()
+    if json_out:
+        emit_json(ep.model_dump(mode="json"))
+        return
+    typer.echo(f"postgres  {ep.database_url}")
+    typer.echo(f"temporal  {ep.temporal_address} (namespace {ep.temporal_namespace})")
+    typer.echo(f"qdrant    {ep.qdrant_url or ep.qdrant_path}")
+
+
+@app.command()
+@friendly
+def down() -> None:
+    """Stop the embedded servers; their data stays in the state directory."""
+    EmbeddedStack(settings()).down()
+    typer.echo("stopped")
+
+
+@app.command()
+@friendly
+def status(json_out: bool = typer.Option(False, "--json")) -> None:
+    """Show each piece: embedded or external, running or not, where."""
+    st = EmbeddedStack(settings()).status()
+    if json_out:
+        emit_json(st.model_dump(mode="json"))
+        return
+    for piece in st.pieces:
+        state = {True: "running", False: "stopped", None: "external"}[piece.running]
+        where = piece.address or ""
+        pid = f"pid {piece.pid}" if piece.pid else ""
+        kind = "embedded" if piece.embedded else "external"
+        typer.echo(f"{piece.name:<9} {kind:<9} {state:<8} {pid:<10} {where}")

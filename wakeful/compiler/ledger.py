@@ -1,0 +1,93 @@
+"""The ledger: one row per block saying what it is, what it cost and why it is in or out.
+
+Rows are :class:`typing.NamedTuple` s rather than pydantic models: a compile over 100k blocks
+writes 100k rows, which must cost a fraction of a microsecond each; they still validate and
+serialise through pydantic (as compact JSON arrays, fields in the order declared here).
+Rows follow the snapshot's block order (synthetic blocks — agent instructions, trigger
+rules, a synthetic ask — last); ``position`` is the block's index in the window, -1 when it
+is excluded, and :meth:`Ledger.included` returns the window in order. ``content_hash`` is
+filled for included blocks only (the ones whose bytes can reach the provider), because
+hashing every candidate would dominate the compile.
+
+The ledger is frozen. The orchestrator attaches its own decisions (e.g. pacing) with
+:meth:`Ledger.with_note` / :meth:`Ledger.with_decision`, which return a copy.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+INCLUDED = "included"
+COLLAPSED = "collapsed"
+EXCLUDED = "excluded"
+
+
+class LedgerRow(NamedTuple):
+    block_id: str
+    kind: str
+    source: str
+    segment: str
+    status: str  # included | collapsed | excluded
+    reason: str  # e.g. current_wake, load_bearing, ranked, spill, duplicate, stale, budget
+    rule: str  # the policy path that decided, e.g. budget.allocations.evidence
+    detail: str
+    tokens: int  # what the block costs (or would have cost) in this window
+    tokens_freed: int  # tokens an exclusion or collapse saved
+    position: int  # index in window order; -1 when excluded
+    score: float  # log2 rank score, recency relative to the newest event
+    content_hash: str  # blake2b of what was rendered; "" for excluded blocks
+
+
+class Breakpoint(BaseModel):
+    """A segment end: a ``cache_control`` placement (Anthropic) or a prefix checkpoint."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # stable | semi_stable | summaries | bridge | rolling
+    block_id: str = Field(description="The last block the cached prefix contains.")
+    location: str = Field(description="JSON pointer of the marked element, e.g. /system/0.")
+    ttl: str | None = Field(description="Cache TTL; None for implicit (OpenAI) checkpoints.")
+    explicit: bool
+    prefix_hash: str = Field(description="Hash of the rendered prefix up to here, no markers.")
+    prefix_tokens: int = Field(description="Tokens of the window up to and including here.")
+    blocks_since_previous: int = Field(description="Content blocks since the previous mark.")
+
+
+class Ledger(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    model: str
+    counter: str
+    policy_name: str
+    policy_version: int
+    policy_fingerprint: str
+    window_hash: str
+    stable_prefix_hash: str
+    semi_stable_hash: str
+    input_budget: int = Field(description="context_limit - output_reserve.")
+    usable_tokens: int = Field(description="input_budget - headroom - fixed framing.")
+    input_tokens: int
+    tokens_by_bucket: dict[str, int]
+    breakpoints: tuple[Breakpoint, ...]
+    rows: tuple[LedgerRow, ...]
+    notes: tuple[str, ...] = ()
+    decisions: dict[str, str] = Field(default_factory=dict)
+
+    def included(self) -> tuple[LedgerRow, ...]:
+        """Included rows in window order."""
+        return tuple(sorted((r for r in self.rows if r.position >= 0), key=lambda r: r.position))
+
+    def excluded(self) -> tuple[LedgerRow, ...]:
+        return tuple(r for r in self.rows if r.position < 0)
+
+    def row(self, block_id: str) -> LedgerRow | None:
+        return next((r for r in self.rows if r.block_id == block_id), None)
+
+    def with_note(self, note: str) -> Ledger:
+        return self.model_copy(update={"notes": (*self.notes, note)})
+
+    def with_decision(self, key: str, value: str) -> Ledger:
+        return self.model_copy(update={"decisions": {**self.decisions, key: value}})

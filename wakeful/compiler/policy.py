@@ -1,0 +1,254 @@
+"""Compile policy: versioned, validated configuration of budgets, ranking and triggers.
+
+A policy is data, not code: it is written as TOML or YAML, validated by pydantic, and its
+fingerprint is stored in every ledger so two compiles can tell that the policy changed.
+Invalid input raises :class:`~wakeful.errors.PolicyError` naming the field path
+(``budget.allocations.evidence: ...``). Parsing takes text; reading files is the caller's job,
+because the compiler does no I/O.
+
+``Policy.default()`` is the pydantic defaults; ``default_policy.toml`` beside this module
+spells the same values out as a starting point (a test keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from wakeful.compiler.blocks import BlockKind, content_hash
+from wakeful.errors import PolicyError
+
+POLICY_SCHEMA_VERSION = 1
+Ttl = Literal["1h", "5m"]
+_TTL_RANK = {"1h": 2, "5m": 1}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Allocations(_Model):
+    """Shares of the input budget (``context_limit - output_reserve``) per bucket.
+
+    ``stable`` and ``semi_stable`` are hard caps decided from cacheable content alone, so new
+    events can never change those segments; their unused share flows to the dynamic buckets.
+    ``ask`` is reserved for the current wake so that its growth does not evict history (and
+    bust the cache) until it outgrows the reserve. ``headroom`` is never filled: it absorbs
+    tokenizer error. Shares must sum to at most 1.
+    """
+
+    stable: float = Field(0.10, ge=0, le=1)
+    semi_stable: float = Field(0.10, ge=0, le=1)
+    summaries: float = Field(0.10, ge=0, le=1)
+    evidence: float = Field(0.25, ge=0, le=1)
+    recent: float = Field(0.25, ge=0, le=1)
+    ask: float = Field(0.15, ge=0, le=1)
+    headroom: float = Field(0.05, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _sum(self) -> Allocations:
+        total = sum(self.model_dump().values())
+        if total > 1.0 + 1e-9:
+            raise ValueError(f"allocations sum to {total:.3f}; they must sum to at most 1")
+        return self
+
+
+class Budget(_Model):
+    """The declared budget of one call."""
+
+    context_limit: int = Field(200_000, gt=0, description="The model's context window.")
+    output_reserve: int = Field(
+        8_192, ge=1, description="Kept for the reply; never lent to input (max_tokens)."
+    )
+    allocations: Allocations = Allocations()
+    scan_limit: int = Field(
+        32,
+        ge=1,
+        description="A bucket stops looking after this many candidates in a row did not fit.",
+    )
+
+    @model_validator(mode="after")
+    def _reserve(self) -> Budget:
+        if self.output_reserve >= self.context_limit:
+            raise ValueError("output_reserve must be smaller than context_limit")
+        return self
+
+    @property
+    def input_budget(self) -> int:
+        return self.context_limit - self.output_reserve
+
+
+class Ranking(_Model):
+    """score = recency^w_r × (importance+floor)^w_i × (relevance+floor)^w_v, in log2 space.
+
+    Recency halves every ``half_life_events`` events of ``seq`` distance. It is measured in
+    events rather than wall time so that a new event shifts every score by the same constant
+    and never reorders older candidates (which would reshuffle the window and miss the cache).
+    """
+
+    recency_weight: float = Field(1.0, ge=0)
+    importance_weight: float = Field(1.0, ge=0)
+    relevance_weight: float = Field(1.0, ge=0)
+    half_life_events: float = Field(50.0, gt=0)
+    floor: float = Field(0.05, gt=0, le=1, description="Keeps a zero from zeroing the product.")
+
+
+class Eviction(_Model):
+    """Thresholds and switches of the eviction passes."""
+
+    collapse_resolved: bool = Field(
+        True, description="Replace resolved tool output (outside the current wake) by a note."
+    )
+    note_chars: int = Field(160, ge=20, description="Longest collapsed-output note.")
+    min_relevance: dict[BlockKind, float] = Field(
+        default_factory=dict,
+        description="Evidence of these kinds below this relevance is excluded outright.",
+    )
+
+
+class Staleness(_Model):
+    """What happens to a block past ``stale_after`` (or older than ``max_age_hours``)."""
+
+    mode: Literal["exclude", "flag"] = Field(
+        "exclude", description='flag: keep, mark stale="true", evict first.'
+    )
+    max_age_hours: dict[BlockKind, float] = Field(default_factory=dict)
+
+
+class Cache(_Model):
+    """Prompt-cache breakpoint TTLs. Entries must not lengthen along the prompt (1h first)."""
+
+    stable_ttl: Ttl = "1h"
+    semi_stable_ttl: Ttl = "5m"
+    summaries_ttl: Ttl = "5m"
+    rolling_ttl: Ttl = "5m"
+    lookback_blocks: int = Field(
+        20, ge=1, description="How far back the provider looks for an earlier cache entry."
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Cache:
+        ttls = [self.stable_ttl, self.semi_stable_ttl, self.summaries_ttl, self.rolling_ttl]
+        ranks = [_TTL_RANK[t] for t in ttls]
+        if ranks != sorted(ranks, reverse=True):
+            raise ValueError("ttls must not increase along the prompt (1h entries before 5m)")
+        return self
+
+
+class Trigger(_Model):
+    """When the goal matches, inject (or suppress) rule and skill blocks.
+
+    ``inject`` and ``suppress`` name snapshot blocks by id or supersession key. A block named
+    by any trigger's ``inject`` is gated: it enters only when a firing trigger injects it.
+    When firing triggers disagree about a block, the highest ``precedence`` decides (ties:
+    name order). ``rules`` are inline rule texts added to the semi-stable segment.
+    """
+
+    name: str = Field(min_length=1)
+    precedence: int = 0
+    paths: tuple[str, ...] = Field((), description="fnmatch globs against goal.paths.")
+    intents: tuple[str, ...] = ()
+    task_classes: tuple[str, ...] = ()
+    inject: tuple[str, ...] = ()
+    suppress: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _has_condition(self) -> Trigger:
+        if not (self.paths or self.intents or self.task_classes):
+            raise ValueError("a trigger needs at least one of paths, intents, task_classes")
+        return self
+
+
+class Policy(_Model):
+    """Everything a compile is allowed to decide by, in one versioned document."""
+
+    version: int = Field(POLICY_SCHEMA_VERSION, description="Policy schema version.")
+    name: str = "default"
+    budget: Budget = Budget()
+    ranking: Ranking = Ranking()
+    eviction: Eviction = Eviction()
+    staleness: Staleness = Staleness()
+    cache: Cache = Cache()
+    triggers: tuple[Trigger, ...] = ()
+
+    @model_validator(mode="after")
+    def _check(self) -> Policy:
+        if self.version != POLICY_SCHEMA_VERSION:
+            raise ValueError(
+                f"unsupported policy version {self.version}; "
+                f"this build reads version {POLICY_SCHEMA_VERSION}"
+            )
+        names = [t.name for t in self.triggers]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"trigger names must be unique: {', '.join(dupes)}")
+        return self
+
+    @classmethod
+    def default(cls) -> Policy:
+        return cls()
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable hash of the policy's content, recorded in every ledger."""
+        return content_hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "<policy>"
+
+
+def policy_from_data(data: Any) -> Policy:
+    """Validate parsed data; PolicyError names every failing field path."""
+    if not isinstance(data, dict):
+        raise PolicyError(f"<policy>: expected a table/mapping, got {type(data).__name__}")
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as exc:
+        problems = [f"{_field_path(err['loc'])}: {err['msg']}" for err in exc.errors()]
+        raise PolicyError("invalid policy: " + "; ".join(problems)) from None
+
+
+def load_policy(text: str, fmt: Literal["toml", "yaml", "yml"] | None = None) -> Policy:
+    """Parse a policy from TOML or YAML text (``fmt=None`` tries TOML, then YAML)."""
+    if fmt in ("yaml", "yml"):
+        return policy_from_data(_yaml(text))
+    try:
+        return policy_from_data(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as toml_error:
+        if fmt == "toml":
+            raise PolicyError(f"<policy>: not valid TOML: {toml_error}") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            data = None
+        if not isinstance(data, dict):
+            raise PolicyError(
+                f"<policy>: neither valid TOML ({toml_error}) nor a YAML mapping"
+            ) from None
+        return policy_from_data(data)
+
+
+def load_policy_file(text: str, filename: str) -> Policy:
+    """Parse already-read policy text, choosing the format from ``filename``'s suffix."""
+    lowered = filename.lower()
+    if lowered.endswith((".yaml", ".yml")):
+        return load_policy(text, "yaml")
+    if lowered.endswith(".toml"):
+        return load_policy(text, "toml")
+    return load_policy(text)
+
+
+def _yaml(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"<policy>: not valid YAML: {exc}") from None

@@ -1,0 +1,160 @@
+"""Anthropic Messages: tools → system → messages, with up to four cache breakpoints.
+
+Layout::
+
+    tools[...]                                   stable
+    system[0]  instructions + data notice + rules   ← breakpoint "stable" (cache.stable_ttl, 1h)
+    system[1]  skills index, task frame, decisions, handoff   ← "semi_stable"
+    messages:  user[summaries ← "summaries", evidence], history…, current wake  ← "rolling"
+
+Messages alternate roles: consecutive same-role items merge into one message; a tool result
+always opens the user message right after its call, so results come first there and no
+tool_use is ever left without its result. The last message is always the user's.
+
+The 20-block lookback: the provider finds an earlier cache entry only within ~20 content
+blocks before a breakpoint. Summaries and evidence are one content block each and history
+text merges, but tool traffic cannot merge. When more than ``cache.lookback_blocks``
+content blocks separate the rolling breakpoint from the one before it, a **bridge**
+breakpoint goes on the end of the user message before the final assistant turn — exactly
+where the previous call of this wake put its rolling breakpoint — so that entry is read
+directly instead of searched for. With four breakpoints already used, the bridge replaces
+the summaries breakpoint (its prefix contains the summaries anyway). TTLs never increase
+along the prompt, as the provider requires (policy validation enforces it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from wakeful.compiler.blocks import Block, Segment
+from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.place import Layout
+from wakeful.compiler.render.base import Item, Mark, Rendered, Renderer
+
+MAX_BREAKPOINTS = 4
+
+
+class AnthropicRenderer(Renderer):
+    provider: ClassVar[str] = "anthropic"
+
+    def tool(self, block: Block) -> dict[str, Any]:
+        schema = block.tool_input if block.tool_input is not None else {"type": "object"}
+        return {"name": self.tool_name(block), "description": block.text, "input_schema": schema}
+
+    def content(self, item: Item) -> dict[str, Any]:
+        block = item.block
+        if item.kind == "tool_use" and block is not None:
+            return {
+                "type": "tool_use",
+                "id": block.tool_call_id,
+                "name": self.tool_name(block),
+                "input": block.tool_input or {},
+            }
+        if item.kind == "tool_result" and block is not None:
+            out: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": block.tool_call_id,
+                "content": item.text,
+            }
+            if block.is_error:
+                out["is_error"] = True
+            return out
+        return {"type": "text", "text": item.text}
+
+    def messages(self, items: list[Item]) -> tuple[list[dict[str, Any]], list[tuple[int, Item]]]:
+        """Merge items into alternating messages; return them and (message, item) per block."""
+        messages: list[dict[str, Any]] = []
+        where: list[tuple[int, Item]] = []
+        for item in items:
+            if messages and messages[-1]["role"] == item.role.value:
+                content = messages[-1]["content"]
+                prev = where[-1][1]
+                if (
+                    item.kind == "text"
+                    and prev.kind == "text"
+                    and item.mergeable
+                    and prev.mergeable
+                    and item.segment is prev.segment
+                ):
+                    content[-1]["text"] += "\n\n" + item.text
+                    where[-1] = (where[-1][0], item)
+                    continue
+                content.append(self.content(item))
+            else:
+                messages.append({"role": item.role.value, "content": [self.content(item)]})
+            where.append((len(messages) - 1, item))
+        return messages, where
+
+    def render(self, layout: Layout) -> Rendered:
+        cache = layout.policy.cache
+        tools = [self.tool(p.block) for p in layout.tools]
+        system = [{"type": "text", "text": self.stable_text(layout)}]
+        semi = self.semi_stable_text(layout)
+        if semi:
+            system.append({"type": "text", "text": semi})
+        messages, where = self.messages(self.conversation(layout))
+
+        targets: list[dict[str, Any]] = [*tools, *system]
+        labels = ["tool"] * len(tools) + ["system"] * len(system)
+        paths = [f"/tools/{n}" for n in range(len(tools))] + [
+            f"/system/{n}" for n in range(len(system))
+        ]
+        owners = [p.block.id for p in layout.tools]
+        owners.append(layout.system[-1].block.id if layout.system else "")
+        if semi:
+            owners.append(layout.semi_stable[-1].block.id)
+        last_of_message: dict[int, int] = {}
+        for mi, message in enumerate(messages):
+            for ci, block in enumerate(message["content"]):
+                targets.append(block)
+                labels.append(f"{message['role']}@{mi}")
+                paths.append(f"/messages/{mi}/content/{ci}")
+        for n, (mi, item) in enumerate(where):
+            owners.append(item.block.id if item.block is not None else "")
+            last_of_message[mi] = len(tools) + len(system) + n
+        elements = [canonical_json([label, t]) for label, t in zip(labels, targets, strict=True)]
+
+        marks = [Mark("stable", len(tools), owners[len(tools)], cache.stable_ttl, True)]
+        if semi:
+            marks.append(
+                Mark(
+                    "semi_stable",
+                    len(tools) + 1,
+                    owners[len(tools) + 1],
+                    cache.semi_stable_ttl,
+                    True,
+                )
+            )
+        for n, (_, item) in enumerate(where):
+            if item.segment is Segment.SUMMARIES:
+                el = len(tools) + len(system) + n
+                marks.append(Mark("summaries", el, owners[el], cache.summaries_ttl, True))
+        rolling = len(elements) - 1
+        if rolling - marks[-1].element > cache.lookback_blocks and len(messages) >= 3:
+            bridge = last_of_message[len(messages) - 3]
+            if bridge > marks[-1].element:
+                if len(marks) >= MAX_BREAKPOINTS - 1:
+                    marks = [m for m in marks if m.name != "summaries"]
+                marks.append(Mark("bridge", bridge, owners[bridge], cache.rolling_ttl, True))
+        if rolling > marks[-1].element:
+            marks.append(Mark("rolling", rolling, owners[rolling], cache.rolling_ttl, True))
+        for mark in marks:
+            targets[mark.element]["cache_control"] = {"type": "ephemeral", "ttl": mark.ttl}
+
+        request: dict[str, Any] = {
+            "model": layout.agent.model,
+            "max_tokens": layout.policy.budget.output_reserve,
+            "system": system,
+            "messages": messages,
+        }
+        if tools:
+            request["tools"] = tools
+        return Rendered(
+            request=request,
+            stable={"tools": tools, "system": system[0]},
+            semi_stable=system[1] if semi else None,
+            elements=elements,
+            element_blocks=owners,
+            paths=paths,
+            marks=marks,
+        )

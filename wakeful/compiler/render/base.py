@@ -1,0 +1,120 @@
+"""What every renderer shares: the text of each segment and the flattened conversation.
+
+A renderer is a class of small overridable methods (``stable_text``, ``evidence_text``,
+``conversation`` …), in the manner of DSPy adapters: subclass and override one to change one
+thing. Renderers return, besides the body, the *elements* of the request in the provider's
+cache order (tools, system, messages) and *marks* naming segment ends, from which the
+compiler derives prefix hashes and cache breakpoints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from wakeful.compiler.blocks import Block, BlockKind, Role, Segment
+from wakeful.compiler.framing import DATA_NOTICE, HISTORY_GAP, evidence_text, section_text
+from wakeful.compiler.place import Layout, Placed
+from wakeful.compiler.select import role_of
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One piece of conversation before provider syntax."""
+
+    kind: str  # "text" | "tool_use" | "tool_result"
+    role: Role
+    text: str
+    segment: Segment
+    block: Block | None
+    mergeable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A segment end: a breakpoint (``explicit``) or a checkpoint for diffing prefixes."""
+
+    name: str
+    element: int
+    block_id: str
+    ttl: str | None
+    explicit: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    request: dict[str, Any]
+    stable: Any
+    semi_stable: Any
+    elements: list[str]  # canonical JSON of each cache-order element, without cache markers
+    element_blocks: list[str]  # the last block id that each element carries
+    paths: list[str]  # JSON pointer of each element in the request
+    marks: list[Mark]
+
+
+class Renderer:
+    """Provider-independent pieces; subclasses add the provider's syntax."""
+
+    provider: ClassVar[str] = ""
+
+    def stable_text(self, layout: Layout) -> str:
+        parts: list[str] = []
+        for n, placed in enumerate(layout.system):
+            if placed.block.text:
+                parts.append(self.rule_text(placed))
+            if n == 0:
+                parts.append(DATA_NOTICE)
+        return "\n\n".join(parts or [DATA_NOTICE])
+
+    def rule_text(self, placed: Placed) -> str:
+        return placed.block.text
+
+    def semi_stable_text(self, layout: Layout) -> str:
+        return "\n\n".join(section_text(p.block) for p in layout.semi_stable)
+
+    def summaries_text(self, layout: Layout) -> str:
+        return "\n\n".join(section_text(p.block) for p in layout.summaries)
+
+    def evidence_text(self, layout: Layout) -> str:
+        return "\n\n".join(evidence_text(p.block, p.stale) for p in layout.evidence)
+
+    def conversation(self, layout: Layout) -> list[Item]:
+        """Summaries and evidence as one user item each, then turns and tool traffic.
+
+        History (``recent``) items may merge with their neighbours; current-wake items never
+        do, so the wake's earlier content blocks keep their bytes as the wake grows.
+        """
+        items: list[Item] = []
+        for text, segment, group in (
+            (self.summaries_text(layout), Segment.SUMMARIES, layout.summaries),
+            (self.evidence_text(layout), Segment.EVIDENCE, layout.evidence),
+        ):
+            if text:
+                items.append(Item("text", Role.USER, text, segment, group[-1].block, False))
+        for placed in layout.recent:
+            items.extend(self.event_items(placed, mergeable=True))
+        for placed in layout.tail:
+            items.extend(self.event_items(placed, mergeable=False))
+        if items and items[0].role is Role.ASSISTANT:
+            items.insert(0, Item("text", Role.USER, HISTORY_GAP, Segment.RECENT, None, False))
+        return items
+
+    def event_items(self, placed: Placed, *, mergeable: bool) -> list[Item]:
+        block, seg = placed.block, placed.segment
+        if block.kind is BlockKind.TOOL_CALL:
+            items = []
+            if block.text:
+                items.append(Item("text", Role.ASSISTANT, block.text, seg, block, mergeable))
+            items.append(Item("tool_use", Role.ASSISTANT, block.text, seg, block, False))
+            return items
+        if block.kind is BlockKind.TOOL_RESULT:
+            return [Item("tool_result", Role.USER, block.text, seg, block, False)]
+        if not block.text:
+            return []
+        return [Item("text", role_of(block), block.text, seg, block, mergeable)]
+
+    def tool_name(self, block: Block) -> str:
+        return block.tool_name or block.id
+
+    def render(self, layout: Layout) -> Rendered:
+        raise NotImplementedError

@@ -1,0 +1,242 @@
+"""OpenAI Chat Completions and Responses.
+
+OpenAI caches prompt prefixes automatically, so there are no markers to place: what matters
+is that static content comes first and that ``prompt_cache_key`` routes every call of one
+agent to the same cache. The key is derived from tenant, agent name and the stable-prefix
+hash: stable per agent, and it moves exactly when the cached prefix could no longer match.
+
+Chat: ``system`` (stable) → ``system`` (semi-stable) → ``user`` summaries → ``user``
+evidence → history → current wake; tool calls are ``tool_calls`` on the assistant message,
+each answered by a ``role: tool`` message right after it. Responses: ``instructions`` holds
+the stable text, the semi-stable text is the first ``developer`` input item, and tool
+traffic is ``function_call`` / ``function_call_output`` items.
+
+Marks here are checkpoints (``explicit=False``): they name segment ends so ledgers can say
+up to where two compiles share a prefix, but nothing is added to the request.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from wakeful.compiler.blocks import Block, content_hash
+from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.place import Layout
+from wakeful.compiler.render.base import Item, Mark, Rendered, Renderer
+
+
+def prompt_cache_key(layout: Layout, stable: Any) -> str:
+    agent = layout.agent
+    return "wk-" + content_hash(agent.tenant, agent.name, content_hash(canonical_json(stable)))
+
+
+class _OpenAIBase(Renderer):
+    system_role: ClassVar[str] = "system"
+
+    def arguments(self, block: Block) -> str:
+        return canonical_json(block.tool_input or {})
+
+    def result_text(self, item: Item) -> str:
+        block = item.block
+        return f"[error] {item.text}" if block is not None and block.is_error else item.text
+
+    def _finish(
+        self,
+        layout: Layout,
+        tools: list[dict[str, Any]],
+        stable: Any,
+        semi: Any,
+        entries: list[tuple[Any, str, Item | None]],
+        fixed: int,
+    ) -> tuple[list[str], list[str], list[str], list[Mark]]:
+        """Elements, owners and checkpoints over ``tools + entries`` (``fixed`` leading
+        entries are the stable and semi-stable ones)."""
+        elements = [canonical_json(["tool", t]) for t in tools]
+        owners = [p.block.id for p in layout.tools]
+        paths = [f"/tools/{n}" for n in range(len(tools))]
+        counters: dict[str, int] = {}
+        for value, label, item in entries:
+            elements.append(canonical_json([label, value]))
+            n = counters[label] = counters.get(label, -1) + 1
+            paths.append("/instructions" if label == "instructions" else f"/{label}/{n}")
+            owners.append(item.block.id if item is not None and item.block is not None else "")
+        owners[len(tools)] = layout.system[-1].block.id if layout.system else ""
+        marks = [Mark("stable", len(tools), owners[len(tools)], None, False)]
+        if semi is not None:
+            owners[len(tools) + 1] = layout.semi_stable[-1].block.id
+            marks.append(Mark("semi_stable", len(tools) + 1, owners[len(tools) + 1], None, False))
+        for n, (_, _, item) in enumerate(entries[fixed:]):
+            if item is not None and item.segment.value == "summaries":
+                el = len(tools) + fixed + n
+                marks.append(Mark("summaries", el, owners[el], None, False))
+        last = len(elements) - 1
+        if last > marks[-1].element:
+            marks.append(Mark("rolling", last, owners[last], None, False))
+        return elements, owners, paths, marks
+
+
+class OpenAIChatRenderer(_OpenAIBase):
+    provider: ClassVar[str] = "openai_chat"
+
+    def tool(self, block: Block) -> dict[str, Any]:
+        schema = block.tool_input if block.tool_input is not None else {"type": "object"}
+        return {
+            "type": "function",
+            "function": {
+                "name": self.tool_name(block),
+                "description": block.text,
+                "parameters": schema,
+            },
+        }
+
+    def messages(self, items: list[Item]) -> list[tuple[dict[str, Any], Item]]:
+        out: list[tuple[dict[str, Any], Item]] = []
+        for item in items:
+            prev = out[-1] if out else None
+            if item.kind == "tool_result" and item.block is not None:
+                msg = {
+                    "role": "tool",
+                    "tool_call_id": item.block.tool_call_id,
+                    "content": self.result_text(item),
+                }
+                out.append((msg, item))
+                continue
+            if item.kind == "tool_use" and item.block is not None:
+                call = {
+                    "id": item.block.tool_call_id,
+                    "type": "function",
+                    "function": {
+                        "name": self.tool_name(item.block),
+                        "arguments": self.arguments(item.block),
+                    },
+                }
+                if prev is not None and prev[0]["role"] == "assistant" and prev[1].kind == "text":
+                    prev[0]["tool_calls"] = [call]
+                    out[-1] = (prev[0], item)
+                else:
+                    out.append(({"role": "assistant", "content": None, "tool_calls": [call]}, item))
+                continue
+            if (
+                prev is not None
+                and prev[0]["role"] == item.role.value
+                and "tool_calls" not in prev[0]
+                and prev[1].mergeable
+                and item.mergeable
+                and prev[1].segment is item.segment
+            ):
+                prev[0]["content"] += "\n\n" + item.text
+                out[-1] = (prev[0], item)
+                continue
+            out.append(({"role": item.role.value, "content": item.text}, item))
+        return out
+
+    def render(self, layout: Layout) -> Rendered:
+        tools = [self.tool(p.block) for p in layout.tools]
+        stable_msg = {"role": self.system_role, "content": self.stable_text(layout)}
+        semi_text = self.semi_stable_text(layout)
+        semi_msg = {"role": self.system_role, "content": semi_text} if semi_text else None
+        fixed: list[tuple[Any, str, Item | None]] = [(stable_msg, "messages", None)]
+        if semi_msg is not None:
+            fixed.append((semi_msg, "messages", None))
+        convo: list[tuple[Any, str, Item | None]] = [
+            (m, "messages", item) for m, item in self.messages(self.conversation(layout))
+        ]
+        entries = fixed + convo
+        stable = {"tools": tools, "system": stable_msg}
+        elements, owners, paths, marks = self._finish(
+            layout, tools, stable, semi_msg, entries, len(fixed)
+        )
+        request: dict[str, Any] = {
+            "model": layout.agent.model,
+            "messages": [m for m, _, _ in entries],
+            "prompt_cache_key": prompt_cache_key(layout, stable),
+            "max_completion_tokens": layout.policy.budget.output_reserve,
+        }
+        if tools:
+            request["tools"] = tools
+        return Rendered(request, stable, semi_msg, elements, owners, paths, marks)
+
+
+class OpenAIResponsesRenderer(_OpenAIBase):
+    provider: ClassVar[str] = "openai_responses"
+    system_role: ClassVar[str] = "developer"
+
+    def tool(self, block: Block) -> dict[str, Any]:
+        schema = block.tool_input if block.tool_input is not None else {"type": "object"}
+        return {
+            "type": "function",
+            "name": self.tool_name(block),
+            "description": block.text,
+            "parameters": schema,
+            "strict": False,
+        }
+
+    def input_items(self, items: list[Item]) -> list[tuple[dict[str, Any], Item]]:
+        out: list[tuple[dict[str, Any], Item]] = []
+        for item in items:
+            block = item.block
+            if item.kind == "tool_use" and block is not None:
+                out.append(
+                    (
+                        {
+                            "type": "function_call",
+                            "call_id": block.tool_call_id,
+                            "name": self.tool_name(block),
+                            "arguments": self.arguments(block),
+                        },
+                        item,
+                    )
+                )
+                continue
+            if item.kind == "tool_result" and block is not None:
+                out.append(
+                    (
+                        {
+                            "type": "function_call_output",
+                            "call_id": block.tool_call_id,
+                            "output": self.result_text(item),
+                        },
+                        item,
+                    )
+                )
+                continue
+            prev = out[-1] if out else None
+            if (
+                prev is not None
+                and prev[0].get("role") == item.role.value
+                and prev[1].mergeable
+                and item.mergeable
+                and prev[1].segment is item.segment
+            ):
+                prev[0]["content"] += "\n\n" + item.text
+                out[-1] = (prev[0], item)
+                continue
+            out.append(({"role": item.role.value, "content": item.text}, item))
+        return out
+
+    def render(self, layout: Layout) -> Rendered:
+        tools = [self.tool(p.block) for p in layout.tools]
+        instructions = self.stable_text(layout)
+        semi_text = self.semi_stable_text(layout)
+        semi_msg = {"role": self.system_role, "content": semi_text} if semi_text else None
+        fixed: list[tuple[Any, str, Item | None]] = [(instructions, "instructions", None)]
+        if semi_msg is not None:
+            fixed.append((semi_msg, "input", None))
+        convo: list[tuple[Any, str, Item | None]] = [
+            (m, "input", item) for m, item in self.input_items(self.conversation(layout))
+        ]
+        entries = fixed + convo
+        stable = {"tools": tools, "instructions": instructions}
+        elements, owners, paths, marks = self._finish(
+            layout, tools, stable, semi_msg, entries, len(fixed)
+        )
+        request: dict[str, Any] = {
+            "model": layout.agent.model,
+            "instructions": instructions,
+            "input": [m for m, label, _ in entries if label == "input"],
+            "prompt_cache_key": prompt_cache_key(layout, stable),
+            "max_output_tokens": layout.policy.budget.output_reserve,
+        }
+        if tools:
+            request["tools"] = tools
+        return Rendered(request, stable, semi_msg, elements, owners, paths, marks)

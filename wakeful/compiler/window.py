@@ -1,0 +1,30 @@
+"""The compile's output: a provider-ready request and its ledger."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wakeful.compiler.ledger import Breakpoint, Ledger
+
+
+class CompiledWindow(BaseModel):
+    """``request_json`` is the artefact: canonical JSON (sorted keys, compact, UTF-8), byte
+    identical for equal inputs. ``request`` is the same body as a dict for convenience —
+    treat it as read-only."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    model: str
+    request: dict[str, Any]
+    request_json: str
+    window_hash: str = Field(description="blake2b of request_json.")
+    stable_prefix_hash: str = Field(description="Hash of the stable segment as rendered.")
+    semi_stable_hash: str = Field(description="Hash of the semi-stable segment as rendered.")
+    prompt_cache_key: str | None = None
+    input_tokens: int
+    tokens_by_bucket: dict[str, int]
+    breakpoints: tuple[Breakpoint, ...]
+    ledger: Ledger

@@ -1,0 +1,157 @@
+"""``wakeful demo``: the whole system, offline, on the embedded stack.
+
+Brings the stack up, starts the provider simulator on loopback (the real Anthropic SDK talks
+to it), runs a worker in-process, and wakes the demo agent five times across two sessions.
+Every run continues the same agent: state is reused, not reset.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from wakeful.activities.deps import ActivityDeps
+from wakeful.agents import AgentRegistry
+from wakeful.compiler.blocks import Goal, GoalKind
+from wakeful.contracts import Trigger, WakeResult
+from wakeful.demo.agent import DEMO_AGENT, PLAN, demo_agent, seed_workspace
+from wakeful.providers.registry import build_provider
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store, TenantStore
+from wakeful.tokenizers import BpeCounter
+from wakeful.worker.client import connect, wake
+from wakeful.worker.serve import register_agent
+from wakeful.worker.settings import Settings
+from wakeful.worker.stack import EmbeddedStack
+from wakeful.worker.worker import build_worker
+
+DEMO_TASK_QUEUE = "wakeful-demo"
+
+
+@dataclass(frozen=True)
+class CallRow:
+    wake: int
+    session: str
+    call: int
+    buckets: dict[str, int]
+    input_tokens: int
+    cache_read: int
+    cache_write: int
+    output_tokens: int
+    prefix: str
+    cost_usd: float
+
+
+def register_demo(ts: TenantStore, workdir: Path) -> AgentRegistry:
+    agent = demo_agent(workdir, tenant=ts.name)
+    register_agent(ts, agent)
+    return AgentRegistry([agent])
+
+
+async def run_demo(settings: Settings, *, say: object = print) -> list[WakeResult]:
+    echo = say if callable(say) else print
+    endpoints = EmbeddedStack(settings).up()
+    store = Store.connect(endpoints.database_url)
+    ts = store.tenant(settings.tenant)
+    workdir = seed_workspace(settings.state_dir.resolve() / "demo-workspace")
+    registry = register_demo(ts, workdir)
+    runtime = registry.get(settings.tenant, DEMO_AGENT).runtime()
+    results: list[WakeResult] = []
+    run = uuid.uuid4().hex[:8]
+    with SimulatorServer() as sim:
+        deps = ActivityDeps(
+            store=store,
+            agents=registry,
+            providers=lambda name: build_provider(
+                name, api_key="sim-demo-key", base_url=sim.base_url
+            ),
+            counter=BpeCounter(),
+        )
+        client = await connect(endpoints.temporal_address, endpoints.temporal_namespace)
+        async with build_worker(client, deps, DEMO_TASK_QUEUE):
+            for i, (message, new_session) in enumerate(PLAN, start=1):
+                trigger = Trigger(
+                    goal=Goal(kind=GoalKind.MESSAGE, text=message),
+                    idempotency_key=f"demo-{run}-{i}",
+                    new_session=new_session,
+                )
+                result = await wake(client, runtime, trigger, DEMO_TASK_QUEUE)
+                echo(
+                    f"wake {result.number:>3}  {result.session_id:<22} {result.status:<6}"
+                    f" calls={result.model_calls} tools={result.tool_calls}"
+                )
+                results.append(result)
+    rows = call_rows(ts, results)
+    echo("")
+    echo(render_table(rows))
+    total = sum(r.cost_usd for r in rows)
+    echo(f"\n{len(results)} wakes, {len(rows)} model calls, total ${total:.4f}")
+    last = results[-1]
+    echo(
+        f"\nInspect: wakeful explain {DEMO_AGENT} --wake {last.number}"
+        f"   wakeful diff {DEMO_AGENT} --wake {last.number} --vs {last.number - 1}"
+        f"   wakeful handoff show {DEMO_AGENT}"
+    )
+    echo(f"State: {settings.state_dir.resolve()}  (workspace: {workdir})")
+    store.close()
+    return results
+
+
+def call_rows(ts: TenantStore, results: list[WakeResult]) -> list[CallRow]:
+    rows = []
+    for r in results:
+        compiles = {c.call_index: c for c in ts.compiles(r.wake_id)}
+        for m in ts.model_calls(r.wake_id):
+            c = compiles[m.call_index]
+            rows.append(
+                CallRow(
+                    wake=r.number,
+                    session=r.session_id.rsplit(":", 1)[-1],
+                    call=m.call_index,
+                    buckets=c.tokens_by_bucket,
+                    input_tokens=m.input_tokens,
+                    cache_read=m.cache_read_input_tokens,
+                    cache_write=m.cache_creation_input_tokens,
+                    output_tokens=m.output_tokens,
+                    prefix=c.stable_prefix_hash[:10],
+                    cost_usd=m.cost_usd,
+                )
+            )
+    return rows
+
+
+def render_table(rows: list[CallRow]) -> str:
+    buckets = sorted({b for r in rows for b in r.buckets})
+    head = [
+        "wake",
+        "sess",
+        "call",
+        *buckets,
+        "uncached",
+        "c.read",
+        "c.write",
+        "out",
+        "prefix",
+        "cost $",
+    ]
+    lines = [head]
+    for r in rows:
+        lines.append(
+            [
+                str(r.wake),
+                r.session,
+                str(r.call),
+                *(str(r.buckets.get(b, 0)) for b in buckets),
+                str(r.input_tokens),
+                str(r.cache_read),
+                str(r.cache_write),
+                str(r.output_tokens),
+                r.prefix,
+                f"{r.cost_usd:.5f}",
+            ]
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    out = ["  ".join(cell.rjust(w) for cell, w in zip(line, widths, strict=True)) for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out)

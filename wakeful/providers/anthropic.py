@@ -1,0 +1,111 @@
+"""Anthropic Messages API through the official SDK.
+
+The client is built with ``max_retries=0``: Temporal owns retries, so every attempt is
+visible in workflow history and backoff is not stacked. Failures leave through one
+function, :func:`map_anthropic_error`, which decides retryability:
+
+* retryable: 408, 409, 429, every 5xx (529 "overloaded" included), connection errors and
+  timeouts; ``retry-after`` / ``retry-after-ms`` become ``retry_after`` seconds;
+* non-retryable: 400, 401, 403, 404, 413 and any other 4xx, malformed replies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+
+from wakeful.errors import ProviderError
+from wakeful.providers._sdk import is_retryable_status, retry_after_seconds, split_body
+from wakeful.providers.base import ModelReply, ToolCall, Usage
+
+__all__ = ["AnthropicProvider", "map_anthropic_error", "usage_from_anthropic"]
+
+
+def map_anthropic_error(exc: BaseException) -> ProviderError:
+    """Translate any SDK failure into a :class:`ProviderError` Temporal can act on."""
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        kind = getattr(exc, "type", None) or "error"
+        detail = getattr(exc, "api_message", None) or str(exc)
+        request_id = exc.request_id or "unknown"
+        retryable = is_retryable_status(status)
+        advice = "will retry" if retryable else "fix the request or credentials; not retried"
+        return ProviderError(
+            f"anthropic returned {status} {kind}: {detail} (request_id {request_id}; {advice})",
+            status=status,
+            retryable=retryable,
+            retry_after=retry_after_seconds(exc.response.headers) if retryable else None,
+        )
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ProviderError(
+            f"anthropic unreachable: {exc} (check base_url and network; will retry)",
+            retryable=True,
+        )
+    return ProviderError(f"anthropic call failed: {exc!r}", retryable=False)
+
+
+def usage_from_anthropic(usage: Any) -> Usage:
+    """Anthropic names are Wakeful's names; only the 5m/1h split needs unpacking."""
+    creation = getattr(usage, "cache_creation", None)
+    total_creation = int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
+    five = int(getattr(creation, "ephemeral_5m_input_tokens", 0) or 0) if creation else 0
+    hour = int(getattr(creation, "ephemeral_1h_input_tokens", 0) or 0) if creation else 0
+    if creation is None:
+        five = total_creation  # older replies without the split: 5m is the default TTL
+    return Usage(
+        input_tokens=int(usage.input_tokens or 0),
+        output_tokens=int(usage.output_tokens or 0),
+        cache_creation_input_tokens=total_creation,
+        cache_creation_5m_input_tokens=five,
+        cache_creation_1h_input_tokens=hour,
+        cache_read_input_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+    )
+
+
+class AnthropicProvider:
+    """``ModelProvider`` for the Messages API (or anything speaking it, e.g. the simulator)."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        base_url: str | None = None,
+        timeout: float = 120.0,
+        default_headers: dict[str, str] | None = None,
+    ) -> None:
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            default_headers=default_headers,
+        )
+
+    async def complete(self, request: dict[str, Any]) -> ModelReply:
+        create = self._client.messages.create
+        try:
+            message = await create(**split_body(create, request))
+        except anthropic.AnthropicError as exc:
+            raise map_anthropic_error(exc) from exc
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        for block in message.content:
+            if block.type == "text":
+                text.append(block.text)
+            elif block.type == "tool_use":
+                calls.append(ToolCall(id=block.id, name=block.name, input=dict(block.input)))
+        return ModelReply(
+            text="".join(text),
+            tool_calls=calls,
+            stop_reason=str(message.stop_reason or "end_turn"),
+            usage=usage_from_anthropic(message.usage),
+            model=message.model,
+            provider=self.name,
+            raw=message.to_dict(),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()

@@ -1,0 +1,179 @@
+"""OpenAI Chat Completions and Responses through the official SDK.
+
+Works against any OpenAI-compatible ``base_url`` (local servers, the simulator). Clients
+are built with ``max_retries=0`` so Temporal owns retries; :func:`map_openai_error` applies
+the same retry policy as the Anthropic adapter (408/409/429/5xx and connection errors
+retryable, ``retry-after`` honoured; other 4xx not).
+
+Usage is normalised to Anthropic's definitions (see :class:`~wakeful.providers.base.Usage`):
+``cached_tokens`` -> ``cache_read_input_tokens``, ``cache_write_tokens`` (models that bill
+writes) -> ``cache_creation_input_tokens``, and ``input_tokens`` is the prompt minus both.
+Stop reasons use Anthropic's vocabulary too (``end_turn``, ``tool_use``, ``max_tokens``),
+so workflows branch on one set of values whichever provider answered.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+
+from wakeful.errors import ProviderError
+from wakeful.providers._sdk import is_retryable_status, retry_after_seconds, split_body
+from wakeful.providers.base import ModelReply, ToolCall, Usage
+
+__all__ = [
+    "OpenAIChatProvider",
+    "OpenAIResponsesProvider",
+    "map_openai_error",
+    "normalise_finish_reason",
+    "usage_from_openai",
+]
+
+_FINISH = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+def normalise_finish_reason(reason: str | None) -> str:
+    return _FINISH.get(reason or "stop", reason or "end_turn")
+
+
+def map_openai_error(exc: BaseException) -> ProviderError:
+    """Translate any SDK failure into a :class:`ProviderError` Temporal can act on."""
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error", body) if isinstance(body, dict) else {}
+        detail = error.get("message") if isinstance(error, dict) else None
+        request_id = exc.request_id or "unknown"
+        retryable = is_retryable_status(status)
+        advice = "will retry" if retryable else "fix the request or credentials; not retried"
+        return ProviderError(
+            f"openai returned {status}: {detail or exc.message} "
+            f"(request_id {request_id}; {advice})",
+            status=status,
+            retryable=retryable,
+            retry_after=retry_after_seconds(exc.response.headers) if retryable else None,
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return ProviderError(
+            f"openai unreachable: {exc} (check base_url and network; will retry)",
+            retryable=True,
+        )
+    return ProviderError(f"openai call failed: {exc!r}", retryable=False)
+
+
+def usage_from_openai(prompt: int, completion: int, details: Any) -> Usage:
+    cached = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
+    written = int(getattr(details, "cache_write_tokens", 0) or 0) if details else 0
+    return Usage(
+        input_tokens=max(prompt - cached - written, 0),
+        output_tokens=completion,
+        cache_creation_input_tokens=written,
+        cache_read_input_tokens=cached,
+    )
+
+
+def _arguments(raw: str | None) -> dict[str, Any]:
+    try:
+        parsed = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {"_raw": raw}
+    return parsed if isinstance(parsed, dict) else {"_value": parsed}
+
+
+class _OpenAIBase:
+    name = "openai"
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        base_url: str | None = None,
+        timeout: float = 120.0,
+        default_headers: dict[str, str] | None = None,
+    ) -> None:
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            default_headers=default_headers,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class OpenAIChatProvider(_OpenAIBase):
+    """``ModelProvider`` for ``POST /chat/completions`` bodies."""
+
+    async def complete(self, request: dict[str, Any]) -> ModelReply:
+        create = self._client.chat.completions.create
+        try:
+            completion = await create(**split_body(create, request))
+        except openai.OpenAIError as exc:
+            raise map_openai_error(exc) from exc
+        choice = completion.choices[0]
+        calls = [
+            ToolCall(id=c.id, name=c.function.name, input=_arguments(c.function.arguments))
+            for c in choice.message.tool_calls or []
+            if getattr(c, "type", "function") == "function"
+        ]
+        usage = completion.usage
+        return ModelReply(
+            text=choice.message.content or "",
+            tool_calls=calls,
+            stop_reason=normalise_finish_reason(choice.finish_reason),
+            usage=usage_from_openai(
+                usage.prompt_tokens if usage else 0,
+                usage.completion_tokens if usage else 0,
+                usage.prompt_tokens_details if usage else None,
+            ),
+            model=completion.model,
+            provider=self.name,
+            raw=completion.to_dict(),
+        )
+
+
+class OpenAIResponsesProvider(_OpenAIBase):
+    """``ModelProvider`` for ``POST /responses`` bodies."""
+
+    async def complete(self, request: dict[str, Any]) -> ModelReply:
+        create = self._client.responses.create
+        try:
+            response = await create(**split_body(create, request))
+        except openai.OpenAIError as exc:
+            raise map_openai_error(exc) from exc
+        calls = [
+            ToolCall(id=item.call_id, name=item.name, input=_arguments(item.arguments))
+            for item in response.output
+            if item.type == "function_call"
+        ]
+        incomplete = getattr(response.incomplete_details, "reason", None)
+        if calls:
+            stop = "tool_use"
+        elif incomplete == "max_output_tokens":
+            stop = "max_tokens"
+        else:
+            stop = "end_turn"
+        usage = response.usage
+        return ModelReply(
+            text=response.output_text,
+            tool_calls=calls,
+            stop_reason=stop,
+            usage=usage_from_openai(
+                usage.input_tokens if usage else 0,
+                usage.output_tokens if usage else 0,
+                usage.input_tokens_details if usage else None,
+            ),
+            model=response.model,
+            provider=self.name,
+            raw=response.to_dict(),
+        )

@@ -1,0 +1,77 @@
+"""Recompile a past model call from its point-in-time snapshot and compare the bytes.
+
+The compile record names everything the compile used: the event horizon (``max_event_id``),
+the clock (``as_of``), the goal, and the policy (stored by hash). Loading the snapshot again
+and compiling it must give the same window hash; if it does not, the outcome says whether
+the inputs changed (the agent's spec was edited since) or the output did.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from wakeful.activities.compile import build_snapshot, snapshot_hash
+from wakeful.compiler import Ledger, Policy, compile_window, content_hash, diff_ledgers
+from wakeful.compiler.blocks import Goal
+from wakeful.substrate.records import CompileRecord
+from wakeful.substrate.store import TenantStore
+from wakeful.tokenizers import counter_named
+
+
+class ReplayOutcome(BaseModel):
+    wake_id: str
+    call_index: int
+    identical: bool
+    snapshot_identical: bool
+    stored_window_hash: str
+    replayed_window_hash: str
+    first_difference: str | None = None
+
+    def summary(self) -> str:
+        if self.identical:
+            return (
+                f"{self.wake_id} call {self.call_index}: recompiled byte-for-byte"
+                f" (window {self.replayed_window_hash[:12]})"
+            )
+        cause = "the snapshot differs (agent spec or substrate changed)"
+        if self.snapshot_identical:
+            cause = "same snapshot, different window (compiler or policy changed)"
+        return (
+            f"{self.wake_id} call {self.call_index}: MISMATCH — {cause};"
+            f" first difference: {self.first_difference}"
+        )
+
+
+def recompile(ts: TenantStore, rec: CompileRecord, *, recent_limit: int = 200) -> ReplayOutcome:
+    row = ts.get_agent(rec.agent)
+    wake = next(w for w in ts.wakes(rec.agent) if w.wake_id == rec.wake_id)
+    snapshot = build_snapshot(
+        ts,
+        row["spec"],
+        session_id=wake.session_id,
+        wake_id=wake.wake_id,
+        max_event_id=rec.max_event_id,
+        as_of=rec.as_of,
+        recent_limit=recent_limit,
+    )
+    policy = Policy.model_validate_json(ts.get_blob(rec.policy_hash))
+    stored = Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
+    window = compile_window(
+        snapshot,
+        Goal.model_validate(rec.goal),
+        policy,
+        rec.as_of,
+        counter=counter_named(stored.counter),
+    )
+    replayed = content_hash(window.request_json)
+    identical = replayed == content_hash(ts.get_blob(rec.window_hash))
+    diff = None if identical else diff_ledgers(stored, window.ledger)
+    return ReplayOutcome(
+        wake_id=rec.wake_id,
+        call_index=rec.call_index,
+        identical=identical,
+        snapshot_identical=snapshot_hash(snapshot) == rec.snapshot_hash,
+        stored_window_hash=rec.window_hash,
+        replayed_window_hash=replayed,
+        first_difference=None if diff is None else f"{diff.block_id} ({diff.reason}) {diff.detail}",
+    )

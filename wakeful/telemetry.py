@@ -1,0 +1,270 @@
+"""OpenTelemetry traces and metrics with the GenAI semantic conventions.
+
+Nothing here reads the environment or installs global providers: the worker builds a
+:class:`TelemetrySettings` from its own settings and passes it to :func:`setup_telemetry`,
+which returns a :class:`Telemetry` object to hand to whoever records. Tests pass an
+``InMemorySpanExporter`` / ``InMemoryMetricReader`` instead of an exporter.
+
+Spans (names follow the conventions' ``{operation} {target}`` form):
+
+* ``invoke_agent {agent}`` - one wake;
+* ``wakeful.compile {agent}`` - one compile;
+* ``chat {model}`` - one model call: ``gen_ai.system`` / ``gen_ai.provider.name``,
+  ``gen_ai.request.model``, ``gen_ai.response.model``, ``gen_ai.usage.input_tokens`` (all
+  input, cached included, as the conventions define it), ``gen_ai.usage.output_tokens``,
+  ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_creation.input_tokens``,
+  ``gen_ai.response.finish_reasons``, plus ``wakeful.cost_usd``;
+* ``execute_tool {tool}`` - one tool run (``gen_ai.tool.name``, ``gen_ai.tool.call.id``).
+
+Metrics: ``gen_ai.client.token.usage`` (histogram by ``gen_ai.token.type``),
+``wakeful.cache.tokens`` (counter by ``wakeful.cache.kind``: uncached, read, write_5m,
+write_1h), ``wakeful.cache.hit_ratio`` (histogram, read / all input, per call),
+``wakeful.window.tokens`` (counter by ``wakeful.bucket``), ``wakeful.compile.evictions``
+(counter by bucket and reason) and ``wakeful.cost`` (counter, USD).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import (
+    ConsoleMetricExporter,
+    MetricReader,
+    PeriodicExportingMetricReader,
+)
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    ConsoleSpanExporter,
+    SimpleSpanProcessor,
+    SpanExporter,
+)
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from wakeful.errors import ConfigError
+from wakeful.providers.base import Usage
+
+__all__ = ["Telemetry", "TelemetrySettings", "setup_telemetry"]
+
+AttrValue = str | int | float | bool
+
+
+@dataclass(frozen=True)
+class TelemetrySettings:
+    """How telemetry leaves the process. Built by the worker; never read from env here."""
+
+    service_name: str = "wakeful"
+    """``service.name`` resource attribute."""
+    exporter: Literal["none", "console", "otlp"] = "none"
+    """Where spans and metrics go; ``none`` records nothing beyond test readers."""
+    otlp_endpoint: str | None = None
+    """OTLP/HTTP base URL (e.g. ``http://127.0.0.1:4318``); required for ``otlp``."""
+    metric_interval_seconds: float = 60.0
+    """How often metrics are exported by the periodic reader."""
+
+
+def _exporters(settings: TelemetrySettings) -> tuple[SpanExporter | None, MetricReader | None]:
+    interval_ms = settings.metric_interval_seconds * 1000
+    if settings.exporter == "none":
+        return None, None
+    if settings.exporter == "console":
+        return ConsoleSpanExporter(), PeriodicExportingMetricReader(
+            ConsoleMetricExporter(), export_interval_millis=interval_ms
+        )
+    if not settings.otlp_endpoint:
+        raise ConfigError("telemetry exporter 'otlp' needs otlp_endpoint (e.g. http://host:4318)")
+    try:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    except ImportError as exc:
+        raise ConfigError(
+            "telemetry exporter 'otlp' needs the opentelemetry-exporter-otlp-proto-http "
+            "package; install it or use exporter='console'"
+        ) from exc
+    base = settings.otlp_endpoint.rstrip("/")
+    return OTLPSpanExporter(endpoint=base + "/v1/traces"), PeriodicExportingMetricReader(
+        OTLPMetricExporter(endpoint=base + "/v1/metrics"), export_interval_millis=interval_ms
+    )
+
+
+class Telemetry:
+    """Tracer, meter and the instruments Wakeful records into."""
+
+    def __init__(self, tracer_provider: TracerProvider, meter_provider: MeterProvider) -> None:
+        self.tracer_provider = tracer_provider
+        self.meter_provider = meter_provider
+        self.tracer = tracer_provider.get_tracer("wakeful")
+        meter = meter_provider.get_meter("wakeful")
+        self._token_usage = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Input and output tokens per model call.",
+        )
+        self._cache_tokens = meter.create_counter(
+            "wakeful.cache.tokens",
+            unit="{token}",
+            description="Input tokens by cache outcome (uncached, read, write_5m, write_1h).",
+        )
+        self._hit_ratio = meter.create_histogram(
+            "wakeful.cache.hit_ratio",
+            unit="1",
+            description="Share of a call's input tokens read from the prompt cache.",
+        )
+        self._window_tokens = meter.create_counter(
+            "wakeful.window.tokens",
+            unit="{token}",
+            description="Tokens placed in compiled windows, by budget bucket.",
+        )
+        self._evictions = meter.create_counter(
+            "wakeful.compile.evictions",
+            unit="{block}",
+            description="Blocks the compiler kept out of a window, by bucket and reason.",
+        )
+        self._cost = meter.create_counter(
+            "wakeful.cost", unit="USD", description="Model spend at list prices."
+        )
+
+    @contextmanager
+    def _span(
+        self, name: str, attributes: Mapping[str, AttrValue], kind: SpanKind
+    ) -> Iterator[Span]:
+        with self.tracer.start_as_current_span(
+            name,
+            kind=kind,
+            attributes=dict(attributes),
+            record_exception=True,
+            set_status_on_exception=True,
+        ) as span:
+            yield span
+
+    def wake_span(self, agent: str, wake_id: str) -> AbstractContextManager[Span]:
+        return self._span(
+            f"invoke_agent {agent}",
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": agent,
+                "wakeful.wake_id": wake_id,
+            },
+            SpanKind.INTERNAL,
+        )
+
+    def compile_span(self, agent: str, wake_id: str) -> AbstractContextManager[Span]:
+        return self._span(
+            f"wakeful.compile {agent}",
+            {"gen_ai.agent.name": agent, "wakeful.wake_id": wake_id},
+            SpanKind.INTERNAL,
+        )
+
+    def model_span(self, provider: str, model: str) -> AbstractContextManager[Span]:
+        return self._span(
+            f"chat {model}",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.system": provider,
+                "gen_ai.provider.name": provider,
+                "gen_ai.request.model": model,
+            },
+            SpanKind.CLIENT,
+        )
+
+    def tool_span(self, tool: str, call_id: str) -> AbstractContextManager[Span]:
+        return self._span(
+            f"execute_tool {tool}",
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": tool,
+                "gen_ai.tool.call.id": call_id,
+            },
+            SpanKind.INTERNAL,
+        )
+
+    def record_model_call(
+        self,
+        *,
+        provider: str,
+        model: str,
+        usage: Usage,
+        cost_usd: float | None = None,
+        stop_reason: str | None = None,
+        span: Span | None = None,
+    ) -> None:
+        """Put usage on the model span (if given) and into the metrics."""
+        total = usage.total_input_tokens
+        five = usage.cache_creation_5m_input_tokens
+        hour = usage.cache_creation_1h_input_tokens
+        unsplit = max(usage.cache_creation_input_tokens - five - hour, 0)
+        if span is not None:
+            span.set_attributes(
+                {
+                    "gen_ai.response.model": model,
+                    "gen_ai.usage.input_tokens": total,
+                    "gen_ai.usage.output_tokens": usage.output_tokens,
+                    "gen_ai.usage.cache_read.input_tokens": usage.cache_read_input_tokens,
+                    "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_input_tokens,
+                }
+            )
+            if stop_reason:
+                span.set_attribute("gen_ai.response.finish_reasons", [stop_reason])
+            if cost_usd is not None:
+                span.set_attribute("wakeful.cost_usd", cost_usd)
+        base = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system": provider,
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": model,
+        }
+        self._token_usage.record(total, {**base, "gen_ai.token.type": "input"})
+        self._token_usage.record(usage.output_tokens, {**base, "gen_ai.token.type": "output"})
+        for kind, value in (
+            ("uncached", usage.input_tokens),
+            ("read", usage.cache_read_input_tokens),
+            ("write_5m", five + unsplit),
+            ("write_1h", hour),
+        ):
+            self._cache_tokens.add(value, {**base, "wakeful.cache.kind": kind})
+        self._hit_ratio.record(usage.cache_read_input_tokens / total if total else 0.0, base)
+        if cost_usd is not None:
+            self._cost.add(cost_usd, base)
+
+    def record_window(self, buckets: Mapping[str, int], *, agent: str) -> None:
+        """Tokens of one compiled window, by bucket (stable prefix, evidence, ...)."""
+        for bucket, tokens in sorted(buckets.items()):
+            self._window_tokens.add(tokens, {"gen_ai.agent.name": agent, "wakeful.bucket": bucket})
+
+    def record_evictions(self, count: int, *, agent: str, bucket: str, reason: str) -> None:
+        self._evictions.add(
+            count, {"gen_ai.agent.name": agent, "wakeful.bucket": bucket, "wakeful.reason": reason}
+        )
+
+    @staticmethod
+    def mark_error(span: Span, message: str) -> None:
+        span.set_status(Status(StatusCode.ERROR, message))
+
+    def shutdown(self) -> None:
+        """Flush and stop exporters (call once, at worker shutdown)."""
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
+
+
+def setup_telemetry(
+    settings: TelemetrySettings,
+    *,
+    span_exporter: SpanExporter | None = None,
+    metric_reader: MetricReader | None = None,
+) -> Telemetry:
+    """Providers per ``settings``; explicit exporter/reader (tests) are added on top."""
+    resource = Resource.create({"service.name": settings.service_name})
+    configured_spans, configured_metrics = _exporters(settings)
+    tracer_provider = TracerProvider(resource=resource)
+    if configured_spans is not None:
+        tracer_provider.add_span_processor(BatchSpanProcessor(configured_spans))
+    if span_exporter is not None:
+        tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
+    readers = [r for r in (configured_metrics, metric_reader) if r is not None]
+    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+    return Telemetry(tracer_provider, meter_provider)

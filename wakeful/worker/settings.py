@@ -1,0 +1,277 @@
+"""Settings: the one place Wakeful reads environment variables.
+
+Every other module takes a :class:`Settings` (or the values it needs) as an argument, so
+tests build one with keyword arguments and nothing depends on the process environment.
+Variables are ``WAKEFUL_<FIELD>``; provider keys and base URLs are also read from the names
+their SDKs use (``ANTHROPIC_API_KEY``...), the ``WAKEFUL_`` name winning when both are set.
+
+A missing URL means "run it here": no ``database_url`` starts embedded Postgres, no
+``temporal_address`` the Temporal dev server, no ``qdrant_url`` opens a Qdrant Edge shard.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+
+from wakeful.errors import ConfigError
+from wakeful.worker import ports
+
+__all__ = ["ENV_PREFIX", "Settings", "env_var_names", "load_settings"]
+
+ENV_PREFIX = "WAKEFUL_"
+
+
+def _also(field: str, plain: str) -> AliasChoices:
+    """Read ``WAKEFUL_<FIELD>`` first, then the SDK's own variable name.
+
+    Keyword arguments still use the field name (``populate_by_name``).
+    """
+    return AliasChoices(ENV_PREFIX + field.upper(), plain)
+
+
+class Settings(BaseSettings):
+    """Typed configuration for the worker, the ingress, the CLI and the embedded stack."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,  # `WAKEFUL_DATABASE_URL=` in an env file means "unset"
+        frozen=True,
+        extra="forbid",
+        populate_by_name=True,
+        validate_default=True,
+    )
+
+    # --- where things live -------------------------------------------------------------
+    state_dir: Path = Field(
+        Path(".wakeful"),
+        description="Directory holding all embedded state: Postgres data, the Temporal "
+        "SQLite file, the Qdrant Edge shard, logs and stack.json. One directory, one stack.",
+    )
+    database_url: str | None = Field(
+        None,
+        description="Postgres URL (postgres://, postgresql:// or postgresql+psycopg://), "
+        "kept in SQLAlchemy+psycopg form. Unset: the embedded Postgres is started.",
+    )
+    temporal_address: str | None = Field(
+        None,
+        description="Temporal frontend as host:port (or a URL such as http://host:7233). "
+        "Unset: the embedded Temporal dev server is started.",
+    )
+    temporal_namespace: str = Field(
+        "default", min_length=1, description="Temporal namespace the workflows run in."
+    )
+    task_queue: str = Field(
+        "wakeful", min_length=1, description="Temporal task queue the worker polls."
+    )
+    temporal_port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="Preferred gRPC port of the embedded Temporal server. Unset: the first "
+        "free port from 7233 upward, kept across restarts.",
+    )
+    temporal_ui_port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="Port for the embedded Temporal Web UI. Unset: the UI is off, which "
+        "saves memory and a port on small machines.",
+    )
+    qdrant_url: str | None = Field(
+        None,
+        description="Qdrant server URL (http(s)://host:6333). Unset: a Qdrant Edge shard "
+        "is opened in-process at qdrant_path.",
+    )
+    qdrant_api_key: SecretStr | None = Field(None, description="API key for qdrant_url.")
+    qdrant_path: Path = Field(
+        default_factory=lambda data: Path(data.get("state_dir", Path(".wakeful"))) / "qdrant",
+        description="Directory of the Qdrant Edge shard; defaults to <state_dir>/qdrant.",
+    )
+    tenant: str = Field(
+        "default",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+        description="Tenant this process acts for; every substrate row is scoped by it.",
+    )
+
+    # --- model providers (SDK retries stay off: Temporal owns retries) ---------------
+    anthropic_api_key: SecretStr | None = Field(
+        None,
+        validation_alias=_also("anthropic_api_key", "ANTHROPIC_API_KEY"),
+        description="Anthropic API key; also read from ANTHROPIC_API_KEY.",
+    )
+    anthropic_base_url: str | None = Field(
+        None,
+        validation_alias=_also("anthropic_base_url", "ANTHROPIC_BASE_URL"),
+        description="Anthropic API base URL (the provider simulator in tests and the demo); "
+        "also read from ANTHROPIC_BASE_URL.",
+    )
+    openai_api_key: SecretStr | None = Field(
+        None,
+        validation_alias=_also("openai_api_key", "OPENAI_API_KEY"),
+        description="OpenAI API key; also read from OPENAI_API_KEY.",
+    )
+    openai_base_url: str | None = Field(
+        None,
+        validation_alias=_also("openai_base_url", "OPENAI_BASE_URL"),
+        description="OpenAI API base URL; also read from OPENAI_BASE_URL.",
+    )
+
+    # --- webhook ingress ------------------------------------------------------------
+    webhook_secret: SecretStr | None = Field(
+        None,
+        description="Signing secret of the default tenant's webhooks (HMAC-SHA256). Unset: "
+        "the ingress refuses every delivery for that tenant rather than accept unsigned ones.",
+    )
+    webhook_tenant_secrets: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description='Signing secrets of other tenants, as JSON: {"tenant": "secret"}.',
+    )
+    webhook_max_body_bytes: int = Field(
+        262_144, gt=0, description="Largest webhook body accepted; larger gets 413."
+    )
+    webhook_replay_window_s: int = Field(
+        300,
+        gt=0,
+        description="How far a signature timestamp may be from now, in seconds; older or "
+        "newer deliveries get 401 so a captured request cannot be replayed later.",
+    )
+    ingress_host: str = Field("127.0.0.1", description="Address the ingress binds.")
+    ingress_port: int = Field(8080, ge=1, le=65535, description="Port the ingress binds.")
+
+    # --- telemetry ------------------------------------------------------------------
+    otel_exporter: Literal["none", "console", "otlp"] = Field(
+        "none", description="Where OpenTelemetry spans go."
+    )
+    otel_endpoint: str | None = Field(
+        None,
+        validation_alias=_also("otel_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+        description="OTLP collector endpoint when otel_exporter is otlp; also read from "
+        "OTEL_EXPORTER_OTLP_ENDPOINT.",
+    )
+
+    # --- timeouts (explicit, so nothing waits forever) -----------------------------
+    activity_timeout_s: float = Field(
+        120.0, gt=0, description="start_to_close timeout of non-model activities."
+    )
+    model_timeout_s: float = Field(
+        300.0, gt=0, description="start_to_close timeout of one model call activity."
+    )
+    connect_timeout_s: float = Field(
+        10.0, gt=0, description="How long a client waits to connect to Postgres/Temporal/Qdrant."
+    )
+    stack_start_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="How long `stack up` waits for an embedded server to become ready, and "
+        "for another process that is starting or stopping the same stack.",
+    )
+    stack_stop_timeout_s: float = Field(
+        20.0,
+        gt=0,
+        description="How long `stack down` waits for a server to exit before killing it.",
+    )
+
+    @staticmethod
+    def sqlalchemy_url(url: str) -> str:
+        """``url`` in the ``postgresql+psycopg://`` form SQLAlchemy needs."""
+        return ports.sqlalchemy_url(url)
+
+    @staticmethod
+    def libpq_url(url: str) -> str:
+        """``url`` in the ``postgresql://`` form psycopg.connect needs."""
+        return ports.libpq_url(url)
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        return None if value is None or not value.strip() else ports.sqlalchemy_url(value)
+
+    @field_validator("temporal_address")
+    @classmethod
+    def _temporal_address(cls, value: str | None) -> str | None:
+        return None if value is None or not value.strip() else ports.temporal_target(value)
+
+    @field_validator("qdrant_url", "anthropic_base_url", "openai_base_url", "otel_endpoint")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("expected an http:// or https:// URL")
+        return value.rstrip("/")
+
+    @field_validator("state_dir", "qdrant_path")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        return value.expanduser()
+
+
+def env_var_names(field: str) -> tuple[str, ...]:
+    """The environment variables that set ``field``, preferred first."""
+    info = Settings.model_fields[field]
+    alias = info.validation_alias
+    if isinstance(alias, AliasChoices):
+        return tuple(str(choice) for choice in alias.choices)
+    return (ENV_PREFIX + field.upper(),)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build :class:`Settings` from the environment plus ``overrides``.
+
+    Raises :class:`~wakeful.errors.ConfigError` with one line per the CLI's needs: which
+    variable is wrong and what it accepts, never the value of a secret.
+    """
+    try:
+        return Settings(**overrides)
+    except ValidationError as err:
+        raise ConfigError(_describe(err)) from None
+    except SettingsError as err:  # a structured (JSON) variable that does not parse
+        found = re.search(r'field "(\w+)"', str(err))
+        field = found.group(1) if found else None
+        if field not in Settings.model_fields:
+            raise ConfigError(f"bad configuration: {err}") from None
+        names = " / ".join(env_var_names(field))
+        hint = Settings.model_fields[field].description or ""
+        raise ConfigError(f"bad configuration: {names} is not valid JSON; {hint}") from None
+
+
+def _describe(err: ValidationError) -> str:
+    problems = []
+    for item in err.errors(include_url=False):
+        if item["type"] == "default_factory_not_called":
+            continue  # a consequence of another error, reported on its own
+        where = str(item["loc"][0]) if item["loc"] else "?"
+        field = _field_for(where)
+        msg = str(item["msg"]).removeprefix("Value error, ")
+        if field is None or item["type"] == "extra_forbidden":
+            problems.append(f"unknown setting {where!r}")
+            continue
+        names = " / ".join(env_var_names(field))
+        problems.append(f"{names}={_shown(field, item['input'])} is invalid: {msg}")
+    return "bad configuration: " + "; ".join(problems)
+
+
+def _shown(field: str, value: object) -> str:
+    """The rejected value as it may appear in a log: secrets hidden, passwords masked."""
+    if "secret" in field or field.endswith("_key"):
+        return "<hidden>"
+    text = _URL_PASSWORD.sub(r"\1***@", repr(value))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+
+
+def _field_for(name: str) -> str | None:
+    """Map a validation error location (a field name or an alias) back to the field."""
+    if name in Settings.model_fields:
+        return name
+    for field in Settings.model_fields:
+        if name in env_var_names(field):
+            return field
+    return None
