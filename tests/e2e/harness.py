@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
-from wakeful.tokenizers import BpeCounter
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
@@ -21,6 +20,7 @@ from wakeful.demo.agent import INSTRUCTIONS
 from wakeful.providers.registry import build_provider
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.tokenizers import BpeCounter
 from wakeful.worker.worker import build_worker
 
 
