@@ -6,7 +6,7 @@ import asyncio
 
 import typer
 
-from wakeful.cli import agents, bench, inspect, stack
+from wakeful.cli import agents, bench, data, inspect, stack
 from wakeful.cli.common import friendly, settings
 
 app = typer.Typer(
@@ -23,6 +23,7 @@ app.command()(agents.worker)
 app.command()(inspect.explain)
 app.command()(inspect.diff)
 app.command()(inspect.replay)
+app.command("import")(data.import_)
 
 
 @app.command()
