@@ -1,0 +1,178 @@
+"""Hybrid retrieval under a token cap, on the in-memory fake and on Qdrant Edge."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from wakeful.compiler.blocks import BlockKind
+from wakeful.substrate.embedders import HashingEmbedder
+from wakeful.substrate.lexical import Bm25Encoder
+from wakeful.substrate.retrieval import RetrievalConfig, RetrievalHit, Retriever
+from wakeful.substrate.vectors.base import CollectionSpec, FusionMode, VectorPoint, VectorStore
+from wakeful.substrate.vectors.edge import EdgeVectorStore
+from wakeful.substrate.vectors.memory import MemoryVectorStore
+
+EMB = HashingEmbedder(dim=128)
+MAY = datetime(2026, 5, 8, tzinfo=UTC)
+JUNE = datetime(2026, 6, 20, tzinfo=UTC)
+SESSIONS = {
+    "s1": (
+        MAY,
+        [
+            "Caroline: I went to the LGBTQ support group yesterday.",
+            "Melanie: That is wonderful! How did it feel?",
+            "Caroline: It felt so empowering, everyone was kind.",
+            "Melanie: I painted a sunrise over the lake last week.",
+            "Caroline: I would love to see that painting.",
+            "Melanie: We went hiking with friends.",
+        ],
+    ),
+    "s2": (
+        JUNE,
+        [
+            "Melanie: We went camping in the mountains.",
+            "Caroline: Did the kids enjoy the trip?",
+            "Melanie: They loved roasting marshmallows.",
+            "Caroline: We went hiking with family.",
+        ],
+    ),
+}
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def chunks(tenant: str = "t1", marker: str = "") -> list[VectorPoint]:
+    out = []
+    for n, (session, (date, turns)) in enumerate(SESSIONS.items(), start=1):
+        texts = [marker + t for t in turns]
+        for seq, (text, vec) in enumerate(zip(texts, EMB.embed(texts), strict=True)):
+            out.append(
+                VectorPoint(
+                    tenant=tenant,
+                    agent="a1",
+                    chunk_id=f"D{n}:{seq + 1}",
+                    text=text,
+                    vector=tuple(vec),
+                    embedder=EMB.name,
+                    seq=seq,
+                    session_id=session,
+                    session_date=date,
+                    external_id=f"D{n}:{seq + 1}",
+                )
+            )
+    return out
+
+
+@pytest.fixture(params=["memory", "edge"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
+    s: VectorStore = MemoryVectorStore() if request.param == "memory" else EdgeVectorStore(tmp_path)
+    s.ensure_collection(
+        CollectionSpec(
+            name="chunks", embedder=EMB.name, dim=EMB.dim, sparse_encoder=Bm25Encoder().name
+        )
+    )
+    s.upsert(chunks())
+    yield s
+    s.close()
+
+
+def retrieve(
+    store: VectorStore, query: str, cap: int = 1000, **config: object
+) -> list[RetrievalHit]:
+    retriever = Retriever(store, EMB, RetrievalConfig.model_validate(config))
+    return retriever.retrieve(query, tenant="t1", agent="a1", token_cap=cap, count_tokens=words)
+
+
+def test_hits_carry_session_date_seq_and_external_id(store: VectorStore) -> None:
+    first = retrieve(store, "LGBTQ support group")[0]
+    assert (first.external_id, first.session_id, first.seq) == ("D1:1", "s1", 0)
+    assert first.session_date == MAY
+    assert (first.rank, first.relevance) == (1, 1.0)
+
+
+def test_neighbours_follow_their_hit_when_they_fit(store: VectorStore) -> None:
+    hits = retrieve(store, "sunrise over the lake")
+    assert [h.external_id for h in hits[:3]] == ["D1:4", "D1:3", "D1:5"]
+    assert [h.neighbour_of for h in hits[:3]] == [None, "D1:4", "D1:4"]
+    assert all(h.relevance < 1.0 for h in hits[1:])
+
+
+def test_neighbours_are_left_out_when_they_do_not_fit(store: VectorStore) -> None:
+    hit = "Melanie: I painted a sunrise over the lake last week."
+    hits = retrieve(store, "sunrise over the lake", cap=words(hit) + 3)
+    assert [h.external_id for h in hits] == ["D1:4"]
+
+
+def test_neighbours_never_cross_sessions(store: VectorStore) -> None:
+    hits = retrieve(store, "hiking with friends")
+    by_id = {h.chunk_id: h for h in hits}
+    assert by_id["D1:6"].rank == 1
+    for h in hits:
+        if h.neighbour_of is not None and h.neighbour_of in by_id:
+            assert h.session_id == by_id[h.neighbour_of].session_id
+
+
+@pytest.mark.parametrize("cap", [4, 9, 20, 45, 1000])
+def test_token_cap_is_never_exceeded(store: VectorStore, cap: int) -> None:
+    hits = retrieve(store, "Caroline Melanie painting camping hiking group", cap=cap)
+    assert sum(h.tokens for h in hits) <= cap
+    assert all(h.tokens == words(h.text) for h in hits)
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+
+
+def test_duplicates_by_source_hash_are_dropped(store: VectorStore) -> None:
+    copy = chunks()[3].model_copy(update={"chunk_id": "copy", "seq": 40, "session_id": "s9"})
+    store.upsert([copy])
+    texts = [h.text for h in retrieve(store, "sunrise over the lake")]
+    assert texts.count(copy.text) == 1
+
+
+def test_another_tenants_chunks_never_come_back(store: VectorStore) -> None:
+    store.upsert(chunks(tenant="t2", marker="secret "))
+    hits = retrieve(store, "secret support group sunrise camping", cap=10_000)
+    assert hits and not any("secret" in h.text for h in hits)
+
+
+@pytest.mark.parametrize(("month", "expected"), [("June", "D2:4"), ("May", "D1:6")])
+def test_session_date_breaks_the_tie_for_temporal_questions(
+    store: VectorStore, month: str, expected: str
+) -> None:
+    hits = retrieve(store, f"Who went hiking in {month}?", neighbours=False)
+    assert hits[0].external_id == expected
+
+
+def test_smoothing_brings_in_the_answer_after_the_matching_turn(store: VectorStore) -> None:
+    smooth = Retriever(store, EMB, RetrievalConfig(mode=FusionMode.SPARSE))
+    plain = Retriever(store, EMB, RetrievalConfig(mode=FusionMode.SPARSE, smoothing=0.0))
+    question = "Did the kids enjoy the trip?"
+    assert "D2:3" in [c.hit.chunk_id for c in smooth.candidates(question, tenant="t1", agent="a1")]
+    assert "D2:3" not in [
+        c.hit.chunk_id for c in plain.candidates(question, tenant="t1", agent="a1")
+    ]
+
+
+@pytest.mark.parametrize("mode", list(FusionMode))
+def test_every_mode_finds_the_obvious_turn(store: VectorStore, mode: FusionMode) -> None:
+    assert retrieve(store, "camping in the mountains", mode=mode)[0].external_id == "D2:1"
+
+
+def test_no_match_returns_nothing(store: VectorStore) -> None:
+    assert retrieve(store, "quantum chromodynamics", mode=FusionMode.SPARSE) == []
+
+
+def test_hits_become_retrieved_blocks(store: VectorStore) -> None:
+    hits = retrieve(store, "sunrise over the lake")
+    block = hits[0].to_block()
+    assert block.kind is BlockKind.RETRIEVED
+    assert (block.id, block.source) == ("retrieved:D1:4", "chunk:D1:4")
+    assert (block.relevance, block.captured_at, block.external_id) == (1.0, MAY, "D1:4")
+    assert (block.session_id, block.seq, block.text) == ("s1", 3, hits[0].text)
+    neighbour = hits[1].to_block()
+    assert 0 < neighbour.relevance < 1
+    assert neighbour.meta["neighbour_of"] == "D1:4"

@@ -1,0 +1,317 @@
+"""Hybrid retrieval under a token cap: candidates for the compiler, never its decisions.
+
+The compile activity calls :meth:`Retriever.retrieve` and hands the resulting
+:class:`RetrievalHit` blocks to the compiler, which decides what enters the window. Steps:
+
+1. **Two rankings** from the vector store, each scoped to the tenant and agent: BM25 over
+   the lexical sparse vectors, and the dense vectors of the collection's embedder.
+2. **Neighbour smoothing** within each ranking: a chunk's score gains a fraction of the
+   scores of the turns just before and after it. In a conversation the answer often sits
+   one turn away from the words that match the question.
+3. **Reciprocal rank fusion** of the two rankings (``Σ w / (k + rank)``, k = 60).
+4. **Session-date match**: when the question names a month or a year, chunks from
+   sessions on that date gain ``date_boost``.
+5. **Dedupe** by source hash, keeping the best-ranked copy.
+6. **Packing** under ``token_cap``: hits in rank order, each followed by its neighbours
+   (same session, seq ± 1, read back from the vector payload) when they fit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wakeful.compiler.blocks import Block, BlockKind
+from wakeful.substrate.embedders import Embedder
+from wakeful.substrate.vectors.base import (
+    FusionMode,
+    SeqKey,
+    VectorHit,
+    VectorQuery,
+    VectorStore,
+    rrf_fuse,
+    stable_by_score,
+)
+
+__all__ = ["Candidate", "RetrievalConfig", "RetrievalHit", "Retriever"]
+
+TokenCounter = Callable[[str], int]
+Key = SeqKey | str
+
+_MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
+# Capitalised only: "may" the verb is not a month.
+_MONTH_RE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
+_YEAR_RE = re.compile(r"\b(19\d\d|20\d\d)\b")
+_NEIGHBOUR_BATCH = 16
+
+
+class RetrievalConfig(BaseModel):
+    """Knobs of the pipeline; the defaults are the ones measured best on conversation recall."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: FusionMode = FusionMode.HYBRID
+    rrf_k: int = Field(default=60, gt=0)
+    lexical_weight: float = Field(default=1.0, ge=0)
+    dense_weight: float = Field(
+        default=0.1,
+        ge=0,
+        description="Measured with HashingEmbedder, which mostly re-finds BM25's hits; "
+        "a learned embedder (OpenAI, sentence-transformers) deserves a weight near 1.",
+    )
+    candidates: int = Field(default=100, gt=0, description="Least depth of each ranking.")
+    tokens_per_candidate: int = Field(
+        default=20, gt=0, description="Rankings go ``token_cap / this`` deep when that is more."
+    )
+    smoothing: float = Field(default=0.35, ge=0, description="Share of neighbours' scores.")
+    neighbours: bool = Field(default=True, description="Pack the turns before and after a hit.")
+    neighbour_relevance: float = Field(default=0.5, ge=0, le=1)
+    date_boost: float = Field(default=0.3, ge=0)
+    kinds: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fused, deduplicated chunk before packing."""
+
+    hit: VectorHit
+    score: float
+
+
+class RetrievalHit(BaseModel):
+    """A chunk chosen under the cap. ``relevance`` is ``score`` over the best score (0..1]."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    chunk_id: str
+    text: str
+    score: float
+    relevance: float
+    rank: int = Field(description="1-based position in packing order.")
+    tokens: int
+    seq: int
+    session_id: str | None
+    session_date: datetime | None
+    external_id: str | None
+    kind: str
+    source_hash: str
+    neighbour_of: str | None = Field(default=None, description="The hit that pulled it in.")
+
+    def to_block(self) -> Block:
+        meta = {"rank": str(self.rank), "score": f"{self.score:.6g}", "chunk_kind": self.kind}
+        if self.neighbour_of is not None:
+            meta["neighbour_of"] = self.neighbour_of
+        return Block(
+            id=f"retrieved:{self.chunk_id}",
+            kind=BlockKind.RETRIEVED,
+            text=self.text,
+            source=f"chunk:{self.chunk_id}",
+            seq=self.seq,
+            relevance=self.relevance,
+            captured_at=self.session_date,
+            session_id=self.session_id,
+            external_id=self.external_id,
+            meta=meta,
+        )
+
+
+class Retriever:
+    """Hybrid retrieval over one :class:`VectorStore` and the embedder that filled it."""
+
+    def __init__(
+        self, store: VectorStore, embedder: Embedder, config: RetrievalConfig | None = None
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self.config = config or RetrievalConfig()
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        tenant: str,
+        agent: str,
+        token_cap: int,
+        count_tokens: TokenCounter,
+    ) -> list[RetrievalHit]:
+        found = self.candidates(query, tenant=tenant, agent=agent, token_cap=token_cap)
+        return self.pack(
+            found, tenant=tenant, agent=agent, token_cap=token_cap, count_tokens=count_tokens
+        )
+
+    def candidates(
+        self, query: str, *, tenant: str, agent: str, token_cap: int = 0
+    ) -> list[Candidate]:
+        """Fused, date-boosted, deduplicated candidates, best first.
+
+        The rankings go deep enough to fill ``token_cap`` even when many chunks are skipped
+        as duplicates or as too long.
+        """
+        cfg = self.config
+        depth = max(cfg.candidates, token_cap // cfg.tokens_per_candidate)
+        lists: list[list[VectorHit]] = []
+        weights: list[float] = []
+        common = {"tenant": tenant, "agent": agent, "limit": depth, "kinds": cfg.kinds}
+        if cfg.mode is not FusionMode.DENSE:
+            sparse = VectorQuery(mode=FusionMode.SPARSE, text=query, **common)
+            lists.append(self._store.query(sparse))
+            weights.append(cfg.lexical_weight)
+        if cfg.mode is not FusionMode.SPARSE:
+            (vector,) = self._embedder.embed([query])
+            dense = VectorQuery(
+                mode=FusionMode.DENSE, dense=tuple(vector), embedder=self._embedder.name, **common
+            )
+            lists.append(self._store.query(dense))
+            weights.append(cfg.dense_weight)
+        rankings = [_smooth(hits, cfg.smoothing) for hits in lists]
+        known = {_key(hit): hit for hits in lists for hit in hits}
+        if len(rankings) == 1:
+            fused = rankings[0]
+        else:
+            fused = rrf_fuse([[k for k, _ in r] for r in rankings], weights, cfg.rrf_k)
+        fused = fused[:depth]
+        missing = [k for k, _ in fused if k not in known and isinstance(k, SeqKey)]
+        if missing:
+            for hit in self._store.fetch(tenant, agent, missing):
+                known[_key(hit)] = hit
+        resolved = [(known[k], score) for k, score in fused if k in known]
+        scored = _date_boost(query, resolved, cfg.date_boost)
+        seen: set[str] = set()
+        out = []
+        for hit, score in scored:
+            if hit.source_hash not in seen:
+                seen.add(hit.source_hash)
+                out.append(Candidate(hit, score))
+        return out
+
+    def pack(
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        tenant: str,
+        agent: str,
+        token_cap: int,
+        count_tokens: TokenCounter,
+    ) -> list[RetrievalHit]:
+        """Greedy packing in rank order; a hit that does not fit is skipped, not truncated."""
+        if not candidates:
+            return []
+        best = candidates[0].score or 1.0
+        score_of = {c.hit.chunk_id: c.score for c in candidates}
+        # Smoothing put most neighbours among the candidates already; fetch only the rest.
+        around = {_key(c.hit): c.hit for c in candidates if c.hit.session_id is not None}
+        fetched_upto = 0
+        taken: set[str] = set()
+        hashes: set[str] = set()
+        used = 0
+        out: list[RetrievalHit] = []
+
+        def take(hit: VectorHit, score: float, neighbour_of: str | None) -> bool:
+            nonlocal used
+            if hit.chunk_id in taken or hit.source_hash in hashes:
+                return False
+            tokens = count_tokens(hit.text)
+            if used + tokens > token_cap:
+                return False
+            used += tokens
+            taken.add(hit.chunk_id)
+            hashes.add(hit.source_hash)
+            out.append(_hit(hit, score, min(score / best, 1.0), len(out) + 1, tokens, neighbour_of))
+            return True
+
+        for i, cand in enumerate(candidates):
+            if used >= token_cap:
+                break
+            # A candidate already packed as someone's neighbour still brings its own.
+            packed = cand.hit.chunk_id in taken or take(cand.hit, cand.score, None)
+            if not packed or not self.config.neighbours:
+                continue
+            if i >= fetched_upto:
+                batch = candidates[i : i + _NEIGHBOUR_BATCH]
+                around.update(self._neighbours(tenant, agent, [c.hit for c in batch], around))
+                fetched_upto = i + len(batch)
+            for key in _adjacent(cand.hit):
+                near = around.get(key)
+                if near is not None:
+                    fallback = cand.score * self.config.neighbour_relevance
+                    take(near, max(score_of.get(near.chunk_id, 0.0), fallback), cand.hit.chunk_id)
+        return out
+
+    def _neighbours(
+        self, tenant: str, agent: str, hits: Sequence[VectorHit], known: Mapping[Key, VectorHit]
+    ) -> dict[Key, VectorHit]:
+        keys = [key for hit in hits for key in _adjacent(hit) if key not in known]
+        found = self._store.fetch(tenant, agent, keys) if keys else []
+        return {_key(h): h for h in found}
+
+
+def _adjacent(hit: VectorHit) -> list[SeqKey]:
+    if hit.session_id is None:
+        return []
+    return [SeqKey(hit.session_id, s) for s in (hit.seq - 1, hit.seq + 1) if s >= 0]
+
+
+def _key(hit: VectorHit) -> Key:
+    """Rank by position where there is one, so both rankings name a turn the same way."""
+    return SeqKey(hit.session_id, hit.seq) if hit.session_id is not None else hit.chunk_id
+
+
+def _smooth(hits: list[VectorHit], share: float) -> list[tuple[Key, float]]:
+    """Each hit lends ``share`` of its score to the turns before and after it.
+
+    Turns that did not match at all still enter the ranking when a neighbour scores well
+    (the answer right after the question that matched), and are fetched only if they rank.
+    """
+    scores: dict[Key, float] = {_key(h): h.score for h in hits}
+    if share:
+        for h in hits:
+            if h.session_id is None:
+                continue
+            for seq in (h.seq - 1, h.seq + 1):
+                if seq >= 0:
+                    key = SeqKey(h.session_id, seq)
+                    scores[key] = scores.get(key, 0.0) + share * h.score
+    return stable_by_score(scores)
+
+
+def _date_boost(
+    query: str, scored: list[tuple[VectorHit, float]], boost: float
+) -> list[tuple[VectorHit, float]]:
+    months = {_MONTHS.index(m) + 1 for m in _MONTH_RE.findall(query)}
+    years = {int(y) for y in _YEAR_RE.findall(query)}
+    if not boost or not (months or years):
+        return scored
+
+    def matches(date: datetime | None) -> bool:
+        if date is None:
+            return False
+        return (not months or date.month in months) and (not years or date.year in years)
+
+    boosted = [(h, s * (1.0 + boost) if matches(h.session_date) else s) for h, s in scored]
+    return sorted(boosted, key=lambda x: x[1], reverse=True)  # stable: ties keep rank order
+
+
+def _hit(
+    hit: VectorHit, score: float, relevance: float, rank: int, tokens: int, neighbour_of: str | None
+) -> RetrievalHit:
+    return RetrievalHit(
+        chunk_id=hit.chunk_id,
+        text=hit.text,
+        score=score,
+        relevance=relevance,
+        rank=rank,
+        tokens=tokens,
+        seq=hit.seq,
+        session_id=hit.session_id,
+        session_date=hit.session_date,
+        external_id=hit.external_id,
+        kind=hit.kind,
+        source_hash=hit.source_hash,
+        neighbour_of=neighbour_of,
+    )
