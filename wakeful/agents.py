@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -80,6 +80,31 @@ class AgentRuntime(BaseModel):
 
 
 @dataclass(frozen=True)
+class Delegation:
+    """A kind of narrow sub-task the agent may hand to a child agent with the ``delegate`` tool.
+
+    The child gets this frame, the task text and the listed tools only — never the parent's
+    transcript or retrieval hits — and must answer with JSON matching ``output``. Its result is
+    validated with ``output`` and capped at ``max_result_chars`` before the parent merges it as
+    an evidence card; an invalid result is retried (``on_invalid="retry"``, up to
+    ``max_attempts`` wakes of the child) or reported to the parent's model with the reason.
+    """
+
+    name: str
+    description: str
+    output: type[BaseModel]
+    tools: tuple[str, ...] = ()
+    instructions: str = ""
+    subdir: str = ""
+    max_tokens: int = 50_000
+    max_model_calls: int = 4
+    timeout_s: float = 300.0
+    max_result_chars: int = 4_000
+    max_attempts: int = 2
+    on_invalid: Literal["retry", "report"] = "retry"
+
+
+@dataclass(frozen=True)
 class Agent:
     name: str
     instructions: str
@@ -93,6 +118,15 @@ class Agent:
     workdir: str = "."
     tenant: str = "default"
     meta: dict[str, str] = field(default_factory=dict)
+    delegations: tuple[Delegation, ...] = ()
+    max_parallel_children: int = 3
+
+    def delegation(self, name: str) -> Delegation:
+        for d in self.delegations:
+            if d.name == name:
+                return d
+        known = ", ".join(d.name for d in self.delegations) or "none"
+        raise UserError(f"agent {self.name!r} has no delegation {name!r} (known: {known})")
 
     def tool(self, name: str) -> Tool:
         for tool in self.tools:
@@ -128,9 +162,31 @@ class Agent:
             "model": self.model,
             "provider": self.provider,
             "policy": self.policy,
-            "tools": [t.schema() for t in self.tools],
+            "tools": [t.schema() for t in self.tools]
+            + ([delegate_schema(self.delegations)] if self.delegations else []),
             "instructions": self.instructions,
         }
+
+
+def delegate_schema(delegations: tuple[Delegation, ...]) -> dict[str, Any]:
+    """The ``delegate`` tool as the model sees it: one call per sub-task, run in parallel."""
+    kinds = "; ".join(f"{d.name}: {d.description}" for d in delegations)
+    return {
+        "name": "delegate",
+        "description": (
+            "Hand a narrow sub-task to a child agent that sees only the task you write (not "
+            "this conversation) and returns a validated JSON result as evidence. Call it "
+            f"several times in one reply to run sub-tasks in parallel. Kinds: {kinds}"
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "enum": [d.name for d in delegations]},
+                "task": {"type": "string", "description": "Everything the child needs."},
+            },
+            "required": ["kind", "task"],
+        },
+    }
 
 
 class AgentRegistry:
@@ -138,8 +194,13 @@ class AgentRegistry:
 
     def __init__(self, agents: Iterable[Agent] = ()) -> None:
         self._agents: dict[tuple[str, str], Agent] = {}
+        self._fallback: Callable[[str, str], Agent | None] | None = None
         for agent in agents:
             self.register(agent)
+
+    def set_fallback(self, fallback: Callable[[str, str], Agent | None]) -> None:
+        """Resolve names this process was not given (child agents registered elsewhere)."""
+        self._fallback = fallback
 
     def register(self, agent: Agent) -> None:
         self._agents[(agent.tenant, agent.name)] = agent
@@ -148,6 +209,10 @@ class AgentRegistry:
         try:
             return self._agents[(tenant, name)]
         except KeyError:
+            found = self._fallback(tenant, name) if self._fallback is not None else None
+            if found is not None:
+                self.register(found)
+                return found
             known = ", ".join(sorted(n for t, n in self._agents if t == tenant)) or "none"
             raise UnknownAgentError(
                 f"no agent {name!r} is registered for tenant {tenant!r} (known: {known})"

@@ -8,6 +8,7 @@ deserialize these.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +22,19 @@ CALL_MODEL = "wakeful.call_model"
 RECORD_OUTPUT = "wakeful.record_output"
 RUN_TOOL = "wakeful.run_tool"
 FINISH_WAKE = "wakeful.finish_wake"
+RESUME_AGENT = "wakeful.resume_agent"
+END_SESSION = "wakeful.end_session"
+KEEP_WARM = "wakeful.keep_warm"
+DELIVER_TRIGGER = "wakeful.deliver_trigger"
+RECORD_TOOL_RESULTS = "wakeful.record_tool_results"
+CHILD_PLAN = "wakeful.child.plan"
+CHILD_PREPARE = "wakeful.child.prepare"
+CHILD_COLLECT = "wakeful.child.collect"
+CHILD_MERGE = "wakeful.child.merge"
+
+# The tool name the model uses to hand a narrow sub-task to a child agent; the workflow
+# handles it (fan-out of child workflows), never ``run_tool``.
+DELEGATE_TOOL = "delegate"
 
 
 class _Msg(BaseModel):
@@ -34,6 +48,11 @@ class Trigger(_Msg):
     idempotency_key: str
     new_session: bool = False
     received_at: datetime | None = None
+    next_expected_at: datetime | None = Field(
+        None,
+        description="When the next trigger of this kind is expected (e.g. a schedule's "
+        "next fire); lets the orchestrator price keep-warm calls against a cache miss.",
+    )
 
 
 class WakeRef(_Msg):
@@ -56,12 +75,28 @@ class StartWakeOut(_Msg):
     ask_event_id: int
 
 
+class LedgerAnnotations(_Msg):
+    """Orchestrator decisions (e.g. pacing) the compile activity attaches to the ledger."""
+
+    decisions: dict[str, str] = Field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
 class CompileIn(_Msg):
     wake: WakeRef
     runtime: AgentRuntime
     goal: Goal
     call_index: int
     now: datetime
+    annotations: LedgerAnnotations | None = None
+
+
+class BreakpointRef(_Msg):
+    """A cache breakpoint of a compiled window: enough for the orchestrator's cache clock."""
+
+    name: str
+    ttl: str | None
+    prefix_tokens: int
 
 
 class CompileOut(_Msg):
@@ -70,6 +105,7 @@ class CompileOut(_Msg):
     stable_prefix_hash: str
     input_tokens: int
     max_event_id: int
+    breakpoints: tuple[BreakpointRef, ...] = ()
 
 
 class CallModelIn(_Msg):
@@ -128,6 +164,7 @@ class FinishWakeIn(_Msg):
     at: datetime
     model_calls: int
     tool_calls: int
+    error: str = Field("", description="Why the wake failed (e.g. a refused model call).")
 
 
 class FinishWakeOut(_Msg):
@@ -149,3 +186,165 @@ class WakeResult(_Msg):
     handoff_id: int
     idempotency_key: str = ""
     deduplicated: bool = False
+    pacing: str = Field("", description="The pacing choice taken before this wake.")
+
+
+# --- sessions, triggers and keep-warm ----------------------------------------------------
+
+
+class ResumeAgentIn(_Msg):
+    tenant: str
+    agent: str
+    recent: int = Field(32, description="How many recent wakes to return for deduplication.")
+
+
+class ResumeAgentOut(_Msg):
+    """What a freshly started agent workflow recovers from the substrate."""
+
+    wakes: int
+    session_number: int
+    session_id: str
+    last_wake_at: datetime | None
+    recent: tuple[WakeResult, ...] = ()
+
+
+class EndSessionIn(_Msg):
+    wake: WakeRef = Field(description="The session's last wake.")
+    reason: str
+    at: datetime
+
+
+class EndSessionOut(_Msg):
+    handoff_id: int
+
+
+class KeepWarmIn(_Msg):
+    wake: WakeRef = Field(description="The wake whose last window is re-sent.")
+    runtime: AgentRuntime
+    window_hash: str
+    ping: int
+    max_tokens: int = 1
+
+
+class KeepWarmOut(_Msg):
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+    cost_usd: float
+
+
+class DeliverTriggerIn(_Msg):
+    runtime: AgentRuntime
+    trigger: Trigger
+    task_queue: str
+
+
+class DeliverTriggerOut(_Msg):
+    workflow_id: str
+
+
+class ToolResultIn(_Msg):
+    tool_call_id: str
+    tool_name: str
+    text: str
+    is_error: bool = False
+
+
+class RecordToolResultsIn(_Msg):
+    wake: WakeRef
+    call_index: int
+    results: tuple[ToolResultIn, ...]
+    at: datetime
+
+
+class RecordToolResultsOut(_Msg):
+    event_ids: tuple[int, ...]
+
+
+# --- child agents --------------------------------------------------------------------------
+
+
+class ChildBundle(_Msg):
+    """Everything a child agent gets: a narrow frame, never the parent's transcript."""
+
+    tenant: str
+    parent: str
+    child: str = Field(description="The child's agent name: <parent>/child/<n>.")
+    kind: str = Field(description="The parent's delegation this child serves.")
+    call_id: str = Field(description="The parent's delegate tool call (or a caller's id).")
+    task: str
+    frame: str = Field(description="The child's instructions: task frame and output rules.")
+    tools: tuple[str, ...] = Field(description="Allowlist of the parent's tool names.")
+    subdir: str = ""
+    output_schema: dict[str, Any]
+    max_tokens: int
+    max_model_calls: int
+    timeout_s: float
+    max_result_chars: int
+    max_attempts: int
+    on_invalid: Literal["retry", "report"]
+
+
+class ChildPlanIn(_Msg):
+    wake: WakeRef
+    call_index: int
+    output_hash: str
+    call_ids: tuple[str, ...]
+    first_child: int = Field(description="Number of the first child: <parent>/child/<n>.")
+
+
+class ChildPlanOut(_Msg):
+    bundles: tuple[ChildBundle, ...]
+    rejected: tuple[ToolResultIn, ...] = Field(
+        (), description="Delegate calls whose arguments were refused, with the reason."
+    )
+    max_parallel: int = 3
+
+
+class ChildPrepareIn(_Msg):
+    bundle: ChildBundle
+
+
+class ChildPrepareOut(_Msg):
+    runtime: AgentRuntime
+
+
+class ChildCollectIn(_Msg):
+    bundle: ChildBundle
+    wake_id: str
+
+
+class ChildCollectOut(_Msg):
+    ok: bool
+    reason: str = ""
+    result_hash: str = ""
+    chars: int = 0
+
+
+class ChildResult(_Msg):
+    """A child's outcome as the parent sees it: a reference to a validated card, or why not."""
+
+    child: str
+    call_id: str
+    kind: str
+    status: Literal["ok", "rejected", "failed", "timed_out"]
+    reason: str = ""
+    result_hash: str = ""
+    chars: int = 0
+    attempts: int = 0
+    input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class ChildMergeIn(_Msg):
+    wake: WakeRef
+    call_index: int
+    results: tuple[ChildResult, ...]
+    at: datetime
+
+
+class ChildMergeOut(_Msg):
+    memory_ids: tuple[int, ...]
+    event_ids: tuple[int, ...]

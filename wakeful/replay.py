@@ -1,9 +1,10 @@
 """Recompile a past model call from its point-in-time snapshot and compare the bytes.
 
 The compile record names everything the compile used: the event horizon (``max_event_id``),
-the clock (``as_of``), the goal, and the policy (stored by hash). Loading the snapshot again
-and compiling it must give the same window hash; if it does not, the outcome says whether
-the inputs changed (the agent's spec was edited since) or the output did.
+the clock (``as_of``), the goal, the policy and the retrieval hits (both stored by hash).
+Loading the snapshot again and compiling it must give the same window hash; if it does not,
+the outcome says whether the inputs changed (the agent's spec was edited since) or the
+output did.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pydantic import BaseModel
 from wakeful.activities.compile import build_snapshot, snapshot_hash
 from wakeful.compiler import Ledger, Policy, compile_window, content_hash, diff_ledgers
 from wakeful.compiler.blocks import Goal
+from wakeful.substrate.indexing import load_hits, retrieved_blocks
 from wakeful.substrate.records import CompileRecord
 from wakeful.substrate.store import TenantStore
 from wakeful.tokenizers import counter_named
@@ -45,6 +47,8 @@ class ReplayOutcome(BaseModel):
 def recompile(ts: TenantStore, rec: CompileRecord, *, recent_limit: int = 200) -> ReplayOutcome:
     row = ts.get_agent(rec.agent)
     wake = next(w for w in ts.wakes(rec.agent) if w.wake_id == rec.wake_id)
+    # The evidence retrieval gave the compile, as stored: the vector store is not asked again.
+    hits = load_hits(ts.get_blob(rec.retrieval_hash)).hits if rec.retrieval_hash else ()
     snapshot = build_snapshot(
         ts,
         row["spec"],
@@ -53,6 +57,7 @@ def recompile(ts: TenantStore, rec: CompileRecord, *, recent_limit: int = 200) -
         max_event_id=rec.max_event_id,
         as_of=rec.as_of,
         recent_limit=recent_limit,
+        retrieved=retrieved_blocks(hits),
     )
     policy = Policy.model_validate_json(ts.get_blob(rec.policy_hash))
     stored = Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))

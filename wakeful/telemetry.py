@@ -21,15 +21,22 @@ Metrics: ``gen_ai.client.token.usage`` (histogram by ``gen_ai.token.type``),
 write_1h), ``wakeful.cache.hit_ratio`` (histogram, read / all input, per call),
 ``wakeful.window.tokens`` (counter by ``wakeful.bucket``), ``wakeful.compile.evictions``
 (counter by bucket and reason) and ``wakeful.cost`` (counter, USD).
+
+The activities record through :class:`Telemetry`; ``Telemetry.disabled()`` (the default of
+``ActivityDeps.telemetry``) records nothing and costs nothing. Wakes, activities and
+workflow runs get Temporal's own spans from :meth:`Telemetry.tracing_interceptor`, which
+the worker and client install; the activity spans above nest under them.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
     ConsoleMetricExporter,
@@ -48,6 +55,11 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from wakeful.errors import ConfigError
 from wakeful.providers.base import Usage
+
+if TYPE_CHECKING:
+    from temporalio.contrib.opentelemetry import TracingInterceptor
+
+    from wakeful.compiler import CompiledWindow
 
 __all__ = ["Telemetry", "TelemetrySettings", "setup_telemetry"]
 
@@ -95,9 +107,16 @@ def _exporters(settings: TelemetrySettings) -> tuple[SpanExporter | None, Metric
 class Telemetry:
     """Tracer, meter and the instruments Wakeful records into."""
 
-    def __init__(self, tracer_provider: TracerProvider, meter_provider: MeterProvider) -> None:
+    def __init__(
+        self,
+        tracer_provider: trace.TracerProvider,
+        meter_provider: metrics.MeterProvider,
+        *,
+        enabled: bool = True,
+    ) -> None:
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
+        self.enabled = enabled
         self.tracer = tracer_provider.get_tracer("wakeful")
         meter = meter_provider.get_meter("wakeful")
         self._token_usage = meter.create_histogram(
@@ -128,6 +147,21 @@ class Telemetry:
         self._cost = meter.create_counter(
             "wakeful.cost", unit="USD", description="Model spend at list prices."
         )
+
+    @classmethod
+    def disabled(cls) -> Telemetry:
+        """Records nothing (OpenTelemetry's no-op providers): the activities' default."""
+        return cls(trace.NoOpTracerProvider(), metrics.NoOpMeterProvider(), enabled=False)
+
+    def tracing_interceptor(self) -> TracingInterceptor:
+        """Temporal's OpenTelemetry interceptor on this tracer, for client and worker.
+
+        It traces workflow runs, signals, updates and every activity, and carries the trace
+        context into activities, so the spans recorded there nest under the workflow's.
+        """
+        from temporalio.contrib.opentelemetry import TracingInterceptor
+
+        return TracingInterceptor(self.tracer)
 
     @contextmanager
     def _span(
@@ -194,6 +228,8 @@ class Telemetry:
         span: Span | None = None,
     ) -> None:
         """Put usage on the model span (if given) and into the metrics."""
+        if not self.enabled:
+            return
         total = usage.total_input_tokens
         five = usage.cache_creation_5m_input_tokens
         hour = usage.cache_creation_1h_input_tokens
@@ -231,12 +267,55 @@ class Telemetry:
         if cost_usd is not None:
             self._cost.add(cost_usd, base)
 
+    def record_compile(self, window: CompiledWindow, *, agent: str, span: Span | None) -> None:
+        """A compiled window: its size and hashes on the span, its tokens by bucket and
+        the blocks it kept out (by bucket and reason) in the metrics."""
+        if not self.enabled:
+            return
+        if span is not None:
+            span.set_attributes(
+                {
+                    "gen_ai.request.model": window.model,
+                    "gen_ai.provider.name": window.provider,
+                    "wakeful.window.input_tokens": window.input_tokens,
+                    "wakeful.window.hash": window.window_hash,
+                    "wakeful.window.stable_prefix_hash": window.stable_prefix_hash,
+                    "wakeful.window.breakpoints": len(window.breakpoints),
+                }
+            )
+        self.record_window(window.tokens_by_bucket, agent=agent)
+        out: Counter[tuple[str, str]] = Counter(
+            (row.segment, row.reason) for row in window.ledger.rows if row.position < 0
+        )
+        out.update(
+            (row.segment, "collapsed") for row in window.ledger.rows if row.status == "collapsed"
+        )
+        for (bucket, reason), count in sorted(out.items()):
+            self.record_evictions(count, agent=agent, bucket=bucket, reason=reason)
+
+    def record_tool(self, span: Span, *, is_error: bool, output: str) -> None:
+        """A tool's outcome on its span: error or not, and the output's size. Never the
+        output itself: tool output can hold secrets, and content capture is opt-in in the
+        GenAI conventions."""
+        if not self.enabled:
+            return
+        span.set_attributes(
+            {"wakeful.tool.is_error": is_error, "wakeful.tool.output_chars": len(output)}
+        )
+        if is_error:
+            span.set_attribute("error.type", "tool_error")
+            self.mark_error(span, "the tool failed; its error was returned to the model")
+
     def record_window(self, buckets: Mapping[str, int], *, agent: str) -> None:
         """Tokens of one compiled window, by bucket (stable prefix, evidence, ...)."""
+        if not self.enabled:
+            return
         for bucket, tokens in sorted(buckets.items()):
             self._window_tokens.add(tokens, {"gen_ai.agent.name": agent, "wakeful.bucket": bucket})
 
     def record_evictions(self, count: int, *, agent: str, bucket: str, reason: str) -> None:
+        if not self.enabled:
+            return
         self._evictions.add(
             count, {"gen_ai.agent.name": agent, "wakeful.bucket": bucket, "wakeful.reason": reason}
         )
@@ -247,8 +326,10 @@ class Telemetry:
 
     def shutdown(self) -> None:
         """Flush and stop exporters (call once, at worker shutdown)."""
-        self.tracer_provider.shutdown()
-        self.meter_provider.shutdown()
+        for provider in (self.tracer_provider, self.meter_provider):
+            stop: Any = getattr(provider, "shutdown", None)
+            if stop is not None:
+                stop()
 
 
 def setup_telemetry(

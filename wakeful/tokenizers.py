@@ -15,6 +15,7 @@ from wakeful.compiler.tokens import EstimatingCounter, TokenCounter
 from wakeful.errors import ConfigError
 
 Encoding = Literal["o200k_base", "cl100k_base"]
+_CHUNK = 50_000  # characters per encoder call
 
 
 class BpeCounter:
@@ -31,7 +32,19 @@ class BpeCounter:
         return f"bpe/{self._name}"
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode_ordinary(text))
+        if len(text) <= _CHUNK:
+            return len(self._encoding.encode_ordinary(text))
+        # The encoder refuses very long inputs; count them in chunks cut at whitespace, which
+        # is deterministic and off by at most a token per cut.
+        total, start = 0, 0
+        while start < len(text):
+            end = min(start + _CHUNK, len(text))
+            if end < len(text):
+                cut = text.rfind(" ", start + _CHUNK // 2, end)
+                end = cut if cut > start else end
+            total += len(self._encoding.encode_ordinary(text[start:end]))
+            start = end
+        return total
 
 
 def _load(encoding: str) -> Any:

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pytest
+
 from wakeful.compiler import CountingCache, EstimatingCounter, Policy, TokenCounter, compile_window
 from wakeful.tokenizers import BpeCounter
 
@@ -63,3 +65,12 @@ def test_warm_and_cold_caches_give_identical_output() -> None:
     cold = compile_(snap, cache=CountingCache())
     assert warm.request_json == cold.request_json
     assert warm.ledger == cold.ledger
+
+
+def test_bpe_counter_counts_texts_longer_than_the_encoder_accepts() -> None:
+    from wakeful.tokenizers import BpeCounter
+
+    counter = BpeCounter()
+    chunk = "lorem ipsum dolor sit amet " * 1_000
+    long = chunk * 60  # the encoder alone refuses this
+    assert counter.count(long) == pytest.approx(60 * counter.count(chunk), rel=0.001)

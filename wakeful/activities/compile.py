@@ -7,6 +7,7 @@ to the workflow.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +17,9 @@ from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.wake import step_key
 from wakeful.compiler import compile_window
 from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Snapshot, content_hash
-from wakeful.contracts import COMPILE, CompileIn, CompileOut
+from wakeful.compiler.ledger import Ledger
+from wakeful.contracts import COMPILE, BreakpointRef, CompileIn, CompileOut, LedgerAnnotations
+from wakeful.substrate.indexing import retrieve_into
 from wakeful.substrate.records import CompileRecord
 from wakeful.substrate.snapshot import load_blocks
 from wakeful.substrate.store import TenantStore
@@ -51,8 +54,12 @@ def build_snapshot(
     max_event_id: int,
     as_of: datetime,
     recent_limit: int,
+    retrieved: Sequence[Block] = (),
 ) -> Snapshot:
-    """The compiler's input for one call, from the agent's spec and the substrate."""
+    """The compiler's input for one call, from the agent's spec and the substrate.
+
+    ``retrieved`` are retrieval candidates gathered for this call (or stored with it).
+    """
     name = spec["name"]
     blocks = profile_blocks(name, spec["tools"]) + load_blocks(
         ts,
@@ -63,6 +70,7 @@ def build_snapshot(
         session_id=session_id,
         recent_limit=recent_limit,
     )
+    blocks += retrieved
     return Snapshot(
         agent=AgentProfile(
             tenant=ts.name,
@@ -104,17 +112,35 @@ class CompileActivities:
             recent_limit=self.deps.recent_limit,
         )
         policy = self.deps.policy(inp.runtime.policy)
-        with self.deps.compile_lock:
-            window = compile_window(
+        retrieval_hash = None
+        index = self.deps.event_index()
+        if index is not None:
+            # Retrieval is a compiler input: candidates join the snapshot, the compiler
+            # decides; the hits are stored so a replay uses the same ones.
+            snapshot, retrieval_hash = retrieve_into(
+                index,
+                ts,
                 snapshot,
-                inp.goal,
-                policy,
-                inp.now,
-                counter=self.deps.counter,
-                cache=self.deps.cache,
+                goal_text=inp.goal.text,
+                policy=policy,
+                max_event_id=max_event_id,
+                max_tokens=self.deps.retrieval_max_tokens,
             )
+        telemetry = self.deps.telemetry
+        with telemetry.compile_span(wake.agent, wake.wake_id) as span:
+            with self.deps.compile_lock:
+                window = compile_window(
+                    snapshot,
+                    inp.goal,
+                    policy,
+                    inp.now,
+                    counter=self.deps.counter,
+                    cache=self.deps.cache,
+                )
+            telemetry.record_compile(window, agent=wake.agent, span=span)
         window_hash = ts.put_blob("window", window.request_json)
-        ledger_hash = ts.put_blob("ledger", window.ledger.model_dump_json())
+        ledger = annotate(window.ledger, inp.annotations)
+        ledger_hash = ts.put_blob("ledger", ledger.model_dump_json())
         policy_json = policy.model_dump_json()
         rec = ts.record_compile(
             CompileRecord(
@@ -132,6 +158,7 @@ class CompileActivities:
                 stable_prefix_hash=window.stable_prefix_hash,
                 input_tokens=window.input_tokens,
                 tokens_by_bucket=dict(window.tokens_by_bucket),
+                retrieval_hash=retrieval_hash,
             )
         )
         # A retry after a crash returns the first compile, so the model sees one window.
@@ -141,4 +168,30 @@ class CompileActivities:
             stable_prefix_hash=rec.stable_prefix_hash,
             input_tokens=rec.input_tokens,
             max_event_id=rec.max_event_id,
+            breakpoints=breakpoint_refs(
+                ledger if rec.ledger_hash == ledger_hash else stored_ledger(ts, rec.ledger_hash)
+            ),
         )
+
+
+def annotate(ledger: Ledger, annotations: LedgerAnnotations | None) -> Ledger:
+    """Attach the orchestrator's decisions (e.g. pacing and its prices) to the ledger."""
+    if annotations is None:
+        return ledger
+    for key, value in sorted(annotations.decisions.items()):
+        ledger = ledger.with_decision(key, value)
+    for note in annotations.notes:
+        ledger = ledger.with_note(note)
+    return ledger
+
+
+def stored_ledger(ts: TenantStore, digest: str) -> Ledger:
+    return Ledger.model_validate_json(ts.get_blob(digest))
+
+
+def breakpoint_refs(ledger: Ledger) -> tuple[BreakpointRef, ...]:
+    """The window's cache breakpoints, for the orchestrator's cache clock."""
+    return tuple(
+        BreakpointRef(name=b.name, ttl=b.ttl, prefix_tokens=b.prefix_tokens)
+        for b in ledger.breakpoints
+    )

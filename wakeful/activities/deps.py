@@ -11,7 +11,12 @@ from wakeful.agents import AgentRegistry
 from wakeful.compiler import CountingCache, Policy, TokenCounter
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
+from wakeful.substrate.embedders import Embedder
+from wakeful.substrate.indexing import EventIndex
+from wakeful.substrate.retrieval import RetrievalConfig
 from wakeful.substrate.store import Store
+from wakeful.substrate.vectors.base import VectorStore
+from wakeful.telemetry import Telemetry
 
 ProviderFactory = Callable[[str], ModelProvider]
 
@@ -28,6 +33,16 @@ class ActivityDeps:
     # Bounded (it holds texts); shared by the activity threads under ``compile_lock``.
     cache: CountingCache = field(default_factory=lambda: CountingCache(max_entries=50_000))
     compile_lock: threading.Lock = field(default_factory=threading.Lock)
+    # Retrieval: with a vector store, the compile activity indexes the agent's new events
+    # and adds retrieved evidence to the snapshot. None: no indexing, no retrieval.
+    vectors: VectorStore | None = None
+    embedder: Embedder | None = None  # None: HashingEmbedder()
+    retrieval: RetrievalConfig | None = None  # None: RetrievalConfig()
+    retrieval_max_tokens: int = 16_000
+    # Spans and metrics of compiles, model calls and tools; records nothing by default.
+    telemetry: Telemetry = field(default_factory=Telemetry.disabled)
+    _index: EventIndex | None = field(default=None, init=False, repr=False)
+    _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def policy(self, name: str) -> Policy:
         if name == "default" and name not in self.policies:
@@ -37,6 +52,22 @@ class ActivityDeps:
         except KeyError:
             known = ", ".join(sorted(self.policies)) or "default"
             raise ConfigError(f"unknown compile policy {name!r} (known: {known})") from None
+
+    def event_index(self) -> EventIndex | None:
+        """The index over ``vectors``, opened on first use; None without a vector store."""
+        if self.vectors is None:
+            return None
+        with self._index_lock:
+            if self._index is None:
+                from wakeful.substrate.embedders import HashingEmbedder
+
+                self._index = EventIndex(
+                    self.vectors,
+                    self.embedder or HashingEmbedder(),
+                    config=self.retrieval,
+                    count_tokens=self.counter.count,
+                )
+            return self._index
 
 
 def load_policies(directory: Path | None) -> dict[str, Policy]:

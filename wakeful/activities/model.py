@@ -51,17 +51,27 @@ class ModelActivities:
 
         request = json.loads(ts.get_blob(inp.window_hash))
         provider = self.deps.providers(inp.runtime.provider)
-        try:
-            reply = await provider.complete(request)
-        except ProviderError as exc:
-            delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
-            raise ApplicationError(
-                f"{inp.runtime.provider} call for wake {wake.wake_id} step {inp.call_index}"
-                f" failed: {exc}",
-                type="ProviderError",
-                non_retryable=not exc.retryable,
-                next_retry_delay=delay,
-            ) from exc
+        telemetry = self.deps.telemetry
+        with telemetry.model_span(inp.runtime.provider, str(request.get("model", ""))) as span:
+            try:
+                reply = await provider.complete(request)
+            except ProviderError as exc:
+                delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
+                raise ApplicationError(
+                    f"{inp.runtime.provider} call for wake {wake.wake_id} step {inp.call_index}"
+                    f" failed: {exc}",
+                    type="ProviderError",
+                    non_retryable=not exc.retryable,
+                    next_retry_delay=delay,
+                ) from exc
+            telemetry.record_model_call(
+                provider=reply.provider,
+                model=reply.model,
+                usage=reply.usage,
+                cost_usd=cost_usd(reply.provider, reply.model, reply.usage),
+                stop_reason=reply.stop_reason,
+                span=span,
+            )
         output_hash = ts.put_blob("model_output", reply.model_dump_json())
         u = reply.usage
         rec = ts.record_model_call(

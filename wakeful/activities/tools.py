@@ -3,6 +3,11 @@
 A tool raising :class:`RetryableToolError` is retried by Temporal under the tool's own retry
 policy; any other exception becomes an error result the model sees (so it can recover). A
 retry that finds the result already recorded returns it without running the tool again.
+
+Tool output is untrusted: it is redacted (``wakeful.redaction``) before it is stored, so no
+secret a tool read reaches the substrate, a window or a handoff note. It is stored as a
+tool result, which the compiler renders as a provider tool-result block under the system
+prompt's notice that tool results are data, never instructions.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from wakeful.activities.wake import step_key
 from wakeful.agents import ToolContext
 from wakeful.contracts import RUN_TOOL, RunToolIn, RunToolOut
 from wakeful.providers.base import ModelReply
+from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.substrate.records import EventIn
 
 
@@ -24,8 +30,9 @@ class RetryableToolError(Exception):
 
 
 class ToolActivities:
-    def __init__(self, deps: ActivityDeps) -> None:
+    def __init__(self, deps: ActivityDeps, redaction: RedactionPolicy | None = None) -> None:
         self.deps = deps
+        self.redaction = redaction if redaction is not None else default_policy()
 
     @activity.defn(name=RUN_TOOL)
     def run_tool(self, inp: RunToolIn) -> RunToolOut:
@@ -50,15 +57,21 @@ class ToolActivities:
             workdir=agent.workdir,
         )
         is_error = False
-        try:
-            tool = agent.tool(call.name)
-            text = tool.fn(args, ctx)
-        except RetryableToolError:
-            raise
-        except Exception as exc:  # the model sees the failure and can recover
-            is_error = True
-            text = f"{type(exc).__name__}: {exc}"
-            activity.logger.info("tool %s failed: %s", call.name, traceback.format_exc(limit=2))
+        with self.deps.telemetry.tool_span(call.name, call.id) as span:
+            try:
+                tool = agent.tool(call.name)
+                text = tool.fn(args, ctx)
+            except RetryableToolError as exc:
+                # Its message reaches Temporal's history and, once retries run out, the
+                # model: redacted like any other tool output.
+                raise RetryableToolError(self.redaction.redact(str(exc)).text) from None
+            except Exception as exc:  # the model sees the failure and can recover
+                is_error = True
+                text = f"{type(exc).__name__}: {exc}"
+                activity.logger.info("tool %s failed: %s", call.name, traceback.format_exc(limit=2))
+            self.deps.telemetry.record_tool(span, is_error=is_error, output=text)
+        redacted = self.redaction.redact(text)
+        text = redacted.text
         result_hash = ts.put_blob("tool_result", text)
         (event,) = ts.append_events(
             wake.agent,
@@ -74,7 +87,8 @@ class ToolActivities:
                     tool_name=call.name,
                     is_error=is_error,
                     event_time=inp.at,
-                    meta={"result_blob": result_hash},
+                    meta={"result_blob": result_hash}
+                    | ({"redacted": redacted.summary()} if redacted.changed else {}),
                 )
             ],
         )

@@ -7,6 +7,7 @@ import json
 from temporalio import activity
 
 from wakeful.activities.deps import ActivityDeps
+from wakeful.compiler.framing import wake_text
 from wakeful.contracts import (
     FINISH_WAKE,
     RECORD_OUTPUT,
@@ -58,7 +59,10 @@ class WakeActivities:
                     step_key=step_key(inp.wake, "ask"),
                     kind="turn",
                     role="user",
-                    text=inp.goal.text,
+                    # A webhook, schedule or child task is data from the world, not a
+                    # person's words: stored framed as <wake kind="..."> so every window
+                    # renders it as data (a message from a person passes through as is).
+                    text=wake_text(inp.goal),
                     session_id=inp.wake.session_id,
                     wake_id=inp.wake.wake_id,
                     event_time=inp.started_at,
@@ -142,7 +146,8 @@ def build_handoff(ts: TenantStore, inp: FinishWakeIn) -> HandoffBody:
             f" and {inp.tool_calls} tool call(s). Last reply: {_clip(last, 800)}"
         ),
         decisions=[d.decision_id for d in ts.live_decisions(inp.wake.agent, inp.at)],
-        blockers=[f"{e.tool_name}: {_clip(e.text, 200)}" for e in errors],
+        blockers=[f"{e.tool_name}: {_clip(e.text, 200)}" for e in errors]
+        + ([f"model call failed: {_clip(inp.error, 300)}"] if inp.error else []),
         next_actions=next_actions,
         evidence=[f"events:{e.id} ({e.tool_name})" for e in results],
     )

@@ -14,7 +14,34 @@ from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
 from wakeful.errors import ConfigError, RuntimeFailure
 
-app = typer.Typer(help="List and inspect registered agents.")
+app = typer.Typer(help="Register, list and inspect agents.")
+
+
+@app.command("create")
+@friendly
+def create(
+    agents: str = typer.Option(..., "--agents", help="package.module:registry to register."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Register (or update) agents defined in code, so triggers, schedules and the webhook
+    ingress find them before a worker serving them starts."""
+    from wakeful.worker.serve import register_agent
+
+    s = settings()
+    registry = load_registry(agents)
+    store = open_store(s)
+    rows = []
+    for agent in registry:
+        ts = store.tenant(agent.tenant)
+        known = {r["name"] for r in ts.list_agents()}
+        register_agent(ts, agent)
+        state = "updated" if agent.name in known else "created"
+        rows.append({"tenant": agent.tenant, "name": agent.name, "status": state})
+    if json_out:
+        emit_json(rows)
+        return
+    for r in rows:
+        typer.echo(f"{r['status']:<8} {r['tenant']}/{r['name']}")
 
 
 @app.command("list")
@@ -100,8 +127,12 @@ def _trigger(
         client = await connect(ep.temporal_address, ep.temporal_namespace)
         if no_wait:
             await deliver(client, runtime, t, s.task_queue)
-            typer.echo(f"delivered {t.idempotency_key}")
+            if json_out:
+                emit_json({"delivered": True, "idempotency_key": t.idempotency_key})
+            else:
+                typer.echo(f"delivered {t.idempotency_key}")
             return
+        progress(f"waiting for the wake of {agent!r} (Ctrl-C stops waiting, not the wake)")
         try:
             result = await asyncio.wait_for(wake(client, runtime, t, s.task_queue), timeout)
         except TimeoutError:

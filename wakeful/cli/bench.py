@@ -38,3 +38,61 @@ def compile_(
 ) -> None:
     """Compile latency at 1k/10k/100k blocks vs LangChain trim_messages."""
     _report(_run("compile_bench", sizes=[int(x) for x in sizes.split(",")]), json_out)
+
+
+@app.command("consolidation")
+@friendly
+def consolidation(
+    json_out: bool = typer.Option(False, "--json"),
+    turns: int = typer.Option(500, help="Turns of the synthetic session."),
+    seed: int = typer.Option(11, help="Seed of the synthetic session."),
+) -> None:
+    """Consolidation: live constraints kept, superseded facts shown, compression, lossy gate."""
+    _report(_run("consolidation_bench", turns=turns, seed=seed), json_out)
+
+
+@app.command("cache")
+@friendly
+def cache(
+    json_out: bool = typer.Option(False, "--json"),
+    turns: int = typer.Option(200, help="Model calls in the generated session."),
+    seed: int = typer.Option(11, help="Seed of the generated session."),
+    variants: bool = typer.Option(True, help="Also run the what-if variants of Wakeful."),
+) -> None:
+    """Prompt-cache economics: Wakeful vs full history, sliding window, summarize."""
+    _report(_run("cache_bench", turns=turns, seed=seed, variants=variants), json_out)
+
+
+@app.command("history")
+@friendly
+def history(
+    json_out: bool = typer.Option(False, "--json"),
+    wakes: int = typer.Option(50, help="Wakes in the session."),
+) -> None:
+    """Workflow history bytes per wake and wake-cycle overhead (dev server + Postgres)."""
+    _report(_run("history_bench", wakes=wakes), json_out)
+
+
+@app.command("recall")
+@friendly
+def recall(
+    json_out: bool = typer.Option(False, "--json"),
+    dataset: str = typer.Option(
+        "../shared/bench/locomo-dev.json", help="A LoCoMo-format conversation file."
+    ),
+    budget: str = typer.Option("1000,2000,4000,8000", help="Window input budgets in tokens."),
+    limit: int | None = typer.Option(None, help="Only the first N conversations."),
+) -> None:
+    """Evidence recall: gold turns that reach the compiled window, vs BM25 and recency."""
+    budgets = [int(x) for x in budget.split(",") if x.strip()]
+    _report(_run("recall_bench", dataset=dataset, budgets=budgets, limit=limit), json_out)
+
+
+@app.command("substrate")
+@friendly
+def substrate(
+    json_out: bool = typer.Option(False, "--json"),
+    events: int = typer.Option(100_000, help="Events (and chunks) of the large agent."),
+) -> None:
+    """Substrate speed: append events/s, snapshot load p50, retrieval p50 on Qdrant Edge."""
+    _report(_run("substrate_bench", events=events), json_out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from wakeful.cli.common import emit_json, friendly, open_store, settings
-from wakeful.compiler import Ledger, diff_ledgers
+from wakeful.compiler import Ledger, LedgerDiff, diff_ledgers
 from wakeful.errors import StoreError, UserError
 from wakeful.substrate.records import CompileRecord
 from wakeful.substrate.store import TenantStore
@@ -78,7 +78,10 @@ def diff(
     call: int = CALL,
     json_out: bool = JSON,
 ) -> None:
-    """Name the first block that differs between two windows and whether the cache could hit."""
+    """Name the first block that differs between two windows and whether the cache could hit.
+
+    Exits 1 when the windows differ (like diff(1)), 0 when they are identical.
+    """
     friendly(_diff)(agent, wake, vs, call, json_out)
 
 
@@ -90,10 +93,15 @@ def _diff(agent: str, wake: int, vs: int, call: int, json_out: bool) -> None:
     d = diff_ledgers(before, after)
     if json_out:
         emit_json(d.model_dump(mode="json") | {"cache_could_hit": d.cache_could_hit})
-        return
-    if d.identical:
+    elif d.identical:
         typer.echo("identical windows")
-        return
+    else:
+        _say_diff(d)
+    if not d.identical:
+        raise typer.Exit(1)
+
+
+def _say_diff(d: LedgerDiff) -> None:
     typer.echo(
         f"first difference at position {d.position}: block {d.block_id} ({d.segment}):"
         f" {d.reason} {d.detail}".rstrip()

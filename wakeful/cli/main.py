@@ -7,6 +7,9 @@ import asyncio
 import typer
 
 from wakeful.cli import agents, bench, data, inspect, stack
+from wakeful.cli import consolidate as consolidate_cli
+from wakeful.cli import ingress as ingress_cli
+from wakeful.cli import schedules as schedules_cli
 from wakeful.cli.common import friendly, settings
 
 app = typer.Typer(
@@ -18,12 +21,16 @@ app.add_typer(stack.app, name="stack")
 app.add_typer(agents.app, name="agent")
 app.add_typer(bench.app, name="bench")
 app.add_typer(inspect.handoff_app, name="handoff")
+app.add_typer(schedules_cli.app, name="schedule")
 app.command()(agents.trigger)
 app.command()(agents.worker)
 app.command()(inspect.explain)
 app.command()(inspect.diff)
 app.command()(inspect.replay)
+app.command()(consolidate_cli.consolidate)
 app.command("import")(data.import_)
+app.add_typer(ingress_cli.app, name="ingress")
+app.command()(ingress_cli.health)
 
 
 @app.command()

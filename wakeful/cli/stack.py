@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from wakeful.cli.common import emit_json, friendly, settings
+from wakeful.cli.common import emit_json, friendly, progress, settings
 from wakeful.worker.stack import EmbeddedStack
 
 app = typer.Typer(
@@ -16,6 +16,7 @@ app = typer.Typer(
 @friendly
 def up(json_out: bool = typer.Option(False, "--json", help="Print endpoints as JSON.")) -> None:
     """Start the embedded pieces that no URL replaces; reuse them when already running."""
+    progress("starting the embedded servers (running ones are reused)...")
     ep = EmbeddedStack(settings()).up()
     if json_out:
         emit_json(ep.model_dump(mode="json"))

@@ -18,6 +18,9 @@ Order of decisions, and why:
    units that do not fit, and stops once no unit could fit.
 5. Room a bucket leaves unused **spills** to the others (recent, evidence, summaries).
 
+Retrieved turns share one evidence frame, with a date line per session and day: each turn
+costs its line, and the frame and a date line are charged to the first turn that needs them.
+
 Within a bucket the eviction order of DESIGN.md holds through the eviction class: stale and
 superseded first, collapsed tool logs, optional examples, then the rest by score.
 """
@@ -57,14 +60,21 @@ class Bucket:
         heap, refused, spent, misses = self.heap, [], 0, 0
         limit = work.policy.budget.scan_limit
         admitted = work.admitted
+        facts, opened = work.facts, work.opened
+        framed = self.segment is Segment.EVIDENCE  # only evidence has shared frames
         while heap and misses < limit:
             entry = heapq.heappop(heap)
             cost = entry[5]
+            group = facts[entry[4]].group if framed else None
+            if group is not None and group not in opened:
+                cost += work.opening_cost(entry[4], opened)  # the first member opens it
             if cost <= room - spent:
                 spent += cost
                 self.taken.append(entry[4])
                 admitted[entry[4]] = reason
                 misses = 0
+                if group is not None:
+                    opened.add(group)
             else:
                 refused.append(entry)
                 misses += 1

@@ -93,6 +93,55 @@ def wrapper_text(block: Block, wrapped_as: str) -> str:
     return ""
 
 
+# --- retrieved conversation: one frame, a date line per session and day ----------------
+#
+# A retrieved turn is short (a sentence or two); a frame of its own would cost more than the
+# turn. Retrieved turns therefore share one ``<evidence kind="conversation">`` frame, where
+# the turns of one session and day follow one date line. The budget charges the frame to the
+# first retrieved turn it admits, a date line to the first turn of its group, and every turn
+# its own line (``LINE_OVERHEAD``).
+
+LINE_OVERHEAD = 1  # the newline that joins a turn to the line before it
+CONVERSATION_OPEN = open_tag("evidence", [("kind", "conversation")])
+CONVERSATION_FRAME = CONVERSATION_OPEN + "\n\n</evidence>"  # without its lines, for costing
+_MONTHS = (
+    "January February March April May June July August September October November December"
+).split()  # spelled out here: strftime's month names follow the process locale
+
+
+def evidence_group(block: Block) -> str | None:
+    """The date line a retrieved turn goes under: its session and day. None: framed on its
+    own (every other block, and retrieved chunks without a session or a date)."""
+    if (
+        block.kind is not BlockKind.RETRIEVED
+        or block.session_id is None
+        or block.captured_at is None
+        or block.load_bearing
+    ):
+        return None
+    return f"{block.session_id}\x00{block.captured_at.astimezone(UTC).date().isoformat()}"
+
+
+def group_line(block: Block) -> str:
+    """``8 May 2023:`` - the date line of a group, with the newline that ends it."""
+    assert block.captured_at is not None  # evidence_group(block) is not None
+    day = block.captured_at.astimezone(UTC)
+    return f"{day.day} {_MONTHS[day.month - 1]} {day.year}:\n"
+
+
+def conversation_text(groups: list[list[tuple[Block, bool]]]) -> str:
+    """The shared frame: each group's date line, then its turns, one per line.
+
+    ``groups`` hold ``(block, stale)`` pairs; a stale turn is marked ``[stale]``.
+    """
+    body = "\n".join(
+        group_line(members[0][0])
+        + "\n".join(("[stale] " if stale else "") + block.text for block, stale in members)
+        for members in groups
+    )
+    return f"{CONVERSATION_OPEN}\n{guard(body, 'evidence')}\n</evidence>"
+
+
 def collapsed_note(block: Block, original_tokens: int, note_chars: int) -> str:
     """One line standing in for resolved tool output; the pair stays intact."""
     body = block.text.lstrip()

@@ -6,13 +6,14 @@
 Within segments: cacheable segments by kind then ``(seq, id)``; summaries, recent turns and
 the tail chronologically, with every tool result directly after its call; evidence by score
 with the strongest items at both edges and the weakest in the middle, where long-context
-models attend least. Collapsed tool output gets its note as text here; nothing else about a
-block changes.
+models attend least (retrieved turns together, as a dated transcript). Collapsed tool
+output gets its note as text here; nothing else about a block changes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Goal, Segment
 from wakeful.compiler.policy import Policy
@@ -66,9 +67,35 @@ class Layout:
         )
 
 
-def edges_first(ranked: list[int]) -> list[int]:
+T = TypeVar("T")
+
+
+def edges_first(ranked: list[T]) -> list[T]:
     """Best at the front, second best at the back, and so on inwards."""
     return ranked[0::2] + ranked[1::2][::-1]
+
+
+def evidence_order(work: Work, indices: list[int]) -> list[int]:
+    """Edges-first by score, where the retrieved turns that share the conversation frame
+    move as one unit (at their best turn's rank) and read as a transcript inside it: groups
+    by date, turns in conversation order."""
+    facts = work.facts
+    units: list[list[int]] = []
+    shared: list[int] = []
+    for idx in sorted(indices, key=lambda i: keep_order(work, i)):
+        if facts[idx].group is None:
+            units.append([idx])
+        else:
+            if not shared:
+                units.append(shared)
+            shared.append(idx)
+    first: dict[str, tuple[float, str]] = {}
+    for idx in shared:
+        f = facts[idx]
+        assert f.group is not None
+        first[f.group] = min(first.get(f.group, (f.ts, f.group)), (f.ts, f.group))
+    shared.sort(key=lambda i: (first[facts[i].group or ""], facts[i].seq, facts[i].id))
+    return [idx for unit in edges_first(units) for idx in unit]
 
 
 def place(work: Work) -> Layout:
@@ -103,7 +130,7 @@ def place(work: Work) -> Layout:
         by_segment[Segment.SEMI_STABLE],
         key=lambda i: (_SEMI_KIND_ORDER.get(facts[i].block.kind, 9), facts[i].seq, facts[i].id),
     )
-    evidence = edges_first(sorted(by_segment[Segment.EVIDENCE], key=lambda i: keep_order(work, i)))
+    evidence = evidence_order(work, by_segment[Segment.EVIDENCE])
 
     def placed(indices: list[int], segment: Segment | None = None) -> tuple[Placed, ...]:
         out = []

@@ -77,6 +77,7 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int]]:
         )
     cumulative: list[int] = []
     running = REQUEST_OVERHEAD
+    framed: set[str] = set()  # the first retrieved turns in window order pay the shared frame
     for n, item in enumerate(layout.ordered()):
         idx = item.index
         f = facts[idx]
@@ -91,6 +92,9 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int]]:
                 f.digest = f.block.hash
             status, tokens, freed, digest = INCLUDED, f.tokens, 0, f.digest
             rule = _RULES.get(reason) or f"budget.allocations.{item.segment.value}"
+            if f.group is not None and f.group not in framed:
+                tokens += work.opening_cost(idx, framed)
+                framed.add(f.group)
         detail = f"trigger {work.injected[idx]}" if idx in work.injected else ""
         if item.stale:
             detail = (detail + "; stale").lstrip("; ")

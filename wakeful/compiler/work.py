@@ -12,12 +12,20 @@ on the block, the token counter and the ranking policy (the cache namespace), ne
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Segment, Snapshot, Stability
-from wakeful.compiler.framing import canonical_json, wrapper_text
+from wakeful.compiler.framing import (
+    CONVERSATION_FRAME,
+    LINE_OVERHEAD,
+    canonical_json,
+    evidence_group,
+    group_line,
+    wrapper_text,
+)
 from wakeful.compiler.policy import Policy, Ranking
 from wakeful.compiler.tokens import CountingCache, TokenCounter
 
@@ -99,6 +107,7 @@ class Facts:
         "digest",
         "entry",
         "flags",
+        "group",
         "id",
         "key",
         "kind_s",
@@ -147,6 +156,8 @@ class Facts:
         self.pair = block.tool_call_id if flags & PAIRED else None
         self.wake = block.wake_id if flags & EVENT else None
         self.ts = block.captured_at.timestamp() if block.captured_at else float("-inf")
+        # The date line a retrieved turn shares (see framing.evidence_group).
+        self.group = evidence_group(block) if segment is Segment.EVIDENCE else None
         # Keep-order sort key (smallest first); ids are unique, so ties never reach past it.
         self.entry = (-self.klass, -key, -self.seq, self.id)
         self.digest = ""
@@ -159,11 +170,17 @@ class Facts:
 def block_cost(
     block: Block, segment: Segment, counts: dict[str, int], counter: TokenCounter
 ) -> int:
-    """Tokens a block costs once rendered: body (memoised) + tool fields + framing."""
+    """Tokens a block costs once rendered: body (memoised) + tool fields + framing.
+
+    A retrieved turn that shares the conversation frame costs its line; the frame and the
+    date lines are charged to the first turns admitted (:meth:`Work.opening_cost`).
+    """
     text = block.text
     tokens = counts.get(text)
     if tokens is None:
         tokens = counts[text] = counter.count(text)
+    if segment is Segment.EVIDENCE and evidence_group(block) is not None:
+        return tokens + LINE_OVERHEAD
     tokens += BLOCK_OVERHEAD
     if block.tool_name:
         tokens += counter.count(block.tool_name)
@@ -242,6 +259,10 @@ class Work:
     instructions: int = -1
     tail_seq: int = 0
     usable: int = 0
+    # Retrieved turns share one frame with a date line per group: group -> line tokens, and
+    # the groups the budget has opened (charged) so far.
+    frames: dict[str, int] = field(default_factory=dict)
+    opened: set[str] = field(default_factory=set)
 
     @property
     def pool(self) -> list[int]:
@@ -263,6 +284,27 @@ class Work:
             self.excluded[other] = Exclusion(
                 why.reason, why.rule, f"pair of {self.facts[idx].id}: {why.detail}".rstrip(": ")
             )
+
+    def opening_cost(self, idx: int, opened: Collection[str]) -> int:
+        """Tokens admitting ``idx`` adds beyond its own cost, given the groups ``opened``
+        so far: its group's date line, and the shared conversation frame if it is the first
+        retrieved turn of all. 0 for blocks outside groups and for open groups."""
+        group = self.facts[idx].group
+        if group is None or group in opened:
+            return 0
+        line = self.frames.get(group)
+        if line is None:
+            line = self.frames[group] = self._count(group_line(self.facts[idx].block))
+        if opened:
+            return line
+        return line + self._count(CONVERSATION_FRAME) + BLOCK_OVERHEAD
+
+    def _count(self, text: str) -> int:
+        counts = self.cache.counts_for(self.counter)
+        tokens = counts.get(text)
+        if tokens is None:
+            tokens = counts[text] = self.counter.count(text)
+        return tokens
 
     def cost(self, idx: int) -> int:
         """Current cost of a unit head (both halves of a pair; collapsed where collapsed)."""

@@ -21,7 +21,7 @@ from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import connect, wake
-from wakeful.worker.serve import register_agent
+from wakeful.worker.serve import open_index, open_vectors, register_agent
 from wakeful.worker.settings import Settings
 from wakeful.worker.stack import EmbeddedStack
 from wakeful.worker.worker import build_worker
@@ -60,6 +60,7 @@ async def run_demo(settings: Settings, *, say: object = print) -> list[WakeResul
     results: list[WakeResult] = []
     run = uuid.uuid4().hex[:8]
     with SimulatorServer() as sim:
+        vectors = open_vectors(endpoints, settings)
         deps = ActivityDeps(
             store=store,
             agents=registry,
@@ -67,7 +68,9 @@ async def run_demo(settings: Settings, *, say: object = print) -> list[WakeResul
                 name, api_key="sim-demo-key", base_url=sim.base_url
             ),
             counter=BpeCounter(),
+            vectors=vectors,
         )
+        open_index(deps)
         client = await connect(endpoints.temporal_address, endpoints.temporal_namespace)
         async with build_worker(client, deps, DEMO_TASK_QUEUE):
             for i, (message, new_session) in enumerate(PLAN, start=1):
@@ -82,6 +85,7 @@ async def run_demo(settings: Settings, *, say: object = print) -> list[WakeResul
                     f" calls={result.model_calls} tools={result.tool_calls}"
                 )
                 results.append(result)
+        vectors.close()  # flush the shard and release it for the next process
     rows = call_rows(ts, results)
     echo("")
     echo(render_table(rows))

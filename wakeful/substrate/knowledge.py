@@ -15,6 +15,7 @@ from sqlalchemy import Connection, and_, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
+from wakeful.substrate.consolidation_repo import ConsolidationMixin
 from wakeful.substrate.records import (
     DecisionRecord,
     HandoffBody,
@@ -24,7 +25,7 @@ from wakeful.substrate.records import (
 )
 
 
-class KnowledgeMixin:
+class KnowledgeMixin(ConsolidationMixin):
     name: str
 
     def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
@@ -128,6 +129,11 @@ class KnowledgeMixin:
         """Store a memory; a live memory on the same key is superseded, never overwritten."""
         c = t.memories.c
         with self.tx() as conn:
+            done = conn.execute(
+                select(t.memories).where(c.tenant == self.name, c.step_key == rec.step_key)
+            ).first()
+            if done is not None:  # a retry: superseding again would retire the newer memories
+                return _memory(done._mapping)
             prior = (
                 conn.execute(
                     select(c.id).where(

@@ -39,6 +39,7 @@ class StoredEvent(EventIn):
     content_hash: str
     ingest_time: datetime
     retired_at: datetime | None = None
+    retired_by: str | None = Field(default=None, description="e.g. summary:12")
 
 
 class WakeRecord(BaseModel):
@@ -71,6 +72,9 @@ class CompileRecord(BaseModel):
     stable_prefix_hash: str
     input_tokens: int
     tokens_by_bucket: dict[str, int]
+    retrieval_hash: str | None = Field(
+        default=None, description="Blob of the retrieval hits used; None when none were."
+    )
 
 
 class ModelCallRecord(BaseModel):
@@ -164,4 +168,20 @@ class SummaryRecord(BaseModel):
     text: str
     gate: dict[str, Any] = Field(default_factory=dict)
     superseded_by: int | None = None
+    created_at: datetime | None = None
+
+
+class ConsolidationLogRecord(BaseModel):
+    """One thing consolidation did (or refused to do), and why."""
+
+    id: int | None = None
+    agent: str
+    step_key: str
+    round_id: str
+    action: str = Field(description="draft, summary, rollup, annotate, reverify, decay, merge")
+    status: str = Field(description="drafted, accepted, exists, rejected, raced, retired, ...")
+    subject: str = Field(description="What it acted on: a span key, memory ids, a key.")
+    summary_id: int | None = None
+    output_hash: str | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime | None = None

@@ -115,7 +115,11 @@ events = Table(
     UniqueConstraint("tenant", "step_key", name="uq_events_step_key"),
     ForeignKeyConstraint(["tenant", "agent"], ["agents.tenant", "agents.name"]),
     Index("ix_events_agent_order", "tenant", "agent", "id"),
-    Index("ix_events_wake", "tenant", "wake_id"),
+    # A wake's events in order, and positions within a session (indexing). Both carry the
+    # order column, so the plan is right even before the planner has statistics (a bulk
+    # import followed at once by a compile).
+    Index("ix_events_agent_wake", "tenant", "agent", "wake_id", "id"),
+    Index("ix_events_session", "tenant", "agent", "session_id", "id"),
 )
 
 memories = Table(
@@ -217,6 +221,9 @@ compiles = Table(
     Column("input_tokens", Integer, nullable=False),
     Column("tokens_by_bucket", JSONB, nullable=False),
     _now(),
+    # Blob of the retrieval hits the compile used (None: no retrieval), so a replay
+    # recompiles from the same evidence without asking the vector store again.
+    Column("retrieval_hash", Text),
     PrimaryKeyConstraint("tenant", "step_key"),
     Index("ix_compiles_wake", "tenant", "wake_id", "call_index"),
 )
@@ -246,13 +253,49 @@ model_calls = Table(
     Index("ix_model_calls_wake", "tenant", "wake_id", "call_index"),
 )
 
+# What consolidation did and why: drafts, gate verdicts (a rejected summary's reasons live
+# here, since its raw span stays live), rollups, and every memory-hygiene action.
+consolidation_log = Table(
+    "consolidation_log",
+    metadata,
+    Column("id", BigInteger, Identity(always=False), primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("step_key", Text, nullable=False),
+    Column("round_id", Text, nullable=False),
+    Column("action", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("summary_id", BigInteger),
+    Column("output_hash", Text),
+    Column("detail", JSONB, nullable=False, server_default="{}"),
+    _now(),
+    UniqueConstraint("tenant", "step_key", name="uq_consolidation_log_step_key"),
+    Index("ix_consolidation_log_agent", "tenant", "agent", "id"),
+)
+
+# How far an agent's events are indexed into a vector collection: the compile activity
+# indexes what lies past the cursor before it retrieves (wakeful.substrate.indexing).
+index_cursors = Table(
+    "index_cursors",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("collection", Text, nullable=False),
+    Column("last_event_id", BigInteger, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant", "agent", "collection"),
+)
+
 __all__ = [
     "agents",
     "blobs",
     "compiles",
+    "consolidation_log",
     "decisions",
     "events",
     "handoff_notes",
+    "index_cursors",
     "memories",
     "metadata",
     "model_calls",

@@ -69,15 +69,35 @@ def load_blocks(
     """Every candidate block the substrate holds for ``agent`` at (``max_event_id``, ``as_of``).
 
     With ``session_id``, raw turns come from that session only: a new session starts from
-    the handoff note and the substrate, not from a replayed transcript.
+    the handoff note and the substrate, not from a replayed transcript. Every read runs in
+    one transaction on one connection: a consistent view, and one pool checkout.
     """
-    recent = store.events(agent, max_id=max_event_id, limit=recent_limit, newest=True)
-    live = [
-        e
-        for e in recent
-        if (e.retired_at is None or e.retired_at > as_of)
-        and (session_id is None or e.session_id == session_id)
-    ]
+    with store.tx():
+        return _load_blocks(
+            store,
+            agent,
+            max_event_id=max_event_id,
+            as_of=as_of,
+            current_wake_id=current_wake_id,
+            session_id=session_id,
+            recent_limit=recent_limit,
+        )
+
+
+def _load_blocks(
+    store: TenantStore,
+    agent: str,
+    *,
+    max_event_id: int,
+    as_of: datetime,
+    current_wake_id: str | None,
+    session_id: str | None,
+    recent_limit: int,
+) -> list[Block]:
+    recent = store.recent_events(
+        agent, max_id=max_event_id, limit=recent_limit, session_id=session_id
+    )
+    live = [e for e in recent if e.retired_at is None or e.retired_at > as_of]
     if current_wake_id is not None:
         seen = {e.id for e in live}
         live += [

@@ -8,12 +8,13 @@ that an activity makes are idempotent on ``step_key``: a retry returns the first
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, func, select, update
+from sqlalchemy import Connection, Engine, TextClause, create_engine, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import OperationalError
 
@@ -39,7 +40,10 @@ class Store:
 
     @classmethod
     def connect(cls, url: str, *, migrate_schema: bool = True) -> Store:
-        engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+        # hide_parameters: event text must never ride along in an error into workflow history.
+        engine = create_engine(
+            url, pool_pre_ping=True, pool_size=5, max_overflow=5, hide_parameters=True
+        )
         store = cls(engine)
         if migrate_schema:
             try:
@@ -66,11 +70,23 @@ class TenantStore(KnowledgeMixin):
     def __init__(self, engine: Engine, tenant: str) -> None:
         self.engine = engine
         self.name = tenant
+        self._open = threading.local()
 
     @contextmanager
     def tx(self) -> Iterator[Connection]:
-        with self.engine.begin() as conn:
+        """A transaction. Nested calls on one thread join the outermost one, so a caller
+        can run several repository reads in one transaction and one connection checkout
+        (``load_blocks`` does), and several writes atomically."""
+        conn: Connection | None = getattr(self._open, "conn", None)
+        if conn is not None:
             yield conn
+            return
+        with self.engine.begin() as conn:
+            self._open.conn = conn
+            try:
+                yield conn
+            finally:
+                self._open.conn = None
 
     # --- agents -----------------------------------------------------------------------
 
@@ -158,30 +174,35 @@ class TenantStore(KnowledgeMixin):
     # --- events -----------------------------------------------------------------------
 
     def append_events(self, agent: str, items: Sequence[EventIn]) -> list[StoredEvent]:
-        """Append in order; events whose step_key exists already are returned as stored."""
+        """Append in order; events whose step_key exists already are returned as stored.
+
+        One statement per call whatever its size: the batch travels as one array per column
+        and is unnested server-side (``INSERT ... SELECT FROM unnest ... ON CONFLICT DO
+        NOTHING RETURNING``), so a bulk append costs one round trip and one plan rather than
+        a statement per event.
+        """
         if not items:
             return []
-        rows = [
-            {
-                "tenant": self.name,
-                "agent": agent,
-                "content_hash": content_hash(e.text, e.kind, e.role or "", e.tool_call_id or ""),
-                **e.model_dump(),
-            }
-            for e in items
-        ]
-        keys = [e.step_key for e in items]
+        columns: dict[str, list[Any]] = {name: [] for name in _APPEND_COLUMNS}
+        for e in items:
+            row = e.model_dump()
+            row["content_hash"] = content_hash(e.text, e.kind, e.role or "", e.tool_call_id or "")
+            row["tool_input"] = None if e.tool_input is None else json.dumps(e.tool_input)
+            row["meta"] = json.dumps(e.meta)
+            for name, values in columns.items():
+                values.append(row[name])
+        keys = columns["step_key"]
         with self.tx() as conn:
-            conn.execute(
-                insert(t.events).on_conflict_do_nothing(index_elements=["tenant", "step_key"]),
-                rows,
-            )
-            found = conn.execute(
-                select(t.events).where(
-                    t.events.c.tenant == self.name, t.events.c.step_key.in_(keys)
+            inserted = conn.execute(_APPEND, {"tenant": self.name, "agent": agent, **columns}).all()
+            by_key = {r.step_key: _event(r._mapping) for r in inserted}
+            missing = [k for k in keys if k not in by_key]
+            if missing:  # a retry: these were appended before
+                found = conn.execute(
+                    select(t.events).where(
+                        t.events.c.tenant == self.name, t.events.c.step_key.in_(missing)
+                    )
                 )
-            )
-            by_key = {r.step_key: _event(r._mapping) for r in found}
+                by_key.update({r.step_key: _event(r._mapping) for r in found})
         return [by_key[k] for k in keys]
 
     def events(
@@ -209,6 +230,29 @@ class TenantStore(KnowledgeMixin):
             out = [_event(r._mapping) for r in conn.execute(q)]
         return out[::-1] if newest else out
 
+    def recent_events(
+        self, agent: str, *, max_id: int, limit: int, session_id: str | None = None
+    ) -> list[StoredEvent]:
+        """Of the newest ``limit`` events up to ``max_id``, those of ``session_id`` (all of
+        them when None), in append order: the raw tail a snapshot starts from.
+
+        The session filter applies after the limit (as a snapshot defines its tail), in
+        SQL, so rows of other sessions are never fetched.
+        """
+        e = t.events.c
+        newest = (
+            select(t.events)
+            .where(e.tenant == self.name, e.agent == agent, e.id <= max_id)
+            .order_by(e.id.desc())
+            .limit(limit)
+            .subquery()
+        )
+        q = select(newest)
+        if session_id is not None:
+            q = q.where(newest.c.session_id == session_id)
+        with self.tx() as conn:
+            return [_event(r._mapping) for r in conn.execute(q.order_by(newest.c.id))]
+
     def max_event_id(self, agent: str) -> int:
         with self.tx() as conn:
             value = conn.execute(
@@ -226,6 +270,84 @@ class TenantStore(KnowledgeMixin):
                 )
             ).scalar_one()
         return int(value)
+
+    def events_with_positions(
+        self, agent: str, *, after_id: int, upto_id: int, limit: int
+    ) -> list[tuple[StoredEvent, int]]:
+        """Up to ``limit`` events with ``after_id < id <= upto_id``, in id order, each with
+        its 0-based position among all of its session's events (0 for sessionless events).
+
+        Positions are what vector chunks use as neighbours' coordinates (seq ± 1).
+        """
+        e = t.events.c
+        with self.tx() as conn:
+            rows = conn.execute(
+                select(t.events)
+                .where(e.tenant == self.name, e.agent == agent)
+                .where(e.id > after_id, e.id <= upto_id)
+                .order_by(e.id)
+                .limit(limit)
+            ).all()
+            sessions = sorted({r.session_id for r in rows if r.session_id is not None})
+            before: dict[str, int] = {}
+            if sessions:
+                counted = conn.execute(
+                    select(e.session_id, func.count())
+                    .where(e.tenant == self.name, e.agent == agent)
+                    .where(e.session_id.in_(sessions), e.id <= after_id)
+                    .group_by(e.session_id)
+                )
+                before = {s: int(n) for s, n in counted}
+        out: list[tuple[StoredEvent, int]] = []
+        for r in rows:
+            event = _event(r._mapping)
+            position = 0
+            if event.session_id is not None:
+                position = before.get(event.session_id, 0)
+                before[event.session_id] = position + 1
+            out.append((event, position))
+        return out
+
+    # --- vector index cursors -----------------------------------------------------------
+
+    def index_cursor(self, agent: str, collection: str) -> int:
+        """The last event id of ``agent`` indexed into ``collection`` (0: none yet)."""
+        c = t.index_cursors.c
+        with self.tx() as conn:
+            value = conn.execute(
+                select(c.last_event_id).where(
+                    c.tenant == self.name, c.agent == agent, c.collection == collection
+                )
+            ).scalar_one_or_none()
+        return int(value or 0)
+
+    def set_index_cursor(self, agent: str, collection: str, last_event_id: int) -> None:
+        """Move the cursor forward; a cursor never moves back, except with ``reset``."""
+        stmt = insert(t.index_cursors).values(
+            tenant=self.name, agent=agent, collection=collection, last_event_id=last_event_id
+        )
+        with self.tx() as conn:
+            conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["tenant", "agent", "collection"],
+                    set_={
+                        "last_event_id": func.greatest(
+                            t.index_cursors.c.last_event_id, stmt.excluded.last_event_id
+                        ),
+                        "updated_at": func.now(),
+                    },
+                )
+            )
+
+    def reset_index_cursor(self, agent: str, collection: str) -> None:
+        """Forget how far ``agent`` is indexed (its vectors were lost): index from scratch."""
+        c = t.index_cursors.c
+        with self.tx() as conn:
+            conn.execute(
+                update(t.index_cursors)
+                .where(c.tenant == self.name, c.agent == agent, c.collection == collection)
+                .values(last_event_id=0, updated_at=func.now())
+            )
 
     # --- blobs (claim-check) ------------------------------------------------------------
 
@@ -288,8 +410,59 @@ class TenantStore(KnowledgeMixin):
             return [dict(r._mapping) for r in rows]
 
 
+# Columns an append sets, with their Postgres array types; the rest take their defaults.
+_APPEND_TYPES = {
+    "session_id": "text",
+    "wake_id": "text",
+    "step_key": "text",
+    "kind": "text",
+    "role": "text",
+    "text": "text",
+    "tool_call_id": "text",
+    "tool_name": "text",
+    "tool_input": "jsonb",
+    "is_error": "boolean",
+    "resolved": "boolean",
+    "content_hash": "text",
+    "event_time": "timestamptz",
+    "external_id": "text",
+    "meta": "jsonb",
+}
+_APPEND_COLUMNS = tuple(_APPEND_TYPES)
+
+
+def _append_sql() -> TextClause:
+    """``INSERT ... SELECT ... FROM unnest(:col1, :col2, ...)``: one statement per batch.
+
+    JSON travels as text and is parsed by the server; ``ORDER BY`` the ordinality keeps the
+    append order in the ids.
+    """
+    cols = ", ".join(_APPEND_COLUMNS)
+    arrays = ", ".join(
+        f"CAST(:{c} AS {'text' if kind == 'jsonb' else kind}[])"
+        for c, kind in _APPEND_TYPES.items()
+    )
+    values = ", ".join(
+        f"CAST(u.{c} AS jsonb)" if kind == "jsonb" else f"u.{c}"
+        for c, kind in _APPEND_TYPES.items()
+    )
+    return text(
+        f"INSERT INTO events (tenant, agent, {cols}) SELECT :tenant, :agent, {values}"
+        f" FROM unnest({arrays}) WITH ORDINALITY AS u({cols}, n) ORDER BY u.n"
+        " ON CONFLICT (tenant, step_key) DO NOTHING RETURNING events.*"
+    )
+
+
+_APPEND = _append_sql()
+
+
+_EVENT_FIELDS = frozenset(StoredEvent.model_fields)
+
+
 def _event(m: Any) -> StoredEvent:
-    return StoredEvent.model_validate({k: m[k] for k in m.keys() if k not in ("tenant", "agent")})
+    # Rows come from typed columns, so they are built without re-validation: a snapshot
+    # reads hundreds of events per compile and validation was most of its cost.
+    return StoredEvent.model_construct(**{k: v for k, v in m.items() if k in _EVENT_FIELDS})
 
 
 def _wake(m: Any) -> WakeRecord:

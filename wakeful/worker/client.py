@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from temporalio.client import Client, WithStartWorkflowOperation
+from collections.abc import Sequence
+
+from temporalio.client import Client, Interceptor, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 
@@ -11,9 +13,16 @@ from wakeful.contracts import Trigger, WakeResult
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
 
 
-async def connect(address: str, namespace: str) -> Client:
+async def connect(
+    address: str, namespace: str, *, interceptors: Sequence[Interceptor] = ()
+) -> Client:
+    """A client with Wakeful's data converter. ``interceptors`` that are also worker
+    interceptors (Temporal's ``TracingInterceptor``) apply to workers built on it too."""
     return await Client.connect(
-        address, namespace=namespace, data_converter=pydantic_data_converter
+        address,
+        namespace=namespace,
+        data_converter=pydantic_data_converter,
+        interceptors=interceptors,
     )
 
 

@@ -8,10 +8,13 @@ from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import build_provider
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.substrate.vectors.base import VectorStore
+from wakeful.telemetry import Telemetry, TelemetrySettings, setup_telemetry
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import connect
 from wakeful.worker.settings import Settings
 from wakeful.worker.stack import EmbeddedStack
+from wakeful.worker.stack_models import StackEndpoints
 from wakeful.worker.worker import build_worker
 
 
@@ -25,6 +28,40 @@ def register_agent(ts: TenantStore, agent: Agent) -> None:
         instructions=agent.instructions,
         spec=spec,
     )
+
+
+def open_vectors(ep: StackEndpoints, settings: Settings) -> VectorStore:
+    """The vector store the compile activity indexes into and retrieves from: the Qdrant
+    server at ``qdrant_url``, else the Edge shard at ``qdrant_path``.
+
+    An Edge shard belongs to one process at a time, so only processes that compile (the
+    worker, the demo) open it; CLI commands that only read or append rows never do.
+    """
+    if ep.qdrant_url is not None:
+        from wakeful.substrate.vectors.server import ServerVectorStore
+
+        key = settings.qdrant_api_key
+        return ServerVectorStore(ep.qdrant_url, api_key=key.get_secret_value() if key else None)
+    from wakeful.substrate.vectors.edge import EdgeVectorStore
+
+    return EdgeVectorStore(ep.qdrant_path or settings.qdrant_path)
+
+
+def open_index(deps: ActivityDeps) -> None:
+    """Open the event index now, so a shard held by another process fails the start, not
+    every compile."""
+    try:
+        deps.event_index()
+    except ConfigError:
+        raise
+    except Exception as exc:
+        if "WouldBlock" not in str(exc):
+            raise
+        raise ConfigError(
+            f"the Qdrant Edge shard is open in another process ({exc}); stop the other "
+            "worker or demo using this state directory, or set WAKEFUL_QDRANT_URL to share "
+            "a Qdrant server between processes"
+        ) from exc
 
 
 class ProviderCache:
@@ -54,7 +91,30 @@ async def serve(settings: Settings, registry: AgentRegistry) -> None:
     for agent in registry:
         register_agent(store.tenant(agent.tenant), agent)
     deps = ActivityDeps(
-        store=store, agents=registry, providers=ProviderCache(settings), counter=BpeCounter()
+        store=store,
+        agents=registry,
+        providers=ProviderCache(settings),
+        counter=BpeCounter(),
+        vectors=open_vectors(ep, settings),
+        telemetry=build_telemetry(settings),
     )
-    client = await connect(ep.temporal_address, ep.temporal_namespace)
-    await build_worker(client, deps, settings.task_queue).run()
+    open_index(deps)
+    tracing = [deps.telemetry.tracing_interceptor()] if deps.telemetry.enabled else []
+    client = await connect(ep.temporal_address, ep.temporal_namespace, interceptors=tracing)
+    try:
+        await build_worker(client, deps, settings.task_queue).run()
+    finally:
+        deps.telemetry.shutdown()
+
+
+def build_telemetry(settings: Settings) -> Telemetry:
+    """Spans and metrics per ``otel_exporter``/``otel_endpoint``; disabled for ``none``."""
+    if settings.otel_exporter == "none":
+        return Telemetry.disabled()
+    return setup_telemetry(
+        TelemetrySettings(
+            service_name="wakeful-worker",
+            exporter=settings.otel_exporter,
+            otlp_endpoint=settings.otel_endpoint,
+        )
+    )

@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import Interceptor, Worker
 
+from wakeful.activities.child import ChildActivities
 from wakeful.activities.compile import CompileActivities
+from wakeful.activities.consolidate_memory import consolidation_activities
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.model import ModelActivities
+from wakeful.activities.sessions import SessionActivities
 from wakeful.activities.tools import ToolActivities
 from wakeful.activities.wake import WakeActivities
 from wakeful.workflows.agent import AgentWorkflow
+from wakeful.workflows.child import ChildAgentWorkflow
+from wakeful.workflows.consolidation import ConsolidationWorkflow
+from wakeful.workflows.scheduled import ScheduledWakeWorkflow
 
-WORKFLOWS: list[type] = [AgentWorkflow]
+WORKFLOWS: list[type] = [
+    AgentWorkflow,
+    ChildAgentWorkflow,
+    ScheduledWakeWorkflow,
+    ConsolidationWorkflow,
+]
 
 
 def activities(deps: ActivityDeps) -> list[object]:
@@ -26,13 +38,40 @@ def activities(deps: ActivityDeps) -> list[object]:
         CompileActivities(deps).compile,
         ModelActivities(deps).call_model,
         ToolActivities(deps).run_tool,
+        *session_activities(deps),
+        *consolidation_activities(deps),
+    ]
+
+
+def session_activities(deps: ActivityDeps) -> list[object]:
+    """Sessions, keep-warm, trigger delivery, and child agents."""
+    sessions, child = SessionActivities(deps), ChildActivities(deps)
+    return [
+        sessions.resume_agent,
+        sessions.end_session,
+        sessions.keep_warm,
+        sessions.deliver_trigger,
+        sessions.record_tool_results,
+        child.plan,
+        child.prepare,
+        child.collect,
+        child.merge,
     ]
 
 
 def build_worker(
-    client: Client, deps: ActivityDeps, task_queue: str, *, max_threads: int = 8
+    client: Client,
+    deps: ActivityDeps,
+    task_queue: str,
+    *,
+    max_threads: int = 8,
+    interceptors: Sequence[Interceptor] = (),
 ) -> Worker:
-    """A worker serving every Wakeful workflow and activity; sync activities run in threads."""
+    """A worker serving every Wakeful workflow and activity; sync activities run in threads.
+
+    ``interceptors`` add to the client's (pass Temporal's ``TracingInterceptor`` here only
+    when the client was built without it, or every span is recorded twice).
+    """
     return Worker(
         client,
         task_queue=task_queue,
@@ -40,4 +79,5 @@ def build_worker(
         activities=activities(deps),
         activity_executor=ThreadPoolExecutor(max_workers=max_threads),
         max_concurrent_activities=max_threads,
+        interceptors=interceptors,
     )

@@ -1,97 +1,73 @@
 """``AgentWorkflow``: one long-lived workflow per agent, woken by triggers.
 
-Each trigger carries an idempotency key; the workflow remembers recent keys (carried across
-continue-as-new), so a trigger delivered twice wakes the agent once. A wake runs
-``compile -> call_model -> record -> (run_tool* -> compile -> call_model -> record)*`` until
-the model stops or a per-wake budget is hit, then writes a handoff note.
+Triggers arrive as the ``trigger`` signal (signal-with-start: webhooks, schedules) or the
+``wake`` update (update-with-start: wait for the wake's result). Each carries an idempotency
+key; the workflow remembers recent keys (carried across continue-as-new, recovered from the
+substrate when it starts afresh), so a trigger delivered twice wakes the agent once.
 
-Only ids, hashes and counters cross the activity boundary, so the history of a month-long
-agent stays small; the workflow continues-as-new when Temporal suggests it.
+Before each wake the workflow prices its options with :func:`wakeful.workflows.pacing.decide`
+(continue the warm or cold session, or hand off to a fresh one) and the decision goes into
+the first compile's ledger. A wake is a :class:`~wakeful.workflows.cycle.WakeCycle`; the
+model's ``delegate`` calls fan out to child workflows. Sessions end — with a handoff note
+that the next session compiles from — on an explicit ``/handoff`` message, after
+``session_idle`` without a wake, when a wake spends its budget, when pacing chooses a
+handoff, or on stop. While idle, the workflow may keep the prompt cache warm when the next
+wake is known and a keep-warm call is cheaper than a miss.
+
+Only ids, hashes and counters cross the activity boundary, so a month-long agent's history
+stays small; the workflow continues-as-new before it grows large.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from pydantic import BaseModel, Field
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from wakeful.agents import AgentRuntime
-    from wakeful.compiler.blocks import Goal
     from wakeful.contracts import (
-        CALL_MODEL,
-        COMPILE,
-        FINISH_WAKE,
-        RECORD_OUTPUT,
-        RUN_TOOL,
-        START_WAKE,
-        CallModelIn,
         CallModelOut,
-        CompileIn,
         CompileOut,
-        FinishWakeIn,
-        FinishWakeOut,
-        RecordOutputIn,
-        RecordOutputOut,
-        RunToolIn,
-        RunToolOut,
-        StartWakeIn,
-        StartWakeOut,
+        ToolCallRef,
         Trigger,
         WakeRef,
         WakeResult,
     )
+    from wakeful.workflows.cache import pacing_annotations, rates_for, update_clock
+    from wakeful.workflows.child import delegate_calls
+    from wakeful.workflows.cycle import WakeCycle
+    from wakeful.workflows.pacing import PacingInput, PacingPolicy, decide
+    from wakeful.workflows.sessions import Sessions
+    from wakeful.workflows.state import (
+        AgentInput,
+        AgentState,
+        AgentStatus,
+        WakeBudget,
+        child_workflow_id,
+        workflow_id,
+    )
+
+__all__ = [
+    "AgentInput",
+    "AgentState",
+    "AgentStatus",
+    "AgentWorkflow",
+    "WakeBudget",
+    "child_workflow_id",
+    "workflow_id",
+]
 
 # Remembered wake results (with their idempotency keys); bounded so that a long-lived
 # agent's state stays small.
 _MEMORY = 256
-_WAKES_PER_RUN = 200
-
-_STORE_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30)
-)
-_MODEL_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=2),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(minutes=2),
-    maximum_attempts=8,
-)
+_MAX_HISTORY_EVENTS = 5_000
+_MAX_HISTORY_BYTES = 4 * 1024 * 1024
+_BUDGET_END = ("tool_budget", "token_budget", "call_budget")
 
 
-class AgentState(BaseModel):
-    wakes: int = 0
-    session_number: int = 0
-    session_id: str = ""
-    last_wake_at: datetime | None = None
-    results: list[WakeResult] = Field(default_factory=list)
-    pending: list[Trigger] = Field(default_factory=list)
-    cost_usd: float = 0.0
-    input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-
-
-class AgentInput(BaseModel):
-    runtime: AgentRuntime
-    state: AgentState = Field(default_factory=AgentState)
-    session_idle: timedelta = timedelta(hours=1)
-
-
-class AgentStatus(BaseModel):
-    agent: str
-    wakes: int
-    session_id: str
-    current_wake: str | None
-    pending: int
-    cost_usd: float
-    input_tokens: int
-    cache_read_input_tokens: int
-    last_wake_at: datetime | None
-
-
-def workflow_id(tenant: str, agent: str) -> str:
-    return f"wakeful-agent:{tenant}:{agent}"
+def is_handoff_command(trigger: Trigger) -> bool:
+    words = trigger.goal.text.split(maxsplit=1)
+    return bool(words) and words[0] == "/handoff"
 
 
 @workflow.defn(name="AgentWorkflow")
@@ -101,30 +77,66 @@ class AgentWorkflow:
         # Set from the input here, not in run(): a signal or update delivered with the start
         # is handled before run() begins and must land in this state.
         self.state = inp.state
+        self.rt = inp.runtime
+        self.sessions = Sessions(self.state, inp.runtime)
         self.current: str | None = None
         self.current_key: str | None = None
+        self.cycle: WakeCycle | None = None
         self.stop_requested = False
+        self.children_in_flight = 0
 
     @workflow.run
     async def run(self, inp: AgentInput) -> AgentState:
-        rt = inp.runtime
+        if not self.state.resumed and self.state.wakes == 0:
+            await self.sessions.resume()
         wakes_this_run = 0
-        while True:
-            await workflow.wait_condition(lambda: bool(self.state.pending) or self.stop_requested)
-            if not self.state.pending:
+        while not self.stop_requested:
+            if not await self._wait_for_work(inp):
+                await self.sessions.on_timer(inp.session_idle)
+                continue
+            if self.stop_requested:
                 break
             trigger = self.state.pending.pop(0)
             self.current_key = trigger.idempotency_key
-            self._remember(await self._wake(rt, trigger, inp.session_idle))
+            if is_handoff_command(trigger):
+                result = await self.sessions.handoff_command(trigger)
+            else:
+                result = await self._wake(trigger, inp)
+            self._remember(result)
             self.current_key = None
             wakes_this_run += 1
-            if wakes_this_run >= _WAKES_PER_RUN or workflow.info().is_continue_as_new_suggested():
-                await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(
-                    AgentInput(runtime=rt, state=self.state, session_idle=inp.session_idle)
+            if self._history_is_large(wakes_this_run, inp) and not self.state.pending:
+                await workflow.wait_condition(
+                    lambda: workflow.all_handlers_finished() or bool(self.state.pending)
                 )
+                if not self.state.pending:
+                    workflow.continue_as_new(inp.model_copy(update={"state": self.state}))
+        await self.sessions.end("stopped")
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.state
+
+    async def _wait_for_work(self, inp: AgentInput) -> bool:
+        """Wait for a trigger or a stop; False when a session timer (keep-warm, idle) is due."""
+        due = self.sessions.next_timer(inp.session_idle)
+        timeout = None if due is None else due - workflow.now()
+        if timeout is not None and timeout <= timedelta(0):
+            return bool(self.state.pending) or self.stop_requested
+        try:
+            await workflow.wait_condition(
+                lambda: bool(self.state.pending) or self.stop_requested, timeout=timeout
+            )
+        except TimeoutError:
+            return False
+        return True
+
+    def _history_is_large(self, wakes_this_run: int, inp: AgentInput) -> bool:
+        info = workflow.info()
+        return (
+            wakes_this_run >= inp.wakes_per_run
+            or info.is_continue_as_new_suggested()
+            or info.get_current_history_length() > _MAX_HISTORY_EVENTS
+            or info.get_current_history_size() > _MAX_HISTORY_BYTES
+        )
 
     # --- triggers -----------------------------------------------------------------------
 
@@ -136,6 +148,9 @@ class AgentWorkflow:
             or any(p.idempotency_key == key for p in self.state.pending)
         ):
             return False
+        if self.stop_requested:  # answered at once, so no caller waits on a stopping agent
+            self._remember(_not_run(trigger, "not_run: the agent is stopping"))
+            return True
         self.state.pending.append(trigger)
         return True
 
@@ -155,20 +170,31 @@ class AgentWorkflow:
 
     @workflow.signal(name="stop")
     def stop(self) -> None:
+        """End the current wake at its next step, close the session, and complete."""
         self.stop_requested = True
+        for trigger in self.state.pending:
+            self._remember(_not_run(trigger, "not_run: the agent was stopped"))
+        self.state.pending = []
 
     @workflow.query(name="status")
     def status(self) -> AgentStatus:
+        s = self.state
         return AgentStatus(
             agent=workflow.info().workflow_id,
-            wakes=self.state.wakes,
-            session_id=self.state.session_id,
+            wakes=s.wakes,
+            session_id=s.session_id,
             current_wake=self.current,
-            pending=len(self.state.pending),
-            cost_usd=self.state.cost_usd,
-            input_tokens=self.state.input_tokens,
-            cache_read_input_tokens=self.state.cache_read_input_tokens,
-            last_wake_at=self.state.last_wake_at,
+            pending=len(s.pending),
+            cost_usd=s.cost_usd,
+            input_tokens=s.input_tokens,
+            cache_read_input_tokens=s.cache_read_input_tokens,
+            last_wake_at=s.last_wake_at,
+            session_open=s.session_open,
+            stop_requested=self.stop_requested,
+            budget=self.cycle.budget if self.cycle is not None else None,
+            cache_clock=s.clock,
+            pacing=s.pacing.reason if s.pacing is not None else "",
+            children_in_flight=self.children_in_flight,
         )
 
     def _result(self, key: str) -> WakeResult | None:
@@ -179,130 +205,65 @@ class AgentWorkflow:
 
     # --- one wake -----------------------------------------------------------------------
 
-    def _session_for(self, trigger: Trigger, idle: timedelta) -> str:
-        now = workflow.now()
-        last = self.state.last_wake_at
-        gap_exceeded = last is not None and now - last > idle
-        if not self.state.session_id or trigger.new_session or gap_exceeded:
-            self.state.session_number += 1
-            self.state.session_id = f"s{self.state.session_number:04d}"
-        return self.state.session_id
+    def _policy(self, inp: AgentInput) -> PacingPolicy:
+        calls = self.state.last_model_calls or inp.pacing.expected_calls
+        return inp.pacing.model_copy(update={"max_idle": inp.session_idle, "expected_calls": calls})
 
-    async def _wake(self, rt: AgentRuntime, trigger: Trigger, idle: timedelta) -> WakeResult:
-        session_id = self._session_for(trigger, idle)
-        self.state.wakes += 1
-        number = self.state.wakes
+    async def _wake(self, trigger: Trigger, inp: AgentInput) -> WakeResult:
+        rt, s = self.rt, self.state
+        policy = self._policy(inp)
+        decision = decide(
+            PacingInput(
+                now=workflow.now(),
+                clock=s.clock,
+                rates=rates_for(rt.provider, rt.model),
+                policy=policy,
+                session_open=s.session_open,
+            )
+        )
+        s.pacing, s.keep_warm_at = decision, []  # a wake replaces any keep-warm plan
+        session_note = await self.sessions.choose(trigger, decision)
+        s.wakes += 1
+        number = s.wakes
         wake = WakeRef(
             tenant=rt.tenant,
             agent=rt.name,
             wake_id=f"{rt.name}:{number}",
-            session_id=f"{rt.name}:{session_id}",
+            session_id=f"{rt.name}:{s.session_id}",
             workflow_id=workflow.info().workflow_id,
             number=number,
         )
         self.current = wake.wake_id
-        goal: Goal = trigger.goal
-        await workflow.execute_activity(
-            START_WAKE,
-            StartWakeIn(
-                wake=wake,
-                goal=goal,
-                idempotency_key=trigger.idempotency_key,
-                started_at=workflow.now(),
-            ),
-            result_type=StartWakeOut,
-            start_to_close_timeout=timedelta(seconds=30),
-            retry_policy=_STORE_RETRY,
+        notes, s.idle_notes = s.idle_notes, []
+        self.cycle = cycle = WakeCycle(
+            rt,
+            wake,
+            trigger.goal,
+            trigger.idempotency_key,
+            annotations=pacing_annotations(decision, session_note, notes),
+            stop=lambda: self.stop_requested,
+            on_call=self._on_call,
+            delegate=self._delegate,
         )
-        calls = tools = 0
-        totals = CallModelOut(output_hash="", stop_reason="")
-        status = "done"
-        for index in range(rt.max_model_calls_per_wake):
-            compiled = await workflow.execute_activity(
-                COMPILE,
-                CompileIn(wake=wake, runtime=rt, goal=goal, call_index=index, now=workflow.now()),
-                result_type=CompileOut,
-                start_to_close_timeout=timedelta(seconds=60),
-                retry_policy=_STORE_RETRY,
-            )
-            reply = await workflow.execute_activity(
-                CALL_MODEL,
-                CallModelIn(
-                    wake=wake, runtime=rt, call_index=index, window_hash=compiled.window_hash
-                ),
-                result_type=CallModelOut,
-                start_to_close_timeout=timedelta(minutes=5),
-                retry_policy=_MODEL_RETRY,
-            )
-            calls += 1
-            totals = _add(totals, reply)
-            await workflow.execute_activity(
-                RECORD_OUTPUT,
-                RecordOutputIn(
-                    wake=wake, call_index=index, output_hash=reply.output_hash, at=workflow.now()
-                ),
-                result_type=RecordOutputOut,
-                start_to_close_timeout=timedelta(seconds=30),
-                retry_policy=_STORE_RETRY,
-            )
-            if not reply.tool_calls:
-                break
-            for call in reply.tool_calls:
-                limits = next((t for t in rt.tools if t.name == call.name), None)
-                await workflow.execute_activity(
-                    RUN_TOOL,
-                    RunToolIn(
-                        wake=wake,
-                        call_index=index,
-                        output_hash=reply.output_hash,
-                        tool_call=call,
-                        at=workflow.now(),
-                    ),
-                    result_type=RunToolOut,
-                    start_to_close_timeout=timedelta(seconds=limits.timeout_s if limits else 60),
-                    heartbeat_timeout=(
-                        timedelta(seconds=limits.heartbeat_s)
-                        if limits and limits.heartbeat_s
-                        else None
-                    ),
-                    retry_policy=RetryPolicy(maximum_attempts=limits.max_attempts if limits else 3),
-                )
-                tools += 1
-            if tools >= rt.max_tool_calls_per_wake:
-                status = "tool_budget"
-                break
-            if totals.input_tokens + totals.cache_read_input_tokens >= rt.max_tokens_per_wake:
-                status = "token_budget"
-                break
-        else:
-            status = "call_budget"
-
-        done = await workflow.execute_activity(
-            FINISH_WAKE,
-            FinishWakeIn(
-                wake=wake,
-                goal=goal,
-                status=status,
-                at=workflow.now(),
-                model_calls=calls,
-                tool_calls=tools,
-            ),
-            result_type=FinishWakeOut,
-            start_to_close_timeout=timedelta(seconds=30),
-            retry_policy=_STORE_RETRY,
-        )
-        self.current = None
-        self.state.last_wake_at = workflow.now()
-        self.state.cost_usd += totals.cost_usd
-        self.state.input_tokens += totals.input_tokens
-        self.state.cache_read_input_tokens += totals.cache_read_input_tokens
+        done = await cycle.run()
+        totals = cycle.totals
+        s.last_wake, s.last_wake_at = wake, workflow.now()
+        s.last_model_calls = cycle.budget.model_calls
+        s.cost_usd += totals.cost_usd
+        s.input_tokens += totals.input_tokens
+        s.cache_read_input_tokens += totals.cache_read_input_tokens
+        self.current, self.cycle = None, None
+        if cycle.status in _BUDGET_END:
+            await self.sessions.end(f"budget: the wake ended with {cycle.status}")
+        elif trigger.next_expected_at is not None and not s.pending and not self.stop_requested:
+            await self.sessions.plan_idle(trigger.next_expected_at, policy)
         return WakeResult(
             wake_id=wake.wake_id,
             number=number,
             session_id=wake.session_id,
-            status=status,
-            model_calls=calls,
-            tool_calls=tools,
+            status=cycle.status,
+            model_calls=cycle.budget.model_calls,
+            tool_calls=cycle.budget.tool_calls,
             input_tokens=totals.input_tokens,
             output_tokens=totals.output_tokens,
             cache_read_input_tokens=totals.cache_read_input_tokens,
@@ -310,16 +271,41 @@ class AgentWorkflow:
             cost_usd=totals.cost_usd,
             handoff_id=done.handoff_id,
             idempotency_key=trigger.idempotency_key,
+            pacing=decision.choice,
         )
 
+    def _on_call(self, compiled: CompileOut, reply: CallModelOut, started: datetime) -> None:
+        s = self.state
+        s.clock = update_clock(s.clock, self.rt.provider, self.rt.model, compiled, reply, started)
+        s.last_window_hash = compiled.window_hash
 
-def _add(a: CallModelOut, b: CallModelOut) -> CallModelOut:
-    return CallModelOut(
-        output_hash=b.output_hash,
-        stop_reason=b.stop_reason,
-        input_tokens=a.input_tokens + b.input_tokens,
-        output_tokens=a.output_tokens + b.output_tokens,
-        cache_creation_input_tokens=a.cache_creation_input_tokens + b.cache_creation_input_tokens,
-        cache_read_input_tokens=a.cache_read_input_tokens + b.cache_read_input_tokens,
-        cost_usd=a.cost_usd + b.cost_usd,
+    async def _delegate(
+        self, wake: WakeRef, index: int, reply: CallModelOut, calls: list[ToolCallRef]
+    ) -> None:
+        self.children_in_flight += len(calls)
+        try:
+            started, results = await delegate_calls(
+                wake, index, reply, calls, first_child=self.state.children + 1
+            )
+        finally:
+            self.children_in_flight -= len(calls)
+        self.state.children += started
+        self.state.cost_usd += sum(r.cost_usd for r in results)
+
+
+def _not_run(trigger: Trigger, status: str) -> WakeResult:
+    return WakeResult(
+        wake_id="",
+        number=0,
+        session_id="",
+        status=status,
+        model_calls=0,
+        tool_calls=0,
+        input_tokens=0,
+        output_tokens=0,
+        cache_read_input_tokens=0,
+        cache_creation_input_tokens=0,
+        cost_usd=0.0,
+        handoff_id=0,
+        idempotency_key=trigger.idempotency_key,
     )

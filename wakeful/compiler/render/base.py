@@ -10,10 +10,18 @@ compiler derives prefix hashes and cache breakpoints.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any, ClassVar
 
 from wakeful.compiler.blocks import Block, BlockKind, Role, Segment
-from wakeful.compiler.framing import DATA_NOTICE, HISTORY_GAP, evidence_text, section_text
+from wakeful.compiler.framing import (
+    DATA_NOTICE,
+    HISTORY_GAP,
+    conversation_text,
+    evidence_group,
+    evidence_text,
+    section_text,
+)
 from wakeful.compiler.place import Layout, Placed
 from wakeful.compiler.select import role_of
 
@@ -76,7 +84,19 @@ class Renderer:
         return "\n\n".join(section_text(p.block) for p in layout.summaries)
 
     def evidence_text(self, layout: Layout) -> str:
-        return "\n\n".join(evidence_text(p.block, p.stale) for p in layout.evidence)
+        """Each evidence block in its frame; the retrieved turns (placed together by
+        ``place``) in one shared frame, under a date line per session and day."""
+        parts: list[str] = []
+        shared = [p for p in layout.evidence if evidence_group(p.block) is not None]
+        for placed in layout.evidence:
+            if evidence_group(placed.block) is None:
+                parts.append(evidence_text(placed.block, placed.stale))
+            elif placed is shared[0]:
+                groups = groupby(shared, key=lambda p: evidence_group(p.block))
+                parts.append(
+                    conversation_text([[(p.block, p.stale) for p in g] for _, g in groups])
+                )
+        return "\n\n".join(parts)
 
     def conversation(self, layout: Layout) -> list[Item]:
         """Summaries and evidence as one user item each, then turns and tool traffic.

@@ -23,6 +23,8 @@ them to ``stop`` / ``tool_calls`` / ``length``.
 The default *planner* responder: after tool results it summarises them; when the last user
 message names one of the request's tools it calls that tool (arguments from a JSON object
 after the name, ``key=value`` pairs, or the first path-like word); otherwise it echoes.
+A consolidation prompt (opening ``# Consolidate history span``) is answered with an
+extractive summary (see :mod:`wakeful.providers.simulator.summarise`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+from wakeful.providers.simulator.summarise import summary_text
 
 __all__ = [
     "Conversation",
@@ -152,6 +156,9 @@ def planner_reply(conversation: Conversation, *, echo_only: bool = False) -> Sim
         summary = "; ".join(r[:200] for r in conversation.tool_results)
         return SimReply(f"Tool results received: {summary}")
     text = conversation.last_user_text
+    consolidated = summary_text(text)  # consolidation prompts get an extractive summary
+    if consolidated is not None:
+        return SimReply(consolidated)
     if not echo_only:
         for name in sorted(conversation.tools, key=len, reverse=True):
             if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):

@@ -1,0 +1,51 @@
+"""The report's arithmetic and its load-bearing check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from wakeful.bench.cache_report import kept_decisions, strategy_report
+from wakeful.bench.cache_session import Decision
+from wakeful.providers.base import Usage
+
+DECISIONS = (
+    Decision("D-1", 'Never retry a POST without the "Idempotency-Key" header.', 1, False),
+    Decision("D-2", "Flags default to off.", 2, True),
+)
+
+
+@dataclass
+class FakeTally:
+    turns: list[Usage] = field(default_factory=list)
+    maintenance: list[tuple[str, Usage]] = field(default_factory=list)
+    cost: float = 0.0
+    maintenance_cost: float = 0.0
+    last_request: dict[str, Any] = field(default_factory=dict)
+
+
+def test_a_decision_counts_as_kept_only_verbatim() -> None:
+    request = {"messages": [{"content": [{"text": "ok: " + DECISIONS[0].text}]}]}
+    assert kept_decisions(request, DECISIONS) == ["D-1"]
+    paraphrased = {"messages": [{"content": [{"text": "Flags default off."}]}]}
+    assert kept_decisions(paraphrased, DECISIONS) == []
+
+
+def test_strategy_report_sums_turns_and_splits_out_maintenance() -> None:
+    tally = FakeTally(
+        turns=[
+            Usage(input_tokens=10, cache_read_input_tokens=80, cache_creation_input_tokens=10),
+            Usage(input_tokens=0, cache_read_input_tokens=100, cache_creation_input_tokens=0),
+        ],
+        maintenance=[("compaction", Usage(input_tokens=1000))],
+        cost=1.5,
+        maintenance_cost=0.5,
+        last_request={"system": [{"text": DECISIONS[1].text}]},
+    )
+    r = strategy_report(tally, DECISIONS)
+    assert (r["input_tokens"], r["cache_read_tokens"], r["cache_write_tokens"]) == (10, 180, 10)
+    assert r["cache_hit_ratio"] == 0.9
+    assert r["mean_window_tokens"] == 100
+    assert r["cost_usd"] == 1.5 and r["maintenance_cost_usd"] == 0.5
+    assert r["maintenance_calls"] == 1
+    assert r["load_bearing_kept"] is False and r["load_bearing_missing"] == ["D-1"]

@@ -1,0 +1,203 @@
+"""Every strategy produces requests the provider accepts, built as it says it builds them."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pytest
+
+from tests.compiler.helpers import assert_anthropic_valid
+from wakeful.bench.cache_session import generate_session
+from wakeful.bench.cache_strategies import (
+    SUMMARIZE_INSTRUCTION,
+    CallContext,
+    FullHistory,
+    Plan,
+    SlidingWindow,
+    Strategy,
+    SummarizeThreshold,
+    request_tokens,
+)
+from wakeful.bench.cache_substrate import AGENT, MemorySubstrate
+from wakeful.bench.cache_timeline import timeline
+from wakeful.bench.cache_variants import EvidenceAfterHistoryRenderer
+from wakeful.bench.cache_wakeful import Wakeful
+from wakeful.compiler import EstimatingCounter, Policy
+from wakeful.providers.simulator import anthropic_cache
+from wakeful.providers.simulator import wire_anthropic as wa
+from wakeful.providers.simulator.state import SimError
+from wakeful.substrate.records import StoredEvent
+
+TURNS = 60
+
+
+Calls = dict[str, list[tuple[CallContext, Plan, list[StoredEvent]]]]
+
+
+def _plans(strategies: list[Strategy]) -> Calls:
+    """Each strategy's plan at every call, with the events the substrate held then."""
+    session = generate_session(TURNS, seed=3)
+    out: Calls = {s.name: [] for s in strategies}
+    for item in timeline(session, MemorySubstrate()):
+        if isinstance(item, CallContext):
+            events = item.substrate.events(AGENT)
+            for s in strategies:
+                out[s.name].append((item, s.plan(item), events))
+    return out
+
+
+def _accepted(request: dict[str, Any]) -> int:
+    """The simulator's own checks; returns the number of breakpoints."""
+    assert_anthropic_valid(request)
+    wa.validate_tool_pairing(request)
+    _, breakpoints = anthropic_cache.parse_request(request)
+    return len(breakpoints)
+
+
+@pytest.fixture(scope="module")
+def plans() -> Calls:
+    session = generate_session(TURNS, seed=3)
+    return _plans(
+        [
+            Wakeful(session, Policy.default(), EstimatingCounter()),
+            Wakeful(
+                session,
+                Policy.default(),
+                EstimatingCounter(),
+                name="variant",
+                recent_limit=10_000,
+                renderer=EvidenceAfterHistoryRenderer(),
+                history=(4_000, 2_000),
+            ),
+            FullHistory(),
+            SlidingWindow(5),
+            SummarizeThreshold(12_000),
+        ]
+    )
+
+
+def test_every_request_is_valid_for_the_provider(
+    plans: Calls,
+) -> None:
+    for name, calls in plans.items():
+        for _, plan, _ in calls:
+            marks = _accepted(plan.request)
+            if name not in ("wakeful", "variant"):
+                assert marks == 1, f"{name}: one breakpoint, as a careful user sets it"
+            for extra in plan.maintenance:
+                _accepted(extra.request)
+
+
+def test_baselines_mark_only_the_last_block(
+    plans: Calls,
+) -> None:
+    for name in ("full_history", "sliding_window", "summarize_threshold"):
+        for _, plan, _ in plans[name]:
+            last = plan.request["messages"][-1]["content"][-1]
+            assert last["cache_control"] == {"type": "ephemeral", "ttl": "5m"}
+
+
+def test_full_history_holds_every_event_and_each_wakes_documents(
+    plans: Calls,
+) -> None:
+    ctx, plan, events = plans["full_history"][-1]
+    body = json.dumps(plan.request, ensure_ascii=False)
+    for e in events:
+        if e.kind == "tool_call":
+            assert f'"id": "{e.tool_call_id}"' in body
+        else:
+            assert json.dumps(e.text, ensure_ascii=False)[1:-1] in body
+    for docs in ctx.docs.values():
+        assert all(f'id=\\"{d.id}\\"' in body for d in docs)
+
+
+def test_sliding_window_keeps_exactly_the_last_n_model_turns(
+    plans: Calls,
+) -> None:
+    for _, plan, events in plans["sliding_window"][10:]:
+        said = [
+            block
+            for m in plan.request["messages"]
+            if m["role"] == "assistant"
+            for block in m["content"]
+            if block["type"] == "text"
+        ]
+        replies = [e.text for e in events if e.kind == "turn" and e.role == "assistant"]
+        assert [b["text"] for b in said] == replies[-5:]
+
+
+def test_summarize_compacts_past_the_threshold_and_keeps_decisions_verbatim(
+    plans: Calls,
+) -> None:
+    calls = plans["summarize_threshold"]
+    compactions = [plan for _, plan, _ in calls if plan.maintenance]
+    assert compactions, "the session passes a 12k threshold"
+    for _, plan, _ in calls:
+        if plan.maintenance:
+            (extra,) = plan.maintenance
+            assert extra.kind == "compaction"
+            assert extra.request["messages"][-1]["content"][-1]["text"] == SUMMARIZE_INSTRUCTION
+            assert request_tokens(plan.request) < request_tokens(extra.request)
+    _, last, events = calls[-1]
+    body = json.dumps(last.request, ensure_ascii=False)
+    assert "<summary>" in body
+    for e in events[: len(events) // 2]:
+        for line in e.text.splitlines():
+            if line.startswith("DECISION "):
+                assert json.dumps(line, ensure_ascii=False)[1:-1] in body
+
+
+def test_wakeful_windows_are_compiled_with_the_wakes_retrieval(
+    plans: Calls,
+) -> None:
+    for ctx, plan, _ in plans["wakeful"]:
+        docs = ctx.docs.get(ctx.ref.wake_id, ())
+        body = json.dumps(plan.request, ensure_ascii=False)
+        assert all(f'id=\\"retrieved:{d.id}\\"' in body for d in docs)
+        assert body.count('"cache_control"') <= 4
+
+
+def test_evidence_after_history_renders_evidence_just_before_the_current_wake(
+    plans: Calls,
+) -> None:
+    found = 0
+    for ctx, plan, _ in plans["variant"]:
+        if not ctx.docs.get(ctx.ref.wake_id):
+            continue
+        texts = [block.get("text", "") for m in plan.request["messages"] for block in m["content"]]
+        at = next(i for i, t in enumerate(texts) if t.startswith("<evidence"))
+        ask = next(i for i, t in enumerate(texts) if t == ctx.wake.ask)
+        assert at < ask and all(not t.startswith("<evidence") for t in texts[at + 1 : ask])
+        found += 1
+    assert found
+
+
+def test_quantized_history_moves_in_steps(
+    plans: Calls,
+) -> None:
+    starts = []
+    for _, plan, _ in plans["variant"]:
+        first = plan.request["messages"][0]["content"][0].get("text", "")
+        starts.append(first)
+    changes = sum(1 for a, b in itertools.pairwise(starts) if a != b)
+    assert 0 < changes < len(starts) // 3
+
+
+def test_simulator_refuses_a_broken_request() -> None:
+    """The validity checks above can fail: an orphan tool_use is a 400."""
+    bad = {
+        "model": "m",
+        "max_tokens": 5,
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}],
+            },
+            {"role": "user", "content": [{"type": "text", "text": "no result"}]},
+        ],
+    }
+    with pytest.raises(SimError):
+        wa.validate_tool_pairing(bad)

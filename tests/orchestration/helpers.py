@@ -1,0 +1,134 @@
+"""Helpers for orchestration tests: agents, workers, and waiting on an agent workflow."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from wakeful.activities.deps import ActivityDeps
+from wakeful.agents import Agent, AgentRegistry, Delegation
+from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
+from wakeful.demo.tools import DEMO_TOOLS
+from wakeful.providers.base import ModelProvider
+from wakeful.providers.registry import build_provider
+from wakeful.providers.simulator.script import Script
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.tokenizers import BpeCounter
+from wakeful.worker.worker import build_worker
+from wakeful.workflows.agent import AgentStatus, AgentWorkflow, workflow_id
+
+
+class FileFacts(BaseModel):
+    """What a 'facts' child returns about one file."""
+
+    path: str
+    facts: list[str] = Field(min_length=1, max_length=5)
+
+
+FACTS = Delegation(
+    name="facts",
+    description="Read one file and list its key facts.",
+    output=FileFacts,
+    tools=("read_file",),
+    max_tokens=40_000,
+    max_model_calls=3,
+    timeout_s=120,
+    max_result_chars=600,
+    max_attempts=2,
+)
+
+
+def scout(tmp_path: Path, *, tenant: str, name: str = "scout", **kw: object) -> Agent:
+    return Agent(
+        name=name,
+        instructions=INSTRUCTIONS,
+        tools=DEMO_TOOLS,
+        workdir=str(seed_workspace(tmp_path / "ws")),
+        tenant=tenant,
+        delegations=(FACTS,),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+@asynccontextmanager
+async def worker(
+    client: Client,
+    store: Store,
+    agents: list[Agent],
+    sim: SimulatorServer,
+    *,
+    script: Script | None = None,
+) -> AsyncIterator[tuple[str, str]]:
+    """A worker on a fresh queue; yields (task queue, simulator API key)."""
+    key, queue = uuid.uuid4().hex, f"q-{uuid.uuid4().hex[:8]}"
+    if script is not None:
+        sim.simulator.set_script(script, scope=key)
+    providers = Providers(sim, key)
+    deps = ActivityDeps(
+        store=store, agents=AgentRegistry(agents), providers=providers, counter=BpeCounter()
+    )
+    try:
+        async with build_worker(client, deps, queue):
+            try:
+                yield queue, key
+            finally:
+                # A workflow left running with a timer and no worker would hold the
+                # time-skipping server's clock still for every later test.
+                for a in agents:
+                    with contextlib.suppress(RPCError):
+                        await agent_handle(client, a).terminate("test finished")
+    finally:
+        await providers.aclose()
+
+
+class Providers:
+    """One SDK client per provider for a test, closed at its end (as a worker does)."""
+
+    def __init__(self, sim: SimulatorServer, key: str) -> None:
+        self.sim, self.key = sim, key
+        self.built: dict[str, ModelProvider] = {}
+
+    def __call__(self, name: str) -> ModelProvider:
+        if name not in self.built:
+            self.built[name] = build_provider(name, api_key=self.key, base_url=self.sim.base_url)
+        return self.built[name]
+
+    async def aclose(self) -> None:
+        for provider in self.built.values():
+            await provider.aclose()  # type: ignore[attr-defined]
+
+
+def agent_handle(client: Client, agent: Agent) -> WorkflowHandle[AgentWorkflow, object]:
+    return client.get_workflow_handle_for(
+        AgentWorkflow.run,  # type: ignore[arg-type]
+        workflow_id(agent.tenant, agent.name),
+    )
+
+
+async def settled(client: Client, agent: Agent, wakes: int, polls: int = 600) -> AgentStatus:
+    """Poll the agent's status query until ``wakes`` wakes are done and nothing is pending."""
+    handle = agent_handle(client, agent)
+    status = None
+    for _ in range(polls):
+        try:
+            status = await handle.query(AgentWorkflow.status)
+        except Exception:  # not started yet
+            status = None
+        if (
+            status is not None
+            and status.wakes >= wakes
+            and status.current_wake is None
+            and status.pending == 0
+        ):
+            return status
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"agent {agent.name} never settled at {wakes} wakes: {status}")

@@ -1,0 +1,46 @@
+"""The orchestration modules' public names: listed in ``__all__``, sorted, and present."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+MODULES = (
+    "wakeful.workflows.agent",
+    "wakeful.workflows.cache",
+    "wakeful.workflows.child",
+    "wakeful.workflows.cycle",
+    "wakeful.workflows.pacing",
+    "wakeful.workflows.policies",
+    "wakeful.workflows.scheduled",
+    "wakeful.workflows.sessions",
+    "wakeful.workflows.state",
+    "wakeful.activities.child",
+    "wakeful.activities.sessions",
+    "wakeful.worker.schedules",
+    "wakeful.bench.history_bench",
+)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_all_is_sorted_and_resolves(module: str) -> None:
+    mod = importlib.import_module(module)
+    names = list(mod.__all__)
+    assert names == sorted(names, key=lambda n: (not n.isupper(), n))
+    for name in names:
+        assert hasattr(mod, name), f"{module}.__all__ lists missing {name}"
+
+
+def test_pacing_imports_nothing_but_pydantic() -> None:
+    """The pure pricing function must stay importable anywhere (no Temporal, no I/O)."""
+    import ast
+    from pathlib import Path
+
+    import wakeful.workflows.pacing as pacing
+
+    tree = ast.parse(Path(pacing.__file__).read_text(encoding="utf-8"))
+    imported = {
+        (n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+    } | {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert imported <= {"__future__", "math", "datetime", "typing", "pydantic"}

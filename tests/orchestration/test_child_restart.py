@@ -1,0 +1,115 @@
+"""On the dev server: a worker killed while a child agent's tool runs. A new worker — which
+never registered the child — rebuilds it from its stored bundle and finishes the child and
+the parent's wake, every step recorded once. (``tests/e2e/test_worker_restart.py`` does the
+same for a parent's own tool.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections import Counter
+from pathlib import Path
+
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import message
+from tests.orchestration.helpers import Providers
+from tests.orchestration.restart import parent_agent
+from wakeful.activities.deps import ActivityDeps
+from wakeful.agents import AgentRegistry
+from wakeful.providers.simulator.script import Script
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.tokenizers import BpeCounter
+from wakeful.worker.client import wake
+from wakeful.worker.serve import register_agent
+from wakeful.worker.worker import build_worker
+
+SCRIPT = Script.parse(
+    [
+        {"tool_calls": [{"name": "delegate", "input": {"kind": "scan", "task": "Scan it."}}]},
+        {"tool_calls": [{"name": "slow_scan", "input": {}}]},  # the child calls the tool
+        {"text": json.dumps({"summary": "3 services healthy"})},  # the child's answer
+        {"text": "The fleet is healthy. Next: nothing."},
+    ]
+)
+
+
+async def _appears(root: Path, pattern: str) -> None:
+    for _ in range(600):
+        if list(root.glob(pattern)):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{pattern} never appeared in {root}")
+
+
+async def test_a_worker_killed_mid_child_is_replaced_and_each_step_recorded_once(
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    osim: SimulatorServer,
+    pg_url: str,
+    tmp_path: Path,
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    tenant, queue, key = (
+        f"crash-{uuid.uuid4().hex[:8]}",
+        f"q-{uuid.uuid4().hex[:8]}",
+        uuid.uuid4().hex,
+    )
+    agent = parent_agent(tenant, tmp_path, markers)
+    register_agent(store.tenant(tenant), agent)
+    osim.simulator.set_script(SCRIPT, scope=key)
+    cfg = {
+        "tenant": tenant,
+        "workdir": str(tmp_path),
+        "markers": str(markers),
+        "db": pg_url,
+        "sim": osim.base_url,
+        "key": key,
+        "queue": queue,
+        "temporal": temporal_dev.client.service_client.config.target_host,
+        "namespace": temporal_dev.client.namespace,
+    }
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("child_worker_proc.py")), json.dumps(cfg)]
+    )
+    providers = Providers(osim, key)
+    try:
+        await _appears(markers, "worker-ready")
+        pending = asyncio.create_task(
+            wake(temporal_dev.client, agent.runtime(), message("scan the fleet"), queue)
+        )
+        await _appears(markers, "started-*")
+        os.kill(proc.pid, signal.SIGKILL)  # mid-tool, inside the child
+        proc.wait(timeout=10)
+        (markers / "release").touch()
+        fresh = ActivityDeps(
+            store=store,
+            agents=AgentRegistry([agent]),  # the parent only: the child is rebuilt
+            providers=providers,
+            counter=BpeCounter(),
+        )
+        async with build_worker(temporal_dev.client, fresh, queue):
+            result = await asyncio.wait_for(pending, timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        await providers.aclose()
+
+    assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
+    ts = store.tenant(tenant)
+    for name, wake_id in (("lead", result.wake_id), ("lead/child/1", "lead/child/1:1")):
+        events = ts.events(name, wake_id=wake_id)
+        assert all(n == 1 for n in Counter(e.step_key for e in events).values())
+        assert [e.kind for e in events] == ["turn", "tool_call", "tool_result", "turn"]
+    child_events = ts.events("lead/child/1", wake_id="lead/child/1:1")
+    assert child_events[2].text == "scan complete: 3 services healthy"
+    assert len(list(markers.glob("started-*"))) == 2  # ran on both workers, recorded once
+    (card,) = [m for m in ts.memories("lead") if m.source == "child:lead/child/1"]
+    assert '"summary":"3 services healthy"' in card.text

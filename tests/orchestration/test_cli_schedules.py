@@ -1,0 +1,90 @@
+"""``wakeful schedule add|list|pause|unpause|delete`` against the dev server."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+from typer.testing import CliRunner, Result
+
+from tests.orchestration.helpers import scout
+from wakeful.cli.main import app
+from wakeful.cli.schedules import parse_duration
+from wakeful.errors import UserError
+from wakeful.substrate.store import Store
+from wakeful.worker.serve import register_agent
+
+
+@pytest.fixture
+def cli_env(
+    pg_url: str,
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[dict[str, str]]:
+    for name in list(os.environ):
+        if name.startswith("WAKEFUL_"):
+            monkeypatch.delenv(name)
+    tenant = f"cli-{uuid.uuid4().hex[:8]}"
+    register_agent(store.tenant(tenant), scout(tmp_path, tenant=tenant))
+    yield {
+        "WAKEFUL_DATABASE_URL": pg_url,
+        "WAKEFUL_TEMPORAL_ADDRESS": temporal_dev.client.service_client.config.target_host,
+        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
+        "WAKEFUL_STATE_DIR": str(tmp_path / "state"),
+        "WAKEFUL_TENANT": tenant,
+        "WAKEFUL_TASK_QUEUE": f"q-{uuid.uuid4().hex[:8]}",
+    }
+
+
+def run(args: list[str], env: dict[str, str]) -> Result:
+    return CliRunner().invoke(app, ["schedule", *args], env=env)
+
+
+def listed(env: dict[str, str], want: int) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for _ in range(100):  # visibility is eventually consistent
+        result = run(["list", "--json"], env)
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)
+        if len(rows) == want:
+            return rows
+        time.sleep(0.1)
+    raise AssertionError(f"expected {want} schedules, listed {rows}")
+
+
+def test_add_list_pause_unpause_delete(cli_env: dict[str, str]) -> None:
+    added = run(
+        ["add", "scout", "morning", "-m", "list_dir .", "--every", "1d", "--paused"], cli_env
+    )
+    assert added.exit_code == 0, added.output
+    assert f"wakeful:{cli_env['WAKEFUL_TENANT']}:scout:morning" in added.stdout
+    (row,) = listed(cli_env, 1)
+    assert (row["agent"], row["name"], row["paused"]) == ("scout", "morning", True)
+    for verb in ("unpause", "pause"):
+        assert run([verb, "scout", "morning"], cli_env).exit_code == 0
+    assert run(["delete", "scout", "morning"], cli_env).exit_code == 0
+    listed(cli_env, 0)
+
+
+def test_mistakes_get_one_line_errors(cli_env: dict[str, str]) -> None:
+    both = run(["add", "scout", "x", "-m", "hi", "--every", "1h", "--cron", "0 9 * * *"], cli_env)
+    assert both.exit_code == 2 and "exactly one of every" in both.stderr
+    bad = run(["add", "scout", "x", "-m", "hi", "--every", "soon"], cli_env)
+    assert bad.exit_code == 2 and "must look like 90s, 15m, 2h, 1d" in bad.stderr
+    nobody = run(["add", "ghost", "x", "-m", "hi", "--every", "1h"], cli_env)
+    assert nobody.exit_code == 2 and "no agent 'ghost'" in nobody.stderr
+
+
+def test_durations() -> None:
+    assert parse_duration("1h30m").total_seconds() == 5400
+    assert parse_duration("90s").total_seconds() == 90
+    with pytest.raises(UserError):
+        parse_duration("1.5h")

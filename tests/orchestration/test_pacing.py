@@ -1,0 +1,172 @@
+"""The pacing function, unit by unit: the same inputs always price and choose the same way."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from wakeful.workflows.cache import rates_for
+from wakeful.workflows.pacing import (
+    CacheClock,
+    PacingInput,
+    PacingPolicy,
+    Rates,
+    decide,
+    ttl_seconds,
+)
+
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+SONNET = rates_for("anthropic", "claude-sonnet-4-6")
+
+
+def clock(**kw: object) -> CacheClock:
+    base: dict[str, object] = {
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-6",
+        "last_used_at": T0,
+        "last_write_at": T0,
+        "stable_tokens": 4_000,
+        "stable_ttl_s": 3600,
+        "session_tokens": 20_000,
+        "session_ttl_s": 300,
+        "fresh_tokens": 1_500,
+    }
+    return CacheClock.model_validate(base | kw)
+
+
+def at_wake(after: timedelta, **kw: object) -> PacingInput:
+    return PacingInput(now=T0 + after, clock=clock(**kw), rates=SONNET)
+
+
+def test_prices_come_from_the_price_table() -> None:
+    assert SONNET == Rates(
+        input=3.0, output=15.0, cache_read=0.3, cache_write_5m=3.75, cache_write_1h=6.0
+    )
+    assert rates_for("anthropic", "no-such-model") is None
+
+
+def test_a_warm_session_continues_and_pays_cache_reads() -> None:
+    d = decide(at_wake(timedelta(minutes=2)))
+    assert d.choice == "continue_now"
+    # 2 calls x (4k stable + 20k session) read at $0.30/MTok.
+    assert d.option("continue_now").cost_usd == pytest.approx(2 * 24_000 * 0.3e-6)
+    assert not d.option("handoff").allowed  # warm sessions are kept by default
+    assert "idle 2m00s after the last cache use <= session TTL 5m00s" in d.reason
+
+
+def test_an_idle_gap_longer_than_the_ttl_makes_a_fresh_session_cheaper() -> None:
+    d = decide(at_wake(timedelta(minutes=10)))
+    assert d.choice == "handoff"
+    # The 1h stable prefix is still warm (read); the rest is written at the 5m price.
+    cont = 4_000 * 0.3e-6 + 20_000 * 3.75e-6 + 24_000 * 0.3e-6
+    fresh = 4_000 * 0.3e-6 + 1_500 * 3.75e-6 + 5_500 * 0.3e-6
+    assert d.option("continue_now").cost_usd == pytest.approx(cont)
+    assert d.option("handoff").cost_usd == pytest.approx(fresh)
+    assert "idle 10m00s after the last cache use > session TTL 5m00s" in d.reason
+    assert "handoff $" in d.reason and "continue_now $" in d.reason
+
+
+def test_a_cold_session_smaller_than_a_fresh_one_continues() -> None:
+    d = decide(at_wake(timedelta(minutes=10), session_tokens=1_000, fresh_tokens=1_500))
+    assert d.choice == "continue_now"
+
+
+def test_past_the_stable_ttl_both_options_rewrite_the_stable_prefix() -> None:
+    d = decide(at_wake(timedelta(minutes=50), stable_ttl_s=1800))
+    stable_write = 4_000 * 6.0e-6  # 1h writes cost 2x input
+    assert d.option("handoff").cost_usd == pytest.approx(
+        stable_write + 1_500 * 3.75e-6 + 5_500 * 0.3e-6
+    )
+
+
+def test_max_idle_forbids_continuing_whatever_the_price() -> None:
+    inp = at_wake(timedelta(hours=2), session_tokens=100, fresh_tokens=5_000)
+    d = decide(inp)
+    assert d.choice == "handoff"
+    assert not d.option("continue_now").allowed
+    assert "max_idle" in d.option("continue_now").why
+
+
+def test_no_open_session_starts_a_fresh_one() -> None:
+    d = decide(at_wake(timedelta(minutes=1)).model_copy(update={"session_open": False}))
+    assert d.choice == "handoff"
+    assert not d.option("continue_now").allowed
+
+
+def test_keep_warm_beats_a_miss_when_the_next_wake_is_a_few_ttls_away() -> None:
+    soon = T0 + timedelta(minutes=12)
+    inp = PacingInput(now=T0, clock=clock(session_tokens=2_000), rates=SONNET, next_call_at=soon)
+    d = decide(inp)
+    assert d.choice == "keep_warm"
+    # A call every 4m30s from the last use keeps the prefix warm until the wake at 12m.
+    assert d.keep_warm_at == (T0 + timedelta(minutes=4, seconds=30), T0 + timedelta(minutes=9))
+    ping = 6_000 * 0.3e-6 + 15.0e-6
+    assert d.option("keep_warm").cost_usd == pytest.approx(2 * ping + 2 * 6_000 * 0.3e-6)
+    assert d.option("sleep_accept_miss").cost_usd == pytest.approx(
+        4_000 * 0.3e-6 + 2_000 * 3.75e-6 + 6_000 * 0.3e-6
+    )
+
+
+def test_a_long_transcript_is_cheaper_handed_off_than_kept_warm() -> None:
+    soon = T0 + timedelta(minutes=12)
+    d = decide(PacingInput(now=T0, clock=clock(), rates=SONNET, next_call_at=soon))
+    assert d.option("keep_warm").allowed
+    assert d.choice == "handoff"
+    keep = PacingPolicy(allow_handoff=False)
+    inp = PacingInput(now=T0, clock=clock(), rates=SONNET, policy=keep, next_call_at=soon)
+    assert decide(inp).choice == "keep_warm"
+
+
+def test_a_day_away_keep_warm_needs_too_many_calls_and_a_handoff_wins() -> None:
+    tomorrow = T0 + timedelta(days=1)
+    lenient = PacingPolicy(max_idle=timedelta(days=2))
+    inp = PacingInput(now=T0, clock=clock(), rates=SONNET, policy=lenient, next_call_at=tomorrow)
+    d = decide(inp)
+    assert not d.option("keep_warm").allowed
+    assert "needs 319 calls > max_keep_warm_calls 3" in d.option("keep_warm").why
+    assert d.option("sleep_accept_miss").allowed
+    assert d.choice == "handoff"
+    assert "next wake expected 24h00m after the last cache use" in d.reason
+    # Under the default max_idle of 1h the session could not survive the night anyway.
+    strict = decide(inp.model_copy(update={"policy": PacingPolicy()}))
+    assert strict.choice == "handoff"
+    assert "max_idle" in strict.option("sleep_accept_miss").why
+
+
+def test_policy_switches_are_honoured() -> None:
+    no_handoff = PacingPolicy(allow_handoff=False)
+    d = decide(at_wake(timedelta(minutes=10)).model_copy(update={"policy": no_handoff}))
+    assert d.choice == "continue_now"
+    assert "allow_handoff is off" in d.option("handoff").why
+    no_keep = PacingPolicy(allow_keep_warm=False)
+    inp = PacingInput(
+        now=T0, clock=clock(), rates=SONNET, policy=no_keep, next_call_at=T0 + timedelta(minutes=12)
+    )
+    assert decide(inp).choice != "keep_warm"
+
+
+def test_without_a_price_the_decision_is_made_on_rules_alone() -> None:
+    d = decide(at_wake(timedelta(minutes=10)).model_copy(update={"rates": None}))
+    assert d.choice == "continue_now"
+    assert all(o.cost_usd is None for o in d.options)
+    assert "has no known price" in d.reason
+
+
+def test_decisions_are_deterministic_and_priced_in_order() -> None:
+    a, b = decide(at_wake(timedelta(minutes=7))), decide(at_wake(timedelta(minutes=7)))
+    assert a == b
+    assert [o.name for o in a.options] == [
+        "continue_now",
+        "sleep_accept_miss",
+        "keep_warm",
+        "handoff",
+    ]
+    assert a.prices().startswith("continue_now=0.")
+
+
+def test_ttl_names() -> None:
+    assert ttl_seconds("anthropic", "1h") == 3600
+    assert ttl_seconds("openai", None) == 300
+    with pytest.raises(ValueError, match="unknown cache TTL"):
+        ttl_seconds("anthropic", "2h")

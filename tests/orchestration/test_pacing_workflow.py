@@ -1,0 +1,110 @@
+"""On the time-skipping server: the workflow prices each wake before it runs. A short gap
+keeps the warm session; a gap longer than the cache TTL makes a fresh session cheaper, and
+the first compile's ledger says so, with the prices."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import message
+from tests.orchestration.helpers import agent_handle, worker
+from wakeful.agents import Agent
+from wakeful.compiler import Ledger
+from wakeful.compiler.blocks import Goal, GoalKind
+from wakeful.contracts import Trigger
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.worker.client import wake
+from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
+from wakeful.workflows.pacing import PacingPolicy
+
+
+async def _sleep(env: WorkflowEnvironment, sim: SimulatorServer, gap: timedelta) -> None:
+    await env.sleep(gap)
+    sim.simulator.advance(gap.total_seconds())  # the provider's cache ages too
+
+
+async def test_an_idle_gap_longer_than_the_ttl_changes_the_pacing_decision(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    env, rt = temporal_skipping, agent.runtime()
+    async with worker(env.client, store, [agent], osim) as (queue, _):
+        one = await wake(env.client, rt, message("read_file README.md"), queue)
+        await _sleep(env, osim, timedelta(minutes=1))
+        two = await wake(env.client, rt, message("read_file docs/design.md"), queue)
+        await _sleep(env, osim, timedelta(minutes=10))
+        three = await wake(env.client, rt, message("read_file docs/roadmap.md"), queue)
+        status = await agent_handle(env.client, agent).query(AgentWorkflow.status)
+
+    assert [w.pacing for w in (one, two, three)] == ["handoff", "continue_now", "handoff"]
+    assert one.session_id == two.session_id != three.session_id
+    ts = store.tenant(agent.tenant)
+
+    def ledger(wake_id: str) -> Ledger:
+        return Ledger.model_validate_json(ts.get_blob(ts.compiles(wake_id)[0].ledger_hash))
+
+    warm, cold = ledger(two.wake_id), ledger(three.wake_id)
+    assert warm.decisions["pacing"] == "continue_now"
+    assert warm.decisions["session"] == "continued s0001"
+    assert "idle 1m0" in warm.notes[0] and "<= session TTL 5m00s" in warm.notes[0]
+    assert cold.decisions["pacing"] == "handoff"
+    assert cold.decisions["session"] == "new s0002 (pacing chose a handoff)"
+    assert "idle 10m0" in cold.notes[0] and "> session TTL 5m00s" in cold.notes[0]
+    prices = dict(p.split("=") for p in cold.decisions["pacing.prices_usd"].split())
+    assert float(prices["handoff"]) < float(prices["continue_now"])
+    # Calls 2+ of a wake carry no pacing annotations (the decision is per wake).
+    assert (
+        "pacing"
+        not in Ledger.model_validate_json(
+            ts.get_blob(ts.compiles(three.wake_id)[1].ledger_hash)
+        ).decisions
+    )
+    # The query exposes the cache clock the decision was made from.
+    assert status.cache_clock is not None and status.cache_clock.stable_tokens > 0
+    assert status.cache_clock.session_ttl_s == 300 and status.cache_clock.stable_ttl_s == 3600
+
+
+async def test_keep_warm_calls_hold_the_cache_until_the_next_expected_wake(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    env, rt = temporal_skipping, agent.runtime()
+    policy = PacingPolicy(allow_handoff=False)  # keep the session: price sleep vs keep-warm
+    # A session worth keeping warm: its transcript holds a long incident log.
+    log = "\n".join(f"09:{i:02d} checkout p99 {200 + i} ms, retries {i % 7}" for i in range(60))
+    (Path(agent.workdir) / "docs" / "incident.md").write_text(log)
+    async with worker(env.client, store, [agent], osim) as (queue, _):
+        await env.client.start_workflow(
+            AgentWorkflow.run,
+            AgentInput(runtime=rt, pacing=policy),
+            id=workflow_id(agent.tenant, agent.name),
+            task_queue=queue,
+        )
+        now = await env.get_current_time()
+        soon = Trigger(
+            goal=Goal(kind=GoalKind.SCHEDULE, text="read_file docs/incident.md"),
+            idempotency_key="tick-1",
+            next_expected_at=now + timedelta(minutes=12),
+        )
+        one = await wake(env.client, rt, soon, queue)
+        idle = await agent_handle(env.client, agent).query(AgentWorkflow.status)
+        await env.sleep(timedelta(minutes=12))
+        two = await wake(env.client, rt, message("read_file docs/design.md", "tick-2"), queue)
+        history = await agent_handle(env.client, agent).fetch_history()
+
+    assert idle.pacing.startswith("pacing keep_warm: next wake expected 1"), idle.pacing
+    pings = [
+        e
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and e.activity_task_scheduled_event_attributes.activity_type.name == "wakeful.keep_warm"
+    ]
+    assert len(pings) == 2
+    assert two.session_id == one.session_id and two.pacing == "continue_now"
+    ts = store.tenant(agent.tenant)
+    notes = Ledger.model_validate_json(ts.get_blob(ts.compiles(two.wake_id)[0].ledger_hash)).notes
+    assert any(n.startswith("while idle: pacing keep_warm") for n in notes)
+    assert any(n.startswith("keep-warm call 2: read ") for n in notes)

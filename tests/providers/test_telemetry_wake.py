@@ -1,0 +1,110 @@
+"""A real wake traced end to end: Temporal's interceptor spans with Wakeful's inside them.
+
+Temporal dev server, real Postgres, the real Anthropic SDK against the simulator; spans
+and metrics go to the OpenTelemetry SDK's in-memory exporter and reader.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import make_deps, message
+from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
+from wakeful.providers.simulator import Script, SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.telemetry import TelemetrySettings, setup_telemetry
+from wakeful.worker.client import connect, wake
+from wakeful.worker.serve import register_agent
+from wakeful.worker.worker import build_worker
+
+SCHEMA = {"type": "object", "properties": {}}
+
+
+def _ping(args: dict[str, Any], ctx: ToolContext) -> str:
+    return "pong"
+
+
+def _boom(args: dict[str, Any], ctx: ToolContext) -> str:
+    raise ValueError("the boom tool always fails")
+
+
+def _by_name(spans: tuple[ReadableSpan, ...], name: str) -> list[ReadableSpan]:
+    return [s for s in spans if s.name == name]
+
+
+async def test_a_wake_is_traced_with_genai_attributes_and_metered(
+    temporal_dev: WorkflowEnvironment, store: Store, sim_server: SimulatorServer, sim_key: str
+) -> None:
+    agent = Agent(
+        name="scout",
+        instructions="You check things.",
+        tools=(
+            Tool(name="ping", description="Ping.", input_schema=SCHEMA, fn=_ping),
+            Tool(name="boom", description="Fails.", input_schema=SCHEMA, fn=_boom),
+        ),
+        tenant=f"otel-{uuid.uuid4().hex[:10]}",
+    )
+    register_agent(store.tenant(agent.tenant), agent)
+    sim_server.simulator.set_script(
+        Script.parse(
+            [
+                {"text": "Checking.", "tool_calls": [{"name": "ping"}, {"name": "boom"}]},
+                {"text": "All checked."},
+            ]
+        ),
+        scope=sim_key,
+    )
+    spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    telemetry = setup_telemetry(TelemetrySettings(), span_exporter=spans, metric_reader=reader)
+    deps = make_deps(store, AgentRegistry([agent]), sim_server, sim_key)
+    deps.telemetry = telemetry
+    target = temporal_dev.client.service_client.config.target_host
+    client = await connect(
+        target, temporal_dev.client.namespace, interceptors=[telemetry.tracing_interceptor()]
+    )
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    async with build_worker(client, deps, queue):
+        result = await wake(client, agent.runtime(), message("check everything"), queue)
+    assert (result.model_calls, result.tool_calls) == (2, 2)
+    finished = spans.get_finished_spans()
+
+    chats = _by_name(finished, "chat claude-sonnet-4-6")
+    compiles = _by_name(finished, "wakeful.compile scout")
+    assert len(chats) == len(compiles) == 2
+    for chat in chats:
+        attrs = dict(chat.attributes or {})
+        assert attrs["gen_ai.operation.name"] == "chat"
+        assert attrs["gen_ai.system"] == attrs["gen_ai.provider.name"] == "anthropic"
+        assert attrs["gen_ai.usage.input_tokens"] > 0
+        assert attrs["gen_ai.usage.output_tokens"] > 0
+        assert "gen_ai.usage.cache_read.input_tokens" in attrs
+        assert attrs["wakeful.cost_usd"] > 0
+    (ping,) = _by_name(finished, "execute_tool ping")
+    (boom,) = _by_name(finished, "execute_tool boom")
+    assert ping.status.is_ok and not boom.status.is_ok
+
+    # Wakeful's spans sit inside Temporal's activity spans, all in the workflow's trace.
+    by_id = {s.context.span_id: s for s in finished}
+    for span, activity in ((chats[0], "wakeful.call_model"), (compiles[0], "wakeful.compile")):
+        assert span.parent is not None
+        assert by_id[span.parent.span_id].name == f"RunActivity:{activity}"
+    assert _by_name(finished, "RunWorkflow:AgentWorkflow")
+    assert len({s.context.trace_id for s in (*chats, *compiles, ping, boom)}) == 1
+
+    data = reader.get_metrics_data()
+    assert data is not None
+    names = {m.name for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
+    assert {
+        "gen_ai.client.token.usage",
+        "wakeful.cache.tokens",
+        "wakeful.cache.hit_ratio",
+        "wakeful.window.tokens",
+        "wakeful.cost",
+    } <= names
+    telemetry.shutdown()

@@ -1,0 +1,217 @@
+"""Lazy event indexing and compile-time retrieval, on real Postgres."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from wakeful.compiler.blocks import Block, BlockKind, Role
+from wakeful.compiler.policy import Policy
+from wakeful.substrate.embedders import HashingEmbedder
+from wakeful.substrate.indexing import (
+    EventIndex,
+    dump_hits,
+    load_hits,
+    retrieval_cap,
+    retrieval_query,
+    retrieved_blocks,
+)
+from wakeful.substrate.records import EventIn
+from wakeful.substrate.snapshot import event_block
+from wakeful.substrate.store import TenantStore
+from wakeful.substrate.vectors.edge import EdgeVectorStore
+from wakeful.substrate.vectors.memory import MemoryVectorStore
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+EMB = HashingEmbedder(dim=64)
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def seed(ts: TenantStore, agent: str = "a1") -> list[int]:
+    ts.upsert_agent(agent, model="m", provider="anthropic", instructions="i", spec={})
+    turns = [
+        ("s1", "user", "The deploy key rotates every Tuesday at noon."),
+        ("s1", "assistant", "Noted: rotation on Tuesdays."),
+        ("s1", "user", "Our database is Postgres 16 on db-2."),
+        ("s2", "user", "Lunch was a pizza with olives."),
+        ("s2", "assistant", "Sounds tasty."),
+    ]
+    events = [
+        EventIn(
+            step_key=f"k{i}",
+            kind="turn",
+            role=role,  # type: ignore[arg-type]
+            text=text,
+            session_id=session,
+            event_time=T0 + timedelta(days=0 if session == "s1" else 3, minutes=i),
+            external_id=f"D{i}",
+        )
+        for i, (session, role, text) in enumerate(turns)
+    ]
+    events.append(
+        EventIn(
+            step_key="tool-call",
+            kind="tool_call",
+            role="assistant",
+            text="{}",
+            session_id="s2",
+            tool_call_id="c1",
+            tool_name="df",
+            event_time=T0 + timedelta(days=3, minutes=9),
+        )
+    )
+    events.append(
+        EventIn(
+            step_key="tool-result",
+            kind="tool_result",
+            text="disk usage 91% on db-2",
+            session_id="s2",
+            tool_call_id="c1",
+            tool_name="df",
+            event_time=T0 + timedelta(days=3, minutes=10),
+        )
+    )
+    return [e.id for e in ts.append_events(agent, events)]
+
+
+def test_positions_count_every_earlier_event_of_the_session(tenant: TenantStore) -> None:
+    ids = seed(tenant)
+    first = tenant.events_with_positions("a1", after_id=0, upto_id=ids[3], limit=10)
+    rest = tenant.events_with_positions("a1", after_id=ids[3], upto_id=ids[-1], limit=10)
+    positions = [(e.session_id, pos) for e, pos in first + rest]
+    assert positions == [
+        ("s1", 0),
+        ("s1", 1),
+        ("s1", 2),
+        ("s2", 0),
+        ("s2", 1),
+        ("s2", 2),
+        ("s2", 3),
+    ]
+    assert tenant.events_with_positions("a1", after_id=ids[-1], upto_id=10**12, limit=10) == []
+
+
+def test_catch_up_indexes_turns_and_results_once_and_resumes(tenant: TenantStore) -> None:
+    ids = seed(tenant)
+    vectors = MemoryVectorStore()
+    index = EventIndex(vectors, EMB, batch=2, count_tokens=words)
+    assert index.catch_up(tenant, "a1", upto=ids[2]) == 3
+    assert index.catch_up(tenant, "a1", upto=ids[-1]) == 3  # two turns and the tool result
+    assert index.catch_up(tenant, "a1", upto=ids[-1]) == 0  # idempotent: nothing new
+    assert vectors.count(tenant.name, "a1") == 6
+    assert tenant.index_cursor("a1", index.key) == ids[-1]
+    # Vectors lost (a fresh store) but the cursor kept: indexing starts over.
+    fresh = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
+    assert fresh.catch_up(tenant, "a1", upto=ids[-1]) == 6
+
+
+def test_gather_leaves_out_raw_turns_and_events_past_the_horizon(tenant: TenantStore) -> None:
+    ids = seed(tenant)
+    index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
+    raw = [event_block(e) for e in tenant.events("a1") if e.id == ids[1]]
+
+    hits = index.gather(
+        tenant,
+        "a1",
+        query="when does the deploy key rotate",
+        max_event_id=ids[-1],
+        token_cap=200,
+        present=raw,
+    )
+    found = [h.external_id for h in hits]
+    assert found[0] == "D0"  # the fact, first
+    assert "D1" not in found  # already in the snapshot as a raw turn
+    assert all(h.session_date is not None for h in hits)
+
+    early = index.gather(
+        tenant, "a1", query="disk usage on db-2", max_event_id=ids[2], token_cap=200
+    )
+    assert early and all(int(h.chunk_id.removeprefix("ev:")) <= ids[2] for h in early)
+
+
+def test_gather_excludes_identical_text_already_present(tenant: TenantStore) -> None:
+    ids = seed(tenant)
+    index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
+    (same,) = [event_block(e) for e in tenant.events("a1") if e.id == ids[0]]
+    # Another event with the same content: excluded by hash, not only by id.
+    twin = same.model_copy(update={"id": "ev:999999", "source": "events:999999"})
+    hits = index.gather(
+        tenant,
+        "a1",
+        query="deploy key rotates",
+        max_event_id=ids[-1],
+        token_cap=200,
+        present=[twin],
+    )
+    assert "D0" not in [h.external_id for h in hits]
+
+
+def test_retrieved_blocks_keep_the_packing_order_and_round_trip(tenant: TenantStore) -> None:
+    ids = seed(tenant)
+    index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
+    hits = index.gather(
+        tenant, "a1", query="deploy key Postgres", max_event_id=ids[-1], token_cap=200
+    )
+    blocks = retrieved_blocks(hits)
+    assert [b.kind for b in blocks] == [BlockKind.RETRIEVED] * len(hits)
+    relevance = [b.relevance for b in blocks]
+    assert relevance == sorted(relevance, reverse=True) and relevance[0] == 1.0
+    stored = load_hits(dump_hits("q", 200, hits))
+    assert stored.hits == tuple(hits)
+    assert retrieved_blocks(stored.hits) == blocks
+
+
+def test_query_adds_the_latest_user_turn_and_cap_follows_the_policy() -> None:
+    def ask(text: str, seq: int) -> Block:
+        return Block(
+            id=f"ev:{seq}",
+            kind=BlockKind.TURN,
+            text=text,
+            source=f"events:{seq}",
+            seq=seq,
+            role=Role.USER,
+        )
+
+    asks = [ask("ask one", 1), ask("ask two", 2)]
+    assert retrieval_query("the goal", asks) == "the goal\nask two"
+    assert retrieval_query("ask two", asks) == "ask two"
+    policy = Policy.default()
+    room = policy.budget.input_budget * 0.6  # evidence + summaries + recent shares
+    assert retrieval_cap(policy, 10**9) == int(room)
+    assert retrieval_cap(policy, 500) == 500
+
+
+def test_edge_store_serves_the_same_index(tenant: TenantStore, tmp_path: Path) -> None:
+    ids = seed(tenant)
+    store = EdgeVectorStore(tmp_path / "shard")
+    try:
+        index = EventIndex(store, EMB, count_tokens=words)
+        hits = index.gather(
+            tenant, "a1", query="what database do we run", max_event_id=ids[-1], token_cap=100
+        )
+        assert hits[0].external_id == "D2"
+    finally:
+        store.close()
+
+
+def test_nothing_is_gathered_without_room(tenant: TenantStore) -> None:
+    ids = seed(tenant)
+    index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
+    assert index.gather(tenant, "a1", query="deploy", max_event_id=ids[-1], token_cap=0) == []
+
+
+def test_public_api_is_listed() -> None:
+    import wakeful.substrate.indexing as mod
+
+    assert sorted(mod.__all__) == sorted(set(mod.__all__))
+    for name in mod.__all__:
+        assert getattr(mod, name) is not None, name
+    public = {
+        n
+        for n, v in vars(mod).items()
+        if not n.startswith("_") and getattr(v, "__module__", "") == mod.__name__
+    }
+    assert public <= set(mod.__all__), public - set(mod.__all__)

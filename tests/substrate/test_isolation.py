@@ -1,0 +1,405 @@
+"""Tenant isolation: one tenant cannot read, retrieve or overwrite another's rows or vectors.
+
+Tenant A holds a full set of rows, every text marked ``SECRET-A``; tenant B has an agent of
+the same name and calls **every public method** of :class:`TenantStore` with A's
+identifiers (agent name, wake ids, step keys, event/memory/summary ids, blob hashes). Each
+call must (1) return nothing of A's, (2) send SQL that binds B's tenant and never A's, and
+(3) leave every row of A's exactly as it was. The methods are found by reflection: a new
+method without a case in ``CASES`` fails this test until someone says how to attack it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event, select
+
+from wakeful.errors import StoreError
+from wakeful.substrate import schema as t
+from wakeful.substrate.embedders import HashingEmbedder
+from wakeful.substrate.indexing import EventIndex
+from wakeful.substrate.records import (
+    CompileRecord,
+    ConsolidationLogRecord,
+    DecisionRecord,
+    EventIn,
+    HandoffBody,
+    HandoffRecord,
+    MemoryRecord,
+    ModelCallRecord,
+    SummaryRecord,
+    WakeRecord,
+)
+from wakeful.substrate.store import Store, TenantStore
+from wakeful.substrate.vectors.base import FusionMode, SeqKey, VectorPoint, VectorQuery, VectorStore
+from wakeful.substrate.vectors.edge import EdgeVectorStore
+from wakeful.substrate.vectors.memory import MemoryVectorStore
+
+SECRET = "SECRET-A"
+AGENT = "a1"
+NOW = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
+# Not repository methods: ``tx`` is the transaction handle the repository mixins share.
+NOT_REPOSITORY = {"tx"}
+
+
+@dataclass
+class Seeded:
+    """Tenant A's identifiers, which tenant B will try to use."""
+
+    wake_id: str = "w-shared"
+    event_ids: list[int] = field(default_factory=list)
+    memory_ids: list[int] = field(default_factory=list)
+    summary_ids: list[int] = field(default_factory=list)
+    blob: str = ""
+    only_a_blob: str = ""
+
+
+def _wake(number: int, tag: str) -> WakeRecord:
+    return WakeRecord(
+        wake_id="w-shared",
+        agent=AGENT,
+        session_id="s-shared",
+        workflow_id="wf",
+        number=number,
+        goal={"text": tag},
+        started_at=NOW,
+    )
+
+
+def _compile(tag: str) -> CompileRecord:
+    return CompileRecord(
+        agent=AGENT,
+        wake_id="w-shared",
+        step_key="wf:w-shared:0:compile",
+        call_index=0,
+        as_of=NOW,
+        max_event_id=1,
+        goal={"text": tag},
+        policy_hash=tag,
+        snapshot_hash=tag,
+        window_hash=tag,
+        ledger_hash=tag,
+        stable_prefix_hash=tag,
+        input_tokens=1,
+        tokens_by_bucket={"stable": 1},
+    )
+
+
+def _call(tag: str) -> ModelCallRecord:
+    return ModelCallRecord(
+        agent=AGENT,
+        wake_id="w-shared",
+        step_key="wf:w-shared:0:model",
+        call_index=0,
+        provider="anthropic",
+        model=tag,
+        window_hash=tag,
+        output_hash=tag,
+        stop_reason="end_turn",
+        input_tokens=1,
+        output_tokens=1,
+        cache_creation_input_tokens=0,
+        cache_read_input_tokens=0,
+        cost_usd=0.0,
+    )
+
+
+def _events(tag: str) -> list[EventIn]:
+    return [
+        EventIn(
+            step_key=f"ev:{n}",
+            kind="turn",
+            role="user",
+            text=f"{tag} turn {n} about the launch codes",
+            session_id="s-shared",
+            wake_id="w-shared",
+            event_time=NOW + timedelta(minutes=n),
+        )
+        for n in range(4)
+    ]
+
+
+def seed(ts: TenantStore, tag: str) -> Seeded:
+    """The same shapes, identifiers and step keys in either tenant; only the texts differ."""
+    out = Seeded()
+    ts.upsert_agent(AGENT, model="m", provider="anthropic", instructions=tag, spec={"t": tag})
+    ts.start_wake(_wake(1, tag))
+    out.event_ids = [e.id for e in ts.append_events(AGENT, _events(tag))]
+    out.blob = ts.put_blob("note", f"{SECRET} shared blob")
+    out.only_a_blob = ts.put_blob("note", f"{tag} only here")
+    ts.record_compile(_compile(tag))
+    ts.record_model_call(_call(tag))
+    body = HandoffBody(goal=tag, current_state=tag)
+    ts.write_handoff(
+        HandoffRecord(agent=AGENT, session_id="s0", wake_id="w0", step_key="hand", body=body)
+    )
+    ts.register_decision(DecisionRecord(decision_id="D-1", agent=AGENT, text=tag))
+    mem = MemoryRecord(agent=AGENT, step_key="mem", key="k", text=tag, source=tag, captured_at=NOW)
+    out.memory_ids = [m.id for m in [ts.remember(mem)] if m.id is not None]
+    summary = ts.add_summary(
+        SummaryRecord(
+            agent=AGENT,
+            step_key="sum",
+            level=1,
+            span_start=out.event_ids[0],
+            span_end=out.event_ids[0],
+            text=tag,
+        ),
+        retire_span=False,
+        at=NOW,
+    )
+    out.summary_ids = [summary.id] if summary.id is not None else []
+    ts.log_consolidation(
+        ConsolidationLogRecord(
+            agent=AGENT, step_key="log", round_id="r", action="draft", status="drafted", subject=tag
+        )
+    )
+    ts.set_index_cursor(AGENT, "events", out.event_ids[-1])
+    return out
+
+
+def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
+    """How tenant B calls each method with tenant A's identifiers."""
+    ev, mem, summ = a.event_ids, a.memory_ids, a.summary_ids
+    wid = a.wake_id
+    body = HandoffBody(goal="b", current_state="b")
+    span = SummaryRecord(
+        agent=AGENT, step_key="sum-b", level=1, span_start=ev[0], span_end=ev[-1], text="b"
+    )
+    return {
+        "upsert_agent": lambda b: b.upsert_agent(
+            AGENT, model="x", provider="anthropic", instructions="b", spec={}
+        ),
+        "get_agent": lambda b: b.get_agent(AGENT),
+        "list_agents": lambda b: b.list_agents(),
+        "start_wake": lambda b: b.start_wake(_wake(7, "b")),
+        "finish_wake": lambda b: b.finish_wake(wid, "failed", NOW),
+        "wakes": lambda b: b.wakes(AGENT),
+        "wake_by_number": lambda b: b.wake_by_number(AGENT, 1),
+        "append_events": lambda b: b.append_events(AGENT, _events("b")),
+        "events": lambda b: (b.events(AGENT), b.events(AGENT, wake_id=wid, max_id=ev[-1])),
+        "recent_events": lambda b: (
+            b.recent_events(AGENT, max_id=ev[-1], limit=100),
+            b.recent_events(AGENT, max_id=ev[-1], limit=100, session_id="s-shared"),
+        ),
+        "max_event_id": lambda b: b.max_event_id(AGENT),
+        "count_events": lambda b: b.count_events(AGENT),
+        "events_with_positions": lambda b: b.events_with_positions(
+            AGENT, after_id=0, upto_id=ev[-1], limit=100
+        ),
+        "index_cursor": lambda b: b.index_cursor(AGENT, "events"),
+        "set_index_cursor": lambda b: b.set_index_cursor(AGENT, "events", 10**12),
+        "reset_index_cursor": lambda b: b.reset_index_cursor(AGENT, "events"),
+        "put_blob": lambda b: b.put_blob("note", f"{SECRET} shared blob"),
+        "get_blob": lambda b: _raises(StoreError, lambda: b.get_blob(a.only_a_blob)),
+        "record_compile": lambda b: b.record_compile(_compile("b")),
+        "record_model_call": lambda b: b.record_model_call(_call("b")),
+        "compiles": lambda b: b.compiles(wid),
+        "model_calls": lambda b: b.model_calls(wid),
+        "write_handoff": lambda b: b.write_handoff(
+            HandoffRecord(agent=AGENT, session_id="s0", wake_id="w0", step_key="hand", body=body)
+        ),
+        "latest_handoff": lambda b: b.latest_handoff(AGENT),
+        "handoffs": lambda b: b.handoffs(AGENT),
+        "register_decision": lambda b: b.register_decision(
+            DecisionRecord(decision_id="D-1", agent=AGENT, text="b")
+        ),
+        "supersede_decision": lambda b: b.supersede_decision(AGENT, "D-1", "D-2"),
+        "live_decisions": lambda b: b.live_decisions(AGENT, NOW + timedelta(days=1)),
+        "remember": lambda b: b.remember(
+            MemoryRecord(
+                agent=AGENT,
+                step_key="mem-b",
+                key="k",
+                text="b",
+                source="b",
+                captured_at=NOW + timedelta(hours=1),
+            )
+        ),
+        "memories": lambda b: (b.memories(AGENT), b.memories(AGENT, at=NOW)),
+        "add_summary": lambda b: b.add_summary(span, retire_span=True, at=NOW),
+        "summaries": lambda b: b.summaries(AGENT),
+        "events_by_ids": lambda b: b.events_by_ids(AGENT, ev),
+        "session_bounds": lambda b: b.session_bounds(AGENT),
+        "summaries_by_ids": lambda b: b.summaries_by_ids(AGENT, summ),
+        "all_decisions": lambda b: b.all_decisions(AGENT),
+        "memory_history": lambda b: b.memory_history(AGENT),
+        "recent_compiles": lambda b: b.recent_compiles(AGENT, 100),
+        "commit_summary": lambda b: b.commit_summary(
+            span.model_copy(update={"step_key": "sum-c"}), at=NOW, event_ids=ev
+        ),
+        "mark_memories": lambda b: b.mark_memories(AGENT, mem, "stale"),
+        "retire_memories": lambda b: b.retire_memories(AGENT, mem, NOW),
+        "log_consolidation": lambda b: b.log_consolidation(
+            ConsolidationLogRecord(
+                agent=AGENT,
+                step_key="log",
+                round_id="r",
+                action="draft",
+                status="drafted",
+                subject="b",
+            )
+        ),
+        "logged": lambda b: b.logged("log"),
+        "consolidation_log": lambda b: b.consolidation_log(AGENT),
+    }
+
+
+def _raises(kind: type[Exception], fn: Callable[[], Any]) -> str:
+    with pytest.raises(kind):
+        fn()
+    return "raised"
+
+
+def repository_methods() -> list[str]:
+    return sorted(
+        name
+        for name, _ in inspect.getmembers(TenantStore, inspect.isfunction)
+        if not name.startswith("_") and name not in NOT_REPOSITORY
+    )
+
+
+def rows_of(store: Store, tenant: str) -> dict[str, list[str]]:
+    """Every row of ``tenant`` in every tenant-scoped table, as sorted JSON."""
+    out = {}
+    with store.engine.connect() as conn:
+        for table in t.metadata.sorted_tables:
+            if "tenant" in table.c:
+                rows = conn.execute(select(table).where(table.c.tenant == tenant))
+                out[table.name] = sorted(
+                    json.dumps(dict(r._mapping), default=str, sort_keys=True) for r in rows
+                )
+    return out
+
+
+@contextmanager
+def captured_sql(store: Store) -> Iterator[list[Any]]:
+    params: list[Any] = []
+
+    def hook(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        params.append((statement, parameters))
+
+    event.listen(store.engine, "before_cursor_execute", hook)
+    try:
+        yield params
+    finally:
+        event.remove(store.engine, "before_cursor_execute", hook)
+
+
+def _bound(parameters: Any) -> list[Any]:
+    if isinstance(parameters, dict):
+        return list(parameters.values())
+    if isinstance(parameters, list | tuple):
+        return [v for p in parameters for v in _bound(p)]
+    return [parameters]
+
+
+def test_every_repository_method_has_an_isolation_case(store: Store) -> None:
+    missing = sorted(set(repository_methods()) - set(cases(Seeded(event_ids=[1]))))
+    assert not missing, (
+        f"TenantStore methods without a tenant-isolation case: {missing}. Add a call to "
+        "cases() in tests/substrate/test_isolation.py that uses tenant A's identifiers."
+    )
+
+
+def test_no_method_reads_or_writes_another_tenants_rows(store: Store) -> None:
+    import uuid
+
+    suffix = uuid.uuid4().hex[:8]
+    a, b = store.tenant(f"iso-a-{suffix}"), store.tenant(f"iso-b-{suffix}")
+    seed(b, "b")  # B first: A's rows get the larger ids, so a leaked max() would show
+    seeded = seed(a, SECRET)
+    before = rows_of(store, a.name)
+    attack = cases(seeded)
+    leaks, unscoped = [], []
+    for name in repository_methods():
+        with captured_sql(store) as sql:
+            result = attack[name](b)
+        if SECRET in json.dumps(result, default=_dump):
+            leaks.append(name)
+        for statement, parameters in sql:
+            values = _bound(parameters)
+            if a.name in values or b.name not in values:
+                unscoped.append(f"{name}: {statement.split()[0]} {statement[:80]!r}")
+    assert not leaks, f"methods returned tenant A's data to tenant B: {leaks}"
+    assert not unscoped, "statements not scoped to the calling tenant:\n" + "\n".join(unscoped)
+    assert rows_of(store, a.name) == before, "tenant B changed tenant A's rows"
+    assert b.max_event_id(AGENT) < min(seeded.event_ids)
+
+
+def _dump(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return str(value)
+
+
+@pytest.fixture(params=["memory", "edge"])
+def vectors(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
+    s: VectorStore = MemoryVectorStore() if request.param == "memory" else EdgeVectorStore(tmp_path)
+    yield s
+    s.close()
+
+
+def test_no_one_retrieves_or_overwrites_another_tenants_vectors(
+    store: Store, vectors: VectorStore
+) -> None:
+    import uuid
+
+    suffix = uuid.uuid4().hex[:8]
+    a, b = store.tenant(f"vec-a-{suffix}"), store.tenant(f"vec-b-{suffix}")
+    seed(b, "b")
+    seeded = seed(a, SECRET)
+    emb = HashingEmbedder(dim=64)
+    index = EventIndex(vectors, emb, count_tokens=len)
+    assert index.catch_up(a, AGENT, upto=seeded.event_ids[-1]) == 4
+    assert index.catch_up(b, AGENT, upto=seeded.event_ids[-1]) == 4
+
+    # Retrieval, queries and fetches by B see B's chunks only.
+    hits = index.gather(
+        b, AGENT, query="launch codes", max_event_id=seeded.event_ids[-1], token_cap=10_000
+    )
+    assert hits and not [h for h in hits if SECRET in h.text]
+    for mode in FusionMode:
+        q = VectorQuery(
+            tenant=b.name,
+            agent=AGENT,
+            mode=mode,
+            text="launch codes",
+            limit=50,
+            dense=tuple(emb.embed(["launch codes"])[0]),
+            embedder=emb.name,
+        )
+        assert not [h for h in vectors.query(q) if SECRET in h.text]
+    keys = [SeqKey("s-shared", n) for n in range(4)]
+    assert not [h for h in vectors.fetch(b.name, AGENT, keys) if SECRET in h.text]
+
+    # Writes by B with A's chunk ids create or delete B's points, never A's.
+    stolen = [f"ev:{i}" for i in seeded.event_ids]
+    (vec,) = emb.embed(["overwritten"])
+    vectors.upsert(
+        [
+            VectorPoint(
+                tenant=b.name,
+                agent=AGENT,
+                chunk_id=c,
+                text="overwritten",
+                vector=tuple(vec),
+                embedder=emb.name,
+                session_id="s-shared",
+                seq=n,
+            )
+            for n, c in enumerate(stolen)
+        ]
+    )
+    vectors.delete(b.name, AGENT, stolen)
+    assert vectors.count(a.name, AGENT) == 4
+    mine = vectors.fetch(a.name, AGENT, keys)
+    assert len(mine) == 4 and all(SECRET in h.text for h in mine)

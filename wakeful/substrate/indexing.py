@@ -1,0 +1,334 @@
+"""Events into the vector store, and retrieval candidates for a compile.
+
+**Indexing is lazy.** Before the compile activity retrieves for an agent,
+:meth:`EventIndex.catch_up` embeds and upserts every event past the agent's cursor (the
+``index_cursors`` table) up to the compile's event horizon. Indexing there rather than where
+events are appended is deliberate:
+
+* every writer is covered - wake activities, tool results, ``wakeful import``, webhook
+  ingress, consolidation - without any of them knowing about vectors;
+* only the process that compiles (the worker) opens the vector store. CLI commands that
+  append events never open a Qdrant Edge shard, which belongs to one process at a time;
+* it is idempotent: a chunk's id is its event's id and a point's id derives from tenant and
+  chunk id, so a retried or concurrent catch-up rewrites the same points. The cursor moves
+  after each batch, so a long catch-up cut short by a timeout resumes where it stopped.
+
+**Retrieval is a compiler input.** :meth:`EventIndex.gather` returns the hits for a query
+(the goal, and the latest user turn) under a token cap, minus events the snapshot already
+holds as raw turns (by event id and by content hash) and minus events past the compile's
+horizon. :func:`retrieved_blocks` turns them into ``RETRIEVED`` blocks; the compiler decides
+which enter the window. The hits are stored with the compile record (:func:`dump_hits`), so
+a replay rebuilds the same blocks without asking the vector store again.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict
+
+from wakeful.compiler.blocks import Block, BlockKind, Snapshot, content_hash
+from wakeful.compiler.policy import Policy
+from wakeful.errors import UserError
+from wakeful.substrate.embedders import Embedder
+from wakeful.substrate.lexical import Bm25Encoder
+from wakeful.substrate.records import StoredEvent
+from wakeful.substrate.retrieval import RetrievalConfig, RetrievalHit, Retriever
+from wakeful.substrate.store import TenantStore
+from wakeful.substrate.vectors.base import CollectionSpec, VectorPoint, VectorStore
+
+__all__ = [
+    "INDEXED_KINDS",
+    "EventIndex",
+    "RetrievalRecord",
+    "chunk_id",
+    "dump_hits",
+    "event_id_of",
+    "event_point",
+    "load_hits",
+    "retrieval_cap",
+    "retrieval_query",
+    "retrieve_into",
+    "retrieved_blocks",
+    "with_hits",
+]
+
+TokenCounter = Callable[[str], int]
+
+# Tool calls are the model's own JSON arguments: their results and the turns around them
+# carry what is worth finding again.
+INDEXED_KINDS: tuple[str, ...] = ("turn", "tool_result")
+_EVENT_BLOCKS = frozenset({BlockKind.TURN, BlockKind.TOOL_CALL, BlockKind.TOOL_RESULT})
+
+
+def chunk_id(event_id: int) -> str:
+    """The chunk id of an event: stable, and the same in every process."""
+    return f"ev:{event_id}"
+
+
+def event_id_of(chunk: str) -> int | None:
+    """The event id of a chunk this module wrote; None for chunks from elsewhere."""
+    head, _, tail = chunk.partition(":")
+    return int(tail) if head == "ev" and tail.isdigit() else None
+
+
+def event_point(
+    tenant: str,
+    agent: str,
+    event: StoredEvent,
+    position: int,
+    vector: Sequence[float],
+    embedder: str,
+    *,
+    max_chars: int,
+) -> VectorPoint:
+    """The chunk of one event. ``seq`` is its position in its session, so the turns before
+    and after it are its neighbours; sessionless events have no neighbours.
+
+    A text longer than ``max_chars`` is cut there (marked with "…"): the full event stays in
+    the log, and one chunk must fit a window's evidence share to be of any use.
+    """
+    text = event.text if len(event.text) <= max_chars else event.text[: max_chars - 1] + "…"
+    return VectorPoint(
+        tenant=tenant,
+        agent=agent,
+        chunk_id=chunk_id(event.id),
+        text=text,
+        vector=tuple(vector),
+        embedder=embedder,
+        seq=position if event.session_id is not None else event.id,
+        session_id=event.session_id,
+        session_date=event.event_time,
+        external_id=event.external_id,
+        kind=event.kind,
+        source_hash=event.content_hash,
+    )
+
+
+class EventIndex:
+    """One vector collection of every agent's events, kept up to date lazily.
+
+    Calls are serialised by a lock: activity threads share one store, and an embedded shard
+    is not meant for concurrent writers.
+    """
+
+    def __init__(
+        self,
+        vectors: VectorStore,
+        embedder: Embedder,
+        *,
+        config: RetrievalConfig | None = None,
+        collection: str = "events",
+        encoder: Bm25Encoder | None = None,
+        count_tokens: TokenCounter | None = None,
+        batch: int = 1000,
+        max_chars: int = 4000,
+    ) -> None:
+        encoder = encoder or Bm25Encoder()
+        self.vectors = vectors
+        self.embedder = embedder
+        self.spec = CollectionSpec(
+            name=collection, embedder=embedder.name, dim=embedder.dim, sparse_encoder=encoder.name
+        )
+        # The cursor names everything that decides a chunk's bytes: another embedder or
+        # analyzer is another index, indexed from the start.
+        self.key = f"{collection}|{embedder.name}|{encoder.name}|{max_chars}"
+        self.retriever = Retriever(vectors, embedder, config)
+        # Hit texts recur from compile to compile: count each once (bounded memo).
+        self._count = lru_cache(maxsize=65_536)(count_tokens) if count_tokens else None
+        self._batch = batch
+        self._max_chars = max_chars
+        self._lock = threading.Lock()
+        # (tenant, agent) -> highest event id known indexed, so a compile with nothing new
+        # to index asks neither Postgres nor the vector store.
+        self._cursors: dict[tuple[str, str], int] = {}
+        vectors.ensure_collection(self.spec)
+
+    def catch_up(self, ts: TenantStore, agent: str, *, upto: int) -> int:
+        """Index ``agent``'s events up to event id ``upto``; returns how many were indexed."""
+        with self._lock:
+            return self._catch_up(ts, agent, upto)
+
+    def _catch_up(self, ts: TenantStore, agent: str, upto: int) -> int:
+        known = self._cursors.get((ts.name, agent))
+        if known is not None and known >= upto:
+            return 0  # cursors only move forward: nothing to read
+        cursor = ts.index_cursor(agent, self.key)
+        if known is None and cursor and self.vectors.count(ts.name, agent) == 0:
+            # The cursor outlived the vectors (a deleted shard, a new server): start over.
+            ts.reset_index_cursor(agent, self.key)
+            cursor = 0
+        done = 0
+        while cursor < upto:
+            rows = ts.events_with_positions(agent, after_id=cursor, upto_id=upto, limit=self._batch)
+            if not rows:
+                break
+            wanted = [(e, pos) for e, pos in rows if e.kind in INDEXED_KINDS and e.text.strip()]
+            vectors = self.embedder.embed([e.text[: self._max_chars] for e, _ in wanted])
+            points = [
+                event_point(
+                    ts.name, agent, e, pos, vec, self.embedder.name, max_chars=self._max_chars
+                )
+                for (e, pos), vec in zip(wanted, vectors, strict=True)
+            ]
+            self.vectors.upsert(points)
+            cursor = rows[-1][0].id
+            ts.set_index_cursor(agent, self.key, cursor)
+            done += len(points)
+        # Nothing lies between the cursor and ``upto`` now (or ever will: ids only grow).
+        self._cursors[(ts.name, agent)] = max(cursor, upto)
+        return done
+
+    def gather(
+        self,
+        ts: TenantStore,
+        agent: str,
+        *,
+        query: str,
+        max_event_id: int,
+        token_cap: int,
+        present: Iterable[Block] = (),
+        count_tokens: TokenCounter | None = None,
+    ) -> list[RetrievalHit]:
+        """Catch up, then retrieve under ``token_cap``: the compile's retrieval candidates.
+
+        Events already among ``present`` (the snapshot's raw turns and tool traffic) are left
+        out by event id and by content hash, and so are events past ``max_event_id``.
+        Hit texts are measured with ``count_tokens`` (default: the index's own counter).
+        """
+        count = count_tokens or self._count
+        if count is None:
+            raise UserError("EventIndex.gather needs count_tokens, or an index built with one")
+        if not query.strip() or token_cap <= 0:
+            return []
+        skip_ids, skip_hashes = _present(present)
+        with self._lock:
+            self._catch_up(ts, agent, max_event_id)
+
+            def keep(hit_chunk: str, source_hash: str) -> bool:
+                event = event_id_of(hit_chunk)
+                if event is not None and (event in skip_ids or event > max_event_id):
+                    return False
+                return source_hash not in skip_hashes
+
+            found = self.retriever.candidates(
+                query, tenant=ts.name, agent=agent, token_cap=token_cap
+            )
+            kept = [c for c in found if keep(c.hit.chunk_id, c.hit.source_hash)]
+            packed = self.retriever.pack(
+                kept,
+                tenant=ts.name,
+                agent=agent,
+                token_cap=token_cap,
+                count_tokens=count,
+            )
+        # Neighbours are read back after the filter above: filter them too.
+        return [h for h in packed if keep(h.chunk_id, h.source_hash)]
+
+    def close(self) -> None:
+        self.vectors.close()
+
+
+def _present(blocks: Iterable[Block]) -> tuple[set[int], set[str]]:
+    ids: set[int] = set()
+    hashes: set[str] = set()
+    for b in blocks:
+        if b.kind not in _EVENT_BLOCKS or not b.source.startswith("events:"):
+            continue
+        ident = b.source.removeprefix("events:")
+        if ident.isdigit():
+            ids.add(int(ident))
+        # The event log's content hash (see TenantStore.append_events).
+        role = b.role.value if b.role else ""
+        hashes.add(content_hash(b.text, b.kind.value, role, b.tool_call_id or ""))
+    return ids, hashes
+
+
+def retrieval_query(goal_text: str, blocks: Iterable[Block]) -> str:
+    """The goal, and the latest user turn when it says something else."""
+    latest = None
+    for b in blocks:
+        if b.kind is BlockKind.TURN and b.role is not None and b.role.value == "user":
+            if latest is None or (b.seq, b.id) > (latest.seq, latest.id):
+                latest = b
+    parts = [goal_text.strip()]
+    if latest is not None and latest.text.strip() and latest.text.strip() != parts[0]:
+        parts.append(latest.text.strip())
+    return "\n".join(p for p in parts if p)
+
+
+def retrieval_cap(policy: Policy, max_tokens: int) -> int:
+    """Tokens of candidates to gather: as much as evidence could ever take in this policy's
+    window (its own share plus what summaries and recent turns might leave), at most
+    ``max_tokens``. The compiler takes what fits; the rest is out-ranked in the ledger."""
+    shares = policy.budget.allocations
+    room = policy.budget.input_budget * (shares.evidence + shares.summaries + shares.recent)
+    return max(0, min(max_tokens, int(room)))
+
+
+def retrieved_blocks(hits: Sequence[RetrievalHit]) -> list[Block]:
+    """``RETRIEVED`` blocks whose relevance follows the packing order.
+
+    The retriever packs best-first, each hit followed by the turns around it. Relevance
+    falls linearly along that order (1 for the first, 1/n for the last), so a compiler that
+    cannot take every hit keeps the retriever's order rather than re-sorting neighbours
+    below weaker hits.
+    """
+    n = len(hits)
+    return [h.to_block().model_copy(update={"relevance": (n - i) / n}) for i, h in enumerate(hits)]
+
+
+class RetrievalRecord(BaseModel):
+    """What a compile retrieved: stored as a blob, referenced by the compile record."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int = 1
+    query: str
+    token_cap: int
+    hits: tuple[RetrievalHit, ...]
+
+
+def dump_hits(query: str, token_cap: int, hits: Sequence[RetrievalHit]) -> str:
+    record = RetrievalRecord(query=query, token_cap=token_cap, hits=tuple(hits))
+    return json.dumps(record.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+
+def load_hits(text: str) -> RetrievalRecord:
+    return RetrievalRecord.model_validate_json(text)
+
+
+def with_hits(snapshot: Snapshot, hits: Sequence[RetrievalHit]) -> Snapshot:
+    """The snapshot with the hits appended as ``RETRIEVED`` blocks (same in a replay)."""
+    if not hits:
+        return snapshot
+    return snapshot.model_copy(update={"blocks": snapshot.blocks + tuple(retrieved_blocks(hits))})
+
+
+def retrieve_into(
+    index: EventIndex,
+    ts: TenantStore,
+    snapshot: Snapshot,
+    *,
+    goal_text: str,
+    policy: Policy,
+    max_event_id: int,
+    max_tokens: int,
+) -> tuple[Snapshot, str]:
+    """Gather retrieval candidates for a compile and store them; returns the snapshot with
+    the hits and the blob hash the compile record keeps for replays."""
+    query = retrieval_query(goal_text, snapshot.blocks)
+    cap = retrieval_cap(policy, max_tokens)
+    hits = index.gather(
+        ts,
+        snapshot.agent.name,
+        query=query,
+        max_event_id=max_event_id,
+        token_cap=cap,
+        present=snapshot.blocks,
+    )
+    digest = ts.put_blob("retrieval", dump_hits(query, cap, hits))
+    return with_hits(snapshot, hits), digest

@@ -1,0 +1,349 @@
+"""The webhook ingress: an ASGI app that turns signed HTTP deliveries into agent wakes.
+
+Routes:
+
+* ``POST /hooks/{agent}`` — a delivery for an agent of the default tenant
+  (``WAKEFUL_TENANT``), signed with ``WAKEFUL_WEBHOOK_SECRET``;
+* ``POST /hooks/{tenant}/{agent}`` — a delivery for another tenant, signed with that
+  tenant's entry in ``WAKEFUL_WEBHOOK_TENANT_SECRETS``. The tenant is part of the URL (not
+  a header) so a sender is configured with one URL and one secret and nothing else;
+* ``GET /healthz`` — the process is up; ``GET /readyz`` — Postgres and Temporal answer.
+
+Every delivery is checked in this order, and the first failure answers:
+
+====  =====================================================================================
+413   body larger than ``webhook_max_body_bytes`` (Content-Length is checked before reading,
+      and the stream is counted, so an unannounced large body is cut off too)
+401   signature header missing or malformed, timestamp outside the replay window, signature
+      wrong, or no secret configured for the tenant
+403   the signature is valid under another tenant's secret
+422   body is not JSON, or not a valid event (see ``ingress_events``), or has no
+      idempotency key
+404   no such agent in the tenant (only answered to authenticated callers)
+409   the idempotency key was already accepted for this agent with a different event
+200   the key was already accepted with this same event (a sender retry, or a replay of a
+      captured request inside the window): acknowledged, nothing new is woken
+202   accepted: Temporal has the trigger (signal-with-start); the agent will wake once
+503   Postgres or Temporal is unreachable: nothing was accepted, retry later
+====  =====================================================================================
+
+Answers are JSON ``{"error": code, "message": text}``; they say what to fix and never
+include stack traces, SQL, secrets or server addresses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from wakeful.agents import AgentRuntime
+from wakeful.errors import RuntimeFailure, UnknownAgentError
+from wakeful.redaction import RedactionPolicy, default_policy
+from wakeful.substrate.store import Store
+from wakeful.worker.client import deliver
+from wakeful.worker.ingress_auth import SIGNATURE_HEADER, AuthFailure, TenantSecrets, verify
+from wakeful.worker.ingress_events import (
+    EVENT_SCHEMA,
+    IDEMPOTENCY_HEADER,
+    EventError,
+    idempotency_key,
+    parse_event,
+    to_trigger,
+)
+from wakeful.worker.ingress_receipts import Receipt, Receipts, event_digest
+from wakeful.worker.settings import Settings
+
+__all__ = ["ClientFactory", "create_app"]
+
+log = logging.getLogger("wakeful.ingress")
+
+# Agent names are the operator's choice; anything with control characters (NUL cannot even
+# reach Postgres) or longer than any real name is simply not an agent.
+_AGENT_NAME = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+# Errors that mean "the database is not reachable now", as opposed to a bug.
+_DB_DOWN = (OperationalError, InterfaceError, PoolTimeout)
+
+ClientFactory = Callable[[], Awaitable[Client]]
+
+
+class _Refused(Exception):
+    """A delivery answered with an error status (raised inside the handler, never escapes)."""
+
+    def __init__(self, status: int, code: str, message: str, retry_after: int | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.retry_after = status, code, message, retry_after
+
+
+def _answer(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    headers = {"Retry-After": str(extra.pop("retry_after"))} if "retry_after" in extra else None
+    return JSONResponse({"error": code, "message": message, **extra}, status, headers=headers)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The raw body, refusing (413) as soon as it is known to exceed ``limit`` bytes."""
+    too_large = _Refused(
+        413, "payload_too_large", f"body exceeds {limit} bytes; send a smaller event"
+    )
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class _Ingress:
+    """The state behind the routes: settings, secrets, the store and a lazy Temporal client."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        client_factory: ClientFactory,
+        store: Store,
+        redaction: RedactionPolicy,
+        clock: Callable[[], float],
+    ) -> None:
+        self.settings = settings
+        self.secrets = TenantSecrets.from_settings(settings)
+        self.store = store
+        self.redaction = redaction
+        self.clock = clock
+        self._client_factory = client_factory
+        self._client: Client | None = None
+        self._client_lock = asyncio.Lock()
+
+    async def client(self) -> Client:
+        if self._client is None:
+            async with self._client_lock:
+                if self._client is None:
+                    self._client = await asyncio.wait_for(
+                        self._client_factory(), self.settings.connect_timeout_s
+                    )
+        return self._client
+
+    def runtime_of(self, tenant: str, agent: str) -> AgentRuntime:
+        row = self.store.tenant(tenant).get_agent(agent)
+        runtime = (row.get("spec") or {}).get("runtime")
+        if runtime is None:
+            raise UnknownAgentError(agent)
+        return AgentRuntime.model_validate(runtime)
+
+    async def handle(self, request: Request, tenant: str, agent: str) -> JSONResponse:
+        now = self.clock()
+        s = self.settings
+        body = await _read_body(request, s.webhook_max_body_bytes)
+        try:
+            verify(
+                self.secrets,
+                tenant,
+                request.headers.get(SIGNATURE_HEADER),
+                body,
+                now=now,
+                window_s=s.webhook_replay_window_s,
+            )
+        except AuthFailure as err:
+            raise _Refused(err.status, err.code, err.message) from None
+        try:
+            event = parse_event(body)
+            key = idempotency_key(event, request.headers.get(IDEMPOTENCY_HEADER))
+        except EventError as err:
+            raise _Refused(422, err.code, err.message) from None
+        try:
+            if not _AGENT_NAME.fullmatch(agent):
+                raise UnknownAgentError(agent)
+            runtime = await run_in_threadpool(self.runtime_of, tenant, agent)
+        except UnknownAgentError:
+            raise _Refused(
+                404, "unknown_agent", f"no agent {agent!r} in this tenant; check the URL"
+            ) from None
+        receipts = Receipts(self.store.tenant(tenant), agent)
+        digest = event_digest(event)
+        seen = await run_in_threadpool(receipts.check, key, digest)
+        ack = {"tenant": tenant, "agent": agent, "idempotency_key": key}
+        if seen is Receipt.CONFLICT:
+            raise _Refused(
+                409,
+                "key_conflict",
+                f"idempotency key {key!r} was already accepted for this agent with a different "
+                "event; use a new key for a new event",
+            )
+        if seen is Receipt.DUPLICATE:
+            return JSONResponse({"status": "duplicate", **ack}, 200)
+        trigger = to_trigger(event, key, self.redaction, datetime.fromtimestamp(now, UTC))
+        try:
+            client = await self.client()
+            # Signal-with-start returns once Temporal has durably recorded the trigger.
+            await deliver(client, runtime, trigger, s.task_queue)
+        except (RPCError, RuntimeError, OSError, TimeoutError) as err:
+            # RuntimeError: the SDK's "Failed client connect"; RPCError: the server refused.
+            log.warning("delivery %s/%s: Temporal unreachable: %s", tenant, agent, err)
+            raise _Refused(
+                503, "unavailable", "the orchestrator is unreachable; retry later", 5
+            ) from None
+        try:
+            await run_in_threadpool(receipts.record, key, digest)
+        except SQLAlchemyError:  # Temporal has it and dedups the key: the delivery stands
+            log.warning(
+                "delivery %s/%s %s accepted but its receipt was not written", tenant, agent, key
+            )
+        return JSONResponse({"status": "accepted", **ack}, 202)
+
+    async def ready(self) -> JSONResponse:
+        timeout = self.settings.connect_timeout_s
+
+        def postgres() -> None:
+            with self.store.engine.connect() as conn:
+                conn.execute(text("select 1"))
+
+        async def temporal() -> None:
+            client = await self.client()
+            await client.service_client.check_health(timeout=timedelta(seconds=timeout))
+
+        async def outcome(name: str, probe: Awaitable[None]) -> str:
+            try:
+                await asyncio.wait_for(probe, timeout)
+            except Exception as err:  # a readiness probe reports, it does not raise
+                log.info("readiness: %s unreachable: %s", name, type(err).__name__)
+                return "unreachable"
+            return "ok"
+
+        pg, tp = await asyncio.gather(
+            outcome("postgres", run_in_threadpool(postgres)), outcome("temporal", temporal())
+        )
+        checks = {"postgres": pg, "temporal": tp}
+        ok = all(v == "ok" for v in checks.values())
+        return JSONResponse(
+            {"status": "ready" if ok else "not_ready", "checks": checks}, 200 if ok else 503
+        )
+
+
+_HOOK_DOC: dict[str, Any] = {
+    "parameters": [
+        {
+            "name": SIGNATURE_HEADER,
+            "in": "header",
+            "required": True,
+            "schema": {"type": "string"},
+            "description": "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, '<t>.<raw body>')>; "
+            "several v1= values are allowed during secret rotation.",
+        },
+        {
+            "name": IDEMPOTENCY_HEADER,
+            "in": "header",
+            "required": False,
+            "schema": {"type": "string"},
+            "description": "Idempotency key (else the body's id).",
+        },
+    ],
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {k: v for k, v in EVENT_SCHEMA.items() if not k.startswith("$")}
+            }
+        },
+    },
+}
+_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Duplicate of an accepted delivery; nothing new woken."},
+    202: {"description": "Accepted: Temporal has the trigger."},
+    401: {"description": "Missing, malformed, stale or wrong signature."},
+    403: {"description": "Signed with another tenant's secret."},
+    404: {"description": "No such agent."},
+    409: {"description": "Idempotency key already used for a different event."},
+    413: {"description": "Body too large."},
+    422: {"description": "Not JSON, not a valid event, or no idempotency key."},
+    503: {"description": "Postgres or Temporal unreachable; retry later."},
+}
+
+
+def create_app(
+    settings: Settings,
+    client_factory: ClientFactory,
+    store: Store,
+    *,
+    redaction: RedactionPolicy | None = None,
+    clock: Callable[[], float] = time.time,
+) -> FastAPI:
+    """The ingress app. ``client_factory`` is awaited once, on first use, for a Temporal client.
+
+    ``clock`` returns Unix seconds; it is the one clock the replay window is checked with.
+    """
+    ingress = _Ingress(settings, client_factory, store, redaction or default_policy(), clock)
+    app = FastAPI(
+        title="Wakeful webhook ingress",
+        version="1",
+        docs_url=None,
+        redoc_url=None,
+        redirect_slashes=False,  # a redirected POST is a lost delivery for many senders
+        description=__doc__ or "",
+    )
+    app.state.ingress = ingress
+
+    async def guarded(request: Request, tenant: str, agent: str) -> JSONResponse:
+        try:
+            response = await ingress.handle(request, tenant, agent)
+        except _Refused as err:
+            extra = {"retry_after": err.retry_after} if err.retry_after else {}
+            response = _answer(err.status, err.code, err.message, **extra)
+        except (*_DB_DOWN, RuntimeFailure):
+            log.warning("delivery to %s/%s: database unreachable", tenant, agent, exc_info=True)
+            response = _answer(
+                503, "unavailable", "the database is unreachable; retry later", retry_after=5
+            )
+        except Exception:
+            log.exception("delivery to %s/%s failed", tenant, agent)
+            response = _answer(
+                500, "internal_error", "internal error; the delivery was not accepted"
+            )
+        log.info("delivery %s/%s -> %s", tenant, agent, response.status_code)
+        return response
+
+    @app.post("/hooks/{agent}", openapi_extra=_HOOK_DOC, responses=_ANSWERS, status_code=202)
+    async def hook(request: Request, agent: str) -> JSONResponse:
+        """Deliver an event to an agent of the default tenant."""
+        return await guarded(request, settings.tenant, agent)
+
+    @app.post(
+        "/hooks/{tenant}/{agent}", openapi_extra=_HOOK_DOC, responses=_ANSWERS, status_code=202
+    )
+    async def tenant_hook(request: Request, tenant: str, agent: str) -> JSONResponse:
+        """Deliver an event to an agent of the named tenant."""
+        return await guarded(request, tenant, agent)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        """The process is serving."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", responses={503: {"description": "A dependency is unreachable."}})
+    async def readyz() -> JSONResponse:
+        """Postgres and Temporal answer."""
+        return await ingress.ready()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
+        return _answer(exc.status_code, code, str(exc.detail))
+
+    return app

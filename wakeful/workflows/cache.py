@@ -1,0 +1,77 @@
+"""The workflow's side of pacing: keep the cache clock, look up prices, annotate the ledger.
+
+Deterministic and I/O-free like :mod:`wakeful.workflows.pacing`: the clock is advanced from
+the usage a model call reported and the breakpoints its compile returned; prices come from
+:mod:`wakeful.providers.pricing`, which is a data table.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from wakeful.contracts import CallModelOut, CompileOut, LedgerAnnotations
+from wakeful.providers.pricing import price_for
+from wakeful.workflows.pacing import CacheClock, PacingDecision, Rates, ttl_seconds
+
+__all__ = ["pacing_annotations", "rates_for", "update_clock"]
+
+
+def rates_for(provider: str, model: str) -> Rates | None:
+    price = price_for(provider, model)
+    if price is None:
+        return None
+    return Rates(
+        input=price.input,
+        output=price.output,
+        cache_read=price.cache_read,
+        cache_write_5m=price.cache_write_5m,
+        cache_write_1h=price.cache_write_1h,
+    )
+
+
+def update_clock(
+    clock: CacheClock,
+    provider: str,
+    model: str,
+    compiled: CompileOut,
+    reply: CallModelOut,
+    started: datetime,
+) -> CacheClock:
+    """The clock after one call: TTLs restart at the request's start on any read or write."""
+    marks = {b.name: b for b in compiled.breakpoints}
+    stable = marks.get("stable")
+    stable_tokens = stable.prefix_tokens if stable is not None else clock.stable_tokens
+    later = [b for b in compiled.breakpoints if b.name != "stable"]
+    session_ttl = min(
+        (ttl_seconds(provider, b.ttl) for b in later), default=ttl_seconds(provider, None)
+    )
+    semi = marks.get("semi_stable")
+    fresh = semi.prefix_tokens - stable_tokens if semi is not None else clock.fresh_tokens
+    cached = reply.cache_read_input_tokens + reply.cache_creation_input_tokens
+    return CacheClock(
+        provider=provider,
+        model=model,
+        last_used_at=started if cached else clock.last_used_at,
+        last_write_at=started if reply.cache_creation_input_tokens else clock.last_write_at,
+        stable_tokens=stable_tokens,
+        stable_ttl_s=(
+            ttl_seconds(provider, stable.ttl) if stable is not None else clock.stable_ttl_s
+        ),
+        session_tokens=max(cached - stable_tokens, 0) if cached else clock.session_tokens,
+        session_ttl_s=session_ttl,
+        fresh_tokens=max(fresh, 0),
+    )
+
+
+def pacing_annotations(
+    decision: PacingDecision, session: str, notes: list[str] | None = None
+) -> LedgerAnnotations:
+    """What the first compile of a wake writes into its ledger about pacing."""
+    return LedgerAnnotations(
+        decisions={
+            "pacing": decision.choice,
+            "pacing.prices_usd": decision.prices(),
+            "session": session,
+        },
+        notes=(decision.reason, *(notes or [])),
+    )

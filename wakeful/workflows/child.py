@@ -1,0 +1,194 @@
+"""Child agents: narrow sub-tasks run as child workflows, fanned out under a concurrency cap.
+
+A parent's model asks for sub-tasks with the ``delegate`` tool (one call per sub-task; several
+calls in one reply run in parallel). The workflow — not ``run_tool`` — handles those calls:
+
+    child.plan     (activity) delegate arguments -> one ChildBundle per call, or a refusal
+    ChildAgentWorkflow x N, at most ``max_parallel`` at once, each with its own timeout
+    child.merge    (activity) valid results -> evidence cards (memories) + tool results
+
+A child is its own agent, ``<parent>/child/<n>``: its frame, its allowlisted tools, its own
+(empty) substrate. It never sees the parent's transcript or retrieval hits. It runs ordinary
+wake cycles; after each, ``child.collect`` validates the answer against the delegation's
+pydantic model and its size cap. An invalid answer is retried (the child is told why) or
+reported, per the delegation's ``on_invalid``; either way the parent gets the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ChildWorkflowError, TimeoutError
+
+with workflow.unsafe.imports_passed_through():
+    from wakeful.compiler.blocks import Goal, GoalKind
+    from wakeful.contracts import (
+        CHILD_COLLECT,
+        CHILD_MERGE,
+        CHILD_PLAN,
+        CHILD_PREPARE,
+        RECORD_TOOL_RESULTS,
+        CallModelOut,
+        ChildBundle,
+        ChildCollectIn,
+        ChildCollectOut,
+        ChildMergeIn,
+        ChildMergeOut,
+        ChildPlanIn,
+        ChildPlanOut,
+        ChildPrepareIn,
+        ChildPrepareOut,
+        ChildResult,
+        RecordToolResultsIn,
+        RecordToolResultsOut,
+        ToolCallRef,
+        WakeRef,
+    )
+    from wakeful.workflows.cycle import WakeCycle, failure, store
+    from wakeful.workflows.state import child_workflow_id
+
+__all__ = ["ChildAgentWorkflow", "delegate_calls", "fan_out"]
+
+
+def child_ask(bundle: ChildBundle, rejected: str) -> str:
+    if not rejected:
+        return bundle.task
+    return (
+        f"Your previous answer was rejected: {rejected}\n"
+        "Answer again with only one JSON object that matches the schema.\n\n"
+        f"Task: {bundle.task}"
+    )
+
+
+@workflow.defn(name="ChildAgentWorkflow")
+class ChildAgentWorkflow:
+    def __init__(self) -> None:
+        self.cycle: WakeCycle | None = None
+
+    @workflow.run
+    async def run(self, bundle: ChildBundle) -> ChildResult:
+        prepared = await store(CHILD_PREPARE, ChildPrepareIn(bundle=bundle), ChildPrepareOut)
+        rt = prepared.runtime
+        reason, attempt, spent, cost, read = "", 0, 0, 0.0, 0
+        for attempt in range(1, bundle.max_attempts + 1):
+            left = bundle.max_tokens - spent
+            if left <= 0:
+                reason += f" (token ceiling {bundle.max_tokens} reached)"
+                break
+            wake = WakeRef(
+                tenant=bundle.tenant,
+                agent=bundle.child,
+                wake_id=f"{bundle.child}:{attempt}",
+                session_id=f"{bundle.child}:s0001",
+                workflow_id=workflow.info().workflow_id,
+                number=attempt,
+            )
+            goal = Goal(kind=GoalKind.CHILD_TASK, text=child_ask(bundle, reason))
+            self.cycle = WakeCycle(
+                rt.model_copy(update={"max_tokens_per_wake": left}),
+                wake,
+                goal,
+                idempotency_key=f"{bundle.call_id}:{attempt}",
+            )
+            await self.cycle.run()
+            spent += self.cycle.budget.input_tokens
+            cost += self.cycle.totals.cost_usd
+            read += self.cycle.totals.cache_read_input_tokens
+            got = await store(
+                CHILD_COLLECT, ChildCollectIn(bundle=bundle, wake_id=wake.wake_id), ChildCollectOut
+            )
+            if got.ok:
+                return self._result(bundle, "ok", "", attempt, spent, read, cost, got)
+            reason = got.reason
+            if bundle.on_invalid != "retry":
+                break
+        return self._result(bundle, "rejected", reason, attempt, spent, read, cost, None)
+
+    @staticmethod
+    def _result(
+        b: ChildBundle,
+        status: str,
+        reason: str,
+        attempts: int,
+        spent: int,
+        read: int,
+        cost: float,
+        got: ChildCollectOut | None,
+    ) -> ChildResult:
+        return ChildResult.model_validate(
+            {
+                "child": b.child,
+                "call_id": b.call_id,
+                "kind": b.kind,
+                "status": status,
+                "reason": reason,
+                "result_hash": got.result_hash if got else "",
+                "chars": got.chars if got else 0,
+                "attempts": attempts,
+                "input_tokens": spent,
+                "cache_read_input_tokens": read,
+                "cost_usd": cost,
+            }
+        )
+
+
+async def fan_out(bundles: tuple[ChildBundle, ...], max_parallel: int) -> list[ChildResult]:
+    """Run one child workflow per bundle, at most ``max_parallel`` at a time, in call order."""
+    gate = asyncio.Semaphore(max(1, max_parallel))
+
+    async def one(b: ChildBundle) -> ChildResult:
+        async with gate:
+            try:
+                return await workflow.execute_child_workflow(
+                    ChildAgentWorkflow.run,
+                    b,
+                    id=child_workflow_id(b.tenant, b.child),
+                    execution_timeout=timedelta(seconds=b.timeout_s),
+                )
+            except ChildWorkflowError as err:
+                timed_out = isinstance(err.cause, TimeoutError)
+                why = f"no result within {b.timeout_s:g}s" if timed_out else failure(err)
+                return ChildResult(
+                    child=b.child,
+                    call_id=b.call_id,
+                    kind=b.kind,
+                    status="timed_out" if timed_out else "failed",
+                    reason=why,
+                )
+
+    return list(await asyncio.gather(*(one(b) for b in bundles)))
+
+
+async def delegate_calls(
+    wake: WakeRef, index: int, reply: CallModelOut, calls: list[ToolCallRef], first_child: int
+) -> tuple[int, list[ChildResult]]:
+    """Handle a reply's ``delegate`` calls; returns (children started, their results)."""
+    plan = await store(
+        CHILD_PLAN,
+        ChildPlanIn(
+            wake=wake,
+            call_index=index,
+            output_hash=reply.output_hash,
+            call_ids=tuple(c.id for c in calls),
+            first_child=first_child,
+        ),
+        ChildPlanOut,
+    )
+    if plan.rejected:
+        await store(
+            RECORD_TOOL_RESULTS,
+            RecordToolResultsIn(
+                wake=wake, call_index=index, results=plan.rejected, at=workflow.now()
+            ),
+            RecordToolResultsOut,
+        )
+    results = await fan_out(plan.bundles, plan.max_parallel)
+    if results:
+        await store(
+            CHILD_MERGE,
+            ChildMergeIn(wake=wake, call_index=index, results=tuple(results), at=workflow.now()),
+            ChildMergeOut,
+        )
+    return len(plan.bundles), results

@@ -1,0 +1,288 @@
+"""One wake cycle, shared by agents and child agents.
+
+    start_wake -> [compile -> call_model -> record_output -> tools*]* -> finish_wake
+
+It ends when the model stops calling tools, a budget (model calls, tool calls, input tokens)
+is spent, a stop is requested, or the model call fails for good (``model_error``: a 400, or
+retries exhausted). Every tool call of a reply gets a recorded result — run, failed, handed
+to child agents, or cancelled by a stop — so the transcript never holds an unanswered call.
+Only ids, hashes and counters cross the activity boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from wakeful.agents import AgentRuntime
+    from wakeful.compiler.blocks import Goal
+    from wakeful.contracts import (
+        CALL_MODEL,
+        COMPILE,
+        DELEGATE_TOOL,
+        FINISH_WAKE,
+        RECORD_OUTPUT,
+        RECORD_TOOL_RESULTS,
+        RUN_TOOL,
+        START_WAKE,
+        CallModelIn,
+        CallModelOut,
+        CompileIn,
+        CompileOut,
+        FinishWakeIn,
+        FinishWakeOut,
+        LedgerAnnotations,
+        RecordOutputIn,
+        RecordOutputOut,
+        RecordToolResultsIn,
+        RecordToolResultsOut,
+        RunToolIn,
+        RunToolOut,
+        StartWakeIn,
+        StartWakeOut,
+        ToolCallRef,
+        ToolResultIn,
+        WakeRef,
+    )
+    from wakeful.workflows import policies as p
+    from wakeful.workflows.state import WakeBudget
+
+__all__ = ["WakeCycle", "act", "add_usage", "failure", "store"]
+
+R = TypeVar("R")
+
+OnCall = Callable[[CompileOut, CallModelOut, datetime], None]
+Delegate = Callable[[WakeRef, int, CallModelOut, list[ToolCallRef]], Awaitable[None]]
+
+
+async def act(
+    name: str,
+    arg: Any,
+    result_type: type[R],
+    start_to_close: timedelta,
+    retry: RetryPolicy,
+    heartbeat: timedelta | None = None,
+) -> R:
+    """Run one activity by its wire name on any worker (model calls, tools, deliveries)."""
+    result: R = await workflow.execute_activity(
+        name,
+        arg,
+        result_type=result_type,
+        start_to_close_timeout=start_to_close,
+        heartbeat_timeout=heartbeat,
+        retry_policy=retry,
+    )
+    return result
+
+
+async def store(
+    name: str, arg: Any, result_type: type[R], start_to_close: timedelta = p.STORE_TIMEOUT
+) -> R:
+    """Run a substrate activity locally: short, idempotent reads and writes (see policies)."""
+    result: R = await workflow.execute_local_activity(
+        name,
+        arg,
+        result_type=result_type,
+        start_to_close_timeout=start_to_close,
+        retry_policy=p.STORE_RETRY,
+    )
+    return result
+
+
+def failure(err: BaseException) -> str:
+    """The innermost message of an activity failure (the provider's or the tool's words)."""
+    while err.__cause__ is not None:
+        err = err.__cause__
+    return str(err)
+
+
+class WakeCycle:
+    """Runs one wake; its ``budget`` and ``status`` are readable while it runs (queries)."""
+
+    def __init__(
+        self,
+        rt: AgentRuntime,
+        wake: WakeRef,
+        goal: Goal,
+        idempotency_key: str,
+        *,
+        annotations: LedgerAnnotations | None = None,
+        stop: Callable[[], bool] = lambda: False,
+        on_call: OnCall | None = None,
+        delegate: Delegate | None = None,
+    ) -> None:
+        self.rt, self.wake, self.goal, self.key = rt, wake, goal, idempotency_key
+        self.annotations = annotations
+        self.stop, self.on_call, self.delegate = stop, on_call, delegate
+        self.budget = WakeBudget(
+            max_model_calls=rt.max_model_calls_per_wake,
+            max_tool_calls=rt.max_tool_calls_per_wake,
+            max_tokens=rt.max_tokens_per_wake,
+        )
+        self.totals = CallModelOut(output_hash="", stop_reason="")
+        self.status = "running"
+        self.error = ""
+        # call_model needs the provider and model, not the tool limits: sent without them,
+        # the runtime does not repeat them in every model call's history event.
+        self.model_rt = rt.model_copy(update={"tools": ()})
+
+    async def run(self) -> FinishWakeOut:
+        wake = self.wake
+        await store(
+            START_WAKE,
+            StartWakeIn(
+                wake=wake, goal=self.goal, idempotency_key=self.key, started_at=workflow.now()
+            ),
+            StartWakeOut,
+        )
+        self.status = await self._loop()
+        return await store(
+            FINISH_WAKE,
+            FinishWakeIn(
+                wake=wake,
+                goal=self.goal,
+                status=self.status,
+                at=workflow.now(),
+                model_calls=self.budget.model_calls,
+                tool_calls=self.budget.tool_calls,
+                error=self.error,
+            ),
+            FinishWakeOut,
+        )
+
+    async def _loop(self) -> str:
+        rt, wake, b = self.rt, self.wake, self.budget
+        for index in range(rt.max_model_calls_per_wake):
+            if self.stop():
+                return "stopped"
+            try:
+                compiled = await store(
+                    COMPILE,
+                    CompileIn(
+                        wake=wake,
+                        runtime=rt,
+                        goal=self.goal,
+                        call_index=index,
+                        now=workflow.now(),
+                        annotations=self.annotations if index == 0 else None,
+                    ),
+                    CompileOut,
+                    start_to_close=p.COMPILE_TIMEOUT,
+                )
+            except (ActivityError, ApplicationError) as err:
+                # A local activity's failure arrives as the ApplicationError itself.
+                # Only deterministic failures get here (see policies.DETERMINISTIC_ERRORS):
+                # park the wake with its error; the agent goes on serving later triggers.
+                self.error = failure(err)
+                return "parked"
+            started = workflow.now()
+            try:
+                reply = await act(
+                    CALL_MODEL,
+                    CallModelIn(
+                        wake=wake,
+                        runtime=self.model_rt,
+                        call_index=index,
+                        window_hash=compiled.window_hash,
+                    ),
+                    CallModelOut,
+                    start_to_close=p.MODEL_TIMEOUT,
+                    retry=p.MODEL_RETRY,
+                )
+            except ActivityError as err:
+                self.error = failure(err)
+                return "model_error"
+            b.model_calls += 1
+            self.totals = add_usage(self.totals, reply)
+            b.input_tokens = (
+                self.totals.input_tokens
+                + self.totals.cache_read_input_tokens
+                + self.totals.cache_creation_input_tokens
+            )
+            if self.on_call is not None:
+                self.on_call(compiled, reply, started)
+            await store(
+                RECORD_OUTPUT,
+                RecordOutputIn(
+                    wake=wake, call_index=index, output_hash=reply.output_hash, at=workflow.now()
+                ),
+                RecordOutputOut,
+            )
+            if not reply.tool_calls:
+                return "done"
+            await self._tools(index, reply)
+            if self.stop():
+                return "stopped"
+            if b.tool_calls >= rt.max_tool_calls_per_wake:
+                return "tool_budget"
+            if b.input_tokens >= rt.max_tokens_per_wake:
+                return "token_budget"
+        return "call_budget"
+
+    async def _tools(self, index: int, reply: CallModelOut) -> None:
+        failed: list[ToolResultIn] = []
+        delegated = [c for c in reply.tool_calls if c.name == DELEGATE_TOOL]
+        for call in (c for c in reply.tool_calls if c.name != DELEGATE_TOOL):
+            if self.stop():
+                failed.append(_result(call, "not run: the agent was asked to stop"))
+                continue
+            limits = next((t for t in self.rt.tools if t.name == call.name), None)
+            try:
+                await act(
+                    RUN_TOOL,
+                    RunToolIn(
+                        wake=self.wake,
+                        call_index=index,
+                        output_hash=reply.output_hash,
+                        tool_call=call,
+                        at=workflow.now(),
+                    ),
+                    RunToolOut,
+                    start_to_close=timedelta(seconds=limits.timeout_s if limits else 60),
+                    retry=p.tool_retry(limits.max_attempts if limits else 3),
+                    heartbeat=(
+                        timedelta(seconds=limits.heartbeat_s)
+                        if limits and limits.heartbeat_s
+                        else None
+                    ),
+                )
+            except ActivityError as err:
+                failed.append(_result(call, f"{call.name} failed for good: {failure(err)}"))
+            self.budget.tool_calls += 1
+        if delegated:
+            if self.delegate is None or self.stop():
+                why = "delegation is not available here" if self.delegate is None else "stopped"
+                failed += [_result(c, f"not run: {why}") for c in delegated]
+            else:
+                await self.delegate(self.wake, index, reply, delegated)
+            self.budget.tool_calls += len(delegated)
+        if failed:
+            await store(
+                RECORD_TOOL_RESULTS,
+                RecordToolResultsIn(
+                    wake=self.wake, call_index=index, results=tuple(failed), at=workflow.now()
+                ),
+                RecordToolResultsOut,
+            )
+
+
+def _result(call: ToolCallRef, text: str) -> ToolResultIn:
+    return ToolResultIn(tool_call_id=call.id, tool_name=call.name, text=text, is_error=True)
+
+
+def add_usage(a: CallModelOut, b: CallModelOut) -> CallModelOut:
+    return CallModelOut(
+        output_hash=b.output_hash,
+        stop_reason=b.stop_reason,
+        input_tokens=a.input_tokens + b.input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+        cache_creation_input_tokens=a.cache_creation_input_tokens + b.cache_creation_input_tokens,
+        cache_read_input_tokens=a.cache_read_input_tokens + b.cache_read_input_tokens,
+        cost_usd=a.cost_usd + b.cost_usd,
+    )

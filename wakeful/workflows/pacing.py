@@ -1,0 +1,345 @@
+"""Cache-TTL-aware pacing: price the ways to reach the next model call, take the cheapest.
+
+A prompt cache is warm for a TTL after its last write or read (Anthropic: 5 min by default,
+1 h with ``ttl: "1h"``, refreshed by every hit; OpenAI: in-memory retention of a few minutes,
+24 h when extended). The orchestrator knows, per provider and model, when the agent's prefix
+was last used and how big it is (the :class:`CacheClock`), so before each wake — and before
+going idle when it knows when the next wake will come — it can price:
+
+* ``continue_now``      — a trigger is waiting: run it in the current session (the prefix is
+  read if still warm, rewritten if not);
+* ``sleep_accept_miss`` — go idle until the next expected wake and pay whatever the cache
+  costs then (a full rewrite if it expired meanwhile);
+* ``keep_warm``         — go idle but send a minimal call before each expiry, so the next
+  wake reads the prefix instead of rewriting it;
+* ``handoff``           — end the session: the next call starts a fresh session whose
+  prefix is the stable part plus the handoff note, not the session's transcript.
+
+Each option is priced as the prefix traffic of the next wake: its first call (read what is
+warm, write what is not) plus ``expected_calls - 1`` reads. The cheapest allowed option wins;
+ties go to the option that does less (the order above). Pure: the caller passes the clock,
+the prices and ``now``; nothing here reads a clock or imports I/O, so workflows can call it.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "OPTIONS",
+    "CacheClock",
+    "PacingDecision",
+    "PacingInput",
+    "PacingOption",
+    "PacingPolicy",
+    "Rates",
+    "decide",
+    "ttl_seconds",
+]
+
+OptionName = Literal["continue_now", "sleep_accept_miss", "keep_warm", "handoff"]
+OPTIONS: tuple[OptionName, ...] = ("continue_now", "sleep_accept_miss", "keep_warm", "handoff")
+
+# OpenAI does not publish a fixed TTL: in-memory retention keeps a prefix for "5 to 10
+# minutes of inactivity, up to an hour"; pacing assumes the low end unless told otherwise.
+_DEFAULT_TTL_S = {"anthropic": 300, "openai": 300}
+_TTL_S = {"5m": 300, "1h": 3600, "24h": 86_400}
+
+
+def ttl_seconds(provider: str, ttl: str | None) -> int:
+    """Seconds of a breakpoint TTL (``"5m"``, ``"1h"``, ``"24h"``; ``None``: provider default)."""
+    if ttl is None:
+        return _DEFAULT_TTL_S.get(provider, 300)
+    if ttl not in _TTL_S:
+        raise ValueError(f"unknown cache TTL {ttl!r}; expected one of {sorted(_TTL_S)}")
+    return _TTL_S[ttl]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Rates(_Model):
+    """USD per million tokens (the numbers of ``wakeful.providers.pricing.Price``)."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write_5m: float
+    cache_write_1h: float
+
+    def write(self, ttl_s: int) -> float:
+        return self.cache_write_1h if ttl_s > 300 else self.cache_write_5m
+
+
+class CacheClock(_Model):
+    """What the orchestrator knows about one agent's prompt cache at one provider/model.
+
+    ``stable_tokens`` (tools and system) are shared by every session of the agent;
+    ``session_tokens`` is the rest of the cached prefix in the current session (task frame,
+    handoff note, the session's turns); ``fresh_tokens`` estimates that rest for a fresh
+    session (frame and a handoff note, no transcript).
+    """
+
+    provider: str = ""
+    model: str = ""
+    last_used_at: datetime | None = Field(None, description="Last call that read or wrote.")
+    last_write_at: datetime | None = None
+    stable_tokens: int = 0
+    stable_ttl_s: int = 3600
+    session_tokens: int = 0
+    session_ttl_s: int = 300
+    fresh_tokens: int = 0
+
+    def warm_until(self, part: Literal["stable", "session"]) -> datetime | None:
+        if self.last_used_at is None:
+            return None
+        ttl = self.stable_ttl_s if part == "stable" else self.session_ttl_s
+        return self.last_used_at + timedelta(seconds=ttl)
+
+    def warm(self, part: Literal["stable", "session"], at: datetime) -> bool:
+        until = self.warm_until(part)
+        return until is not None and at < until
+
+
+class PacingPolicy(_Model):
+    """Which options an agent allows, and the numbers that price them."""
+
+    allow_keep_warm: bool = True
+    max_keep_warm_calls: int = Field(3, ge=0, description="Per idle period.")
+    keep_warm_output_tokens: int = Field(1, ge=1, description="max_tokens of a keep-warm call.")
+    keep_warm_margin: timedelta = Field(
+        timedelta(seconds=30), description="How long before expiry a keep-warm call is sent."
+    )
+    allow_handoff: bool = True
+    handoff_when_warm: bool = Field(
+        False,
+        description="Allow ending a session whose cache is still warm (the transcript's detail "
+        "is worth more than its tokens, so by default a warm session continues).",
+    )
+    max_idle: timedelta = Field(
+        timedelta(hours=1), description="A session idle longer than this always ends."
+    )
+    expected_calls: int = Field(2, ge=1, description="Model calls a wake makes.")
+
+
+class PacingInput(_Model):
+    now: datetime
+    clock: CacheClock
+    rates: Rates | None = Field(None, description="None: the model has no known price.")
+    policy: PacingPolicy = PacingPolicy()
+    session_open: bool = True
+    next_call_at: datetime | None = Field(
+        None, description="None: a wake starts now. Otherwise: idle until this time."
+    )
+
+
+class PacingOption(_Model):
+    name: OptionName
+    cost_usd: float | None = Field(description="None when the option does not apply.")
+    allowed: bool
+    why: str
+
+
+class PacingDecision(_Model):
+    at: datetime
+    choice: OptionName
+    options: tuple[PacingOption, ...]
+    reason: str
+    keep_warm_at: tuple[datetime, ...] = ()
+
+    def option(self, name: OptionName) -> PacingOption:
+        return next(o for o in self.options if o.name == name)
+
+    def prices(self) -> str:
+        """``continue_now=0.001234 handoff=0.000456 keep_warm=n/a ...`` in option order."""
+        return " ".join(
+            f"{o.name}={'n/a' if o.cost_usd is None else f'{o.cost_usd:.6f}'}"
+            + ("" if o.allowed or o.cost_usd is None else "(not allowed)")
+            for o in self.options
+        )
+
+
+def _per_token(usd_per_mtok: float, tokens: int) -> float:
+    return usd_per_mtok * tokens / 1_000_000
+
+
+def _fmt(td: timedelta) -> str:
+    s = int(td.total_seconds())
+    if s >= 3600:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    return f"{s // 60}m{s % 60:02d}s"
+
+
+class _Pricer:
+    def __init__(self, inp: PacingInput, rates: Rates) -> None:
+        self.c, self.r, self.p = inp.clock, rates, inp.policy
+
+    def stable(self, at: datetime) -> float:
+        tokens = self.c.stable_tokens
+        if self.c.warm("stable", at):
+            return _per_token(self.r.cache_read, tokens)
+        return _per_token(self.r.write(self.c.stable_ttl_s), tokens)
+
+    def wake(self, rest: int, rest_warm: bool, at: datetime) -> float:
+        """First call (read what is warm, write the rest) plus the wake's later reads."""
+        first = self.stable(at) + _per_token(
+            self.r.cache_read if rest_warm else self.r.write(self.c.session_ttl_s), rest
+        )
+        later = (self.p.expected_calls - 1) * _per_token(
+            self.r.cache_read, self.c.stable_tokens + rest
+        )
+        return first + later
+
+    def ping(self) -> float:
+        read = _per_token(self.r.cache_read, self.c.stable_tokens + self.c.session_tokens)
+        return read + _per_token(self.r.output, self.p.keep_warm_output_tokens)
+
+
+def _keep_warm_times(clock: CacheClock, policy: PacingPolicy, until: datetime) -> list[datetime]:
+    """Calls that keep the session prefix warm from its last use until ``until``."""
+    assert clock.last_used_at is not None
+    step = timedelta(seconds=clock.session_ttl_s) - policy.keep_warm_margin
+    if step <= timedelta(0):
+        return []
+    gap = until - clock.last_used_at - timedelta(seconds=clock.session_ttl_s)
+    count = math.floor(gap / step) + 1
+    return [clock.last_used_at + step * i for i in range(1, count + 1)]
+
+
+def decide(inp: PacingInput) -> PacingDecision:
+    """Price every option for the next wake and choose the cheapest the policy allows."""
+    now, clock, policy = inp.now, inp.clock, inp.policy
+    at = inp.next_call_at or now
+    idle = inp.next_call_at is not None
+    # From the last cache use to the call being priced (now, or the next expected wake).
+    since = at - clock.last_used_at if clock.last_used_at is not None else None
+    warm_at = inp.session_open and clock.warm("session", at)
+    too_idle = since is not None and since > policy.max_idle
+    pricer = _Pricer(inp, inp.rates) if inp.rates is not None else None
+
+    # continue_now / sleep_accept_miss: the same session, now or at the next wake.
+    same = pricer.wake(clock.session_tokens, warm_at, at) if pricer else None
+    if not inp.session_open:
+        cont_ok, cont_why = False, "no session is open"
+    elif too_idle:
+        cont_ok, cont_why = False, f"idle {_fmt(since or _ZERO)} > max_idle {_fmt(policy.max_idle)}"
+    else:
+        state = "warm" if warm_at else f"cold (session TTL {_fmt(_s(clock.session_ttl_s))})"
+        cont_ok, cont_why = True, f"session prefix {clock.session_tokens} tokens, {state}"
+    same_session = PacingOption(
+        name="sleep_accept_miss" if idle else "continue_now",
+        cost_usd=same,
+        allowed=cont_ok,
+        why=cont_why,
+    )
+    if idle:
+        first = [_not_applicable("continue_now", "no trigger is waiting"), same_session]
+    else:
+        waiting = "a trigger is waiting: nothing to sleep through"
+        first = [same_session, _not_applicable("sleep_accept_miss", waiting)]
+
+    # handoff: a fresh session, whose prefix beyond the stable part is always written.
+    if not inp.session_open:
+        ho_ok, ho_why = True, "no session is open: a fresh one starts"
+    elif not policy.allow_handoff and not too_idle:
+        ho_ok, ho_why = False, "policy.allow_handoff is off"
+    elif warm_at and not policy.handoff_when_warm:
+        ho_ok, ho_why = False, "the session is warm and policy.handoff_when_warm is off"
+    else:
+        ho_ok, ho_why = True, f"fresh prefix {clock.fresh_tokens} tokens written"
+    fresh = pricer.wake(clock.fresh_tokens, False, at) if pricer else None
+    handoff = PacingOption(name="handoff", cost_usd=fresh, allowed=ho_ok, why=ho_why)
+
+    options = [*first, _keep_warm_option(inp, pricer, idle, cont_ok, cont_why), handoff]
+    allowed = [o for o in options if o.allowed]
+    if not allowed:  # cannot happen (handoff is always allowed once continuing is not)
+        raise ValueError("no pacing option is allowed; check the pacing policy")
+    best = min(allowed, key=lambda o: (o.cost_usd or 0.0, OPTIONS.index(o.name)))
+    keep = _keep_warm_times(clock, policy, at) if best.name == "keep_warm" else []
+    return PacingDecision(
+        at=now,
+        choice=best.name,
+        options=tuple(options),
+        reason=_reason(best, options, since, inp),
+        keep_warm_at=tuple(keep),
+    )
+
+
+_ZERO = timedelta(0)
+
+
+def _s(seconds: int) -> timedelta:
+    return timedelta(seconds=seconds)
+
+
+def _not_applicable(name: OptionName, why: str) -> PacingOption:
+    return PacingOption(name=name, cost_usd=None, allowed=False, why=why)
+
+
+def _keep_warm_option(
+    inp: PacingInput, pricer: _Pricer | None, idle: bool, cont_ok: bool, cont_why: str
+) -> PacingOption:
+    clock, policy = inp.clock, inp.policy
+    if inp.next_call_at is None or not idle:
+        return _not_applicable("keep_warm", "keep-warm calls happen while idle; a wake starts now")
+    if not cont_ok:
+        return _not_applicable("keep_warm", cont_why)
+    if not clock.warm("session", inp.now):
+        return _not_applicable("keep_warm", "the session cache is already cold")
+    if clock.warm("session", inp.next_call_at):
+        return _not_applicable("keep_warm", "the cache is still warm at the next wake")
+    pings = _keep_warm_times(clock, policy, inp.next_call_at)
+    price = None
+    if pricer is not None:
+        price = len(pings) * pricer.ping() + pricer.wake(
+            clock.session_tokens, True, inp.next_call_at
+        )
+    if not policy.allow_keep_warm:
+        return PacingOption(
+            name="keep_warm", cost_usd=price, allowed=False, why="policy.allow_keep_warm is off"
+        )
+    if not pings or len(pings) > policy.max_keep_warm_calls:
+        return PacingOption(
+            name="keep_warm",
+            cost_usd=price,
+            allowed=False,
+            why=f"needs {len(pings)} calls > max_keep_warm_calls {policy.max_keep_warm_calls}",
+        )
+    return PacingOption(
+        name="keep_warm",
+        cost_usd=price,
+        allowed=True,
+        why=f"{len(pings)} keep-warm call(s) before the next wake",
+    )
+
+
+def _reason(
+    best: PacingOption, options: list[PacingOption], since: timedelta | None, inp: PacingInput
+) -> str:
+    clock = inp.clock
+    head = f"pacing {best.name}"
+    ttl = timedelta(seconds=clock.session_ttl_s)
+    if since is None:
+        head += ": no cache use recorded yet"
+    else:
+        rel = ">" if since > ttl else "<="
+        gap = (
+            f"idle {_fmt(since)}"
+            if inp.next_call_at is None
+            else f"next wake expected {_fmt(since)}"
+        )
+        head += f": {gap} after the last cache use {rel} session TTL {_fmt(ttl)}"
+    if inp.rates is None:
+        return head + f" ({clock.provider}/{clock.model} has no known price; {best.why})"
+    others = [o for o in options if o.cost_usd is not None and o is not best]
+    parts = [f"{best.name} ${best.cost_usd:.6f} ({best.why})"]
+    parts += [
+        f"{o.name} ${o.cost_usd:.6f}" + ("" if o.allowed else f" [not allowed: {o.why}]")
+        for o in others
+    ]
+    return head + "; " + "; ".join(parts)

@@ -1,0 +1,81 @@
+"""Retry policies and timeouts, one per kind of activity.
+
+* Substrate reads and writes (start/finish a wake, compile, record, merge, end a session)
+  are short and idempotent on their step key: they run as *local* activities, in the
+  worker that runs the workflow task, and retry freely. A local activity costs no server
+  round trip and leaves one marker event instead of three activity events plus a workflow
+  task — most of a wake's history and most of its overhead otherwise. After a crash a
+  local activity may run again; its step key makes the second run find the first write.
+* Model calls retry what the provider says is transient (408/409/429/5xx) and wait at least
+  its ``retry-after`` (the activity raises ``ApplicationError(next_retry_delay=...)``); a 400
+  is raised non-retryable and fails at once, ending the wake with ``model_error``.
+* Tools retry under their own limits (``ToolLimits``); long tools heartbeat. Model calls,
+  tools, keep-warm calls and trigger deliveries are ordinary activities: any worker may run
+  them, and each attempt is visible in the history.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio.common import RetryPolicy
+
+__all__ = [
+    "COMPILE_TIMEOUT",
+    "DELIVER_RETRY",
+    "DELIVER_TIMEOUT",
+    "DETERMINISTIC_ERRORS",
+    "KEEP_WARM_RETRY",
+    "KEEP_WARM_TIMEOUT",
+    "MODEL_RETRY",
+    "MODEL_TIMEOUT",
+    "STORE_RETRY",
+    "STORE_TIMEOUT",
+    "tool_retry",
+]
+
+# Errors that no retry can fix (a bad policy, load-bearing blocks that cannot fit, an agent
+# that is not registered, malformed data): the wake is parked with the error instead of being
+# retried forever. Outages (a database or server going away) stay retryable without limit:
+# the wake stalls and resumes when they return.
+DETERMINISTIC_ERRORS = [
+    "BudgetError",
+    "ConfigError",
+    "PolicyError",
+    "UnknownAgentError",
+    "UserError",
+    "ValidationError",
+]
+
+STORE_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_interval=timedelta(seconds=30),
+    non_retryable_error_types=DETERMINISTIC_ERRORS,
+)
+STORE_TIMEOUT = timedelta(seconds=30)
+COMPILE_TIMEOUT = timedelta(seconds=60)
+
+MODEL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=2),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(minutes=2),
+    maximum_attempts=8,
+)
+MODEL_TIMEOUT = timedelta(minutes=5)
+
+# A keep-warm call is worth less than its retries: one attempt, a short timeout.
+KEEP_WARM_RETRY = RetryPolicy(maximum_attempts=1)
+KEEP_WARM_TIMEOUT = timedelta(seconds=60)
+
+DELIVER_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30)
+)
+DELIVER_TIMEOUT = timedelta(seconds=30)
+
+
+def tool_retry(max_attempts: int) -> RetryPolicy:
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        maximum_interval=timedelta(seconds=30),
+        maximum_attempts=max_attempts,
+    )

@@ -1,0 +1,189 @@
+"""Sessions of an agent workflow: when one ends, what is written, and keeping a cache warm.
+
+A session is a run of wakes that share a warm prompt cache; it is a cache key, not memory.
+It ends — ``end_session`` writes a handoff note saying why, built from the session's wake
+notes — on an explicit ``/handoff`` message, after ``session_idle`` without a wake (a timer,
+so the note is written when the agent goes quiet, not when it next wakes), when a wake
+spends its budget, when pacing prices a fresh session cheaper, or on stop. The next wake
+opens a new session, which compiles from that note and the substrate, not from a replayed
+transcript.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from wakeful.agents import AgentRuntime
+    from wakeful.contracts import (
+        END_SESSION,
+        KEEP_WARM,
+        RESUME_AGENT,
+        EndSessionIn,
+        EndSessionOut,
+        KeepWarmIn,
+        KeepWarmOut,
+        ResumeAgentIn,
+        ResumeAgentOut,
+        Trigger,
+        WakeResult,
+    )
+    from wakeful.workflows import policies as p
+    from wakeful.workflows.cache import rates_for
+    from wakeful.workflows.cycle import act, failure, store
+    from wakeful.workflows.pacing import PacingDecision, PacingInput, PacingPolicy, decide
+    from wakeful.workflows.state import AgentState
+
+__all__ = ["Sessions"]
+
+
+class Sessions:
+    def __init__(self, state: AgentState, rt: AgentRuntime) -> None:
+        self.state, self.rt = state, rt
+
+    async def resume(self) -> None:
+        """A workflow started afresh (e.g. after a stop) continues the agent's numbering."""
+        got = await store(
+            RESUME_AGENT, ResumeAgentIn(tenant=self.rt.tenant, agent=self.rt.name), ResumeAgentOut
+        )
+        s = self.state
+        s.wakes, s.session_number = got.wakes, got.session_number
+        s.session_id, s.last_wake_at = got.session_id, got.last_wake_at
+        s.results = list(got.recent)
+        # A trigger delivered with the start may repeat one the earlier run already woke for.
+        done = {r.idempotency_key for r in s.results}
+        s.pending = [t for t in s.pending if t.idempotency_key not in done]
+        # The cache clock of the earlier run is unknown: start a new session.
+        s.session_closed = bool(got.session_id)
+        s.resumed = True
+
+    # --- choosing and ending sessions -----------------------------------------------------
+
+    async def choose(self, trigger: Trigger, decision: PacingDecision) -> str:
+        """Continue the session or open a new one; returns the ledger's ``session`` entry."""
+        s = self.state
+        if s.session_open and not trigger.new_session and decision.choice != "handoff":
+            return f"continued {s.session_id}"
+        if not s.session_open:
+            why = "no session was open"
+        elif trigger.new_session:
+            why = "the trigger asked for a new session"
+        else:
+            why = "pacing chose a handoff"
+        await self.end(why)
+        s.session_number += 1
+        s.session_id = f"s{s.session_number:04d}"
+        s.session_closed = False
+        s.keep_warm_at = []
+        # Until the first call reports usage, a fresh session's cached rest is its frame.
+        s.clock = s.clock.model_copy(update={"session_tokens": s.clock.fresh_tokens})
+        return f"new {s.session_id} ({why})"
+
+    async def end(self, reason: str) -> int:
+        """Close the open session with a handoff note; returns the note's id (0: none open)."""
+        s = self.state
+        if not s.session_open:
+            return 0
+        s.session_closed, s.keep_warm_at = True, []
+        if s.last_wake is None:
+            return 0
+        done = await store(
+            END_SESSION,
+            EndSessionIn(wake=s.last_wake, reason=reason, at=workflow.now()),
+            EndSessionOut,
+        )
+        return done.handoff_id
+
+    async def handoff_command(self, trigger: Trigger) -> WakeResult:
+        """``/handoff [why]``: end the session now, without a model call."""
+        words = trigger.goal.text.split(maxsplit=1)
+        reason = "explicit /handoff" + (f": {words[1]}" if len(words) > 1 else "")
+        session = self.state.session_id
+        handoff_id = await self.end(reason)
+        return WakeResult(
+            wake_id=self.state.last_wake.wake_id if self.state.last_wake else "",
+            number=0,
+            session_id=f"{self.rt.name}:{session}" if session else "",
+            status="handoff" if handoff_id else "handoff: no open session",
+            model_calls=0,
+            tool_calls=0,
+            input_tokens=0,
+            output_tokens=0,
+            cache_read_input_tokens=0,
+            cache_creation_input_tokens=0,
+            cost_usd=0.0,
+            handoff_id=handoff_id,
+            idempotency_key=trigger.idempotency_key,
+        )
+
+    # --- while idle ----------------------------------------------------------------------
+
+    async def plan_idle(self, next_at: datetime, policy: PacingPolicy) -> None:
+        """The next wake is expected at ``next_at``: sleep, keep warm, or hand off now."""
+        s = self.state
+        decision = decide(
+            PacingInput(
+                now=workflow.now(),
+                clock=s.clock,
+                rates=rates_for(self.rt.provider, self.rt.model),
+                policy=policy,
+                session_open=s.session_open,
+                next_call_at=next_at,
+            )
+        )
+        s.pacing = decision
+        s.idle_notes.append(f"while idle: {decision.reason}")
+        if decision.choice == "keep_warm":
+            s.keep_warm_at = list(decision.keep_warm_at)
+        elif decision.choice == "handoff":
+            await self.end(f"pacing: {decision.reason}")
+
+    def next_timer(self, idle: timedelta) -> datetime | None:
+        s = self.state
+        times = list(s.keep_warm_at[:1])
+        if s.session_open and s.last_wake_at is not None:
+            times.append(s.last_wake_at + idle)
+        return min(times) if times else None
+
+    async def on_timer(self, idle: timedelta) -> None:
+        s, now = self.state, workflow.now()
+        if s.keep_warm_at and s.keep_warm_at[0] <= now:
+            s.keep_warm_at.pop(0)
+            await self._keep_warm(now)
+        elif s.session_open and s.last_wake_at is not None and s.last_wake_at + idle <= now:
+            await self.end(f"idle: no wake for {now - s.last_wake_at} (session_idle {idle})")
+
+    async def _keep_warm(self, now: datetime) -> None:
+        s = self.state
+        if s.last_wake is None or not s.last_window_hash or not s.clock.warm("session", now):
+            s.idle_notes.append("keep-warm skipped: the session cache had already expired")
+            s.keep_warm_at = []
+            return
+        s.keep_warm_sent += 1
+        try:
+            out = await act(
+                KEEP_WARM,
+                KeepWarmIn(
+                    wake=s.last_wake,
+                    runtime=self.rt,
+                    window_hash=s.last_window_hash,
+                    ping=s.keep_warm_sent,
+                ),
+                KeepWarmOut,
+                start_to_close=p.KEEP_WARM_TIMEOUT,
+                retry=p.KEEP_WARM_RETRY,
+            )
+        except ActivityError as err:
+            s.idle_notes.append(f"keep-warm call failed ({failure(err)}); the cache may miss")
+            s.keep_warm_at = []
+            return
+        s.cost_usd += out.cost_usd
+        if out.cache_read_input_tokens or out.cache_creation_input_tokens:
+            s.clock = s.clock.model_copy(update={"last_used_at": now})
+        s.idle_notes.append(
+            f"keep-warm call {s.keep_warm_sent}: read {out.cache_read_input_tokens} cached"
+            f" tokens, wrote {out.cache_creation_input_tokens}, ${out.cost_usd:.6f}"
+        )
