@@ -215,3 +215,73 @@ def test_public_api_is_listed() -> None:
         if not n.startswith("_") and getattr(v, "__module__", "") == mod.__name__
     }
     assert public <= set(mod.__all__), public - set(mod.__all__)
+
+
+def test_later_calls_of_a_wake_reuse_the_first_calls_hits(tenant: TenantStore) -> None:
+    from wakeful.compiler.blocks import AgentProfile, Snapshot
+    from wakeful.substrate.indexing import retrieve_into
+    from wakeful.substrate.records import CompileRecord
+
+    ids = seed(tenant)
+    index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
+    profile = AgentProfile(tenant=tenant.name, name="a1", model="m", instructions="i")
+    snap = Snapshot(agent=profile, as_of=T0, current_wake_id="w-9", blocks=())
+    policy = Policy.default()
+    first, digest = retrieve_into(
+        index,
+        tenant,
+        snap,
+        goal_text="deploy key",
+        policy=policy,
+        max_event_id=ids[-1],
+        max_tokens=200,
+    )
+    assert any(b.external_id == "D0" for b in first.blocks)
+    tenant.record_compile(
+        CompileRecord(
+            agent="a1",
+            wake_id="w-9",
+            step_key="w-9:0",
+            call_index=0,
+            as_of=T0,
+            max_event_id=ids[-1],
+            goal={},
+            policy_hash="p",
+            snapshot_hash="s",
+            window_hash="w",
+            ledger_hash="l",
+            stable_prefix_hash="x",
+            input_tokens=1,
+            tokens_by_bucket={},
+            retrieval_hash=digest,
+        )
+    )
+    # Call 1 asks about something else entirely, yet keeps call 0's evidence byte for byte.
+    again, same = retrieve_into(
+        index,
+        tenant,
+        snap,
+        goal_text="pizza olives",
+        policy=policy,
+        max_event_id=ids[-1],
+        max_tokens=200,
+        call_index=1,
+    )
+    assert same == digest and again.blocks == first.blocks
+    # ...minus what has since become a raw turn of the snapshot.
+    (raw,) = [event_block(e) for e in tenant.events("a1") if e.external_id == "D0"]
+    grown = snap.model_copy(update={"blocks": (raw,)})
+    later, other = retrieve_into(
+        index,
+        tenant,
+        grown,
+        goal_text="x",
+        policy=policy,
+        max_event_id=ids[-1],
+        max_tokens=200,
+        call_index=2,
+    )
+    assert other != digest
+    assert [b.external_id for b in later.blocks if b.kind is BlockKind.RETRIEVED] == [
+        b.external_id for b in first.blocks if b.external_id != "D0"
+    ]

@@ -125,6 +125,7 @@ class CompileActivities:
                 policy=policy,
                 max_event_id=max_event_id,
                 max_tokens=self.deps.retrieval_max_tokens,
+                call_index=inp.call_index,
             )
         telemetry = self.deps.telemetry
         with telemetry.compile_span(wake.agent, wake.wake_id) as span:

@@ -190,7 +190,9 @@ def _knowledge(ts: TenantStore, talk: _Talk, horizon: int, now: datetime) -> Wak
     return wake
 
 
-def _retrieval(ts: TenantStore, talk: _Talk, root: Any, horizon: int) -> dict[str, Any]:
+def _retrieval(
+    ts: TenantStore, talk: _Talk, root: Any, horizon: int, samples: int
+) -> dict[str, Any]:
     vectors = EdgeVectorStore(root / "qdrant")
     try:
         index = EventIndex(vectors, HashingEmbedder(), count_tokens=lambda s: len(s) // 4)
@@ -201,7 +203,7 @@ def _retrieval(ts: TenantStore, talk: _Talk, root: Any, horizon: int) -> dict[st
         t = time.perf_counter()
         vectors.optimize()
         optimized = time.perf_counter() - t
-        questions = [talk.question() for _ in range(200)]
+        questions = [talk.question() for _ in range(samples)]
         retriever = index.retriever
 
         def retrieve(q: str) -> None:
@@ -221,7 +223,7 @@ def _retrieval(ts: TenantStore, talk: _Talk, root: Any, horizon: int) -> dict[st
                 VectorQuery(tenant=ts.name, agent=AGENT, mode=FusionMode.SPARSE, text=q, limit=100)
             )
 
-        for q in questions[:20]:  # warm-up: first touches of the shard's files
+        for q in questions[: max(1, samples // 10)]:  # warm-up: first touches of the shard's files
             retrieve(q)
         it = iter(questions)
         full = _timed(lambda: retrieve(next(it)), len(questions))
@@ -241,8 +243,9 @@ def _retrieval(ts: TenantStore, talk: _Talk, root: Any, horizon: int) -> dict[st
         vectors.close()
 
 
-def run(events: int = 100_000) -> dict[str, Any]:
-    """Append throughput, snapshot load and retrieval latency at ``events`` events."""
+def run(events: int = 100_000, samples: int = 200) -> dict[str, Any]:
+    """Append throughput, snapshot load and retrieval latency at ``events`` events;
+    ``samples`` timed snapshot loads and retrievals each."""
     if events < 1_000:
         raise ValueError(f"events must be at least 1000, got {events}")
     talk = _Talk()
@@ -269,7 +272,7 @@ def run(events: int = 100_000) -> dict[str, Any]:
             )
 
         _timed(load, 5)
-        snapshot = _stats(_timed(load, 100))
+        snapshot = _stats(_timed(load, samples))
         size = len(
             build_snapshot(
                 ts,
@@ -281,7 +284,7 @@ def run(events: int = 100_000) -> dict[str, Any]:
                 recent_limit=200,
             ).blocks
         )
-        retrieval = _retrieval(ts, talk, root, horizon)
+        retrieval = _retrieval(ts, talk, root, horizon, samples)
         stored = ts.count_events(AGENT)
     measured = {
         "append_events_per_s": append["batched_events_per_s"],

@@ -4,40 +4,59 @@ A tool result whose matter is settled (``resolved``) rarely needs its full text 
 its call and result must stay a valid pair, so the result's text is replaced by a note
 (tool name, original size, first line) and the call is left as it was. The current wake is
 never collapsed. Collapsed pairs are the second class to go under pressure (DESIGN.md).
+
+A collapse depends only on its unit (the pair, or a stand-alone result), so the partition
+decides it when the unit changes. A unit excluded later in the compile (stale) is simply
+never placed, so deciding before freshness changes nothing visible.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from wakeful.compiler.framing import collapsed_note
-from wakeful.compiler.work import BLOCK_OVERHEAD, CLASS_RESOLVED, CLASS_STALE, Work
+from wakeful.compiler.select import registered
+from wakeful.compiler.work import BLOCK_OVERHEAD, RESOLVED, Facts
+
+if TYPE_CHECKING:
+    from wakeful.compiler.partition import Partition
 
 
-def collapse(work: Work) -> None:
-    rules = work.policy.eviction
-    if not rules.collapse_resolved:
-        return
-    tail = set(work.tail)
-    facts = work.facts
-    for idx in work.lists["resolved"]:
-        if idx in work.excluded or idx in tail:
-            continue
-        result = idx if facts[idx].kind_s == "tool_result" else work.partner.get(idx)
-        if result is None or result in work.collapsed:
-            continue
-        original = facts[result]
-        memo = original.note
-        if memo is None or memo[0] != rules.note_chars:
-            note = collapsed_note(original.block, original.tokens, rules.note_chars)
-            memo = original.note = (
-                rules.note_chars,
-                note,
-                work.counter.count(note) + BLOCK_OVERHEAD,
-            )
-        if memo[2] >= original.tokens:
-            continue
-        work.collapsed[result] = (memo[1], memo[2])
-        head = work.partner.get(result, result)
-        if facts[head].kind_s != "tool_call":
-            head = result
-        if work.class_override.get(head) != CLASS_STALE:
-            work.class_override[head] = CLASS_RESOLVED
+def note_of(part: Partition, result: Facts) -> tuple[str, int]:
+    """The collapsed note of a result and its cost (memoised on the facts)."""
+    chars = part.eviction.note_chars
+    memo = result.note
+    if memo is None or memo[0] != chars:
+        note = collapsed_note(result.block, result.tokens, chars)
+        memo = result.note = (chars, note, part.counter.count(note) + BLOCK_OVERHEAD)
+    return memo[1], memo[2]
+
+
+def collapse_unit(part: Partition, head: Facts, other: Facts | None) -> None:
+    """Collapse (or un-collapse) the result of the unit headed by ``head``."""
+    if other is not None:
+        result: Facts | None = other
+        members: tuple[Facts, ...] = (head, other)
+    else:
+        result = head if head.kind_s == "tool_result" else None
+        members = (head,)
+    qualifies = (
+        result is not None
+        and part.eviction.collapse_resolved
+        and any(
+            f.flags & RESOLVED
+            and registered(part, f)
+            and f not in part.excluded
+            and f not in part.tail
+            for f in members
+        )
+    )
+    if qualifies and result is not None:
+        note, tokens = note_of(part, result)
+        if tokens < result.tokens:
+            part.collapsed[result] = (note, tokens)
+            part.resolved[head] = None
+            return
+    if result is not None:
+        part.collapsed.pop(result, None)
+    part.resolved.pop(head, None)

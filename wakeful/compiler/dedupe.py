@@ -8,61 +8,133 @@ blocks sharing a ``supersession_key`` describe the same thing; the freshest auth
 one wins (``authoritative`` first, then ``captured_at``, ``seq``, ``id``). The current wake
 is never evicted, and a load-bearing block only yields to another load-bearing block. Every
 skip is a ledger row naming the winner.
+
+Each text and each key is a group decided from its members alone, so the partition redoes
+only the groups a new snapshot touched. The one exception: excluding half of a tool pair
+excludes the other half too, and if that half belongs to another key group the order in
+which groups are decided shows in the ledger (which reason it gets). Groups with tool
+traffic among their members are therefore decided together, in snapshot order
+(:func:`tangled_groups`).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from wakeful.compiler.blocks import SEGMENT_ORDER
-from wakeful.compiler.work import Exclusion, Facts, Work
+from wakeful.compiler.work import LOAD_BEARING, SUPERSEDES, Exclusion, Facts
+
+if TYPE_CHECKING:
+    from wakeful.compiler.partition import Partition
 
 _SEGMENT_RANK = {seg: -n for n, seg in enumerate(SEGMENT_ORDER)}
 
 
-def content_rank(f: Facts) -> tuple[int, bool, bool, float, int, str]:
+def content_rank(part: Partition, f: Facts) -> tuple[int, bool, bool, float, int, str, int]:
     b = f.block
-    return (_SEGMENT_RANK[f.segment], b.load_bearing, b.authoritative, f.ts, f.seq, f.id)
+    return (
+        _SEGMENT_RANK[f.segment],
+        b.load_bearing,
+        b.authoritative,
+        f.ts,
+        f.seq,
+        f.id,
+        -part.tb[f],
+    )
 
 
-def freshness_rank(f: Facts) -> tuple[bool, bool, float, int, str]:
+def freshness_rank(part: Partition, f: Facts) -> tuple[bool, bool, float, int, str, int]:
     b = f.block
-    return (b.load_bearing, b.authoritative, f.ts, f.seq, f.id)
+    return (b.load_bearing, b.authoritative, f.ts, f.seq, f.id, -part.tb[f])
 
 
-def dedupe(work: Work) -> None:
-    facts = work.facts
-    excluded = work.excluded
-    first: dict[str, int] = {}
-    groups: dict[str, list[int]] = {}  # only texts seen more than once
-    for idx in work.lists["dedupe"]:
-        if idx in excluded:
-            continue
-        text = facts[idx].block.text
-        seen = first.setdefault(text, idx)
-        if seen != idx:
-            groups.setdefault(text, [seen]).append(idx)
-    for members in groups.values():
-        winner = max(members, key=lambda i: content_rank(facts[i]))
-        for idx in members:
-            if idx != winner:
-                why = Exclusion("duplicate", "dedupe.content", f"duplicate of {facts[winner].id}")
-                work.exclude(idx, why)
-
-    keys: dict[str, list[int]] = {}
-    for idx in work.lists["supersedes"]:
-        if idx not in excluded:
-            keys.setdefault(facts[idx].block.supersession_key, []).append(idx)  # type: ignore[arg-type]
-    tail = set(work.tail)
-    for key, members in keys.items():
-        if len(members) < 2:
-            continue
-        winner = max(members, key=lambda i: freshness_rank(facts[i]))
-        champion = facts[winner].block
-        for idx in members:
-            if idx == winner or idx in tail:
+def text_group(part: Partition, text: str) -> None:
+    """Exclude every copy of ``text`` but the best one."""
+    members = part.texts.get(text, [])
+    winner = max(members, key=lambda f: content_rank(part, f)) if len(members) > 1 else None
+    for f in members:
+        old = part.dd.get(f)
+        if f is winner or winner is None:
+            if old is None:
                 continue
-            if facts[idx].block.load_bearing and not champion.load_bearing:
+            del part.dd[f]
+        else:
+            why = Exclusion("duplicate", "dedupe.content", f"duplicate of {winner.id}")
+            if old == why:
                 continue
-            why = Exclusion(
-                "superseded", "dedupe.supersession", f"{key}: superseded by {champion.id}"
-            )
-            work.exclude(idx, why)
+            part.dd[f] = why
+        part.touch(f)
+        if f.flags & SUPERSEDES:
+            part.dirty_keys[f.block.supersession_key] = None  # type: ignore[index]
+
+
+def eligible(part: Partition, key: str) -> list[Facts]:
+    """Members of a key group still in play after select and content dedupe."""
+    return [f for f in part.keys.get(key, []) if f not in part.sel and f not in part.dd]
+
+
+def _losers(part: Partition, key: str, members: list[Facts]) -> list[tuple[Facts, Exclusion]]:
+    if len(members) < 2:
+        return []
+    winner = max(members, key=lambda f: freshness_rank(part, f))
+    champion = winner.block
+    why = Exclusion("superseded", "dedupe.supersession", f"{key}: superseded by {champion.id}")
+    out = []
+    for f in members:
+        if f is winner or f in part.tail:
+            continue
+        if f.flags & LOAD_BEARING and not champion.load_bearing:
+            continue
+        out.append((f, why))
+    return out
+
+
+def key_group(part: Partition, key: str) -> None:
+    """Decide one supersession key, unless tool traffic ties it to other groups."""
+    members = eligible(part, key)
+    tangled = any(f in part.partner for f in members)
+    if tangled or key in part.tangled:
+        part.tangled_dirty = True
+        if tangled:
+            part.tangled[key] = None
+        else:
+            del part.tangled[key]
+    old = {f: part.sup.pop(f) for f in part.keys.get(key, []) if f in part.sup}
+    if tangled:
+        new: dict[Facts, Exclusion] = {}
+    else:
+        new = dict(_losers(part, key, members))
+        part.sup.update(new)
+    for f in old.keys() | new.keys():
+        if old.get(f) != new.get(f):
+            part.touch(f)
+
+
+def tangled_groups(part: Partition) -> None:
+    """Decide the groups with tool traffic together, in snapshot order, with cascades."""
+    pos = part.position()
+    groups = []
+    for key in part.tangled:
+        members = sorted(eligible(part, key), key=pos.__getitem__)
+        if members:
+            groups.append((pos[members[0]], key, members))
+    groups.sort()
+    new: dict[Facts, Exclusion] = {}
+
+    def out(f: Facts) -> bool:
+        return f in new or f in part.e0 or f in part.sel or f in part.dd or f in part.sup
+
+    for _, key, members in groups:
+        for f, why in _losers(part, key, members):
+            if out(f):
+                continue
+            new[f] = why
+            other = part.partner.get(f)
+            if other is not None and not out(other):
+                detail = f"pair of {f.id}: {why.detail}".rstrip(": ")
+                new[other] = Exclusion(why.reason, why.rule, detail)
+    old = part.sup_t
+    part.sup_t = new
+    for f in old.keys() | new.keys():
+        if old.get(f) != new.get(f):
+            part.touch(f)

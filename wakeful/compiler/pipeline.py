@@ -13,6 +13,11 @@ The passes run in this fixed order; each is one module with its own tests:
     9. render     provider syntax and cache breakpoints                   (render/)
    10. record     ledger, segment and prefix hashes                       (record.py)
 
+Passes 1-3, 5 and the ranking half of 6 depend on the snapshot alone (not on ``now`` or the
+budget): the agent's :class:`~wakeful.compiler.partition.Partition` keeps their outcome and
+redoes only what a new snapshot changed. Freshness, relevance floors and passes 7-10 run on
+every compile; the budget reads candidates best first and stops early (``streams.py``).
+
 Same inputs, same bytes: no clock (``now`` is an argument), no randomness, no I/O, no
 iteration over unordered collections, hashes from blake2b. The optional ``cache`` only
 saves work; it never changes the output.
@@ -20,35 +25,25 @@ saves work; it never changes the output.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Snapshot
 from wakeful.compiler.budget import budget
-from wakeful.compiler.collapse import collapse
-from wakeful.compiler.dedupe import dedupe
+from wakeful.compiler.encode import JsonMemo
 from wakeful.compiler.freshness import freshness
+from wakeful.compiler.lookup import FactsTable
+from wakeful.compiler.partition import Partition, get_partition
 from wakeful.compiler.place import place
 from wakeful.compiler.policy import Policy
-from wakeful.compiler.rank import rank
+from wakeful.compiler.rank import min_relevance
 from wakeful.compiler.record import record
 from wakeful.compiler.render import PROVIDER_ALIASES, RENDERERS, Renderer
-from wakeful.compiler.select import check_unique_ids, select
+from wakeful.compiler.select import tail_of
 from wakeful.compiler.tokens import CountingCache, TokenCounter
-from wakeful.compiler.triggers import apply_triggers
+from wakeful.compiler.triggers import gate, trigger_rules
 from wakeful.compiler.window import CompiledWindow
-from wakeful.compiler.work import Work, facts_of
+from wakeful.compiler.work import Exclusion, Facts, Work
 from wakeful.errors import ConfigError, UserError
-
-PASSES: tuple[Callable[[Work], None], ...] = (
-    apply_triggers,
-    select,
-    dedupe,
-    freshness,
-    collapse,
-    rank,
-    budget,
-)
 
 
 def resolve_provider(provider: str) -> str:
@@ -59,6 +54,19 @@ def resolve_provider(provider: str) -> str:
     return name
 
 
+def instructions_block(snapshot: Snapshot) -> Block:
+    agent = snapshot.agent
+    return Block(
+        id="agent:instructions",
+        kind=BlockKind.SYSTEM_RULE,
+        text=agent.instructions,
+        source=f"agent:{agent.tenant}/{agent.name}",
+        seq=-1,
+        load_bearing=True,
+        importance=1.0,
+    )
+
+
 def prepare(
     snapshot: Snapshot,
     goal: Goal,
@@ -67,24 +75,41 @@ def prepare(
     counter: TokenCounter,
     cache: CountingCache,
 ) -> Work:
-    """The working set with the agent's instructions as a synthetic stable block."""
+    """Passes 1-3 and 5-6 as far as they follow from the snapshot: bring the agent's
+    partition up to date, then start this compile's working set from it."""
     if now.tzinfo is None:
         raise UserError("now must be timezone-aware (UTC)")
-    facts = facts_of(snapshot.blocks, cache, counter, policy.ranking)
-    work = Work(snapshot, goal, policy, now, counter, cache, facts, n_snapshot=len(facts))
-    check_unique_ids(work)
+    ranking = policy.ranking
+    table: FactsTable = cache.state((counter.name, *ranking.model_dump().values()), FactsTable)
+    counts = cache.counts_for(counter)
+    snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
+    instructions = table.synthetic(instructions_block(snapshot), counts, counter, ranking)
+    rules = [
+        (table.synthetic(block, counts, counter, ranking), name)
+        for block, name in trigger_rules(policy, goal)
+    ]
+    injected: dict[Facts, str] = {}
+
+    def triggers(part: Partition) -> dict[Facts, Exclusion]:
+        excluded, named = gate(policy.triggers, goal, part)
+        injected.update(named)
+        return excluded
+
     agent = snapshot.agent
-    work.instructions = work.add_synthetic(
-        Block(
-            id="agent:instructions",
-            kind=BlockKind.SYSTEM_RULE,
-            text=agent.instructions,
-            source=f"agent:{agent.tenant}/{agent.name}",
-            seq=-1,
-            load_bearing=True,
-            importance=1.0,
+    part = get_partition(table, agent.tenant, agent.name, policy, counter)
+    try:
+        part.update(
+            snap, [instructions, *(f for f, _ in rules)], snapshot.current_wake_id, triggers
         )
+    except BaseException:
+        del table.partitions[(agent.tenant, agent.name)]
+        raise
+    injected.update((f, name) for f, name in rules)
+    facts = list(part.facts)
+    work = Work(
+        snapshot, goal, policy, now, counter, cache, table, part, facts, instructions, injected
     )
+    work.tail = tail_of(work)
     return work
 
 
@@ -102,15 +127,22 @@ def compile_window(
     """Project the snapshot into one provider-ready window and its ledger.
 
     ``provider`` defaults to the agent's (``anthropic``, ``openai_chat`` — alias ``openai`` —
-    or ``openai_responses``). Pass a long-lived ``cache`` to reuse token counts and per-block
-    facts across compiles; pass a ``renderer`` to override rendering details.
-    Raises :class:`~wakeful.errors.BudgetError` when load-bearing blocks and the current
-    wake cannot fit.
+    or ``openai_responses``). Pass a long-lived ``cache`` to reuse token counts, per-block
+    facts and the agent's partition across compiles; pass a ``renderer`` to override
+    rendering details. Raises :class:`~wakeful.errors.BudgetError` when load-bearing blocks
+    and the current wake cannot fit.
     """
     name = resolve_provider(provider or snapshot.agent.provider)
-    work = prepare(snapshot, goal, policy, now, counter, cache or CountingCache())
-    for run in PASSES:
-        run(work)
-    layout = place(work)
+    cache = cache or CountingCache()
+    work = prepare(snapshot, goal, policy, now, counter, cache)
+    freshness(work)
+    min_relevance(work)
+    try:
+        budget(work)
+    except BaseException:
+        work.part.forget_reads()  # a read may have stopped half-way: start them afresh
+        raise
+    memo = cache.state(("json",), JsonMemo)
+    layout = place(work, memo.dumps, memo.join)
     rendered = (renderer or RENDERERS[name]()).render(layout)
     return record(work, layout, rendered, name)

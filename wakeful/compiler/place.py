@@ -12,13 +12,17 @@ output gets its note as text here; nothing else about a block changes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Goal, Segment
+from wakeful.compiler.framing import canonical_json
 from wakeful.compiler.policy import Policy
 from wakeful.compiler.rank import keep_order
-from wakeful.compiler.work import Work
+from wakeful.compiler.work import Facts, Work
+
+T = TypeVar("T")
 
 _SEMI_KIND_ORDER = {
     BlockKind.SYSTEM_RULE: 0,
@@ -30,14 +34,13 @@ _SEMI_KIND_ORDER = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Placed:
+class Placed(NamedTuple):
     """One block in its final place; ``block`` carries collapsed text if collapsed."""
 
     block: Block
     segment: Segment
     stale: bool
-    index: int
+    facts: Facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,10 @@ class Layout:
     evidence: tuple[Placed, ...]
     recent: tuple[Placed, ...]
     tail: tuple[Placed, ...]
+    # How renderers spell JSON and join segment texts: ``canonical_json`` and ``str.join``,
+    # or equivalents that remember their results (``encode.JsonMemo``).
+    encode: Callable[[Any], str] = canonical_json
+    join: Callable[[str, list[str]], str] = str.join
 
     def ordered(self) -> tuple[Placed, ...]:
         return (
@@ -67,81 +74,99 @@ class Layout:
         )
 
 
-T = TypeVar("T")
-
-
 def edges_first(ranked: list[T]) -> list[T]:
     """Best at the front, second best at the back, and so on inwards."""
     return ranked[0::2] + ranked[1::2][::-1]
 
 
-def evidence_order(work: Work, indices: list[int]) -> list[int]:
+def evidence_order(work: Work, heads: list[Facts]) -> list[Facts]:
     """Edges-first by score, where the retrieved turns that share the conversation frame
     move as one unit (at their best turn's rank) and read as a transcript inside it: groups
     by date, turns in conversation order."""
-    facts = work.facts
-    units: list[list[int]] = []
-    shared: list[int] = []
-    for idx in sorted(indices, key=lambda i: keep_order(work, i)):
-        if facts[idx].group is None:
-            units.append([idx])
+    units: list[list[Facts]] = []
+    shared: list[Facts] = []
+    for f in sorted(heads, key=lambda f: keep_order(work, f)):
+        if f.group is None:
+            units.append([f])
         else:
             if not shared:
                 units.append(shared)
-            shared.append(idx)
+            shared.append(f)
     first: dict[str, tuple[float, str]] = {}
-    for idx in shared:
-        f = facts[idx]
+    for f in shared:
         assert f.group is not None
         first[f.group] = min(first.get(f.group, (f.ts, f.group)), (f.ts, f.group))
-    shared.sort(key=lambda i: (first[facts[i].group or ""], facts[i].seq, facts[i].id))
-    return [idx for unit in edges_first(units) for idx in unit]
+    shared.sort(key=lambda f: (first[f.group or ""], f.seq, f.id))
+    return [f for unit in edges_first(units) for f in unit]
 
 
-def place(work: Work) -> Layout:
-    facts = work.facts
-    by_segment: dict[Segment, list[int]] = {seg: [] for seg in Segment}
+def _nan_safe(work: Work, heads: list[Facts]) -> list[Facts]:
+    """``heads`` in admission order, with the mandatory ones in snapshot order when a score
+    is NaN: NaN has no order, so what a sort makes of it depends on the order it is given,
+    and that is the order the passes admit in (mandatory blocks first, by position)."""
+    if not work.part.nan_keys:
+        return heads
+    pair_key = work.part.pair_key
+    if all(k == k for k in (pair_key.get(f, f.key) for f in heads)):
+        return heads
+    pos = work.position()
+    mandatory = [f for f in heads if work.admitted.get(f) == "load_bearing"]
+    rest = [f for f in heads if work.admitted.get(f) != "load_bearing"]
+    return sorted(mandatory, key=pos.__getitem__) + rest
+
+
+def place(
+    work: Work,
+    encode: Callable[[Any], str] = canonical_json,
+    join: Callable[[str, list[str]], str] = str.join,
+) -> Layout:
+    part = work.part
+    by_segment: dict[Segment, list[Facts]] = {seg: [] for seg in Segment}
     tail = set(work.tail)
-    for idx in work.admitted:
-        if idx not in tail:
-            by_segment[facts[idx].segment].append(idx)
+    for f in work.admitted:
+        if f not in tail:
+            by_segment[f.segment].append(f)
 
-    def chrono(idx: int) -> tuple[int, str]:
-        return (facts[idx].seq, facts[idx].id)
+    def chrono(f: Facts) -> tuple[int, str]:
+        return (f.seq, f.id)
 
-    def with_partners(heads: list[int]) -> list[int]:
-        out: list[int] = []
-        for idx in sorted(heads, key=chrono):
-            if facts[idx].block.kind is BlockKind.TOOL_RESULT and idx in work.partner:
+    def with_partners(heads: list[Facts]) -> list[Facts]:
+        out: list[Facts] = []
+        for f in sorted(heads, key=chrono):
+            if f.block.kind is BlockKind.TOOL_RESULT and f in part.partner:
                 continue  # emitted right after its call
-            out.append(idx)
-            other = work.partner.get(idx)
+            out.append(f)
+            other = part.partner.get(f)
             if other is not None:
                 out.append(other)
         return out
 
     stable = by_segment[Segment.STABLE]
-    tools = sorted((i for i in stable if facts[i].block.kind is BlockKind.TOOL_SCHEMA), key=chrono)
+    tools = sorted((f for f in stable if f.block.kind is BlockKind.TOOL_SCHEMA), key=chrono)
     rules = sorted(
-        (i for i in stable if facts[i].block.kind is not BlockKind.TOOL_SCHEMA),
-        key=lambda i: (i != work.instructions, facts[i].seq, facts[i].id),
+        (f for f in stable if f.block.kind is not BlockKind.TOOL_SCHEMA),
+        key=lambda f: (f is not work.instructions, f.seq, f.id),
     )
     semi = sorted(
         by_segment[Segment.SEMI_STABLE],
-        key=lambda i: (_SEMI_KIND_ORDER.get(facts[i].block.kind, 9), facts[i].seq, facts[i].id),
+        key=lambda f: (_SEMI_KIND_ORDER.get(f.block.kind, 9), f.seq, f.id),
     )
-    evidence = evidence_order(work, by_segment[Segment.EVIDENCE])
+    evidence = evidence_order(work, _nan_safe(work, by_segment[Segment.EVIDENCE]))
 
-    def placed(indices: list[int], segment: Segment | None = None) -> tuple[Placed, ...]:
-        out = []
-        for idx in indices:
-            block = facts[idx].block
-            note = work.collapsed.get(idx)
-            if note is not None:
-                block = block.model_copy(update={"text": note[0]})
-            seg = segment or facts[idx].segment
-            out.append(Placed(block, seg, work.stale.get(idx, False), idx))
-        return tuple(out)
+    collapsed, stale = part.collapsed, work.stale
+
+    def placed(items: list[Facts], segment: Segment | None = None) -> tuple[Placed, ...]:
+        return tuple(
+            [
+                Placed(
+                    shown(f, collapsed[f][0]) if f in collapsed else f.block,
+                    segment or f.segment,
+                    stale.get(f, False),
+                    f,
+                )
+                for f in items
+            ]
+        )
 
     layout = Layout(
         agent=work.snapshot.agent,
@@ -154,6 +179,17 @@ def place(work: Work) -> Layout:
         evidence=placed(evidence),
         recent=placed(with_partners(by_segment[Segment.RECENT])),
         tail=placed(with_partners(work.tail), Segment.ASK),
+        encode=encode,
+        join=join,
     )
-    work.placed = [p.index for p in layout.ordered()]
+    work.placed = [p.facts for p in layout.ordered()]
     return layout
+
+
+def shown(f: Facts, note: str) -> Block:
+    """The block as placed when its output is collapsed to ``note`` (memoised)."""
+    memo = f.shown
+    if memo is None or memo[0].text != note:
+        block = f.block.model_copy(update={"text": note})
+        memo = f.shown = (block, block.hash)
+    return memo[0]

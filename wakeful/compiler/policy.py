@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from functools import cached_property
 from typing import Any, Literal
 
 import yaml
@@ -193,9 +194,10 @@ class Policy(_Model):
     def default(cls) -> Policy:
         return cls()
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
-        """Stable hash of the policy's content, recorded in every ledger."""
+        """Stable hash of the policy's content, recorded in every ledger (computed once:
+        the policy is frozen)."""
         return content_hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
 
 

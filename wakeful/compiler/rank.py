@@ -7,40 +7,63 @@ part (everything but ``max_seq``) is precomputed per block (:func:`static_rank_k
 and the ledger shows the static key.
 A tool pair ranks as its better half. Ties break on ``seq`` (newer first) then ``id``.
 
-The budget pass takes candidates in :func:`keep_order`: eviction class first (stale,
+The budget takes candidates in :func:`keep_order`: eviction class first (stale,
 then collapsed tool output, then optional examples go before anything else), then score.
+Each candidate's entry in that order is kept by the partition (:func:`unit_entry`), in a
+stream per segment and class (``streams.py``).
 """
 
 from __future__ import annotations
 
-from wakeful.compiler.work import Exclusion, Work, static_rank_key
+from typing import TYPE_CHECKING
 
-__all__ = ["keep_order", "rank", "static_rank_key"]
+from wakeful.compiler.streams import Entry
+from wakeful.compiler.work import Exclusion, Facts, Work, static_rank_key
+
+if TYPE_CHECKING:
+    from wakeful.compiler.partition import Partition
+
+__all__ = ["keep_order", "min_relevance", "static_rank_key", "unit_entry"]
 
 
-def rank(work: Work) -> None:
-    facts = work.facts
-    for head, other in work.partner.items():
-        if facts[head].kind_s == "tool_call":
-            work.pair_key[head] = max(facts[head].key, facts[other].key)
+def unit_entry(part: Partition, head: Facts, other: Facts | None, serial: int) -> Entry:
+    """The keep-order entry of a candidate unit (``serial`` tells entries of one unit apart)."""
+    key = head.key
+    if other is not None and head.is_call:
+        key = part.pair_key[head] = max(head.key, other.key)
+    else:
+        part.pair_key.pop(head, None)
+    klass = part.klass(head)
+    return (-klass, -key, -head.seq, head.id, part.tb[head], serial, head, part.cost(head))
+
+
+def below_floor(part: Partition, f: Facts) -> bool:
+    floor = part.eviction.min_relevance.get(f.block.kind)
+    return floor is not None and f.block.relevance < floor
+
+
+def min_relevance(work: Work) -> None:
+    """Exclude candidates below their kind's relevance floor (``eviction.min_relevance``)."""
     floors = work.policy.eviction.min_relevance
-    if floors:
-        for idx in work.pool:
-            block = facts[idx].block
-            floor = floors.get(block.kind)
-            if floor is not None and block.relevance < floor and idx not in work.excluded:
-                work.exclude(
-                    idx,
-                    Exclusion(
-                        "below_min_relevance",
-                        f"eviction.min_relevance.{block.kind.value}",
-                        f"{block.relevance:g} < {floor:g}",
-                    ),
-                )
+    for f in work.part.minrel:
+        if work.is_excluded(f):
+            continue
+        kind = f.block.kind
+        relevance = f.block.relevance
+        if relevance == 0:
+            # 0.0 and -0.0 share facts but not their spelling: read the snapshot's block.
+            relevance = work.current_block(f).relevance
+        work.exclude(
+            f,
+            Exclusion(
+                "below_min_relevance",
+                f"eviction.min_relevance.{kind.value}",
+                f"{relevance:g} < {floors[kind]:g}",
+            ),
+        )
 
 
-def keep_order(work: Work, idx: int) -> tuple[int, float, int, str, int]:
+def keep_order(work: Work, f: Facts) -> tuple[int, float, int, str, int]:
     """Sort key, smallest kept first: higher class, higher score, newer seq, then id."""
-    f = work.facts[idx]
-    klass = work.class_override.get(idx, f.klass)
-    return (-klass, -work.pair_key.get(idx, f.key), -f.seq, f.id, idx)
+    part = work.part
+    return (-work.klass(f), -part.pair_key.get(f, f.key), -f.seq, f.id, part.tb[f])

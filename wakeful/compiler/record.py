@@ -8,14 +8,19 @@ could serve the second from the first's cache entry at that point.
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 
-from wakeful.compiler.blocks import Segment, content_hash
+from wakeful.compiler.blocks import content_hash
+from wakeful.compiler.encode import encode_request
 from wakeful.compiler.framing import canonical_json
 from wakeful.compiler.ledger import COLLAPSED, EXCLUDED, INCLUDED, Breakpoint, Ledger, LedgerRow
 from wakeful.compiler.place import Layout
-from wakeful.compiler.render.base import Rendered
+from wakeful.compiler.render.base import SEGMENT, Rendered
 from wakeful.compiler.window import CompiledWindow
 from wakeful.compiler.work import REQUEST_OVERHEAD, Facts, Work
+
+# A LedgerRow from a tuple of its fields, without the NamedTuple's Python-level __new__.
+_row = partial(tuple.__new__, LedgerRow)
 
 _RULES = {
     "agent_instructions": "agent.instructions",
@@ -25,109 +30,83 @@ _RULES = {
 }
 
 
-def _out_ranked(f: Facts) -> LedgerRow:
-    """The row of a block the budget left out; memoised, it is the same every compile."""
-    row = f.row
-    if row is None:
-        row = f.row = LedgerRow(
-            f.id,
-            f.kind_s,
-            f.block.source,
-            f.seg_s,
-            EXCLUDED,
-            "budget",
-            f"budget.allocations.{f.seg_s}",
-            "out-ranked",
-            f.tokens,
-            f.tokens,
-            -1,
-            f.key,
-            "",
-        )
-    return row  # type: ignore[no-any-return]
-
-
-def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int]]:
-    """One row per block in snapshot order (synthetic blocks last), and the cumulative
-    tokens of the window in window order.
+def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[str, int]]:
+    """One row per block in snapshot order (synthetic blocks last), the cumulative tokens
+    of the window in window order, and the tokens per segment.
 
     ``score`` is the block's static rank key: its log2 score with recency counted from
     ``seq`` 0. Differences between rows of one ledger are what it means; a constant offset
-    would make every out-ranked row differ between compiles for nothing.
+    would make every out-ranked row differ between compiles for nothing. Rows the
+    partition decided (exclusions that follow from the snapshot alone, and out-ranked
+    rows) are reused; only this compile's decisions make new rows.
     """
-    facts = work.facts
-    partner, admitted = work.partner, work.admitted
-    rows = [f.row or _out_ranked(f) for f in facts]
-    for idx, why in work.excluded.items():
-        f = facts[idx]
-        rows[idx] = LedgerRow(
-            f.id,
-            f.kind_s,
-            f.block.source,
-            f.seg_s,
-            EXCLUDED,
-            why.reason,
-            why.rule,
-            why.detail,
-            f.tokens,
-            f.tokens,
-            -1,
-            f.key,
-            "",
-        )
+    part = work.part
+    admitted = work.admitted
+    decided: dict[Facts, LedgerRow] = {}
+    for f, why in work.excluded.items():
+        memo = f.xrow  # a stale block is excluded the same way compile after compile
+        if memo is None or memo[0] != why:
+            memo = f.xrow = (why, LedgerRow(
+                f.id, f.kind_s, f.block.source, f.seg_s, EXCLUDED, why.reason, why.rule,
+                why.detail, f.tokens, f.tokens, -1, f.key, "",
+            ))  # fmt: skip
+        decided[f] = memo[1]
     cumulative: list[int] = []
     running = REQUEST_OVERHEAD
+    partner, collapsed, injected = part.partner, part.collapsed, work.injected
     framed: set[str] = set()  # the first retrieved turns in window order pay the shared frame
+    by_bucket = dict.fromkeys(SEGMENT.values(), 0)
     for n, item in enumerate(layout.ordered()):
-        idx = item.index
-        f = facts[idx]
-        head = partner.get(idx, idx) if idx not in admitted else idx
-        reason = admitted[head]
-        note = work.collapsed.get(idx)
+        f = item.facts
+        reason = admitted.get(f) or admitted[partner[f]]
+        note = collapsed.get(f)
         if note is not None:
-            status, tokens, freed, digest = COLLAPSED, note[1], f.tokens - note[1], item.block.hash
+            status, tokens, freed = COLLAPSED, note[1], f.tokens - note[1]
+            digest = f.shown[1] if f.shown is not None else item.block.hash
             rule = "eviction.collapse_resolved"
         else:
             if not f.digest:
                 f.digest = f.block.hash
             status, tokens, freed, digest = INCLUDED, f.tokens, 0, f.digest
-            rule = _RULES.get(reason) or f"budget.allocations.{item.segment.value}"
+            rule = _RULES.get(reason) or f"budget.allocations.{SEGMENT[item.segment]}"
             if f.group is not None and f.group not in framed:
-                tokens += work.opening_cost(idx, framed)
+                tokens += work.opening_cost(f, framed)
                 framed.add(f.group)
-        detail = f"trigger {work.injected[idx]}" if idx in work.injected else ""
+        detail = f"trigger {injected[f]}" if f in injected else ""
         if item.stale:
             detail = (detail + "; stale").lstrip("; ")
         running += tokens
         cumulative.append(running)
-        rows[idx] = LedgerRow(
-            f.id,
-            f.kind_s,
-            f.block.source,
-            item.segment.value,
-            status,
-            reason,
-            rule,
-            detail,
-            tokens,
-            freed,
-            n,
-            f.key,
-            digest,
-        )
-    return rows, cumulative
+        segment = SEGMENT[item.segment]
+        by_bucket[segment] += tokens
+        decided[f] = _row(
+            (
+                f.id, f.kind_s, f.block.source, segment, status, reason, rule,
+                detail, tokens, freed, n, f.key, digest,
+            )
+        )  # fmt: skip
+    base = part.base_rows()
+    pos = part.lasting_position() if len(decided) * 8 < len(base) else None
+    if pos is None:
+        rows = list(map(decided.get, part.facts, base))
+    else:  # the same blocks as last time: copy their rows, put in this compile's own
+        rows = list(base)
+        for f, row in decided.items():
+            at = pos.get(f)
+            if at is not None:
+                rows[at] = row
+    rows += [decided.get(f, f.row) for f in work.facts[len(part.facts) :]]
+    return rows, cumulative, by_bucket
 
 
 def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> CompiledWindow:
-    request_json = canonical_json(rendered.request)
+    encode = layout.encode
+    request_json = encode_request(rendered, encode)
     window_hash = content_hash(request_json)
-    stable_hash = content_hash(canonical_json(rendered.stable))
-    semi_hash = content_hash(canonical_json(rendered.semi_stable))
-    rows, cumulative = _rows(work, layout)
+    stable_hash = content_hash(encode(rendered.stable))
+    semi_hash = content_hash(encode(rendered.semi_stable))
+    rows, cumulative, by_bucket = _rows(work, layout)
 
-    by_bucket = {seg.value: 0 for seg in Segment}
-    for item in layout.ordered():
-        by_bucket[item.segment.value] += rows[item.index].tokens
     by_bucket["overhead"] = REQUEST_OVERHEAD
     input_tokens = sum(by_bucket.values())
 
@@ -135,28 +114,30 @@ def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> Com
     chain = hashlib.blake2b(digest_size=16)
     chain.update(canonical_json([provider, layout.agent.model]).encode())
     breakpoints: list[Breakpoint] = []
-    marks = iter(rendered.marks)
-    mark = next(marks, None)
+    elements = rendered.elements
+    fed = 0  # elements[:fed] are in the chain, each followed by a newline
     previous = -1
-    for el, element in enumerate(rendered.elements):
-        chain.update(element.encode())
-        chain.update(b"\n")
-        while mark is not None and mark.element == el:
-            pos = position.get(mark.block_id)
-            breakpoints.append(
-                Breakpoint(
-                    name=mark.name,
-                    block_id=mark.block_id,
-                    location=rendered.paths[el],
-                    ttl=mark.ttl,
-                    explicit=mark.explicit,
-                    prefix_hash=chain.hexdigest(),
-                    prefix_tokens=cumulative[pos] if pos is not None else REQUEST_OVERHEAD,
-                    blocks_since_previous=el - previous,
-                )
+    for mark in rendered.marks:
+        el = mark.element
+        if el < fed - 1 or el >= len(elements):
+            break  # marks come in element order; one out of order ends the checkpoints
+        if el >= fed:
+            chain.update("\n".join([*elements[fed : el + 1], ""]).encode())
+            fed = el + 1
+        pos = position.get(mark.block_id)
+        breakpoints.append(
+            Breakpoint.model_construct(  # fields are plain str/int/bool: nothing to validate
+                name=mark.name,
+                block_id=mark.block_id,
+                location=rendered.paths[el],
+                ttl=mark.ttl,
+                explicit=mark.explicit,
+                prefix_hash=chain.hexdigest(),
+                prefix_tokens=cumulative[pos] if pos is not None else REQUEST_OVERHEAD,
+                blocks_since_previous=el - previous,
             )
-            previous = el
-            mark = next(marks, None)
+        )
+        previous = el
 
     policy = work.policy
     ledger = Ledger.model_construct(

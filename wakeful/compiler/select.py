@@ -3,36 +3,31 @@
 The tail is the current wake's conversation (turns and tool traffic whose ``wake_id`` is the
 snapshot's ``current_wake_id``); it is never evicted. Everything else is a candidate. Tool
 calls and results are paired by ``tool_call_id`` and from here on travel as one unit headed
-by the call: a pair is kept, collapsed or dropped whole. A half without its other half can
-never be rendered validly, so it is excluded (reason ``orphan_tool_call`` /
-``orphan_tool_result``) — even in the tail, where protocol validity outranks "never evict".
-If the tail is empty, or would end on the assistant's turn, the goal becomes a synthetic
-``current_ask`` so the request always ends with the user.
+by the call: a pair is kept, collapsed or dropped whole. Of several calls (or results) with
+one id, the first in snapshot order counts and the others are excluded
+(``duplicate_tool_id``). A half without its other half can never be rendered validly, so it
+is excluded (reason ``orphan_tool_call`` / ``orphan_tool_result``) — even in the tail, where
+protocol validity outranks "never evict". A pair with one half in the current wake moves
+into the tail whole. If the tail is empty, or would end on the assistant's turn, the goal
+becomes a synthetic ``current_ask`` so the request always ends with the user.
 
-This pass also collects, in one sweep, the small index lists later passes need (dedupe
-candidates, supersession keys, staleness checks, resolved tool output), so no other pass
-has to walk every block.
+Each tool-call id is a group decided from its members alone, so the partition redoes only
+the groups a new snapshot touched (:func:`pair_group`).
 """
 
 from __future__ import annotations
 
-from wakeful.compiler.blocks import Block, BlockKind, Role, Segment
+from typing import TYPE_CHECKING
+
+from wakeful.compiler.blocks import Block, BlockKind, Role
 from wakeful.compiler.framing import wake_text
-from wakeful.compiler.work import (
-    CAPTURED,
-    DEDUPE,
-    LOAD_BEARING,
-    PAIRED,
-    RESOLVED,
-    SPECIAL,
-    STALE_AFTER,
-    SUPERSEDES,
-    Exclusion,
-    Work,
-)
+from wakeful.compiler.work import LOAD_BEARING, PAIRED, SUPERSEDES, Exclusion, Facts, Work
 from wakeful.errors import UserError
 
-_NO_WAKE = object()  # matches no block's wake_id when the snapshot has no current wake
+if TYPE_CHECKING:
+    from wakeful.compiler.partition import Partition
+
+DUPLICATE = "duplicate_tool_id"
 
 
 def role_of(block: Block) -> Role:
@@ -43,118 +38,104 @@ def role_of(block: Block) -> Role:
     return block.role or Role.USER
 
 
-def check_unique_ids(work: Work) -> None:
-    if len({f.id for f in work.facts}) != len(work.facts):
-        ids = [f.id for f in work.facts]
-        seen: set[str] = set()
-        dupes = sorted({i for i in ids if i in seen or seen.add(i)})  # type: ignore[func-returns-value]
-        raise UserError(
-            f"block ids must be unique within a snapshot; repeated: {', '.join(dupes[:10])}"
-        )
+def duplicate_ids_error(facts: list[Facts]) -> UserError:
+    ids = [f.id for f in facts]
+    seen: set[str] = set()
+    dupes = sorted({i for i in ids if i in seen or seen.add(i)})  # type: ignore[func-returns-value]
+    return UserError(
+        f"block ids must be unique within a snapshot; repeated: {', '.join(dupes[:10])}"
+    )
 
 
-def select(work: Work) -> None:
-    facts = work.facts
-    current: object = work.snapshot.current_wake_id
-    excluded = work.excluded
-    max_age = bool(work.policy.staleness.max_age_hours)
-    tail: list[int] = []
-    pools: dict[Segment, list[int]] = {seg: [] for seg in Segment if seg is not Segment.ASK}
-    calls: dict[str, int] = {}
-    results: dict[str, int] = {}
-    dedupe: list[int] = []
-    supersedes: list[int] = []
-    freshness: list[int] = []
-    resolved: list[int] = []
-    fresh_mask = STALE_AFTER | (CAPTURED if max_age else 0)
-    special = SPECIAL | fresh_mask
-    if current is None:
-        current = _NO_WAKE
-    for idx, f in enumerate(facts):
-        if excluded and idx in excluded:
-            continue
-        flags = f.flags
-        in_tail = f.wake == current
-        if not flags & special:
-            if in_tail:
-                tail.append(idx)
-            else:
-                pools[f.segment].append(idx)
-            continue
-        if flags & PAIRED:
-            is_call = f.kind_s == "tool_call"
-            table = calls if is_call else results
-            if f.pair in table:
-                work.exclude(idx, Exclusion("duplicate_tool_id", "select", f"{f.pair}"))
-                continue
-            table[f.pair] = idx  # type: ignore[index]
-            if in_tail:
-                tail.append(idx)
-            elif is_call:
-                pools[f.segment].append(idx)
-        elif in_tail:
-            tail.append(idx)
-        elif flags & LOAD_BEARING:
-            work.mandatory.append(idx)
-        else:
-            pools[f.segment].append(idx)
-        if flags & DEDUPE:
-            dedupe.append(idx)
-        if flags & SUPERSEDES:
-            supersedes.append(idx)
-        if flags & fresh_mask:
-            freshness.append(idx)
-        if flags & RESOLVED:
-            resolved.append(idx)
-    work.tail_seq = max((facts[i].seq for i in tail), default=0)
-    work.lists = {
-        "dedupe": dedupe,
-        "supersedes": supersedes,
-        "freshness": freshness,
-        "resolved": resolved,
-    }
-    work.tail = tail
-    work.pools = pools
-    _pair(work, calls, results)
-    _ensure_ask(work)
+def pair_group(part: Partition, pair: str) -> None:
+    """Decide one tool-call id: its unit (first call + first result), duplicates, orphans."""
+    calls = part.calls.get(pair, [])
+    results = part.results.get(pair, [])
+    if len(calls) > 1:
+        calls.sort(key=part.position().__getitem__)
+    if len(results) > 1:
+        results.sort(key=part.position().__getitem__)
+    for f in (*calls, *results):
+        part.sel.pop(f, None)
+        other = part.partner.pop(f, None)
+        if other is not None:
+            part.partner.pop(other, None)
+            part.touch(other)
+        part.touch(f)
+        if f.flags & SUPERSEDES:
+            part.dirty_keys[f.block.supersession_key] = None  # type: ignore[index]
+    dup = Exclusion(DUPLICATE, "select", pair)
+    for f in calls[1:] + results[1:]:
+        part.sel[f] = dup
+    call = calls[0] if calls else None
+    result = results[0] if results else None
+    if call is not None and result is not None:
+        part.partner[call] = result
+        part.partner[result] = call
+    elif call is not None:
+        part.sel[call] = Exclusion("orphan_tool_call", "select", f"no result for {pair}")
+    elif result is not None:
+        part.sel[result] = Exclusion("orphan_tool_result", "select", f"no call {pair}")
 
 
-def _pair(work: Work, calls: dict[str, int], results: dict[str, int]) -> None:
-    tail_set = set(work.tail)
-    for call_id, call in calls.items():
-        result = results.get(call_id)
-        if result is None:
-            work.exclude(call, Exclusion("orphan_tool_call", "select", f"no result for {call_id}"))
-            continue
-        work.partner[call] = result
-        work.partner[result] = call
-        if (call in tail_set) != (result in tail_set):
-            # One half belongs to the current wake: the pair moves into the tail together.
-            if call in tail_set:
-                work.tail.append(result)
-            else:
-                work.pools[work.facts[call].segment].remove(call)
-                work.tail.append(call)
-    for call_id, result in results.items():
-        if call_id not in calls:
-            work.exclude(result, Exclusion("orphan_tool_result", "select", f"no call {call_id}"))
+def registered(part: Partition, f: Facts) -> bool:
+    """In play for the passes: present, not gated by a trigger, not a duplicate tool id."""
+    if f not in part.present or f in part.e0:
+        return False
+    why = part.sel.get(f)
+    return why is None or why.reason != DUPLICATE
 
 
-def _ensure_ask(work: Work) -> None:
-    excluded = work.excluded
-    work.tail = [i for i in work.tail if i not in excluded]
-    facts = work.facts
-    last = max(work.tail, key=lambda i: (facts[i].seq, facts[i].id), default=None)
-    if last is not None and role_of(facts[last].block) is Role.USER:
-        return
+def in_tail(part: Partition, f: Facts) -> tuple[bool, bool]:
+    """(is a registered member of the current wake, is in the tail after pairing)."""
+    current = part.current
+    if current is None or not registered(part, f):
+        return False, False
+    member = f.wake == current
+    why = part.sel.get(f)
+    if why is not None:  # an orphan: counted for the ask's seq, never placed
+        return member, False
+    other = part.partner.get(f)
+    return member, member or (other is not None and other.wake == current)
+
+
+def pooled(part: Partition, f: Facts) -> bool:
+    """A candidate unit head: registered, outside the tail, a call or a plain block."""
+    if not registered(part, f) or f in part.tail:
+        return False
+    if f.flags & PAIRED:
+        return f.is_call
+    return not f.flags & LOAD_BEARING
+
+
+def tail_of(work: Work) -> list[Facts]:
+    """The current wake, plus a synthetic ask unless it already ends with the user."""
+    part = work.part
+    tail = list(part.tail)
+    last = max(tail, key=lambda f: (f.seq, f.id), default=None)
+    if last is not None and role_of(last.block) is Role.USER:
+        return tail
     current = work.snapshot.current_wake_id
+    tail_seq = max((f.seq for f in part.wake_members), default=0)
     ask = Block(
         id=f"ask:{current}" if current is not None else "ask:goal",
         kind=BlockKind.CURRENT_ASK,
         text=wake_text(work.goal),
         source=f"goal:{work.goal.kind.value}",
         role=Role.USER,
-        seq=work.tail_seq + 1,
+        seq=tail_seq + 1,
         wake_id=current,
     )
-    work.tail.append(work.add_synthetic(ask))
+    tail.append(work.add_synthetic(ask))
+    return tail
+
+
+def tail_order(work: Work) -> list[Facts]:
+    """The tail in the order the wake is reported in errors: wake members in snapshot order,
+    then halves that joined with their pair (in their call's order), then the ask."""
+    part = work.part
+    pos = part.position()
+    members = sorted((f for f in part.wake_members if f in part.tail), key=pos.__getitem__)
+    joined = [f for f in part.tail if f not in part.wake_members]
+    joined.sort(key=lambda f: pos[f if f.is_call else part.partner[f]])
+    return members + joined + [f for f in work.tail if f not in part.tail]

@@ -14,6 +14,7 @@ warm compile produce the same bytes. There is no module-level cache on purpose.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,7 +35,7 @@ class EstimatingCounter:
 
     English prose averages ~4.2 bytes per token on cl100k/o200k, code ~3.5; the compiler
     keeps a headroom allocation to absorb the difference. Framing overhead per block is the
-    compiler's business (see ``costs.py``), not the counter's.
+    compiler's business (see ``facts.py``), not the counter's.
     """
 
     bytes_per_token: int = 4
@@ -50,20 +51,23 @@ class EstimatingCounter:
 
 
 class CountingCache:
-    """Memoised token counts (by content) and per-block facts (by identity).
+    """Memoised token counts (by content) and the compiler's incremental state.
 
-    ``facts`` is the compiler's incremental state: derived, immutable facts about a block
-    (cost, flags, rank key), keyed by ``id(block)``. Each entry holds its block, so while the
-    entry lives no other object can have that id: a hit is always the same object.
-    Both maps are bounded; when one overflows it is cleared, which only costs speed.
+    Besides counts, the cache holds per namespace (counter, ranking policy) the facts of
+    every block seen (keyed by block id, reused only for a block equal by value) and each
+    agent's partition of its last snapshot (see ``partition.py``). A worker that keeps one
+    cache for its lifetime compiles the next call of an agent from the difference between
+    snapshots. Nothing in the output depends on the cache. Counts and facts are bounded by
+    ``max_entries``; on overflow they are cleared, which only costs speed. Not thread-safe:
+    one compile at a time per cache.
     """
 
-    __slots__ = ("_counts", "_facts", "counted", "max_entries")
+    __slots__ = ("_counts", "_state", "counted", "max_entries")
 
     def __init__(self, max_entries: int = 1_000_000) -> None:
         self.max_entries = max_entries
         self._counts: dict[str, dict[str, int]] = {}
-        self._facts: dict[tuple[Any, ...], dict[int, Any]] = {}
+        self._state: dict[tuple[Any, ...], Any] = {}
         self.counted = 0
 
     def counts_for(self, counter: TokenCounter) -> dict[str, int]:
@@ -83,15 +87,13 @@ class CountingCache:
             self.counted += 1
         return tokens
 
-    def facts_table(self, namespace: tuple[Any, ...]) -> dict[int, Any]:
-        """The identity-keyed facts map for one (counter, policy-derived) namespace."""
-        table = self._facts.get(namespace)
-        if table is None:
-            table = self._facts[namespace] = {}
-        elif len(table) > self.max_entries:
-            table.clear()
-        return table
+    def state(self, namespace: tuple[Any, ...], make: Callable[[int], Any]) -> Any:
+        """The compiler's state for one namespace, made by ``make(max_entries)`` (internal)."""
+        state = self._state.get(namespace)
+        if state is None:
+            state = self._state[namespace] = make(self.max_entries)
+        return state
 
     def clear(self) -> None:
         self._counts.clear()
-        self._facts.clear()
+        self._state.clear()

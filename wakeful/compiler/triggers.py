@@ -12,10 +12,14 @@ which change with the goal but not with new events.
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
 
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Stability
-from wakeful.compiler.policy import Trigger
-from wakeful.compiler.work import Exclusion, Work
+from wakeful.compiler.policy import Policy, Trigger
+from wakeful.compiler.work import Exclusion, Facts
+
+if TYPE_CHECKING:
+    from wakeful.compiler.partition import Partition
 
 
 def matches(trigger: Trigger, goal: Goal) -> bool:
@@ -31,11 +35,19 @@ def firing(triggers: tuple[Trigger, ...], goal: Goal) -> list[Trigger]:
     return sorted((t for t in triggers if matches(t, goal)), key=lambda t: (-t.precedence, t.name))
 
 
-def apply_triggers(work: Work) -> None:
-    triggers = work.policy.triggers
+def gate(
+    triggers: tuple[Trigger, ...], goal: Goal, part: Partition
+) -> tuple[dict[Facts, Exclusion], dict[Facts, str]]:
+    """Which snapshot blocks the goal suppresses or leaves gated, and which it injects.
+
+    Only blocks named by some trigger (by id or supersession key) can be affected, so they
+    are looked up by name instead of scanning the snapshot.
+    """
+    excluded: dict[Facts, Exclusion] = {}
+    injected: dict[Facts, str] = {}
     if not triggers:
-        return
-    fired = firing(triggers, work.goal)
+        return excluded, injected
+    fired = firing(triggers, goal)
     decision: dict[str, tuple[str, str]] = {}
     for trigger in fired:
         for ref in trigger.inject:
@@ -46,36 +58,45 @@ def apply_triggers(work: Work) -> None:
     for trigger in triggers:
         for ref in trigger.inject:
             gated.setdefault(ref, []).append(trigger.name)
-
-    for idx in range(work.n_snapshot):
-        facts = work.facts[idx]
-        key = facts.block.supersession_key
-        hit = decision.get(facts.id) or (decision.get(key) if key is not None else None)
+    named: dict[Facts, None] = {}
+    for ref in (*decision, *gated):
+        f = part.by_id.get(ref)
+        if f is not None:
+            named[f] = None
+        named.update(part.by_key.get(ref, {}))
+    for f in named:
+        key = f.block.supersession_key
+        hit = decision.get(f.id) or (decision.get(key) if key is not None else None)
         if hit is not None:
             action, name = hit
             if action == "inject":
-                work.injected[idx] = name
+                injected[f] = name
             else:
-                work.exclude(idx, Exclusion("suppressed", f"triggers.{name}", f"by {name}"))
+                excluded[f] = Exclusion("suppressed", f"triggers.{name}", f"by {name}")
             continue
-        names = gated.get(facts.id) or (gated.get(key) if key is not None else None)
+        names = gated.get(f.id) or (gated.get(key) if key is not None else None)
         if names:
-            work.exclude(
-                idx,
-                Exclusion("not_triggered", f"triggers.{names[0]}", "gated by " + ", ".join(names)),
+            excluded[f] = Exclusion(
+                "not_triggered", f"triggers.{names[0]}", "gated by " + ", ".join(names)
             )
+    return excluded, injected
 
+
+def trigger_rules(policy: Policy, goal: Goal) -> list[tuple[Block, str]]:
+    """Inline rules of the firing triggers, as semi-stable rule blocks, with their trigger."""
+    out = []
     order = 0
-    for trigger in fired:
+    for trigger in firing(policy.triggers, goal) if policy.triggers else []:
         for n, text in enumerate(trigger.rules):
             block = Block(
                 id=f"trigger:{trigger.name}:{n}",
                 kind=BlockKind.SYSTEM_RULE,
                 text=text,
-                source=f"policy:{work.policy.name}:triggers.{trigger.name}",
+                source=f"policy:{policy.name}:triggers.{trigger.name}",
                 seq=order,
                 stability=Stability.SEMI_STABLE,
                 importance=1.0,
             )
             order += 1
-            work.injected[work.add_synthetic(block)] = trigger.name
+            out.append((block, trigger.name))
+    return out

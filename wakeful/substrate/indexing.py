@@ -23,7 +23,6 @@ a replay rebuilds the same blocks without asking the vector store again.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
@@ -293,8 +292,8 @@ class RetrievalRecord(BaseModel):
 
 
 def dump_hits(query: str, token_cap: int, hits: Sequence[RetrievalHit]) -> str:
-    record = RetrievalRecord(query=query, token_cap=token_cap, hits=tuple(hits))
-    return json.dumps(record.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """The blob a compile record points at (fields in declaration order: deterministic)."""
+    return RetrievalRecord(query=query, token_cap=token_cap, hits=tuple(hits)).model_dump_json()
 
 
 def load_hits(text: str) -> RetrievalRecord:
@@ -317,18 +316,44 @@ def retrieve_into(
     policy: Policy,
     max_event_id: int,
     max_tokens: int,
+    call_index: int = 0,
 ) -> tuple[Snapshot, str]:
     """Gather retrieval candidates for a compile and store them; returns the snapshot with
-    the hits and the blob hash the compile record keeps for replays."""
-    query = retrieval_query(goal_text, snapshot.blocks)
-    cap = retrieval_cap(policy, max_tokens)
-    hits = index.gather(
-        ts,
-        snapshot.agent.name,
-        query=query,
-        max_event_id=max_event_id,
-        token_cap=cap,
-        present=snapshot.blocks,
-    )
+    the hits and the blob hash the compile record keeps for replays.
+
+    Evidence is gathered once per wake: a later call of the same wake reuses the hits of
+    the wake's first compile. The evidence segment sits before the recent turns, so hits
+    that drift as the wake's own events reach the index would rewrite it on every call and
+    cost the prompt cache everything after it; the question of a wake does not change.
+    """
+    earlier = _first_hits(ts, snapshot.current_wake_id) if call_index > 0 else None
+    if earlier is not None:
+        skip_ids, skip_hashes = _present(snapshot.blocks)
+        hits = [
+            h
+            for h in earlier.hits
+            if event_id_of(h.chunk_id) not in skip_ids and h.source_hash not in skip_hashes
+        ]
+        query, cap = earlier.query, earlier.token_cap
+    else:
+        query = retrieval_query(goal_text, snapshot.blocks)
+        cap = retrieval_cap(policy, max_tokens)
+        hits = index.gather(
+            ts,
+            snapshot.agent.name,
+            query=query,
+            max_event_id=max_event_id,
+            token_cap=cap,
+            present=snapshot.blocks,
+        )
     digest = ts.put_blob("retrieval", dump_hits(query, cap, hits))
     return with_hits(snapshot, hits), digest
+
+
+def _first_hits(ts: TenantStore, wake_id: str | None) -> RetrievalRecord | None:
+    if wake_id is None:
+        return None
+    for rec in ts.compiles(wake_id):  # in call order
+        if rec.retrieval_hash is not None:
+            return load_hits(ts.get_blob(rec.retrieval_hash))
+    return None

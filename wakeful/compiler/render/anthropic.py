@@ -27,9 +27,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from wakeful.compiler.blocks import Block, Segment
-from wakeful.compiler.framing import canonical_json
 from wakeful.compiler.place import Layout
-from wakeful.compiler.render.base import Item, Mark, Rendered, Renderer
+from wakeful.compiler.render.base import ROLE, Item, Mark, Rendered, Renderer
 
 MAX_BREAKPOINTS = 4
 
@@ -66,7 +65,7 @@ class AnthropicRenderer(Renderer):
         messages: list[dict[str, Any]] = []
         where: list[tuple[int, Item]] = []
         for item in items:
-            if messages and messages[-1]["role"] == item.role.value:
+            if messages and messages[-1]["role"] == ROLE[item.role]:
                 content = messages[-1]["content"]
                 prev = where[-1][1]
                 if (
@@ -81,7 +80,7 @@ class AnthropicRenderer(Renderer):
                     continue
                 content.append(self.content(item))
             else:
-                messages.append({"role": item.role.value, "content": [self.content(item)]})
+                messages.append({"role": ROLE[item.role], "content": [self.content(item)]})
             where.append((len(messages) - 1, item))
         return messages, where
 
@@ -103,16 +102,22 @@ class AnthropicRenderer(Renderer):
         owners.append(layout.system[-1].block.id if layout.system else "")
         if semi:
             owners.append(layout.semi_stable[-1].block.id)
+        slots: list[tuple[Any, Any]] = [(tools, n) for n in range(len(tools))]
+        slots += [(system, n) for n in range(len(system))]
         last_of_message: dict[int, int] = {}
         for mi, message in enumerate(messages):
-            for ci, block in enumerate(message["content"]):
+            content = message["content"]
+            label = f"{message['role']}@{mi}"
+            for ci, block in enumerate(content):
                 targets.append(block)
-                labels.append(f"{message['role']}@{mi}")
+                labels.append(label)
                 paths.append(f"/messages/{mi}/content/{ci}")
+                slots.append((content, ci))
         for n, (mi, item) in enumerate(where):
             owners.append(item.block.id if item.block is not None else "")
             last_of_message[mi] = len(tools) + len(system) + n
-        elements = [canonical_json([label, t]) for label, t in zip(labels, targets, strict=True)]
+        encode = layout.encode
+        elements = [encode([label, t]) for label, t in zip(labels, targets, strict=True)]
 
         marks = [Mark("stable", len(tools), owners[len(tools)], cache.stable_ttl, True)]
         if semi:
@@ -157,4 +162,6 @@ class AnthropicRenderer(Renderer):
             element_blocks=owners,
             paths=paths,
             marks=marks,
+            spliceable=type(self).render is AnthropicRenderer.render,
+            slots=slots,
         )

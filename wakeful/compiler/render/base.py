@@ -11,23 +11,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from wakeful.compiler.blocks import Block, BlockKind, Role, Segment
 from wakeful.compiler.framing import (
     DATA_NOTICE,
     HISTORY_GAP,
     conversation_text,
-    evidence_group,
     evidence_text,
     section_text,
 )
 from wakeful.compiler.place import Layout, Placed
 from wakeful.compiler.select import role_of
 
+# Wire names of roles and segments (a dict lookup is cheaper than ``Enum.value``).
+ROLE = {role: role.value for role in Role}
+SEGMENT = {seg: seg.value for seg in Segment}
 
-@dataclass(frozen=True, slots=True)
-class Item:
+
+class Item(NamedTuple):
     """One piece of conversation before provider syntax."""
 
     kind: str  # "text" | "tool_use" | "tool_result"
@@ -58,6 +60,29 @@ class Rendered:
     element_blocks: list[str]  # the last block id that each element carries
     paths: list[str]  # JSON pointer of each element in the request
     marks: list[Mark]
+    # True when each element's JSON is that of the value at its path, except for
+    # ``cache_control`` keys added after encoding (lets ``encode.py`` splice the request).
+    spliceable: bool = False
+    # (container, key) of each element in the request, when the renderer knows them.
+    slots: list[tuple[Any, Any]] | None = None
+
+
+def framed_evidence(placed: Placed) -> str:
+    """``evidence_text`` of a placed block, remembered on its facts (framing is pure)."""
+    f, block, stale = placed.facts, placed.block, placed.stale
+    memo = f.framed
+    if memo is None or memo[0] is not block or memo[1] != stale:
+        memo = f.framed = (block, stale, evidence_text(block, stale))
+    return memo[2]
+
+
+def framed_section(placed: Placed) -> str:
+    """``section_text`` of a placed block, remembered on its facts."""
+    f, block = placed.facts, placed.block
+    memo = f.framed
+    if memo is None or memo[0] is not block or memo[1] is not None:
+        memo = f.framed = (block, None, section_text(block))
+    return memo[2]
 
 
 class Renderer:
@@ -72,31 +97,31 @@ class Renderer:
                 parts.append(self.rule_text(placed))
             if n == 0:
                 parts.append(DATA_NOTICE)
-        return "\n\n".join(parts or [DATA_NOTICE])
+        return layout.join("\n\n", parts or [DATA_NOTICE])
 
     def rule_text(self, placed: Placed) -> str:
         return placed.block.text
 
     def semi_stable_text(self, layout: Layout) -> str:
-        return "\n\n".join(section_text(p.block) for p in layout.semi_stable)
+        return layout.join("\n\n", list(map(framed_section, layout.semi_stable)))
 
     def summaries_text(self, layout: Layout) -> str:
-        return "\n\n".join(section_text(p.block) for p in layout.summaries)
+        return layout.join("\n\n", list(map(framed_section, layout.summaries)))
 
     def evidence_text(self, layout: Layout) -> str:
         """Each evidence block in its frame; the retrieved turns (placed together by
         ``place``) in one shared frame, under a date line per session and day."""
         parts: list[str] = []
-        shared = [p for p in layout.evidence if evidence_group(p.block) is not None]
+        shared = [p for p in layout.evidence if p.facts.group is not None]
         for placed in layout.evidence:
-            if evidence_group(placed.block) is None:
-                parts.append(evidence_text(placed.block, placed.stale))
+            if placed.facts.group is None:
+                parts.append(framed_evidence(placed))
             elif placed is shared[0]:
-                groups = groupby(shared, key=lambda p: evidence_group(p.block))
+                groups = groupby(shared, key=lambda p: p.facts.group)
                 parts.append(
                     conversation_text([[(p.block, p.stale) for p in g] for _, g in groups])
                 )
-        return "\n\n".join(parts)
+        return layout.join("\n\n", parts)
 
     def conversation(self, layout: Layout) -> list[Item]:
         """Summaries and evidence as one user item each, then turns and tool traffic.

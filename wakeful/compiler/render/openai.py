@@ -19,15 +19,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from wakeful.compiler.blocks import Block, content_hash
+from wakeful.compiler.blocks import Block, Segment, content_hash
 from wakeful.compiler.framing import canonical_json
 from wakeful.compiler.place import Layout
-from wakeful.compiler.render.base import Item, Mark, Rendered, Renderer
+from wakeful.compiler.render.base import ROLE, Item, Mark, Rendered, Renderer
 
 
 def prompt_cache_key(layout: Layout, stable: Any) -> str:
     agent = layout.agent
-    return "wk-" + content_hash(agent.tenant, agent.name, content_hash(canonical_json(stable)))
+    return "wk-" + content_hash(agent.tenant, agent.name, content_hash(layout.encode(stable)))
 
 
 class _OpenAIBase(Renderer):
@@ -51,12 +51,13 @@ class _OpenAIBase(Renderer):
     ) -> tuple[list[str], list[str], list[str], list[Mark]]:
         """Elements, owners and checkpoints over ``tools + entries`` (``fixed`` leading
         entries are the stable and semi-stable ones)."""
-        elements = [canonical_json(["tool", t]) for t in tools]
+        encode = layout.encode
+        elements = [encode(["tool", t]) for t in tools]
         owners = [p.block.id for p in layout.tools]
         paths = [f"/tools/{n}" for n in range(len(tools))]
         counters: dict[str, int] = {}
         for value, label, item in entries:
-            elements.append(canonical_json([label, value]))
+            elements.append(encode([label, value]))
             n = counters[label] = counters.get(label, -1) + 1
             paths.append("/instructions" if label == "instructions" else f"/{label}/{n}")
             owners.append(item.block.id if item is not None and item.block is not None else "")
@@ -66,7 +67,7 @@ class _OpenAIBase(Renderer):
             owners[len(tools) + 1] = layout.semi_stable[-1].block.id
             marks.append(Mark("semi_stable", len(tools) + 1, owners[len(tools) + 1], None, False))
         for n, (_, _, item) in enumerate(entries[fixed:]):
-            if item is not None and item.segment.value == "summaries":
+            if item is not None and item.segment is Segment.SUMMARIES:
                 el = len(tools) + fixed + n
                 marks.append(Mark("summaries", el, owners[el], None, False))
         last = len(elements) - 1
@@ -118,7 +119,7 @@ class OpenAIChatRenderer(_OpenAIBase):
                 continue
             if (
                 prev is not None
-                and prev[0]["role"] == item.role.value
+                and prev[0]["role"] == ROLE[item.role]
                 and "tool_calls" not in prev[0]
                 and prev[1].mergeable
                 and item.mergeable
@@ -127,7 +128,7 @@ class OpenAIChatRenderer(_OpenAIBase):
                 prev[0]["content"] += "\n\n" + item.text
                 out[-1] = (prev[0], item)
                 continue
-            out.append(({"role": item.role.value, "content": item.text}, item))
+            out.append(({"role": ROLE[item.role], "content": item.text}, item))
         return out
 
     def render(self, layout: Layout) -> Rendered:
@@ -154,7 +155,12 @@ class OpenAIChatRenderer(_OpenAIBase):
         }
         if tools:
             request["tools"] = tools
-        return Rendered(request, stable, semi_msg, elements, owners, paths, marks)
+        spliceable = type(self).render is OpenAIChatRenderer.render
+        slots: list[tuple[Any, Any]] = [(tools, n) for n in range(len(tools))]
+        slots += [(request["messages"], n) for n in range(len(entries))]
+        return Rendered(
+            request, stable, semi_msg, elements, owners, paths, marks, spliceable, slots
+        )
 
 
 class OpenAIResponsesRenderer(_OpenAIBase):
@@ -203,7 +209,7 @@ class OpenAIResponsesRenderer(_OpenAIBase):
             prev = out[-1] if out else None
             if (
                 prev is not None
-                and prev[0].get("role") == item.role.value
+                and prev[0].get("role") == ROLE[item.role]
                 and prev[1].mergeable
                 and item.mergeable
                 and prev[1].segment is item.segment
@@ -211,7 +217,7 @@ class OpenAIResponsesRenderer(_OpenAIBase):
                 prev[0]["content"] += "\n\n" + item.text
                 out[-1] = (prev[0], item)
                 continue
-            out.append(({"role": item.role.value, "content": item.text}, item))
+            out.append(({"role": ROLE[item.role], "content": item.text}, item))
         return out
 
     def render(self, layout: Layout) -> Rendered:
@@ -239,4 +245,10 @@ class OpenAIResponsesRenderer(_OpenAIBase):
         }
         if tools:
             request["tools"] = tools
-        return Rendered(request, stable, semi_msg, elements, owners, paths, marks)
+        spliceable = type(self).render is OpenAIResponsesRenderer.render
+        slots: list[tuple[Any, Any]] = [(tools, n) for n in range(len(tools))]
+        slots.append((request, "instructions"))
+        slots += [(request["input"], n) for n in range(len(entries) - 1)]
+        return Rendered(
+            request, stable, semi_msg, elements, owners, paths, marks, spliceable, slots
+        )

@@ -1,0 +1,164 @@
+"""Finding each block's :class:`~wakeful.compiler.facts.Facts` again, compile after compile.
+
+A worker builds new :class:`Block` objects for every compile (it loads rows), so facts are
+keyed by block id and reused only when the new block is *equal by value* to the one they
+were made from: every field compared (``__dict__`` equality), plus the spelling of the
+fields whose ``==`` is looser than the bytes they render to (``work.strict_key``). A block that
+is the very object seen before skips even that. Whole lists are matched at C speed (``map``
+over ``operator`` functions); only blocks that are new or changed reach Python-level code.
+
+Synthetic blocks (agent instructions, trigger rules, the synthetic ask) have their own
+table, because a snapshot may legitimately use the same ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import compress, count, repeat
+from operator import attrgetter, eq, is_, is_not, itemgetter, not_
+from typing import Any
+
+from wakeful.compiler.blocks import Block
+from wakeful.compiler.facts import Facts, make_facts, strict_key
+from wakeful.compiler.policy import Ranking
+from wakeful.compiler.tokens import TokenCounter
+
+_ID = itemgetter("id")
+_DICT = attrgetter("__dict__")
+_FIELDS = attrgetter("fields")
+_STRICT = attrgetter("strict")
+_MAX_SYNTHETIC = 1024
+
+
+class _Miss:
+    """Stands in for absent facts so that whole-list comparisons need no branches."""
+
+    __slots__ = ("fields", "strict")
+
+    def __init__(self) -> None:
+        self.fields: dict[str, Any] = {}  # equals no block's fields
+        self.strict = None
+
+
+_MISS: Any = _Miss()
+
+
+def common_ends(a: Sequence[Any], b: Sequence[Any]) -> tuple[int, int]:
+    """How many leading and trailing items ``a`` and ``b`` share, compared by identity
+    (the two never overlap in the shorter sequence)."""
+    n = min(len(a), len(b))
+    head = next(compress(count(), map(is_not, a, b)), n)
+    tail = next(compress(count(), map(is_not, reversed(a), reversed(b))), n)
+    return head, min(tail, n - head)
+
+
+class FactsTable:
+    """The facts of one cache namespace: by object (holding it alive), by id, synthetic.
+
+    ``partitions`` holds each agent's :class:`~wakeful.compiler.partition.Partition`
+    (typed loosely to keep this module below it).
+    """
+
+    __slots__ = ("by_id", "by_obj", "last", "max_entries", "partitions", "synth")
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self.by_obj: dict[int, Facts] = {}
+        self.by_id: dict[str, Facts] = {}
+        self.synth: dict[str, Facts] = {}
+        self.last: tuple[tuple[Block, ...], list[Facts]] | None = None
+        self.partitions: dict[tuple[str, str], Any] = {}
+
+    def _store(self, f: Facts) -> None:
+        old = self.by_id.get(f.id)
+        if old is not None:
+            self.by_obj.pop(id(old.block), None)
+        self.by_id[f.id] = f
+        # The entry holds its block, so no other live object can have that id(): an id()
+        # hit is an identity hit.
+        self.by_obj[id(f.block)] = f
+
+    def facts_of(
+        self,
+        blocks: tuple[Block, ...],
+        counts: dict[str, int],
+        counter: TokenCounter,
+        ranking: Ranking,
+    ) -> list[Facts]:
+        """Facts for every block, in order, reusing those of equal blocks seen before.
+
+        The returned list may be shared with later calls: treat it as read-only.
+        """
+        last = self.last
+        if last is not None:
+            if last[0] is blocks:
+                return last[1]
+            head, tail = common_ends(blocks, last[0])
+            if head + tail > len(blocks) // 2:  # the same history, edited in one place
+                old = last[1]
+                middle = self._known(blocks[head : len(blocks) - tail], counts, counter, ranking)
+                out = old[:head] + middle + old[len(old) - tail :]
+                self.last = (blocks, out)
+                return out
+        by_obj = self.by_obj
+        if blocks and by_obj.get(id(blocks[0])) is None and by_obj.get(id(blocks[-1])) is None:
+            # New objects (a worker loads rows for every compile): match by id and value.
+            # They are not remembered as ``last``: holding them would only move the cost of
+            # freeing them into the next compile.
+            return self._match(blocks, counts, counter, ranking)
+        out = self._known(blocks, counts, counter, ranking)
+        self.last = (blocks, out)
+        return out
+
+    def _known(
+        self,
+        blocks: Sequence[Block],
+        counts: dict[str, int],
+        counter: TokenCounter,
+        ranking: Ranking,
+    ) -> list[Facts]:
+        """Facts of blocks that are mostly objects seen before."""
+        out: list[Any] = list(map(self.by_obj.get, map(id, blocks)))
+        missing = list(compress(range(len(blocks)), map(is_, out, repeat(None))))
+        if missing:
+            found = self._match([blocks[i] for i in missing], counts, counter, ranking)
+            for i, f in zip(missing, found, strict=True):
+                out[i] = f
+        return out
+
+    def _match(
+        self,
+        blocks: Sequence[Block],
+        counts: dict[str, int],
+        counter: TokenCounter,
+        ranking: Ranking,
+    ) -> list[Facts]:
+        """Facts of blocks not seen as objects: by id, if equal in value; else new."""
+        n = len(blocks)
+        if len(self.by_id) + n > self.max_entries:
+            self.by_id.clear()
+            self.by_obj.clear()
+        fields = list(map(_DICT, blocks))
+        found: list[Any] = list(map(self.by_id.get, map(_ID, fields), repeat(_MISS)))
+        same = list(map(eq, map(_FIELDS, found), fields))
+        # Equal values may still render differently (1 vs 1.0): compare the strict keys of
+        # the blocks whose facts say they have such fields at all.
+        for k in compress(range(n), map(is_not, map(_STRICT, found), repeat(None))):
+            if same[k] and strict_key(blocks[k]) != found[k].strict:
+                same[k] = False
+        for k in compress(range(n), map(not_, same)):
+            f = make_facts(blocks[k], counts, counter, ranking)
+            self._store(f)
+            found[k] = f
+        return found
+
+    def synthetic(
+        self, block: Block, counts: dict[str, int], counter: TokenCounter, ranking: Ranking
+    ) -> Facts:
+        """Facts of a block the compiler made itself, reused while its value is unchanged."""
+        f = self.synth.get(block.id)
+        if f is None or f.block.__dict__ != block.__dict__ or f.strict != strict_key(block):
+            if len(self.synth) >= _MAX_SYNTHETIC:
+                self.synth.clear()
+            f = self.synth[block.id] = make_facts(block, counts, counter, ranking)
+        return f
