@@ -45,10 +45,9 @@ def _import(file: Path, agent: str, sample: str | None, json_out: bool) -> None:
         progress(f"created agent {agent!r}")
     counts = {}
     for item in samples:
-        counts[str(item.get("sample_id", "?"))] = import_sample(ts, agent, item)
-        progress(
-            f"imported {item.get('sample_id')}: {counts[str(item.get('sample_id', '?'))]} turns"
-        )
+        sample_id = str(item.get("sample_id", "?"))
+        counts[sample_id] = import_sample(ts, agent, item)
+        progress(f"imported {sample_id}: {counts[sample_id]} turns")
     if json_out:
         emit_json({"agent": agent, "turns": counts})
     else:

@@ -8,6 +8,7 @@ Every run continues the same agent: state is reused, not reset.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,8 +50,8 @@ def register_demo(ts: TenantStore, workdir: Path) -> AgentRegistry:
     return AgentRegistry([agent])
 
 
-async def run_demo(settings: Settings, *, say: object = print) -> list[WakeResult]:
-    echo = say if callable(say) else print
+async def run_demo(settings: Settings, *, say: Callable[[str], object] = print) -> list[WakeResult]:
+    echo = say
     endpoints = EmbeddedStack(settings).up()
     store = Store.connect(endpoints.database_url)
     ts = store.tenant(settings.tenant)
