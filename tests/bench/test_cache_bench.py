@@ -43,8 +43,8 @@ def test_report_has_the_promised_shape(report: dict[str, Any]) -> None:
     }
     assert set(report["variants"]) == {
         "wakeful_tuned_budget",
-        "wakeful_quantized_eviction",
-        "wakeful_both_fixes",
+        "wakeful_greedy_eviction",
+        "wakeful_evidence_before_history",
     }
     json.dumps(report)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from tests.compiler.factory import WAKE, base_blocks, block, snapshot, turn
 from tests.compiler.helpers import compile_
 from wakeful.bench.cache_limit import Shortfall, call_limit, segment_ttl_seconds
-from wakeful.bench.cache_variants import quantized_cut
 from wakeful.compiler import Block, BlockKind, Ledger, Policy, Role
 
 POLICY = Policy.default()
@@ -83,26 +82,3 @@ def test_shortfall_adds_up_calls_and_ranks_causes() -> None:
     assert cause["first_difference"] == "evidence:content_changed:retrieved"
     assert cause["calls"] == 1
     assert cause["tokens"] == s.cacheable - s.prefix
-
-
-def test_quantized_cut_keeps_everything_that_fits_and_then_moves_in_steps() -> None:
-    # (id, tokens, starts a wake): wakes of 4 events of 100 tokens each.
-    events = [(i, 100, i % 4 == 1) for i in range(1, 41)]
-    assert quantized_cut(events[:10], room=2_000, quantum=800) == 0
-    cuts = [quantized_cut(events[:n], room=2_000, quantum=800) for n in range(20, 41)]
-    assert all(c % 4 == 1 for c in cuts if c), "cuts land on wake starts"
-    assert cuts == sorted(cuts), "the cut only moves forward"
-    assert len(set(cuts)) <= 4, "and only in quanta, not per event"
-    for n, cut in zip(range(20, 41), cuts, strict=True):
-        kept = sum(t for i, t, _ in events[:n] if i >= cut)
-        assert kept <= 2_000
-
-
-def test_ttl_of_a_segment_follows_the_policy() -> None:
-    data = Policy.default().model_dump()
-    data["cache"]["rolling_ttl"] = "5m"
-    data["cache"]["summaries_ttl"] = "1h"
-    data["cache"]["semi_stable_ttl"] = "1h"
-    policy = Policy.model_validate(data)
-    assert segment_ttl_seconds(policy, "summaries") == 3600
-    assert segment_ttl_seconds(policy, "ask") == 300

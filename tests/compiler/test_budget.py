@@ -49,7 +49,7 @@ def test_a_growing_wake_evicts_semi_stable_material_before_failing() -> None:
 
 def test_unused_room_spills_to_other_buckets() -> None:
     policy = load_policy(
-        "[budget]\ncontext_limit = 6000\noutput_reserve = 500\n"
+        "[budget]\ncontext_limit = 6000\noutput_reserve = 500\nhistory_quantum = 0\n"
         "[budget.allocations]\nrecent = 0.05\nevidence = 0.45\n"
     )
     w = compile_(snapshot([*base_blocks(), *_history(30, 200)]), policy)

@@ -17,7 +17,7 @@ def test_a_tool_round_in_the_wake_keeps_the_cache_through_the_previous_call() ->
     b = compile_(snapshot([*base_blocks(), *pair("live", 21, wake=WAKE)])).ledger
     d = diff_ledgers(a, b)
     assert d.reason is DiffReason.ADDED and d.block_id == "live-call" and d.segment == "ask"
-    assert d.cache_hit_through == "summaries" and d.cache_could_hit
+    assert d.cache_hit_through == "history" and d.cache_could_hit
     assert d.cached_prefix_tokens > 0
 
 

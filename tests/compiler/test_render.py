@@ -53,12 +53,17 @@ def test_anthropic_request_is_valid_and_marks_segment_ends() -> None:
     w = compile_(snapshot(_scenario()))
     assert_anthropic_valid(w.request)
     names = [(b.name, b.location, b.ttl) for b in w.breakpoints]
-    assert names[:3] == [
-        ("stable", "/system/0", "1h"),
-        ("semi_stable", "/system/1", "5m"),
-        ("summaries", "/messages/0/content/0", "5m"),
-    ]
-    assert names[-1][0] == "rolling"
+    # Five segment ends want a breakpoint; the summaries one gives way (the history entry's
+    # prefix contains the summaries).
+    assert [n for n, _, _ in names] == ["stable", "semi_stable", "history", "rolling"]
+    assert names[:2] == [("stable", "/system/0", "1h"), ("semi_stable", "/system/1", "5m")]
+    history = w.request
+    for part in names[2][1].strip("/").split("/"):
+        history = history[int(part) if part.isdigit() else part]
+    assert history["cache_control"] == {"type": "ephemeral", "ttl": "5m"}
+    # the history breakpoint ends the earlier wakes: evidence and the current wake follow
+    ledger = [r.segment for r in w.ledger.included()]
+    assert ledger.index("evidence") > max(i for i, s in enumerate(ledger) if s == "recent")
     last = w.request["messages"][-1]["content"][-1]
     assert last["cache_control"] == {"type": "ephemeral", "ttl": "5m"}
     assert w.request["system"][0]["cache_control"]["ttl"] == "1h"
@@ -86,7 +91,9 @@ def test_long_tool_loops_get_a_bridge_breakpoint() -> None:
     w = compile_(snapshot(blocks))
     assert_anthropic_valid(w.request)
     names = [b.name for b in w.breakpoints]
-    assert names == ["stable", "semi_stable", "bridge", "rolling"]
+    # history, bridge and rolling are worth more than semi-stable: the history entry's
+    # prefix contains it
+    assert names == ["stable", "history", "bridge", "rolling"]
     bridge = w.breakpoints[2]
     # where the previous call of this loop put its rolling breakpoint
     previous = compile_(snapshot(blocks[:-2]))

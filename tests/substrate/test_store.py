@@ -154,9 +154,37 @@ def test_snapshot_drops_orphaned_tool_results(tenant: TenantStore) -> None:
     )
     last = tenant.max_event_id(agent)
     tail = load_blocks(
-        tenant, agent, max_event_id=last, as_of=T0, current_wake_id=None, recent_limit=2
+        tenant,
+        agent,
+        max_event_id=last,
+        as_of=T0,
+        current_wake_id=None,
+        recent_limit=2,
+        recent_page=1,
     )
     assert [b.kind.value for b in tail if b.seq] == ["turn"]
+
+
+def test_the_raw_tail_starts_on_page_boundaries(tenant: TenantStore) -> None:
+    """The tail's first event moves once per page, never with every event: windows keep
+    the same start of history (and so the provider's cache) between page turns."""
+    agent = _agent(tenant)
+    other = _agent(tenant, "a2")
+    starts, sizes = [], []
+    for n in range(30):
+        tenant.append_events(agent, [_turn(f"a{n}", f"turn {n}")])
+        tenant.append_events(other, [_turn(f"o{n}", f"other {n}")])  # interleaved ids
+        tail = tenant.recent_events(agent, max_id=tenant.max_event_id(agent), limit=5, page=4)
+        starts.append(int(tail[0].text.split()[1]))
+        sizes.append(len(tail))
+    # ordinals 0..n: the tail starts at the largest multiple of 4 <= (n + 1) - 5
+    assert starts == [max(0, n - 4) // 4 * 4 for n in range(30)]
+    assert all(min(n + 1, 5) <= size <= 8 for n, size in enumerate(sizes))
+    assert all(t.text.startswith("turn") for t in tail)
+    exact = tenant.recent_events(agent, max_id=tenant.max_event_id(agent), limit=5)
+    assert [e.text for e in exact] == [f"turn {n}" for n in range(25, 30)]
+    with pytest.raises(ValueError, match="page must be >= 1"):
+        tenant.recent_events(agent, max_id=1, limit=5, page=0)
 
 
 def test_new_session_sees_the_handoff_not_the_old_transcript(tenant: TenantStore) -> None:

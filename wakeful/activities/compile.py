@@ -21,7 +21,7 @@ from wakeful.compiler.ledger import Ledger
 from wakeful.contracts import COMPILE, BreakpointRef, CompileIn, CompileOut, LedgerAnnotations
 from wakeful.substrate.indexing import retrieve_into
 from wakeful.substrate.records import CompileRecord
-from wakeful.substrate.snapshot import load_blocks
+from wakeful.substrate.snapshot import RECENT_PAGE, load_blocks
 from wakeful.substrate.store import TenantStore
 
 
@@ -54,6 +54,7 @@ def build_snapshot(
     max_event_id: int,
     as_of: datetime,
     recent_limit: int,
+    recent_page: int = RECENT_PAGE,
     retrieved: Sequence[Block] = (),
 ) -> Snapshot:
     """The compiler's input for one call, from the agent's spec and the substrate.
@@ -69,6 +70,7 @@ def build_snapshot(
         current_wake_id=wake_id,
         session_id=session_id,
         recent_limit=recent_limit,
+        recent_page=recent_page,
     )
     blocks += retrieved
     return Snapshot(

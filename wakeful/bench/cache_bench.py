@@ -197,7 +197,7 @@ def run(
         SummarizeThreshold(threshold),
     ]
     what: dict[str, str] = {}
-    for variant in VARIANTS if variants else ():
+    for variant in VARIANTS(chosen) if variants else ():
         options = dict(variant.options)
         strategies.append(
             Wakeful(

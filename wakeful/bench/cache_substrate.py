@@ -33,6 +33,7 @@ from wakeful.substrate.records import (
     StoredEvent,
     SummaryRecord,
 )
+from wakeful.substrate.tail import tail_start
 
 __all__ = ["AGENT", "EPOCH", "MemorySubstrate", "at"]
 
@@ -82,9 +83,16 @@ class MemorySubstrate:
         return out
 
     def recent_events(
-        self, agent: str, *, max_id: int, limit: int, session_id: str | None = None
+        self,
+        agent: str,
+        *,
+        max_id: int,
+        limit: int,
+        session_id: str | None = None,
+        page: int = 1,
     ) -> list[StoredEvent]:
-        tail = self.events(agent, max_id=max_id, limit=limit, newest=True)
+        every = self.events(agent, max_id=max_id)
+        tail = every[tail_start(len(every), limit, page) :]
         return [e for e in tail if session_id is None or e.session_id == session_id]
 
     @contextlib.contextmanager

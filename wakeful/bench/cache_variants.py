@@ -1,21 +1,16 @@
-"""What-if variants of Wakeful's window for the cache benchmark (experiments, not defaults).
+"""What-if variants of Wakeful's window for the cache benchmark (comparisons, not defaults).
 
-Each variant changes one thing the benchmark's diagnosis blames for cache misses, so the
-report can say what fixing it would be worth (:data:`VARIANTS`):
+Each variant changes one thing, so the report can say what it is worth (:data:`VARIANTS`):
 
 * ``tuned_budget`` — the default policy with ``budget.context_limit`` lowered so that the
-  window is about the size of the sliding window's: smaller windows, but the budget pass
-  then evicts the oldest unit of history on most calls.
-* ``quantized_eviction`` — raw history leaves the window in fixed quanta
-  (:func:`quantized_cut`) instead of one event at a time, and the snapshot is not bounded
-  by the worker's newest-200-events tail (a bound that moves by one event per call drops
-  the oldest event on every call once a session passes it, shifting the start of history
-  exactly like a sliding window).
-* ``both_fixes`` — quantized eviction, and retrieved evidence rendered after the recent
-  history instead of before it (:class:`EvidenceAfterHistoryRenderer`). Evidence changes
-  at every wake; placed before the history it invalidates all of it, placed after it only
-  itself and the previous wake's turns. The difference to ``quantized_eviction`` is what
-  the placement alone is worth.
+  window is about the size of the sliding window's: smaller windows, more evictions.
+* ``greedy_eviction`` — history evicted one event at a time, as a best-first budget and a
+  newest-N-events snapshot bound do: ``budget.history_quantum = 0`` and a snapshot tail
+  that moves with every event (``recent_page = 1``). Each call then drops the oldest event
+  and shifts the start of the history, exactly like a sliding window.
+* ``evidence_before_history`` — retrieved evidence rendered before the history of earlier
+  wakes instead of after it (:class:`EvidenceBeforeHistoryRenderer`). Evidence changes at
+  every wake; placed before the history it invalidates all of it.
 
 The renderer only reorders the request body: the ledger still lists blocks in the
 compiler's placement order, so prefix-based ledger tools (``diff_ledgers``) do not apply
@@ -32,49 +27,20 @@ from wakeful.compiler.blocks import Segment
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import Item
 
-__all__ = ["VARIANTS", "EvidenceAfterHistoryRenderer", "Variant", "quantized_cut"]
+__all__ = ["VARIANTS", "EvidenceBeforeHistoryRenderer", "Variant", "greedy_policy"]
 
-# Raw history room and quantum of the quantized-eviction variants (tokens).
-HISTORY_ROOM = 24_000
-HISTORY_QUANTUM = 12_000
 TUNED_CONTEXT_LIMIT = 48_000
-UNBOUNDED_TAIL = 1_000_000
 
 
-class EvidenceAfterHistoryRenderer(AnthropicRenderer):
-    """Summaries, recent history, *then* evidence, then the current wake."""
+class EvidenceBeforeHistoryRenderer(AnthropicRenderer):
+    """Summaries, *then* evidence, then the history of earlier wakes and the current one."""
 
     def conversation(self, layout: Layout) -> list[Item]:
         items = super().conversation(layout)
         evidence = [i for i in items if i.segment is Segment.EVIDENCE]
-        if not evidence:
-            return items
         rest = [i for i in items if i.segment is not Segment.EVIDENCE]
-        tail = next((n for n, i in enumerate(rest) if i.segment is Segment.ASK), len(rest))
-        return rest[:tail] + evidence + rest[tail:]
-
-
-def quantized_cut(events: list[tuple[int, int, bool]], room: int, quantum: int) -> int:
-    """The first event id to keep so history moves in ``quantum``-token steps.
-
-    ``events`` are (id, tokens, is_turn_start) of the raw history in id order, retired ones
-    included, so every event's cumulative position never changes as history grows.
-    Anchors are the first turn-start at or after each multiple of ``quantum``; the cut is
-    the earliest anchor whose suffix fits in ``room`` (0 when everything fits). Between
-    jumps the start of history - and so the cached prefix - stays put.
-    """
-    total = sum(t for _, t, _ in events)
-    if total <= room:
-        return 0
-    position, next_anchor = 0, quantum
-    for ident, tokens, starts in events:
-        if starts and position >= next_anchor:
-            while next_anchor <= position:
-                next_anchor += quantum
-            if total - position <= room:
-                return ident
-        position += tokens
-    return events[-1][0] if events else 0
+        at = next((n for n, i in enumerate(rest) if i.segment is not Segment.SUMMARIES), 0)
+        return rest[:at] + evidence + rest[at:]
 
 
 @dataclass(frozen=True)
@@ -84,33 +50,43 @@ class Variant:
     options: dict[str, Any]
 
 
-def tuned_policy() -> Policy:
-    data = Policy.default().model_dump()
-    data["name"] = f"default-context-{TUNED_CONTEXT_LIMIT // 1000}k"
-    data["budget"]["context_limit"] = TUNED_CONTEXT_LIMIT
+def _with_budget(policy: Policy, name: str, **changes: Any) -> Policy:
+    data = policy.model_dump()
+    data["name"] = f"{policy.name}-{name}"
+    data["budget"].update(changes)
     return Policy.model_validate(data)
 
 
-def _variants() -> tuple[Variant, ...]:
-    quantized = {"recent_limit": UNBOUNDED_TAIL, "history": (HISTORY_ROOM, HISTORY_QUANTUM)}
+def tuned_policy(policy: Policy) -> Policy:
+    return _with_budget(
+        policy, f"context-{TUNED_CONTEXT_LIMIT // 1000}k", context_limit=TUNED_CONTEXT_LIMIT
+    )
+
+
+def greedy_policy(policy: Policy) -> Policy:
+    return _with_budget(policy, "greedy", history_quantum=0.0)
+
+
+def variants(policy: Policy) -> tuple[Variant, ...]:
+    """The variants of ``policy`` (the one the benchmark's own Wakeful runs with)."""
     return (
         Variant(
             "tuned_budget",
-            f"default policy with budget.context_limit {TUNED_CONTEXT_LIMIT}",
-            {"policy": tuned_policy()},
+            f"budget.context_limit {TUNED_CONTEXT_LIMIT}",
+            {"policy": tuned_policy(policy)},
         ),
         Variant(
-            "quantized_eviction",
-            f"history evicted in {HISTORY_QUANTUM}-token quanta within {HISTORY_ROOM} tokens;"
-            " no newest-200-events snapshot bound",
-            quantized,
+            "greedy_eviction",
+            "history evicted one event at a time: budget.history_quantum 0, snapshot tail"
+            " moving with every event",
+            {"policy": greedy_policy(policy), "recent_page": 1},
         ),
         Variant(
-            "both_fixes",
-            "quantized_eviction, and evidence rendered after recent history, not before it",
-            {**quantized, "renderer": EvidenceAfterHistoryRenderer()},
+            "evidence_before_history",
+            "evidence rendered before the history of earlier wakes, not after it",
+            {"renderer": EvidenceBeforeHistoryRenderer()},
         ),
     )
 
 
-VARIANTS: tuple[Variant, ...] = _variants()
+VARIANTS = variants  # kept as the name the benchmark imports

@@ -7,7 +7,7 @@ the same chunk keeps its id across wakes), and compiles with ``compile_window``.
 compiled windows are kept so the benchmark can measure them against the limit.
 
 Options exist for what-if variants (:mod:`wakeful.bench.cache_variants`): a different
-event-tail bound, a renderer override, and quantized history eviction.
+event-tail bound or page, and a renderer override.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from __future__ import annotations
 from wakeful.activities.compile import build_snapshot
 from wakeful.bench.cache_session import AgentSession
 from wakeful.bench.cache_strategies import CallContext, Plan, Strategy
-from wakeful.bench.cache_substrate import AGENT, MemorySubstrate, goal_of
-from wakeful.bench.cache_variants import quantized_cut
+from wakeful.bench.cache_substrate import AGENT, goal_of
 from wakeful.compiler import (
     Block,
     BlockKind,
@@ -27,16 +26,16 @@ from wakeful.compiler import (
     TokenCounter,
     compile_window,
 )
+from wakeful.substrate.snapshot import RECENT_LIMIT, RECENT_PAGE
 
 __all__ = ["WORKER_RECENT_LIMIT", "Wakeful"]
 
-WORKER_RECENT_LIMIT = 200  # ActivityDeps.recent_limit's default: what a worker loads
+WORKER_RECENT_LIMIT = RECENT_LIMIT  # ActivityDeps.recent_limit's default: what a worker loads
 
 
 class Wakeful(Strategy):
-    """``recent_limit`` bounds raw events per snapshot as the worker does; ``renderer``
-    overrides the provider renderer (the compiler's extension point); ``history`` =
-    (room, quantum) drops raw history before :func:`quantized_cut`."""
+    """``recent_limit`` and ``recent_page`` bound raw events per snapshot as the worker
+    does; ``renderer`` overrides the provider renderer (the compiler's extension point)."""
 
     def __init__(
         self,
@@ -46,15 +45,15 @@ class Wakeful(Strategy):
         *,
         name: str = "wakeful",
         recent_limit: int = WORKER_RECENT_LIMIT,
+        recent_page: int = RECENT_PAGE,
         renderer: Renderer | None = None,
-        history: tuple[int, int] | None = None,
     ) -> None:
         self.name = name
         self.policy = policy
         self.counter = counter
         self.recent_limit = recent_limit
+        self.recent_page = recent_page
         self.renderer = renderer
-        self.history = history
         self.cache = CountingCache()
         self._interned: dict[tuple[str, bool, str], Block] = {}
         self.windows: list[CompiledWindow] = []
@@ -76,10 +75,9 @@ class Wakeful(Strategy):
             max_event_id=sub.max_event_id(AGENT),
             as_of=ctx.now,
             recent_limit=self.recent_limit,
+            recent_page=self.recent_page,
         )
         blocks = self._intern(snapshot.blocks)
-        if self.history is not None:
-            blocks = self._trim(sub, ctx.ref.wake_id, blocks)
         snapshot = snapshot.model_copy(update={"blocks": blocks + self._retrieved(ctx)})
         window = compile_window(
             snapshot,
@@ -120,24 +118,4 @@ class Wakeful(Strategy):
                 relevance=d.relevance,
             )
             for d in ctx.docs.get(ctx.ref.wake_id, ())
-        )
-
-    def _trim(
-        self, sub: MemorySubstrate, wake_id: str, blocks: tuple[Block, ...]
-    ) -> tuple[Block, ...]:
-        assert self.history is not None
-        counts = self.cache.counts_for(self.counter)
-        sized = []
-        for e in sub.events(AGENT):
-            if e.wake_id == wake_id:
-                continue
-            tokens = counts.get(e.text)
-            if tokens is None:
-                tokens = counts[e.text] = self.counter.count(e.text)
-            sized.append((e.id, tokens, e.kind == "turn" and e.role == "user"))
-        cut = quantized_cut(sized, *self.history)
-        return tuple(
-            b
-            for b in blocks
-            if not (b.id.startswith("ev:") and b.seq < cut and b.wake_id != wake_id)
         )

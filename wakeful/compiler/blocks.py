@@ -51,8 +51,8 @@ class Segment(StrEnum):
     STABLE = "stable"
     SEMI_STABLE = "semi_stable"
     SUMMARIES = "summaries"
-    EVIDENCE = "evidence"
     RECENT = "recent"
+    EVIDENCE = "evidence"
     ASK = "ask"
 
 

@@ -18,6 +18,10 @@ Order of decisions, and why:
    units that do not fit, and stops once ``budget.scan_limit`` units in a row did not fit.
 5. Room a bucket leaves unused **spills** to the others (recent, evidence, summaries).
 
+The history (``recent``) is the exception to best-first: when it does not fit its share
+whole, it is cut at a quantized anchor and taken whole from there (``history.py``), so its
+start moves in steps and the provider's cached prefix survives between them.
+
 Retrieved turns share one evidence frame, with a date line per session and day: each turn
 costs its line, and the frame and a date line are charged to the first turn that needs them.
 
@@ -34,6 +38,7 @@ import math
 from wakeful.compiler.blocks import Segment
 from wakeful.compiler.buckets import Bucket
 from wakeful.compiler.buckets import buckets as make_buckets
+from wakeful.compiler.history import admit_history
 from wakeful.compiler.rank import keep_order
 from wakeful.compiler.select import tail_order
 from wakeful.compiler.work import (
@@ -83,10 +88,17 @@ def budget(work: Work) -> None:
     }
     weight_sum = sum(weights.values())
     spent = 0
+    dynamic: tuple[Segment, ...] = DYNAMIC
+    spill: tuple[Segment, ...] = SPILL_ORDER
     if weight_sum > 0:
-        for seg in DYNAMIC:
+        history = admit_history(work, int(room * weights[Segment.RECENT] / weight_sum))
+        if history is not None:  # the history is cut at its anchor: nothing more joins it
+            spent += history
+            dynamic = tuple(s for s in DYNAMIC if s is not Segment.RECENT)
+            spill = tuple(s for s in SPILL_ORDER if s is not Segment.RECENT)
+        for seg in dynamic:
             spent += buckets[seg].fill(int(room * weights[seg] / weight_sum), work, "ranked")
-    for seg in SPILL_ORDER:
+    for seg in spill:
         spent += buckets[seg].fill(room - spent, work, "spill")
 
 

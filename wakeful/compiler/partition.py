@@ -83,6 +83,9 @@ class Partition:
         self.minrel: dict[Facts, None] = {}
         self.entries: dict[Facts, Entry] = {}
         self.streams: dict[tuple[Segment, int], Stream] = {}
+        # Tokens of every live candidate entry, per segment (``history.py`` measures
+        # positions in the history from it).
+        self.totals: dict[Segment, int] = {}
         self.nan: dict[Facts, None] = {}  # candidate heads whose entry key is NaN
         self.nan_keys: dict[Facts, None] = {}  # blocks whose own rank key is NaN
         self.serial = 0

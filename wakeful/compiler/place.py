@@ -1,7 +1,12 @@
 """Pass 8 — place: order the admitted blocks, stable first.
 
-    stable (tools, then instructions and rules) → semi-stable → summaries → evidence
-    → recent → ask (the current wake)
+    stable (tools, then instructions and rules) → semi-stable → summaries → recent
+    → evidence → ask (the current wake)
+
+Evidence sits after the history of earlier wakes and before the current wake: retrieval
+changes at every wake, and a changed block invalidates the cache for everything after it.
+Here it costs only itself and the previous wake's turns; placed before the history it
+would cost all of it on every wake. The session history stays append-only.
 
 Within segments: cacheable segments by kind then ``(seq, id)``; summaries, recent turns and
 the tail chronologically, with every tool result directly after its call; evidence by score
@@ -54,8 +59,8 @@ class Layout:
     system: tuple[Placed, ...]
     semi_stable: tuple[Placed, ...]
     summaries: tuple[Placed, ...]
-    evidence: tuple[Placed, ...]
     recent: tuple[Placed, ...]
+    evidence: tuple[Placed, ...]
     tail: tuple[Placed, ...]
     # How renderers spell JSON and join segment texts: ``canonical_json`` and ``str.join``,
     # or equivalents that remember their results (``encode.JsonMemo``).
@@ -68,8 +73,8 @@ class Layout:
             + self.system
             + self.semi_stable
             + self.summaries
-            + self.evidence
             + self.recent
+            + self.evidence
             + self.tail
         )
 
@@ -176,8 +181,8 @@ def place(
         system=placed(rules),
         semi_stable=placed(semi),
         summaries=placed(sorted(by_segment[Segment.SUMMARIES], key=chrono)),
-        evidence=placed(evidence),
         recent=placed(with_partners(by_segment[Segment.RECENT])),
+        evidence=placed(evidence),
         tail=placed(with_partners(work.tail), Segment.ASK),
         encode=encode,
         join=join,

@@ -71,6 +71,16 @@ class Budget(_Model):
         ge=1,
         description="A bucket stops looking after this many candidates in a row did not fit.",
     )
+    history_quantum: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description=(
+            "When the history outgrows its share, it is cut in steps of this fraction of "
+            "input_budget × allocations.recent, so that its start (and the cached prefix) "
+            "stays put between steps; 0 evicts one turn at a time (best-first)."
+        ),
+    )
 
     @model_validator(mode="after")
     def _reserve(self) -> Budget:

@@ -104,9 +104,12 @@ def unit(part: Partition, h: Facts) -> None:
     old = part.entries.get(h)
     if old is None or old[:5] != entry[:5] or old[COST] != entry[COST]:
         part.entries[h] = entry
+        totals = part.totals
         if old is not None:
             stream_of(part, old).retire(part.entries)  # after: a compaction drops it
+            totals[h.segment] -= old[COST]
         stream_of(part, entry).add(entry)
+        totals[h.segment] = totals.get(h.segment, 0) + entry[COST]
     if entry[1] != entry[1]:  # a NaN score: see budget.HeapBucket
         part.nan[h] = None
     elif h in part.nan:
@@ -137,4 +140,5 @@ def unlist(part: Partition, f: Facts) -> None:
     old = part.entries.pop(f, None)
     if old is not None:
         stream_of(part, old).retire(part.entries)
+        part.totals[f.segment] -= old[COST]
     part.nan.pop(f, None)

@@ -3,7 +3,9 @@
 A snapshot is bounded by ``max_event_id`` (the last event the compile could see) and ``as_of``
 (the clock the compile ran at), so a past compile can be loaded again exactly and recompiled
 byte-for-byte. Only a bounded tail of raw events is loaded; older history reaches the window
-through summaries, the registry, the handoff note and retrieval.
+through summaries, the registry, the handoff note and retrieval. The tail's start moves in
+pages of ``RECENT_PAGE`` events (``TenantStore.recent_events``), not one event per event, so
+that the history a window begins with — the provider's cached prefix — stays put between.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from datetime import datetime
 from wakeful.compiler.blocks import Block, BlockKind, Role
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.store import TenantStore
+
+RECENT_LIMIT = 200  # raw events a snapshot loads at least (when there are that many)
+RECENT_PAGE = 100  # ... and at most this many fewer than one more page
 
 _EVENT_KIND = {
     "turn": BlockKind.TURN,
@@ -64,7 +69,8 @@ def load_blocks(
     as_of: datetime,
     current_wake_id: str | None,
     session_id: str | None = None,
-    recent_limit: int = 200,
+    recent_limit: int = RECENT_LIMIT,
+    recent_page: int = RECENT_PAGE,
 ) -> list[Block]:
     """Every candidate block the substrate holds for ``agent`` at (``max_event_id``, ``as_of``).
 
@@ -81,6 +87,7 @@ def load_blocks(
             current_wake_id=current_wake_id,
             session_id=session_id,
             recent_limit=recent_limit,
+            recent_page=recent_page,
         )
 
 
@@ -93,9 +100,10 @@ def _load_blocks(
     current_wake_id: str | None,
     session_id: str | None,
     recent_limit: int,
+    recent_page: int,
 ) -> list[Block]:
     recent = store.recent_events(
-        agent, max_id=max_event_id, limit=recent_limit, session_id=session_id
+        agent, max_id=max_event_id, limit=recent_limit, session_id=session_id, page=recent_page
     )
     live = [e for e in recent if e.retired_at is None or e.retired_at > as_of]
     if current_wake_id is not None:

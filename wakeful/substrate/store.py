@@ -30,6 +30,7 @@ from wakeful.substrate.records import (
     StoredEvent,
     WakeRecord,
 )
+from wakeful.substrate.tail import tail_start
 
 
 class Store:
@@ -231,27 +232,54 @@ class TenantStore(KnowledgeMixin):
         return out[::-1] if newest else out
 
     def recent_events(
-        self, agent: str, *, max_id: int, limit: int, session_id: str | None = None
+        self,
+        agent: str,
+        *,
+        max_id: int,
+        limit: int,
+        session_id: str | None = None,
+        page: int = 1,
     ) -> list[StoredEvent]:
-        """Of the newest ``limit`` events up to ``max_id``, those of ``session_id`` (all of
-        them when None), in append order: the raw tail a snapshot starts from.
+        """The raw tail a snapshot starts from, in append order: of the agent's events up to
+        ``max_id``, the newest ``limit`` and then back to a page boundary (below), those of
+        ``session_id`` (all of them when None).
 
-        The session filter applies after the limit (as a snapshot defines its tail), in
+        Pages: the tail starts at the agent's event whose ordinal (its 0-based place among
+        all of the agent's events, retired ones included, so it never changes) is the
+        largest multiple of ``page`` at or below that of the ``limit``-th newest event. The
+        tail thus holds ``limit`` to ``limit + page - 1`` events, and its first event moves
+        once every ``page`` events instead of with every event: the start of the history a
+        window shows, and so the provider's cached prefix, stays put in between.
+
+        The session filter applies after the bound (as a snapshot defines its tail), in
         SQL, so rows of other sessions are never fetched.
         """
+        tail_start(0, limit, page)  # validates limit and page
         e = t.events.c
-        newest = (
-            select(t.events)
-            .where(e.tenant == self.name, e.agent == agent, e.id <= max_id)
-            .order_by(e.id.desc())
-            .limit(limit)
-            .subquery()
-        )
-        q = select(newest)
-        if session_id is not None:
-            q = q.where(newest.c.session_id == session_id)
+        mine = (e.tenant == self.name, e.agent == agent, e.id <= max_id)
         with self.tx() as conn:
-            return [_event(r._mapping) for r in conn.execute(q.order_by(newest.c.id))]
+            first_id = None
+            if page > 1:
+                ids = (
+                    conn.execute(
+                        select(e.id).where(*mine).order_by(e.id.desc()).limit(limit + page - 1)
+                    )
+                    .scalars()
+                    .all()
+                )
+                if len(ids) > limit:
+                    total = conn.execute(select(func.count()).where(*mine)).scalar_one()
+                    first_id = ids[total - 1 - tail_start(total, limit, page)]
+            newest = select(t.events).where(*mine)
+            if first_id is not None:
+                newest = newest.where(e.id >= first_id)
+            else:
+                newest = newest.order_by(e.id.desc()).limit(limit)
+            tail = newest.subquery()
+            q = select(tail)
+            if session_id is not None:
+                q = q.where(tail.c.session_id == session_id)
+            return [_event(r._mapping) for r in conn.execute(q.order_by(tail.c.id))]
 
     def max_event_id(self, agent: str) -> int:
         with self.tx() as conn:

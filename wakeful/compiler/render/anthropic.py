@@ -5,21 +5,30 @@ Layout::
     tools[...]                                   stable
     system[0]  instructions + data notice + rules   ← breakpoint "stable" (cache.stable_ttl, 1h)
     system[1]  skills index, task frame, decisions, handoff   ← "semi_stable"
-    messages:  user[summaries ← "summaries", evidence], history…, current wake  ← "rolling"
+    messages:  user[summaries] ← "summaries",
+               history of earlier wakes… ← "history",
+               user[evidence], current wake… ← "rolling"
 
 Messages alternate roles: consecutive same-role items merge into one message; a tool result
 always opens the user message right after its call, so results come first there and no
 tool_use is ever left without its result. The last message is always the user's.
 
+The ``history`` breakpoint is what the next wake reads: that wake's evidence is new, but the
+history before it is the same bytes plus the wake that just ended.
+
 The 20-block lookback: the provider finds an earlier cache entry only within ~20 content
 blocks before a breakpoint. Summaries and evidence are one content block each and history
-text merges, but tool traffic cannot merge. When more than ``cache.lookback_blocks``
-content blocks separate the rolling breakpoint from the one before it, a **bridge**
-breakpoint goes on the end of the user message before the final assistant turn — exactly
-where the previous call of this wake put its rolling breakpoint — so that entry is read
-directly instead of searched for. With four breakpoints already used, the bridge replaces
-the summaries breakpoint (its prefix contains the summaries anyway). TTLs never increase
-along the prompt, as the provider requires (policy validation enforces it).
+text merges, but tool traffic cannot merge. Two **bridges** reach entries beyond it:
+
+* ``bridge`` — more than ``cache.lookback_blocks`` content blocks separate the rolling
+  breakpoint from the one before it: a breakpoint on the end of the user message before the
+  final assistant turn, exactly where the previous call of this wake put its rolling one.
+* ``wake_bridge`` — the last wake in the history has more content blocks than that: a
+  breakpoint on the end of the wakes before it, where that wake's calls put ``history``.
+
+At most four breakpoints: when more are wanted, ``summaries`` gives way first, then
+``semi_stable`` (the history entry's prefix contains both). TTLs never increase along the
+prompt, as the provider requires (policy validation enforces it).
 """
 
 from __future__ import annotations
@@ -84,6 +93,20 @@ class AnthropicRenderer(Renderer):
             where.append((len(messages) - 1, item))
         return messages, where
 
+    @staticmethod
+    def _earlier_wake_end(where: list[tuple[int, Item]], base: int, history: int) -> int:
+        """The element ending the history of wakes before the last one in ``recent``: where
+        the previous wake's calls put their ``history`` breakpoint (-1 if none)."""
+        last = where[history - base][1].block
+        wake = last.wake_id if last is not None else None
+        for n in range(history - base - 1, -1, -1):
+            item = where[n][1]
+            if item.segment is not Segment.RECENT:
+                return -1
+            if item.block is not None and item.block.wake_id != wake:
+                return base + n
+        return -1
+
     def render(self, layout: Layout) -> Rendered:
         cache = layout.policy.cache
         tools = [self.tool(p.block) for p in layout.tools]
@@ -130,19 +153,27 @@ class AnthropicRenderer(Renderer):
                     True,
                 )
             )
+        base = len(tools) + len(system)
+        history = earlier = -1
         for n, (_, item) in enumerate(where):
             if item.segment is Segment.SUMMARIES:
-                el = len(tools) + len(system) + n
+                el = base + n
                 marks.append(Mark("summaries", el, owners[el], cache.summaries_ttl, True))
+            elif item.segment is Segment.RECENT:
+                history = base + n
+        if history >= 0:
+            earlier = self._earlier_wake_end(where, base, history)
+            if earlier >= 0 and history - earlier > cache.lookback_blocks:
+                marks.append(Mark("wake_bridge", earlier, owners[earlier], cache.rolling_ttl, True))
+            marks.append(Mark("history", history, owners[history], cache.rolling_ttl, True))
         rolling = len(elements) - 1
         if rolling - marks[-1].element > cache.lookback_blocks and len(messages) >= 3:
             bridge = last_of_message[len(messages) - 3]
             if bridge > marks[-1].element:
-                if len(marks) >= MAX_BREAKPOINTS - 1:
-                    marks = [m for m in marks if m.name != "summaries"]
                 marks.append(Mark("bridge", bridge, owners[bridge], cache.rolling_ttl, True))
         if rolling > marks[-1].element:
             marks.append(Mark("rolling", rolling, owners[rolling], cache.rolling_ttl, True))
+        marks = _at_most(marks, MAX_BREAKPOINTS)
         for mark in marks:
             targets[mark.element]["cache_control"] = {"type": "ephemeral", "ttl": mark.ttl}
 
@@ -165,3 +196,17 @@ class AnthropicRenderer(Renderer):
             spliceable=type(self).render is AnthropicRenderer.render,
             slots=slots,
         )
+
+
+# Which breakpoints give way when more than four are wanted, first to last. Stable and
+# rolling never do; the history entry subsumes the summaries and semi-stable ones whenever
+# the history is unchanged, and bridges only matter past the lookback window.
+_DROP_ORDER = ("summaries", "semi_stable", "wake_bridge", "history", "bridge")
+
+
+def _at_most(marks: list[Mark], limit: int) -> list[Mark]:
+    for name in _DROP_ORDER:
+        if len(marks) <= limit:
+            break
+        marks = [m for m in marks if m.name != name]
+    return marks

@@ -124,20 +124,23 @@ class Renderer:
         return layout.join("\n\n", parts)
 
     def conversation(self, layout: Layout) -> list[Item]:
-        """Summaries and evidence as one user item each, then turns and tool traffic.
+        """Summaries as one user item, the history of earlier wakes, evidence as one user
+        item, then the current wake.
 
         History (``recent``) items may merge with their neighbours; current-wake items never
         do, so the wake's earlier content blocks keep their bytes as the wake grows.
         """
         items: list[Item] = []
-        for text, segment, group in (
-            (self.summaries_text(layout), Segment.SUMMARIES, layout.summaries),
-            (self.evidence_text(layout), Segment.EVIDENCE, layout.evidence),
-        ):
-            if text:
-                items.append(Item("text", Role.USER, text, segment, group[-1].block, False))
+        summaries = self.summaries_text(layout)
+        if summaries:
+            block = layout.summaries[-1].block
+            items.append(Item("text", Role.USER, summaries, Segment.SUMMARIES, block, False))
         for placed in layout.recent:
             items.extend(self.event_items(placed, mergeable=True))
+        evidence = self.evidence_text(layout)
+        if evidence:
+            block = layout.evidence[-1].block
+            items.append(Item("text", Role.USER, evidence, Segment.EVIDENCE, block, False))
         for placed in layout.tail:
             items.extend(self.event_items(placed, mergeable=False))
         if items and items[0].role is Role.ASSISTANT:

@@ -5,8 +5,8 @@ is that static content comes first and that ``prompt_cache_key`` routes every ca
 agent to the same cache. The key is derived from tenant, agent name and the stable-prefix
 hash: stable per agent, and it moves exactly when the cached prefix could no longer match.
 
-Chat: ``system`` (stable) → ``system`` (semi-stable) → ``user`` summaries → ``user``
-evidence → history → current wake; tool calls are ``tool_calls`` on the assistant message,
+Chat: ``system`` (stable) → ``system`` (semi-stable) → ``user`` summaries → history →
+``user`` evidence → current wake; tool calls are ``tool_calls`` on the assistant message,
 each answered by a ``role: tool`` message right after it. Responses: ``instructions`` holds
 the stable text, the semi-stable text is the first ``developer`` input item, and tool
 traffic is ``function_call`` / ``function_call_output`` items.
