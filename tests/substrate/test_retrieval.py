@@ -148,8 +148,9 @@ def test_session_date_breaks_the_tie_for_temporal_questions(
 
 
 def test_smoothing_brings_in_the_answer_after_the_matching_turn(store: VectorStore) -> None:
-    smooth = Retriever(store, EMB, RetrievalConfig(mode=FusionMode.SPARSE))
-    plain = Retriever(store, EMB, RetrievalConfig(mode=FusionMode.SPARSE, smoothing=0.0))
+    bm25 = {"mode": FusionMode.SPARSE, "dense_fallback": False}
+    smooth = Retriever(store, EMB, RetrievalConfig(**bm25))
+    plain = Retriever(store, EMB, RetrievalConfig(**bm25, smoothing=0.0))
     question = "Did the kids enjoy the trip?"
     assert "D2:3" in [c.hit.chunk_id for c in smooth.candidates(question, tenant="t1", agent="a1")]
     assert "D2:3" not in [
@@ -163,7 +164,8 @@ def test_every_mode_finds_the_obvious_turn(store: VectorStore, mode: FusionMode)
 
 
 def test_no_match_returns_nothing(store: VectorStore) -> None:
-    assert retrieve(store, "quantum chromodynamics", mode=FusionMode.SPARSE) == []
+    hits = retrieve(store, "quantum chromodynamics", mode=FusionMode.SPARSE, dense_fallback=False)
+    assert hits == []
 
 
 def test_hits_become_retrieved_blocks(store: VectorStore) -> None:

@@ -79,7 +79,7 @@ def test_evaluate_reports_recall_per_variant_and_cap(tmp_path: Path) -> None:
         _dataset(tmp_path / "tiny.json"), [100, 10], count_tokens=lambda t: len(t.split())
     )
     assert (report["questions"], report["gold_ids"]) == (3, 4)
-    assert set(report["variants"]) == {"bm25", "lexical", "dense", "hybrid"}
+    assert set(report["variants"]) == {"bm25", "lexical", "dense", "hybrid", "default"}
     wide = report["variants"]["hybrid"]["100"]
     assert wide["evidence_recall"] == 1.0 and wide["all_evidence"] == 1.0
     assert set(wide["by_category"]) == {"1", "2"}

@@ -174,11 +174,13 @@ def run(
     malformed = 0
     timings: Counter[str] = Counter()
     started = time.perf_counter()
+    mode = "?"
     with temporary_store("wkrc") as (store, root):
         ts = store.tenant(TENANT)
         vectors = EdgeVectorStore(root / "qdrant")
         try:
             index = EventIndex(vectors, embedder, count_tokens=count)
+            mode = index.mode.value
             bm25 = Retriever(vectors, embedder, DEFAULT_VARIANTS["bm25"])
             for sample in samples:
                 malformed += _conversation(
@@ -198,6 +200,7 @@ def run(
         "policy": base.name,
         "counter": counter.name,
         "embedder": embedder.name,
+        "retrieval_mode": mode,
         "seconds": {k: round(v, 1) for k, v in sorted(timings.items())}
         | {"total": round(time.perf_counter() - started, 1)},
     }

@@ -18,16 +18,29 @@ import math
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import pairwise
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from wakeful.errors import ConfigError
 from wakeful.substrate.lexical import STOPWORDS, porter_stem, tokenize
 
-__all__ = ["Embedder", "HashingEmbedder", "OpenAIEmbedder", "SentenceTransformerEmbedder"]
+__all__ = [
+    "Embedder",
+    "HashingEmbedder",
+    "OpenAIEmbedder",
+    "SentenceTransformerEmbedder",
+    "is_lexical",
+]
 
 
 @runtime_checkable
 class Embedder(Protocol):
+    """Texts to dense vectors of ``dim`` floats; ``name`` changes whenever the vectors would.
+
+    An embedder may also declare ``lexical = True`` (a class attribute): its vectors encode
+    the words of a text and nothing a BM25 index would not already match, so retrieval need
+    not run a dense search beside BM25 (see :func:`is_lexical`).
+    """
+
     @property
     def name(self) -> str: ...
 
@@ -35,6 +48,12 @@ class Embedder(Protocol):
     def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+def is_lexical(embedder: Embedder) -> bool:
+    """Whether ``embedder`` declares itself lexical (``lexical = True``); learned embedders
+    do not, and get a dense ranking fused with BM25's."""
+    return getattr(embedder, "lexical", False) is True
 
 
 @lru_cache(maxsize=524_288)
@@ -52,7 +71,10 @@ class HashingEmbedder:
     Term frequencies are damped (``1 + ln tf``) so one repeated word cannot dominate, and the
     result is L2-normalised so cosine and dot product agree. It is a lexical model: it finds
     shared words, not synonyms; fuse it with BM25, or use a learned embedder for semantics.
+    It is declared ``lexical``: by default retrieval over its collection is BM25 alone.
     """
+
+    lexical: ClassVar[bool] = True
 
     def __init__(
         self,

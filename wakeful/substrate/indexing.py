@@ -37,7 +37,7 @@ from wakeful.substrate.lexical import Bm25Encoder
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.retrieval import RetrievalConfig, RetrievalHit, Retriever
 from wakeful.substrate.store import TenantStore
-from wakeful.substrate.vectors.base import CollectionSpec, VectorPoint, VectorStore
+from wakeful.substrate.vectors.base import CollectionSpec, FusionMode, VectorPoint, VectorStore
 
 __all__ = [
     "INDEXED_KINDS",
@@ -136,6 +136,9 @@ class EventIndex:
         # analyzer is another index, indexed from the start.
         self.key = f"{collection}|{embedder.name}|{encoder.name}|{max_chars}"
         self.retriever = Retriever(vectors, embedder, config)
+        # Sparse, dense or hybrid: explicit in ``config``, else chosen by the embedder (BM25
+        # alone for a lexical one). Stored with every retrieval record.
+        self.mode: FusionMode = self.retriever.mode
         # Hit texts recur from compile to compile: count each once (bounded memo).
         self._count = lru_cache(maxsize=65_536)(count_tokens) if count_tokens else None
         self._batch = batch
@@ -289,11 +292,15 @@ class RetrievalRecord(BaseModel):
     query: str
     token_cap: int
     hits: tuple[RetrievalHit, ...]
+    mode: FusionMode | None = None  # rankings that found the hits; None in older records
 
 
-def dump_hits(query: str, token_cap: int, hits: Sequence[RetrievalHit]) -> str:
+def dump_hits(
+    query: str, token_cap: int, hits: Sequence[RetrievalHit], mode: FusionMode | None = None
+) -> str:
     """The blob a compile record points at (fields in declaration order: deterministic)."""
-    return RetrievalRecord(query=query, token_cap=token_cap, hits=tuple(hits)).model_dump_json()
+    record = RetrievalRecord(query=query, token_cap=token_cap, hits=tuple(hits), mode=mode)
+    return record.model_dump_json()
 
 
 def load_hits(text: str) -> RetrievalRecord:
@@ -334,8 +341,9 @@ def retrieve_into(
             for h in earlier.hits
             if event_id_of(h.chunk_id) not in skip_ids and h.source_hash not in skip_hashes
         ]
-        query, cap = earlier.query, earlier.token_cap
+        query, cap, mode = earlier.query, earlier.token_cap, earlier.mode
     else:
+        mode = index.mode
         query = retrieval_query(goal_text, snapshot.blocks)
         cap = retrieval_cap(policy, max_tokens)
         hits = index.gather(
@@ -346,7 +354,7 @@ def retrieve_into(
             token_cap=cap,
             present=snapshot.blocks,
         )
-    digest = ts.put_blob("retrieval", dump_hits(query, cap, hits))
+    digest = ts.put_blob("retrieval", dump_hits(query, cap, hits, mode))
     return with_hits(snapshot, hits), digest
 
 

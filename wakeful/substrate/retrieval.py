@@ -3,8 +3,14 @@
 The compile activity calls :meth:`Retriever.retrieve` and hands the resulting
 :class:`RetrievalHit` blocks to the compiler, which decides what enters the window. Steps:
 
-1. **Two rankings** from the vector store, each scoped to the tenant and agent: BM25 over
-   the lexical sparse vectors, and the dense vectors of the collection's embedder.
+1. **Rankings** from the vector store, each scoped to the tenant and agent: BM25 over the
+   lexical sparse vectors, and the dense vectors of the collection's embedder. Which ones is
+   the *mode*: chosen explicitly in :class:`RetrievalConfig`, or else by the embedder - a
+   lexical embedder (:func:`~wakeful.substrate.embedders.is_lexical`, e.g. the default
+   hashing one) encodes the words BM25 already sees, so its dense ranking mostly re-finds
+   BM25's hits at the price of a second vector search: retrieval is then BM25 alone
+   (``sparse``); a learned embedder brings synonyms and paraphrase, so both are fused
+   (``hybrid``). The mode in force is recorded with every stored retrieval.
 2. **Neighbour smoothing** within each ranking: a chunk's score gains a fraction of the
    scores of the turns just before and after it. In a conversation the answer often sits
    one turn away from the words that match the question.
@@ -13,7 +19,8 @@ The compile activity calls :meth:`Retriever.retrieve` and hands the resulting
    sessions on that date gain ``date_boost``.
 5. **Dedupe** by source hash, keeping the best-ranked copy.
 6. **Packing** under ``token_cap``: hits in rank order, each followed by its neighbours
-   (same session, seq ± 1, read back from the vector payload) when they fit.
+   (same session, seq ± 1, read back from the vector payload) when they fit. Neighbours are
+   read in one batch for the hits expected to fit, and again only if packing runs past it.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from wakeful.compiler.blocks import Block, BlockKind
-from wakeful.substrate.embedders import Embedder
+from wakeful.substrate.embedders import Embedder, is_lexical
 from wakeful.substrate.vectors.base import (
     FusionMode,
     SeqKey,
@@ -37,7 +44,7 @@ from wakeful.substrate.vectors.base import (
     stable_by_score,
 )
 
-__all__ = ["Candidate", "RetrievalConfig", "RetrievalHit", "Retriever"]
+__all__ = ["Candidate", "RetrievalConfig", "RetrievalHit", "Retriever", "default_mode"]
 
 TokenCounter = Callable[[str], int]
 Key = SeqKey | str
@@ -48,7 +55,9 @@ _MONTHS = (
 # Capitalised only: "may" the verb is not a month.
 _MONTH_RE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
 _YEAR_RE = re.compile(r"\b(19\d\d|20\d\d)\b")
-_NEIGHBOUR_BATCH = 16
+# A packed hit brings up to two neighbours: plan the first neighbour read for the hits whose
+# own tokens fill this share of the cap (the rest is read only if packing gets there).
+_NEIGHBOUR_SHARE = 0.4
 
 
 class RetrievalConfig(BaseModel):
@@ -56,7 +65,10 @@ class RetrievalConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    mode: FusionMode = FusionMode.HYBRID
+    mode: FusionMode | None = Field(
+        default=None,
+        description="Rankings to use. None: chosen by the embedder (see default_mode).",
+    )
     rrf_k: int = Field(default=60, gt=0)
     lexical_weight: float = Field(default=1.0, ge=0)
     dense_weight: float = Field(
@@ -68,6 +80,11 @@ class RetrievalConfig(BaseModel):
     candidates: int = Field(default=100, gt=0, description="Least depth of each ranking.")
     tokens_per_candidate: int = Field(
         default=20, gt=0, description="Rankings go ``token_cap / this`` deep when that is more."
+    )
+    dense_fallback: bool = Field(
+        default=True,
+        description="In sparse mode, add the dense ranking when BM25 finds fewer chunks than "
+        "the ranking depth, so a question in words the agent never used still finds turns.",
     )
     smoothing: float = Field(default=0.35, ge=0, description="Share of neighbours' scores.")
     neighbours: bool = Field(default=True, description="Pack the turns before and after a hit.")
@@ -121,6 +138,12 @@ class RetrievalHit(BaseModel):
         )
 
 
+def default_mode(embedder: Embedder) -> FusionMode:
+    """``sparse`` for a lexical embedder (its dense ranking adds a vector search, not
+    recall), ``hybrid`` for any other."""
+    return FusionMode.SPARSE if is_lexical(embedder) else FusionMode.HYBRID
+
+
 class Retriever:
     """Hybrid retrieval over one :class:`VectorStore` and the embedder that filled it."""
 
@@ -130,6 +153,7 @@ class Retriever:
         self._store = store
         self._embedder = embedder
         self.config = config or RetrievalConfig()
+        self.mode: FusionMode = self.config.mode or default_mode(embedder)
 
     def retrieve(
         self,
@@ -158,11 +182,14 @@ class Retriever:
         lists: list[list[VectorHit]] = []
         weights: list[float] = []
         common = {"tenant": tenant, "agent": agent, "limit": depth, "kinds": cfg.kinds}
-        if cfg.mode is not FusionMode.DENSE:
+        if self.mode is not FusionMode.DENSE:
             sparse = VectorQuery(mode=FusionMode.SPARSE, text=query, **common)
             lists.append(self._store.query(sparse))
             weights.append(cfg.lexical_weight)
-        if cfg.mode is not FusionMode.SPARSE:
+        # BM25 ran dry (the question's words are rare or absent here): even a lexical
+        # embedder's vectors match parts of words and variants, so let them fill the rest.
+        dry = cfg.dense_fallback and len(lists[0]) < depth if lists else False
+        if self.mode is not FusionMode.SPARSE or dry:
             (vector,) = self._embedder.embed([query])
             dense = VectorQuery(
                 mode=FusionMode.DENSE, dense=tuple(vector), embedder=self._embedder.name, **common
@@ -207,6 +234,7 @@ class Retriever:
         # Smoothing put most neighbours among the candidates already; fetch only the rest.
         around = {_key(c.hit): c.hit for c in candidates if c.hit.session_id is not None}
         fetched_upto = 0
+        planned = token_cap * _NEIGHBOUR_SHARE
         taken: set[str] = set()
         hashes: set[str] = set()
         used = 0
@@ -233,9 +261,9 @@ class Retriever:
             if not packed or not self.config.neighbours:
                 continue
             if i >= fetched_upto:
-                batch = candidates[i : i + _NEIGHBOUR_BATCH]
-                around.update(self._neighbours(tenant, agent, [c.hit for c in batch], around))
-                fetched_upto = i + len(batch)
+                fetched_upto = _plan(candidates, i, planned, count_tokens)
+                batch = [c.hit for c in candidates[i:fetched_upto]]
+                around.update(self._neighbours(tenant, agent, batch, around))
             for key in _adjacent(cand.hit):
                 near = around.get(key)
                 if near is not None:
@@ -249,6 +277,18 @@ class Retriever:
         keys = [key for hit in hits for key in _adjacent(hit) if key not in known]
         found = self._store.fetch(tenant, agent, keys) if keys else []
         return {_key(h): h for h in found}
+
+
+def _plan(
+    candidates: Sequence[Candidate], start: int, tokens: float, count_tokens: TokenCounter
+) -> int:
+    """End of the run of candidates from ``start`` whose own texts fill ``tokens``: whose
+    neighbours to read in one go (at least one candidate)."""
+    end, spent = start, 0.0
+    while end < len(candidates) and (end == start or spent < tokens):
+        spent += count_tokens(candidates[end].hit.text)
+        end += 1
+    return end
 
 
 def _adjacent(hit: VectorHit) -> list[SeqKey]:

@@ -8,7 +8,8 @@ retriever packs under each token cap, for several pipeline variants side by side
 * ``bm25``   - plain BM25 top-k: no smoothing, neighbours or date boost (the baseline);
 * ``lexical`` - the full pipeline on BM25 alone;
 * ``dense``   - the full pipeline on the dense embedder alone;
-* ``hybrid``  - the full pipeline, both fused (the default configuration).
+* ``hybrid``  - the full pipeline, both fused;
+* ``default`` - the default configuration (the mode chosen by the embedder).
 
 This measures retrieval only; the window-level benchmark (``wakeful bench recall``) spends
 a whole window budget and includes everything else the compiler places.
@@ -38,11 +39,16 @@ TENANT = "locomo"
 
 DEFAULT_VARIANTS: Mapping[str, RetrievalConfig] = {
     "bm25": RetrievalConfig(
-        mode=FusionMode.SPARSE, smoothing=0.0, neighbours=False, date_boost=0.0
+        mode=FusionMode.SPARSE,
+        dense_fallback=False,
+        smoothing=0.0,
+        neighbours=False,
+        date_boost=0.0,
     ),
-    "lexical": RetrievalConfig(mode=FusionMode.SPARSE),
+    "lexical": RetrievalConfig(mode=FusionMode.SPARSE, dense_fallback=False),
     "dense": RetrievalConfig(mode=FusionMode.DENSE),
-    "hybrid": RetrievalConfig(),
+    "hybrid": RetrievalConfig(mode=FusionMode.HYBRID),
+    "default": RetrievalConfig(),
 }
 
 _DIA = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")

@@ -1,10 +1,16 @@
 """Qdrant Edge: the embedded default. One shard directory holds one collection.
 
-The directory contains the shard and ``collection.json``, the :class:`CollectionSpec` it was
-created with; reopening checks the spec so vectors of another embedder are never mixed in.
-Hybrid queries use the engine's own prefetch and reciprocal rank fusion, and IDF is computed
-over the querying tenant's and agent's points only, so one tenant's corpus never shifts
-another's scores. A shard is owned by one process at a time.
+The directory contains the shard, ``collection.json`` (the :class:`CollectionSpec` it was
+created with; reopening checks the spec so vectors of another embedder are never mixed in) and
+``edge-format.json`` (how the shard stores sparse vectors). Hybrid queries use the engine's
+own prefetch and reciprocal rank fusion.
+
+BM25's IDF is computed over the querying tenant's and agent's points only, so one tenant's
+corpus never shifts another's scores. The store computes it from statistics it keeps per
+scope (:mod:`~wakeful.substrate.vectors.edge_catalog`) and sends IDF-weighted queries; the
+shard holds plain term-frequency weights and applies no modifier of its own. Asking the
+engine for a filtered IDF instead costs a walk of every query term's posting list through the
+filter on each query. A shard is owned by one process at a time.
 """
 
 from __future__ import annotations
@@ -37,15 +43,22 @@ from wakeful.substrate.vectors.base import (
     VectorQuery,
     point_id,
 )
+from wakeful.substrate.vectors.edge_catalog import Catalogs, PointFacts, ScopeCatalog
 
 if TYPE_CHECKING:
     import qdrant_edge as qe
+    from qdrant_edge import PointId
 
 __all__ = ["EdgeVectorStore"]
 
 _SPEC_FILE = "collection.json"
+_FORMAT_FILE = "edge-format.json"
+# 2: term-frequency sparse weights without an engine IDF modifier; IDF comes with the query.
+_FORMAT = {"version": 2, "sparse": "tf-weights, idf applied per scope at query time"}
 _SHARD_DIR = "shard"
 _PREFETCH_FACTOR = 4
+_SCAN_PAGE = 10_000
+_SCOPE_FIELDS = ["tenant", "agent", "session_id", "seq"]
 
 
 def _engine() -> Any:
@@ -61,12 +74,20 @@ def _engine() -> Any:
 class EdgeVectorStore:
     """A :class:`~wakeful.substrate.vectors.base.VectorStore` on a Qdrant Edge shard."""
 
-    def __init__(self, path: str | os.PathLike[str], encoder: Bm25Encoder | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        encoder: Bm25Encoder | None = None,
+        *,
+        max_scopes: int = 64,
+    ) -> None:
         self._path = Path(path)
         self._encoder = encoder or Bm25Encoder()
         self._spec: CollectionSpec | None = None
         self._shard: qe.EdgeShard | None = None
         self._qe = _engine()
+        # Per (tenant, agent): BM25 statistics and chunk positions (see edge_catalog).
+        self._catalogs = Catalogs(max_scopes)
 
     @property
     def spec(self) -> CollectionSpec | None:
@@ -80,20 +101,31 @@ class EdgeVectorStore:
             return
         if spec_file.exists():
             spec.check_compatible(CollectionSpec.model_validate_json(spec_file.read_text()))
+            self._check_format()
             self._shard = self._qe.EdgeShard.load(str(self._path / _SHARD_DIR))
         else:
             self._shard = self._create(spec)
-            tmp = spec_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(spec.model_dump(mode="json"), indent=2, sort_keys=True))
-            tmp.replace(spec_file)
+            _write_json(self._path / _FORMAT_FILE, _FORMAT)
+            _write_json(spec_file, spec.model_dump(mode="json"))
         self._spec = spec
+
+    def _check_format(self) -> None:
+        found = self._path / _FORMAT_FILE
+        version = json.loads(found.read_text()).get("version") if found.exists() else 1
+        if version != _FORMAT["version"]:
+            raise ConfigError(
+                f"the Qdrant Edge shard at {self._path} has storage format {version}; this "
+                f"version of Wakeful reads format {_FORMAT['version']}. Delete that directory: "
+                "the event index rebuilds it from the event log on the next compile"
+            )
 
     def _create(self, spec: CollectionSpec) -> qe.EdgeShard:
         qe_ = self._qe
         distance = {Distance.COSINE: qe_.Distance.Cosine, Distance.DOT: qe_.Distance.Dot}
         config = qe_.EdgeConfig(
             vectors={DENSE_VECTOR: qe_.EdgeVectorParams(spec.dim, distance[spec.distance])},
-            sparse_vectors={SPARSE_VECTOR: qe_.EdgeSparseVectorParams(modifier=qe_.Modifier.Idf)},
+            # No engine IDF: the store weighs queries with the scope's own IDF.
+            sparse_vectors={SPARSE_VECTOR: qe_.EdgeSparseVectorParams()},
         )
         self._path.mkdir(parents=True, exist_ok=True)
         shard: qe.EdgeShard = qe_.EdgeShard.create(str(self._path / _SHARD_DIR), config)
@@ -118,13 +150,48 @@ class EdgeVectorStore:
             return
         qe_ = self._qe
         out = []
+        arriving = []
         for p in points:
             vectors: dict[str, Any] = {DENSE_VECTOR: list(p.vector)}
             sparse = point_sparse(self._encoder, p)
             if not sparse.is_empty:
                 vectors[SPARSE_VECTOR] = qe_.SparseVector(list(sparse.indices), list(sparse.values))
             out.append(qe_.Point(id=p.id, vector=vectors, payload=p.payload()))
+            arriving.append(PointFacts.of(p.id, p.tenant, p.agent, p.seq, p.session_id, sparse))
+        # Points this upsert replaces leave their scope's statistics (only loaded scopes
+        # keep any, so with none loaded there is nothing to read).
+        leaving = self._stored(shard, [p.id for p in points]) if self._catalogs.any() else []
         shard.update(qe_.UpdateOperation.upsert_points(out))
+        self._catalogs.replace(leaving, arriving)
+
+    def _stored(self, shard: qe.EdgeShard, ids: Sequence[str]) -> list[PointFacts]:
+        unique: list[PointId] = list(dict.fromkeys(ids))
+        records = shard.retrieve(unique, _SCOPE_FIELDS, [SPARSE_VECTOR])
+        return [_facts(r) for r in records]
+
+    def _catalog(self, shard: qe.EdgeShard, tenant: str, agent: str) -> ScopeCatalog:
+        """The scope's statistics, read from the shard on first use (one scan of the scope)."""
+        catalog = self._catalogs.get((tenant, agent))
+        if catalog is not None:
+            return catalog
+        qe_ = self._qe
+        where = qe_.Filter(must=self._scope(tenant, agent))
+        facts: list[PointFacts] = []
+        offset = None
+        while True:
+            records, offset = shard.scroll(
+                qe_.ScrollRequest(
+                    limit=_SCAN_PAGE,
+                    offset=offset,
+                    filter=where,
+                    with_payload=_SCOPE_FIELDS,
+                    with_vector=[SPARSE_VECTOR],
+                )
+            )
+            facts += [_facts(r) for r in records]
+            if offset is None:
+                break
+        return self._catalogs.put((tenant, agent), facts)
 
     def _scope(self, tenant: str, agent: str) -> list[Any]:
         qe_ = self._qe
@@ -137,7 +204,6 @@ class EdgeVectorStore:
         spec, shard = self._require()
         check_query(spec, q)
         qe_ = self._qe
-        scope = qe_.Filter(must=self._scope(q.tenant, q.agent))
         must = self._scope(q.tenant, q.agent)
         if q.sessions is not None:
             must.append(qe_.FieldCondition(key="session_id", match=qe_.MatchAny(list(q.sessions))))
@@ -145,34 +211,30 @@ class EdgeVectorStore:
             must.append(qe_.FieldCondition(key="kind", match=qe_.MatchAny(list(q.kinds))))
         where = qe_.Filter(must=must)
         depth = q.limit * _PREFETCH_FACTOR if q.mode is FusionMode.HYBRID else q.limit
-        sources: list[tuple[Any, Any, float]] = []  # (query, params, weight)
+        sources: list[tuple[Any, float]] = []  # (query, weight)
         if q.mode is not FusionMode.DENSE:
             sparse = query_sparse(self._encoder, q)
             if not sparse.is_empty:
-                vector = qe_.SparseVector(list(sparse.indices), list(sparse.values))
-                params = qe_.SearchParams(idf=qe_.IdfParams(corpus=scope))
-                sources.append(
-                    (qe_.Query.Nearest(vector, using=SPARSE_VECTOR), params, q.weights[0])
-                )
+                weighted = self._catalog(shard, q.tenant, q.agent).weigh(sparse)
+                vector = qe_.SparseVector(list(weighted.indices), list(weighted.values))
+                sources.append((qe_.Query.Nearest(vector, using=SPARSE_VECTOR), q.weights[0]))
         if q.mode is not FusionMode.SPARSE:
             assert q.dense is not None
             dense = qe_.Query.Nearest(list(q.dense), using=DENSE_VECTOR)
-            sources.append((dense, None, q.weights[1]))
+            sources.append((dense, q.weights[1]))
         if not sources:
             return []
         if q.mode is FusionMode.HYBRID:
             prefetches = [
-                qe_.Prefetch(limit=depth, query=query, filter=where, params=params)
-                for query, params, _ in sources
+                qe_.Prefetch(limit=depth, query=query, filter=where) for query, _ in sources
             ]
-            fusion = qe_.Fusion.Rrf(k=q.rrf_k, weights=[w for _, _, w in sources])
+            fusion = qe_.Fusion.Rrf(k=q.rrf_k, weights=[w for _, w in sources])
             request = qe_.QueryRequest(
                 limit=q.limit, prefetches=prefetches, query=fusion, filter=where, with_payload=True
             )
         else:
-            query, params, _ = sources[0]
             request = qe_.QueryRequest(
-                limit=q.limit, query=query, filter=where, params=params, with_payload=True
+                limit=q.limit, query=sources[0][0], filter=where, with_payload=True
             )
         return [VectorHit.from_payload(p.payload or {}, p.score) for p in shard.query(request)]
 
@@ -180,24 +242,14 @@ class EdgeVectorStore:
         _, shard = self._require()
         if not keys:
             return []
-        qe_ = self._qe
-        by_session: dict[str, list[int]] = {}
-        for key in keys:
-            by_session.setdefault(key.session_id, []).append(key.seq)
-        should = [
-            qe_.Filter(
-                must=[
-                    qe_.FieldCondition(key="session_id", match=qe_.MatchValue(session)),
-                    qe_.FieldCondition(key="seq", match=qe_.MatchAny(sorted(set(seqs)))),
-                ]
-            )
-            for session, seqs in by_session.items()
+        ids: list[PointId] = list(self._catalog(shard, tenant, agent).point_ids(keys))
+        records = shard.retrieve(ids, True, False) if ids else []
+        # Ids come from this scope's catalog; the payload check keeps isolation structural.
+        hits = [
+            VectorHit.from_payload(r.payload or {}, 0.0)
+            for r in records
+            if r.payload and r.payload.get("tenant") == tenant and r.payload.get("agent") == agent
         ]
-        where = qe_.Filter(must=self._scope(tenant, agent), should=should)
-        records, _ = shard.scroll(
-            qe_.ScrollRequest(limit=len(keys), filter=where, with_payload=True)
-        )
-        hits = [VectorHit.from_payload(r.payload or {}, 0.0) for r in records]
         return sorted(hits, key=lambda h: (h.session_id or "", h.seq, h.chunk_id))
 
     def delete(self, tenant: str, agent: str, chunk_ids: Sequence[str]) -> None:
@@ -206,8 +258,16 @@ class EdgeVectorStore:
             return
         qe_ = self._qe
         ids = {point_id(tenant, c) for c in chunk_ids}
+        leaving = []
+        if self._catalogs.any():
+            leaving = [
+                p
+                for p in self._stored(shard, sorted(ids))
+                if (p.tenant, p.agent) == (tenant, agent)
+            ]
         where = qe_.Filter(must=[*self._scope(tenant, agent), qe_.HasIdCondition(ids)])
         shard.update(qe_.UpdateOperation.delete_points_by_filter(where))
+        self._catalogs.replace(leaving, [])
 
     def count(self, tenant: str, agent: str) -> int:
         _, shard = self._require()
@@ -225,8 +285,21 @@ class EdgeVectorStore:
 
     def close(self) -> None:
         """Flush and release the shard; safe to call twice."""
+        self._catalogs.clear()
         if self._shard is not None:
             self._shard.flush()
             self._shard.close()
             self._shard = None
             self._spec = None
+
+
+def _facts(record: Any) -> PointFacts:
+    vectors = record.vector if isinstance(record.vector, dict) else {}
+    sparse = vectors.get(SPARSE_VECTOR)
+    return PointFacts.from_record(str(record.id), record.payload or {}, sparse)
+
+
+def _write_json(path: Path, data: object) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+    tmp.replace(path)
