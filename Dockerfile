@@ -13,7 +13,7 @@ COPY pyproject.toml README.md ./
 COPY wakeful ./wakeful
 # Wheels for Wakeful and every dependency, plus the OTLP exporter the compose file's
 # collector receives from.
-RUN pip wheel --no-cache-dir --wheel-dir /wheels . "opentelemetry-exporter-otlp-proto-http>=1.27,<2"
+RUN pip wheel --no-cache-dir --wheel-dir /wheels ".[otlp]"
 
 FROM python:3.12-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -23,7 +23,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     WAKEFUL_INGRESS_PORT=8080
 RUN useradd --system --uid 10001 --create-home --home-dir /var/lib/wakeful wakeful
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-index --find-links=/wheels wakeful opentelemetry-exporter-otlp-proto-http \
+RUN pip install --no-cache-dir --no-index --find-links=/wheels "wakeful[otlp]" \
     && rm -rf /wheels
 USER wakeful
 WORKDIR /var/lib/wakeful

@@ -55,6 +55,32 @@ class Trigger(_Msg):
     )
 
 
+# The largest trigger (as JSON) an agent accepts. Every trigger is written into the agent's
+# workflow history, and a message this long already fills much of a model's window, so
+# larger content belongs in the substrate (a document or file the agent reads), not in a
+# message. 512 KiB is Temporal's per-payload warning size, and twice the webhook ingress's
+# default body cap, so an accepted webhook (its payload pretty-printed) always fits.
+MAX_TRIGGER_BYTES = 512 * 1024
+
+
+def trigger_size(trigger: Trigger) -> int:
+    """The trigger's size as it travels to the workflow (UTF-8 JSON)."""
+    return len(trigger.model_dump_json().encode())
+
+
+def oversized_trigger(trigger: Trigger, agent: str) -> str | None:
+    """Why ``trigger`` is refused for being too large, or None when it fits."""
+    size = trigger_size(trigger)
+    if size <= MAX_TRIGGER_BYTES:
+        return None
+    return (
+        f"the trigger {trigger.idempotency_key!r} for agent {agent!r} is {size:,} bytes; the"
+        f" limit is {MAX_TRIGGER_BYTES:,} bytes (MAX_TRIGGER_BYTES). Store large content where"
+        " the agent can read it (a file in its workdir, a document) and send a short message"
+        " that points at it."
+    )
+
+
 class WakeRef(_Msg):
     tenant: str
     agent: str
@@ -89,6 +115,11 @@ class CompileIn(_Msg):
     call_index: int
     now: datetime
     annotations: LedgerAnnotations | None = None
+    open: StartWakeIn | None = Field(
+        None,
+        description="Open the wake first (what start_wake does): sent with a wake's first "
+        "compile, which always follows it, so the wake costs one step fewer.",
+    )
 
 
 class BreakpointRef(_Msg):
@@ -113,6 +144,18 @@ class CallModelIn(_Msg):
     runtime: AgentRuntime
     call_index: int
     window_hash: str
+    at: datetime | None = Field(None, description="Workflow time the call was started.")
+    record: bool = Field(
+        False,
+        description="Also append the reply to the transcript (text and tool calls, at "
+        "``at``): what ``record_output`` does, without a step of its own.",
+    )
+    finish: bool = Field(
+        False,
+        description="When the reply calls no tools the wake ends with it: finish the wake "
+        "here (status done, the handoff note: what finish_wake does), one step fewer.",
+    )
+    tool_calls: int = Field(0, description="Tool calls of the wake so far, for ``finish``.")
 
 
 class ToolCallRef(_Msg):
@@ -129,6 +172,9 @@ class CallModelOut(_Msg):
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     cost_usd: float = 0.0
+    handoff_id: int = Field(
+        0, description="The handoff note's id when this call finished the wake (finish)."
+    )
 
 
 class RecordOutputIn(_Msg):

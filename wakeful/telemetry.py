@@ -7,7 +7,9 @@ which returns a :class:`Telemetry` object to hand to whoever records. Tests pass
 
 Spans (names follow the conventions' ``{operation} {target}`` form):
 
-* ``invoke_agent {agent}`` - one wake;
+* ``invoke_agent {agent}`` - one wake, its own trace: written when the wake ends, with the
+  ids ``wake_trace`` derives from the wake, so the spans below (given ``wake=``) are its
+  children whichever worker recorded them, and link to Temporal's activity span;
 * ``wakeful.compile {agent}`` - one compile;
 * ``chat {model}`` - one model call: ``gen_ai.system`` / ``gen_ai.provider.name``,
   ``gen_ai.request.model``, ``gen_ai.response.model``, ``gen_ai.usage.input_tokens`` (all
@@ -25,7 +27,7 @@ write_1h), ``wakeful.cache.hit_ratio`` (histogram, read / all input, per call),
 The activities record through :class:`Telemetry`; ``Telemetry.disabled()`` (the default of
 ``ActivityDeps.telemetry``) records nothing and costs nothing. Wakes, activities and
 workflow runs get Temporal's own spans from :meth:`Telemetry.tracing_interceptor`, which
-the worker and client install; the activity spans above nest under them.
+the worker and client install; spans recorded without ``wake=`` nest under them.
 """
 
 from __future__ import annotations
@@ -34,9 +36,11 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry import metrics, trace
+from opentelemetry.context import Context
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
     ConsoleMetricExporter,
@@ -51,10 +55,11 @@ from opentelemetry.sdk.trace.export import (
     SimpleSpanProcessor,
     SpanExporter,
 )
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 
 from wakeful.errors import ConfigError
 from wakeful.providers.base import Usage
+from wakeful.wake_trace import WakeIdGenerator, wake_context
 
 if TYPE_CHECKING:
     from temporalio.contrib.opentelemetry import TracingInterceptor
@@ -64,6 +69,7 @@ if TYPE_CHECKING:
 __all__ = ["Telemetry", "TelemetrySettings", "setup_telemetry"]
 
 AttrValue = str | int | float | bool
+WakeRef = tuple[str, str]  # (tenant, wake id): parents a span on that wake's root
 
 
 @dataclass(frozen=True)
@@ -165,36 +171,82 @@ class Telemetry:
 
     @contextmanager
     def _span(
-        self, name: str, attributes: Mapping[str, AttrValue], kind: SpanKind
+        self,
+        name: str,
+        attributes: Mapping[str, AttrValue],
+        kind: SpanKind,
+        wake: WakeRef | None = None,
     ) -> Iterator[Span]:
+        context: Context | None = None
+        links: list[Link] = []
+        if wake is not None:
+            # Parent on the wake's root; keep the way back to Temporal's activity span.
+            current = trace.get_current_span().get_span_context()
+            if current.is_valid:
+                links.append(Link(current))
+            context = wake_context(*wake)
         with self.tracer.start_as_current_span(
             name,
+            context=context,
             kind=kind,
             attributes=dict(attributes),
+            links=links,
             record_exception=True,
             set_status_on_exception=True,
         ) as span:
             yield span
 
-    def wake_span(self, agent: str, wake_id: str) -> AbstractContextManager[Span]:
-        return self._span(
-            f"invoke_agent {agent}",
-            {
-                "gen_ai.operation.name": "invoke_agent",
-                "gen_ai.agent.name": agent,
-                "wakeful.wake_id": wake_id,
-            },
-            SpanKind.INTERNAL,
-        )
+    def record_wake(
+        self,
+        *,
+        tenant: str,
+        agent: str,
+        wake_id: str,
+        started_at: datetime,
+        ended_at: datetime,
+        status: str,
+        error: str = "",
+        attributes: Mapping[str, AttrValue] | None = None,
+    ) -> None:
+        """Write a finished wake's root span (see ``wake_trace``): from ``started_at`` to
+        ``ended_at``, with the ids its children were parented on. ``error`` (why a wake
+        failed, e.g. parked or a refused model call) marks the span as an error."""
+        if not self.enabled:
+            return
+        attrs: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": agent,
+            "wakeful.tenant": tenant,
+            "wakeful.wake_id": wake_id,
+            "wakeful.wake.status": status,
+            **(attributes or {}),
+        }
+        with WakeIdGenerator.forcing(tenant, wake_id):
+            span = self.tracer.start_span(
+                f"invoke_agent {agent}",
+                context=Context(),  # a root: its trace is the wake's
+                kind=SpanKind.INTERNAL,
+                attributes=attrs,
+                start_time=_nanos(started_at),
+            )
+        if error:
+            span.set_attribute("error.type", status)
+            self.mark_error(span, error)
+        span.end(end_time=max(_nanos(ended_at), _nanos(started_at)))
 
-    def compile_span(self, agent: str, wake_id: str) -> AbstractContextManager[Span]:
+    def compile_span(
+        self, agent: str, wake_id: str, *, tenant: str | None = None
+    ) -> AbstractContextManager[Span]:
         return self._span(
             f"wakeful.compile {agent}",
             {"gen_ai.agent.name": agent, "wakeful.wake_id": wake_id},
             SpanKind.INTERNAL,
+            (tenant, wake_id) if tenant is not None else None,
         )
 
-    def model_span(self, provider: str, model: str) -> AbstractContextManager[Span]:
+    def model_span(
+        self, provider: str, model: str, *, wake: WakeRef | None = None
+    ) -> AbstractContextManager[Span]:
         return self._span(
             f"chat {model}",
             {
@@ -204,9 +256,12 @@ class Telemetry:
                 "gen_ai.request.model": model,
             },
             SpanKind.CLIENT,
+            wake,
         )
 
-    def tool_span(self, tool: str, call_id: str) -> AbstractContextManager[Span]:
+    def tool_span(
+        self, tool: str, call_id: str, *, wake: WakeRef | None = None
+    ) -> AbstractContextManager[Span]:
         return self._span(
             f"execute_tool {tool}",
             {
@@ -215,6 +270,7 @@ class Telemetry:
                 "gen_ai.tool.call.id": call_id,
             },
             SpanKind.INTERNAL,
+            wake,
         )
 
     def record_model_call(
@@ -341,7 +397,7 @@ def setup_telemetry(
     """Providers per ``settings``; explicit exporter/reader (tests) are added on top."""
     resource = Resource.create({"service.name": settings.service_name})
     configured_spans, configured_metrics = _exporters(settings)
-    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider = TracerProvider(resource=resource, id_generator=WakeIdGenerator())
     if configured_spans is not None:
         tracer_provider.add_span_processor(BatchSpanProcessor(configured_spans))
     if span_exporter is not None:
@@ -349,3 +405,7 @@ def setup_telemetry(
     readers = [r for r in (configured_metrics, metric_reader) if r is not None]
     meter_provider = MeterProvider(resource=resource, metric_readers=readers)
     return Telemetry(tracer_provider, meter_provider)
+
+
+def _nanos(at: datetime) -> int:
+    return int(at.timestamp() * 1_000_000_000)

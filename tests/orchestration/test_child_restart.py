@@ -26,7 +26,7 @@ from wakeful.providers.simulator.script import Script
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.tokenizers import BpeCounter
-from wakeful.worker.client import wake
+from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker
 
@@ -76,6 +76,9 @@ async def test_a_worker_killed_mid_child_is_replaced_and_each_step_recorded_once
         "temporal": temporal_dev.client.service_client.config.target_host,
         "namespace": temporal_dev.client.namespace,
     }
+    # The production client on both sides: the worker process connects with it too, and
+    # every client and worker of a namespace must share one data converter (the codec).
+    client = await connect(cfg["temporal"], cfg["namespace"])
     proc = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("child_worker_proc.py")), json.dumps(cfg)]
     )
@@ -83,7 +86,7 @@ async def test_a_worker_killed_mid_child_is_replaced_and_each_step_recorded_once
     try:
         await _appears(markers, "worker-ready")
         pending = asyncio.create_task(
-            wake(temporal_dev.client, agent.runtime(), message("scan the fleet"), queue)
+            wake(client, agent.runtime(), message("scan the fleet"), queue)
         )
         await _appears(markers, "started-*")
         os.kill(proc.pid, signal.SIGKILL)  # mid-tool, inside the child
@@ -95,7 +98,7 @@ async def test_a_worker_killed_mid_child_is_replaced_and_each_step_recorded_once
             providers=providers,
             counter=BpeCounter(),
         )
-        async with build_worker(temporal_dev.client, fresh, queue):
+        async with build_worker(client, fresh, queue):
             result = await asyncio.wait_for(pending, timeout=120)
     finally:
         if proc.poll() is None:

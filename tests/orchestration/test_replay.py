@@ -1,23 +1,31 @@
 """Temporal's Replayer runs the committed histories (``tests/histories/*.json``, recorded by
 ``python -m tests.histories.record``) against today's workflow code: a change that would
-break running agents fails here with a non-determinism error."""
+break running agents fails here with a non-determinism error.
+
+The unsuffixed histories were recorded before the payload codec and the merged steps
+(uncompressed payloads; ``start_wake``, ``record_output`` and ``finish_wake`` as steps of
+their own); the ``_2`` ones after. Both must replay: the first through the codec's
+pass-through and the workflow's patch branches."""
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from pathlib import Path
 
 import pytest
 from temporalio import workflow
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from wakeful.worker.codec import ENCODING, data_converter
 from wakeful.worker.worker import WORKFLOWS
 from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
-NAMES = ("agent_workflow", "child_agent_workflow", "scheduled_wake_workflow")
+KINDS = ("agent_workflow", "child_agent_workflow", "scheduled_wake_workflow")
+NAMES = (*KINDS, *(f"{kind}_2" for kind in KINDS))
 
 
 def _history(name: str) -> WorkflowHistory:
@@ -28,8 +36,9 @@ def _event_types(name: str) -> set[str]:
     return {e["eventType"] for e in json.loads((HISTORIES / f"{name}.json").read_text())["events"]}
 
 
-def test_the_histories_cover_what_matters() -> None:
-    agent = _event_types("agent_workflow")
+@pytest.mark.parametrize("suffix", ["", "_2"])
+def test_the_histories_cover_what_matters(suffix: str) -> None:
+    agent = _event_types(f"agent_workflow{suffix}")
     assert {
         "EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED",  # delegate fan-out
         "EVENT_TYPE_MARKER_RECORDED",  # local substrate activities
@@ -38,13 +47,45 @@ def test_the_histories_cover_what_matters() -> None:
         "EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED",  # the scheduled trigger and the stop
         "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED",
     } <= agent
-    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in _event_types("child_agent_workflow")
-    assert "EVENT_TYPE_ACTIVITY_TASK_COMPLETED" in _event_types("scheduled_wake_workflow")
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in _event_types(
+        f"child_agent_workflow{suffix}"
+    )
+    assert "EVENT_TYPE_ACTIVITY_TASK_COMPLETED" in _event_types(f"scheduled_wake_workflow{suffix}")
+
+
+def test_the_new_histories_hold_compressed_payloads_and_fewer_steps() -> None:
+    text = (HISTORIES / "agent_workflow_2.json").read_text()
+    assert ENCODING.decode() in base64_encodings(text)
+    merged = {"wakeful.start_wake", "wakeful.record_output"}
+    assert merged <= _activity_types("agent_workflow")
+    assert not merged & _activity_types("agent_workflow_2")
+
+
+def base64_encodings(text: str) -> set[str]:
+    """Every payload encoding named in a history's JSON (metadata values are base64)."""
+    found = re.findall(r'"encoding": "([A-Za-z0-9+/=]+)"', text)
+    return {base64.b64decode(v).decode() for v in found}
+
+
+def _activity_types(name: str) -> set[str]:
+    """Activity types of a history, local (marker data) and regular."""
+    history = _history(name)
+    types = {
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    }
+    for e in history.events:
+        if e.HasField("marker_recorded_event_attributes"):
+            data = e.marker_recorded_event_attributes.details.get("data")
+            if data is not None and data.payloads:
+                types.add(json.loads(data.payloads[0].data).get("activity_type", ""))
+    return types
 
 
 @pytest.mark.parametrize("name", NAMES)
 async def test_committed_histories_replay_without_nondeterminism(name: str) -> None:
-    replayer = Replayer(workflows=WORKFLOWS, data_converter=pydantic_data_converter)
+    replayer = Replayer(workflows=WORKFLOWS, data_converter=data_converter)
     result = await replayer.replay_workflow(_history(name))
     assert result.replay_failure is None
 
@@ -60,6 +101,6 @@ class _ChangedAgentWorkflow:
 
 
 async def test_the_replayer_catches_a_nondeterministic_change() -> None:
-    replayer = Replayer(workflows=[_ChangedAgentWorkflow], data_converter=pydantic_data_converter)
+    replayer = Replayer(workflows=[_ChangedAgentWorkflow], data_converter=data_converter)
     with pytest.raises(workflow.NondeterminismError):
         await replayer.replay_workflow(_history("agent_workflow"))

@@ -19,6 +19,7 @@ from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.providers.simulator import Script, SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.telemetry import TelemetrySettings, setup_telemetry
+from wakeful.wake_trace import wake_ids
 from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker
@@ -89,13 +90,24 @@ async def test_a_wake_is_traced_with_genai_attributes_and_metered(
     (boom,) = _by_name(finished, "execute_tool boom")
     assert ping.status.is_ok and not boom.status.is_ok
 
-    # Wakeful's spans sit inside Temporal's activity spans, all in the workflow's trace.
+    # One trace per wake: its root is written when the wake ends, and Wakeful's spans are
+    # its children, each linked to the Temporal activity span that ran it.
+    (root,) = _by_name(finished, "invoke_agent scout")
+    assert root.parent is None and root.status.is_ok
+    assert (root.context.trace_id, root.context.span_id) == wake_ids(agent.tenant, result.wake_id)
+    assert dict(root.attributes or {})["wakeful.wake_id"] == result.wake_id
     by_id = {s.context.span_id: s for s in finished}
-    for span, activity in ((chats[0], "wakeful.call_model"), (compiles[0], "wakeful.compile")):
-        assert span.parent is not None
-        assert by_id[span.parent.span_id].name == f"RunActivity:{activity}"
+    for span, activity in (
+        (chats[0], "wakeful.call_model"),
+        (compiles[0], "wakeful.compile"),
+        (ping, "wakeful.run_tool"),
+    ):
+        assert span.parent is not None and span.parent.span_id == root.context.span_id
+        assert span.context.trace_id == root.context.trace_id
+        (link,) = span.links
+        assert by_id[link.context.span_id].name == f"RunActivity:{activity}"
+    assert root.start_time <= min(s.start_time for s in (*chats, *compiles, ping, boom))
     assert _by_name(finished, "RunWorkflow:AgentWorkflow")
-    assert len({s.context.trace_id for s in (*chats, *compiles, ping, boom)}) == 1
 
     data = reader.get_metrics_data()
     assert data is not None

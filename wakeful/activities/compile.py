@@ -130,7 +130,7 @@ class CompileActivities:
                 call_index=inp.call_index,
             )
         telemetry = self.deps.telemetry
-        with telemetry.compile_span(wake.agent, wake.wake_id) as span:
+        with telemetry.compile_span(wake.agent, wake.wake_id, tenant=wake.tenant) as span:
             with self.deps.compile_lock:
                 window = compile_window(
                     snapshot,

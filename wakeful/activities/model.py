@@ -1,4 +1,6 @@
-"""The model activity: send a stored window to the provider, store the reply.
+"""The model activity: send a stored window to the provider, store the reply, and (asked to)
+append it to the transcript and, when the reply calls no tools, close the wake — one step
+per model call instead of two or three.
 
 Providers are built with their SDK retries off; this activity turns a provider failure into
 an ``ApplicationError`` whose retryability and delay come from the provider (429/5xx with
@@ -8,14 +10,16 @@ an ``ApplicationError`` whose retryability and delay come from the provider (429
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+import time
+from datetime import datetime, timedelta
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from wakeful.activities.deps import ActivityDeps
-from wakeful.activities.wake import step_key
-from wakeful.contracts import CALL_MODEL, CallModelIn, CallModelOut, ToolCallRef
+from wakeful.activities.wake import close_wake, record_reply, step_key
+from wakeful.compiler.blocks import Goal
+from wakeful.contracts import CALL_MODEL, CallModelIn, CallModelOut, FinishWakeIn, ToolCallRef
 from wakeful.errors import ProviderError
 from wakeful.providers.base import ModelReply
 from wakeful.providers.pricing import cost_usd
@@ -45,14 +49,19 @@ class ModelActivities:
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "model")
         # A retry after the reply was stored must not pay for (or see) a second reply.
+        began = time.monotonic()
         done = {r.step_key: r for r in ts.model_calls(wake.wake_id)}.get(key)
         if done is not None:
-            return _out(done, ModelReply.model_validate_json(ts.get_blob(done.output_hash)))
+            reply = ModelReply.model_validate_json(ts.get_blob(done.output_hash))
+            return self._after(inp, done, reply, began)
 
         request = json.loads(ts.get_blob(inp.window_hash))
         provider = self.deps.providers(inp.runtime.provider)
         telemetry = self.deps.telemetry
-        with telemetry.model_span(inp.runtime.provider, str(request.get("model", ""))) as span:
+        model = str(request.get("model", ""))
+        with telemetry.model_span(
+            inp.runtime.provider, model, wake=(wake.tenant, wake.wake_id)
+        ) as span:
             try:
                 reply = await provider.complete(request)
             except ProviderError as exc:
@@ -94,4 +103,48 @@ class ModelActivities:
                 cost_usd=cost_usd(reply.provider, reply.model, u),
             )
         )
-        return _out(rec, ModelReply.model_validate_json(ts.get_blob(rec.output_hash)))
+        # A concurrent attempt may have recorded first: answer with its reply, not this one.
+        if rec.output_hash != output_hash:
+            reply = ModelReply.model_validate_json(ts.get_blob(rec.output_hash))
+        return self._after(inp, rec, reply, began)
+
+    def _after(
+        self, inp: CallModelIn, rec: ModelCallRecord, reply: ModelReply, began: float
+    ) -> CallModelOut:
+        """Record the (first stored) reply and close the wake, when the workflow asked to."""
+        out = _out(rec, reply)
+        if not (inp.record or inp.finish):
+            return out
+        if inp.at is None:
+            raise ApplicationError(
+                f"call_model for wake {inp.wake.wake_id} step {inp.call_index} was asked to"
+                " record or finish without a time (CallModelIn.at): set at=workflow.now()",
+                type="UserError",
+                non_retryable=True,
+            )
+        ts = self.deps.store.tenant(inp.wake.tenant)
+        if inp.record:
+            record_reply(ts, inp.wake, inp.call_index, reply, inp.at)
+        if not (inp.finish and not reply.tool_calls):
+            return out
+        (compiled,) = [c for c in ts.compiles(inp.wake.wake_id) if c.call_index == inp.call_index]
+        handoff_id = close_wake(
+            ts,
+            FinishWakeIn(
+                wake=inp.wake,
+                goal=Goal.model_validate(compiled.goal),  # the goal this call compiled for
+                status="done",
+                at=_finished_at(inp.at, began),
+                model_calls=inp.call_index + 1,
+                tool_calls=inp.tool_calls,
+            ),
+            self.deps.telemetry,
+        )
+        return out.model_copy(update={"handoff_id": handoff_id})
+
+
+def _finished_at(at: datetime, began: float) -> datetime:
+    """Workflow time when the call ends: its attempt's start (server clock, like
+    ``workflow.now()``, also under a time-skipping test server) plus the time it took."""
+    start = max(at, activity.info().current_attempt_scheduled_time)
+    return start + timedelta(seconds=time.monotonic() - began)

@@ -57,7 +57,9 @@ class ToolActivities:
             workdir=agent.workdir,
         )
         is_error = False
-        with self.deps.telemetry.tool_span(call.name, call.id) as span:
+        with self.deps.telemetry.tool_span(
+            call.name, call.id, wake=(wake.tenant, wake.wake_id)
+        ) as span:
             try:
                 tool = agent.tool(call.name)
                 text = tool.fn(args, ctx)

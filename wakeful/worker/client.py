@@ -6,22 +6,25 @@ from collections.abc import Sequence
 
 from temporalio.client import Client, Interceptor, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from wakeful.agents import AgentRuntime
-from wakeful.contracts import Trigger, WakeResult
+from wakeful.contracts import Trigger, WakeResult, oversized_trigger
+from wakeful.errors import UserError
+from wakeful.worker.codec import data_converter
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
 
 
 async def connect(
     address: str, namespace: str, *, interceptors: Sequence[Interceptor] = ()
 ) -> Client:
-    """A client with Wakeful's data converter. ``interceptors`` that are also worker
-    interceptors (Temporal's ``TracingInterceptor``) apply to workers built on it too."""
+    """A client with Wakeful's data converter (pydantic, compressed: see ``codec``).
+
+    ``interceptors`` that are also worker interceptors (Temporal's ``TracingInterceptor``)
+    apply to workers built on it too."""
     return await Client.connect(
         address,
         namespace=namespace,
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter,
         interceptors=interceptors,
     )
 
@@ -38,10 +41,21 @@ def _start_op(
     )
 
 
+def check_trigger(runtime: AgentRuntime, trigger: Trigger) -> None:
+    """Refuse a trigger larger than ``MAX_TRIGGER_BYTES`` before it reaches Temporal."""
+    why = oversized_trigger(trigger, runtime.name)
+    if why is not None:
+        raise UserError(why)
+
+
 async def wake(
     client: Client, runtime: AgentRuntime, trigger: Trigger, task_queue: str
 ) -> WakeResult:
-    """Deliver a trigger (starting the agent's workflow if needed) and wait for its wake."""
+    """Deliver a trigger (starting the agent's workflow if needed) and wait for its wake.
+
+    Raises :class:`~wakeful.errors.UserError` for a trigger over ``MAX_TRIGGER_BYTES``.
+    """
+    check_trigger(runtime, trigger)
     return await client.execute_update_with_start_workflow(
         AgentWorkflow.wake,
         trigger,
@@ -51,7 +65,11 @@ async def wake(
 
 
 async def deliver(client: Client, runtime: AgentRuntime, trigger: Trigger, task_queue: str) -> None:
-    """Deliver a trigger without waiting (signal-with-start). Returns once Temporal has it."""
+    """Deliver a trigger without waiting (signal-with-start). Returns once Temporal has it.
+
+    Raises :class:`~wakeful.errors.UserError` for a trigger over ``MAX_TRIGGER_BYTES``.
+    """
+    check_trigger(runtime, trigger)
     await client.start_workflow(
         AgentWorkflow.run,
         AgentInput(runtime=runtime),

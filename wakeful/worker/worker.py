@@ -9,7 +9,6 @@ from temporalio.client import Client
 from temporalio.worker import Interceptor, Worker
 
 from wakeful.activities.child import ChildActivities
-from wakeful.activities.compile import CompileActivities
 from wakeful.activities.consolidate_memory import consolidation_activities
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.model import ModelActivities
@@ -35,7 +34,7 @@ def activities(deps: ActivityDeps) -> list[object]:
         wake.start_wake,
         wake.record_output,
         wake.finish_wake,
-        CompileActivities(deps).compile,
+        wake.compile,  # CompileActivities.compile, opening the wake when asked
         ModelActivities(deps).call_model,
         ToolActivities(deps).run_tool,
         *session_activities(deps),

@@ -15,7 +15,11 @@ handoff, or on stop. While idle, the workflow may keep the prompt cache warm whe
 wake is known and a keep-warm call is cheaper than a miss.
 
 Only ids, hashes and counters cross the activity boundary, so a month-long agent's history
-stays small; the workflow continues-as-new before it grows large.
+stays small; the workflow continues-as-new before it grows large, and only when no update
+handler is running (a caller waiting on its wake is never answered by a closing run).
+Triggers larger than ``MAX_TRIGGER_BYTES`` are refused: the ``wake`` update by its validator,
+before it enters the history; a ``trigger`` signal (which cannot be refused) is answered
+``rejected: ...`` and wakes nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from wakeful.contracts import (
@@ -32,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
         Trigger,
         WakeRef,
         WakeResult,
+        oversized_trigger,
     )
     from wakeful.workflows.cache import pacing_annotations, rates_for, update_clock
     from wakeful.workflows.child import delegate_calls
@@ -63,6 +69,8 @@ _MEMORY = 256
 _MAX_HISTORY_EVENTS = 5_000
 _MAX_HISTORY_BYTES = 4 * 1024 * 1024
 _BUDGET_END = ("tool_budget", "token_budget", "call_budget")
+# Patch id: an oversized trigger signal is answered "rejected" instead of waking the agent.
+_REFUSE_OVERSIZED = "refuse-oversized-triggers"
 
 
 def is_handoff_command(trigger: Trigger) -> bool:
@@ -106,10 +114,13 @@ class AgentWorkflow:
             self.current_key = None
             wakes_this_run += 1
             if self._history_is_large(wakes_this_run, inp) and not self.state.pending:
+                # Never continue-as-new under a running handler: its caller would be answered
+                # by the closing run's error, not its wake. A trigger arriving meanwhile is
+                # served first; the next wake checks again.
                 await workflow.wait_condition(
                     lambda: workflow.all_handlers_finished() or bool(self.state.pending)
                 )
-                if not self.state.pending:
+                if not self.state.pending and workflow.all_handlers_finished():
                     workflow.continue_as_new(inp.model_copy(update={"state": self.state}))
         await self.sessions.end("stopped")
         await workflow.wait_condition(workflow.all_handlers_finished)
@@ -156,6 +167,16 @@ class AgentWorkflow:
 
     @workflow.signal(name="trigger")
     def trigger(self, trigger: Trigger) -> None:
+        """Deliver a trigger without waiting. A signal cannot be refused, so an oversized one
+        (sent past the client's check) is answered ``rejected: ...`` and never wakes the agent
+        nor rides along in the state."""
+        why = oversized_trigger(trigger, self.rt.name)
+        if why is not None and workflow.patched(_REFUSE_OVERSIZED):
+            key = trigger.idempotency_key
+            if key != self.current_key and self._result(key) is None:
+                workflow.logger.warning("trigger refused: %s", why)
+                self._remember(_not_run(trigger, f"rejected: {why}"))
+            return
         self._accept(trigger)
 
     @workflow.update(name="wake")
@@ -167,6 +188,15 @@ class AgentWorkflow:
         result = self._result(key)
         assert result is not None
         return result if fresh else result.model_copy(update={"deduplicated": True})
+
+    @wake.validator
+    def _check_wake(self, trigger: Trigger) -> None:
+        """Refuse an oversized trigger before it is accepted: a rejected update is never
+        written into the history, so one huge message cannot bloat it (or force an early
+        continue-as-new)."""
+        why = oversized_trigger(trigger, self.rt.name)
+        if why is not None:
+            raise ApplicationError(why, type="TriggerTooLarge", non_retryable=True)
 
     @workflow.signal(name="stop")
     def stop(self) -> None:

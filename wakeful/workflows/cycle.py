@@ -1,12 +1,21 @@
 """One wake cycle, shared by agents and child agents.
 
-    start_wake -> [compile -> call_model -> record_output -> tools*]* -> finish_wake
+    [compile (the first opens the wake) -> call_model (stores and records the reply;
+     the last one, calling no tools, closes the wake) -> tools*]*
+
+The steps that always run back to back share one step, which halves a wake's history: a
+wake with two model calls and a tool is two compiles, two model calls and a tool. A wake
+ending any other way (a stop, a budget, a failure) is closed by ``finish_wake``.
 
 It ends when the model stops calling tools, a budget (model calls, tool calls, input tokens)
 is spent, a stop is requested, or the model call fails for good (``model_error``: a 400, or
 retries exhausted). Every tool call of a reply gets a recorded result — run, failed, handed
 to child agents, or cancelled by a stop — so the transcript never holds an unanswered call.
 Only ids, hashes and counters cross the activity boundary.
+
+Runs that started before the steps were merged (no ``FEWER_STEPS`` patch marker in their
+history) keep ``start_wake``, ``record_output`` and ``finish_wake`` as steps of their own, so
+they replay unchanged.
 """
 
 from __future__ import annotations
@@ -53,7 +62,11 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows import policies as p
     from wakeful.workflows.state import WakeBudget
 
-__all__ = ["WakeCycle", "act", "add_usage", "failure", "store"]
+__all__ = ["FEWER_STEPS", "WakeCycle", "act", "add_usage", "failure", "store"]
+
+# Patch id: the first compile opens the wake, call_model records its reply and closes a wake
+# whose reply calls no tools.
+FEWER_STEPS = "fewer-wake-steps-1"
 
 R = TypeVar("R")
 
@@ -128,20 +141,28 @@ class WakeCycle:
         self.totals = CallModelOut(output_hash="", stop_reason="")
         self.status = "running"
         self.error = ""
+        self.merged = False
+        self.opening: StartWakeIn | None = None  # the wake, until a compile has opened it
+        self.closed: FinishWakeOut | None = None  # set when call_model closed the wake
         # call_model needs the provider and model, not the tool limits: sent without them,
         # the runtime does not repeat them in every model call's history event.
         self.model_rt = rt.model_copy(update={"tools": ()})
 
     async def run(self) -> FinishWakeOut:
         wake = self.wake
-        await store(
-            START_WAKE,
-            StartWakeIn(
-                wake=wake, goal=self.goal, idempotency_key=self.key, started_at=workflow.now()
-            ),
-            StartWakeOut,
+        self.merged = workflow.patched(FEWER_STEPS)
+        opening: StartWakeIn | None = StartWakeIn(
+            wake=wake, goal=self.goal, idempotency_key=self.key, started_at=workflow.now()
         )
+        if not self.merged:
+            await store(START_WAKE, opening, StartWakeOut)
+            opening = None
+        self.opening, self.closed = opening, None
         self.status = await self._loop()
+        if self.closed is not None:
+            return self.closed
+        if self.opening is not None:  # stopped (or parked) before a compile opened it
+            await store(START_WAKE, self.opening, StartWakeOut)
         return await store(
             FINISH_WAKE,
             FinishWakeIn(
@@ -171,10 +192,12 @@ class WakeCycle:
                         call_index=index,
                         now=workflow.now(),
                         annotations=self.annotations if index == 0 else None,
+                        open=self.opening,
                     ),
                     CompileOut,
                     start_to_close=p.COMPILE_TIMEOUT,
                 )
+                self.opening = None
             except (ActivityError, ApplicationError) as err:
                 # A local activity's failure arrives as the ApplicationError itself.
                 # Only deterministic failures get here (see policies.DETERMINISTIC_ERRORS):
@@ -182,6 +205,7 @@ class WakeCycle:
                 self.error = failure(err)
                 return "parked"
             started = workflow.now()
+            merged = self.merged
             try:
                 reply = await act(
                     CALL_MODEL,
@@ -190,6 +214,10 @@ class WakeCycle:
                         runtime=self.model_rt,
                         call_index=index,
                         window_hash=compiled.window_hash,
+                        at=started if merged else None,
+                        record=merged,
+                        finish=merged,
+                        tool_calls=b.tool_calls,
                     ),
                     CallModelOut,
                     start_to_close=p.MODEL_TIMEOUT,
@@ -207,14 +235,20 @@ class WakeCycle:
             )
             if self.on_call is not None:
                 self.on_call(compiled, reply, started)
-            await store(
-                RECORD_OUTPUT,
-                RecordOutputIn(
-                    wake=wake, call_index=index, output_hash=reply.output_hash, at=workflow.now()
-                ),
-                RecordOutputOut,
-            )
+            if not merged:
+                await store(
+                    RECORD_OUTPUT,
+                    RecordOutputIn(
+                        wake=wake,
+                        call_index=index,
+                        output_hash=reply.output_hash,
+                        at=workflow.now(),
+                    ),
+                    RecordOutputOut,
+                )
             if not reply.tool_calls:
+                if merged:  # call_model closed the wake
+                    self.closed = FinishWakeOut(handoff_id=reply.handoff_id)
                 return "done"
             await self._tools(index, reply)
             if self.stop():

@@ -52,7 +52,8 @@ class Sessions:
         s = self.state
         s.wakes, s.session_number = got.wakes, got.session_number
         s.session_id, s.last_wake_at = got.session_id, got.last_wake_at
-        s.results = list(got.recent)
+        # Answers given before run() began (a refused or cancelled trigger) are kept.
+        s.results = [*got.recent, *s.results]
         # A trigger delivered with the start may repeat one the earlier run already woke for.
         done = {r.idempotency_key for r in s.results}
         s.pending = [t for t in s.pending if t.idempotency_key not in done]

@@ -1,0 +1,101 @@
+"""The payload codec: compressed payloads round-trip, older payloads pass through, the
+dictionary is frozen, and a wake run through Wakeful's own client stores compressed payloads."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+import pytest
+from temporalio.api.common.v1 import Payload
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import message
+from tests.orchestration.helpers import worker
+from wakeful.agents import Agent
+from wakeful.contracts import WakeResult
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.worker.client import connect, wake
+from wakeful.worker.codec import DICTIONARY, ENCODING, DeflateCodec, data_converter
+from wakeful.workflows.agent import workflow_id
+
+# wakeful/z1 payloads in every history decode with exactly this dictionary: change it only
+# under a new encoding name (keeping this one for decoding).
+DICTIONARY_BLAKE2 = "705a32d1439f0a3e1498ac53782ca810"
+
+
+def _json(value: WakeResult) -> Payload:
+    (payload,) = data_converter.payload_converter.to_payloads([value])
+    return payload
+
+
+def _result(**kw: object) -> WakeResult:
+    fields: dict[str, object] = {
+        "wake_id": "triage:41",
+        "number": 41,
+        "session_id": "triage:s0007",
+        "status": "done",
+        "model_calls": 2,
+        "tool_calls": 1,
+        "input_tokens": 812,
+        "output_tokens": 95,
+        "cache_read_input_tokens": 14_211,
+        "cache_creation_input_tokens": 230,
+        "cost_usd": 0.0071,
+        "handoff_id": 77,
+        "idempotency_key": "webhook:evt_8812",
+        "pacing": "continue",
+    }
+    return WakeResult.model_validate(fields | kw)
+
+
+def test_the_dictionary_is_frozen() -> None:
+    assert hashlib.blake2b(DICTIONARY, digest_size=16).hexdigest() == DICTIONARY_BLAKE2
+
+
+async def test_a_payload_round_trips_and_shrinks() -> None:
+    codec, plain = DeflateCodec(), _json(_result())
+    (packed,) = await codec.encode([plain])
+    assert packed.metadata["encoding"] == ENCODING
+    assert packed.ByteSize() < plain.ByteSize() * 0.6
+    (back,) = await codec.decode([packed])
+    assert back == plain
+    assert data_converter.payload_converter.from_payloads([back], [WakeResult]) == [_result()]
+
+
+async def test_encoding_is_deterministic() -> None:
+    codec = DeflateCodec()
+    one = await codec.encode([_json(_result())])
+    two = await codec.encode([_json(_result())])
+    assert one == two
+
+
+async def test_payloads_written_before_the_codec_pass_through() -> None:
+    codec, plain = DeflateCodec(), _json(_result())
+    assert await codec.decode([plain]) == [plain]
+    tiny = Payload(metadata={"encoding": b"json/plain"}, data=b"1")
+    assert await codec.encode([tiny]) == [tiny]  # nothing to gain: sent as it is
+
+
+async def test_a_damaged_payload_is_an_error_not_garbage() -> None:
+    (packed,) = await DeflateCodec().encode([_json(_result())])
+    cut = Payload(metadata=dict(packed.metadata), data=packed.data[: len(packed.data) // 2])
+    with pytest.raises(ValueError, match="truncated"):
+        await DeflateCodec().decode([cut])
+
+
+async def test_a_wake_through_wakefuls_client_stores_compressed_payloads(
+    temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    target = temporal_dev.client.service_client.config.target_host
+    client = await connect(target, temporal_dev.client.namespace)
+    async with worker(client, store, [agent], osim) as (queue, _):
+        result = await wake(client, agent.runtime(), message("list_dir .", uuid.uuid4().hex), queue)
+    assert result.status == "done" and result.model_calls == 2
+    history = await client.get_workflow_handle(
+        workflow_id(agent.tenant, agent.name)
+    ).fetch_history()
+    scheduled = [e.activity_task_scheduled_event_attributes for e in history.events]
+    inputs = [a.input.payloads[0] for a in scheduled if a.HasField("input")]
+    assert inputs and all(p.metadata["encoding"] == ENCODING for p in inputs)
