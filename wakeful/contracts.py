@@ -131,7 +131,6 @@ class BreakpointRef(_Msg):
 
 
 class CompileOut(_Msg):
-    step_key: str
     window_hash: str
     stable_prefix_hash: str
     input_tokens: int
@@ -141,7 +140,10 @@ class CompileOut(_Msg):
 
 class CallModelIn(_Msg):
     wake: WakeRef
-    runtime: AgentRuntime
+    provider: str = Field("", description="The provider to call (the registry's name).")
+    runtime: AgentRuntime | None = Field(
+        None, description="Older workflows sent the whole runtime; only its provider is read."
+    )
     call_index: int
     window_hash: str
     at: datetime | None = Field(None, description="Workflow time the call was started.")

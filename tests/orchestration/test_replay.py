@@ -4,8 +4,9 @@ break running agents fails here with a non-determinism error.
 
 The unsuffixed histories were recorded before the payload codec and the merged steps
 (uncompressed payloads; ``start_wake``, ``record_output`` and ``finish_wake`` as steps of
-their own); the ``_2`` ones after. Both must replay: the first through the codec's
-pass-through and the workflow's patch branches."""
+their own); the ``_2`` ones after; the ``_3`` ones after session timers became one alarm
+across wakes. All must replay: the first through the codec's pass-through, all of them
+through the workflow's patch branches."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 KINDS = ("agent_workflow", "child_agent_workflow", "scheduled_wake_workflow")
-NAMES = (*KINDS, *(f"{kind}_2" for kind in KINDS))
+NAMES = (*KINDS, *(f"{kind}{suffix}" for suffix in ("_2", "_3") for kind in KINDS))
 
 
 def _history(name: str) -> WorkflowHistory:
@@ -36,7 +37,7 @@ def _event_types(name: str) -> set[str]:
     return {e["eventType"] for e in json.loads((HISTORIES / f"{name}.json").read_text())["events"]}
 
 
-@pytest.mark.parametrize("suffix", ["", "_2"])
+@pytest.mark.parametrize("suffix", ["", "_2", "_3"])
 def test_the_histories_cover_what_matters(suffix: str) -> None:
     agent = _event_types(f"agent_workflow{suffix}")
     assert {
@@ -59,6 +60,16 @@ def test_the_new_histories_hold_compressed_payloads_and_fewer_steps() -> None:
     merged = {"wakeful.start_wake", "wakeful.record_output"}
     assert merged <= _activity_types("agent_workflow")
     assert not merged & _activity_types("agent_workflow_2")
+
+
+def test_the_newest_histories_keep_one_session_timer_across_wakes() -> None:
+    """Before, each wait for a trigger started a timer and the trigger cancelled it; the
+    alarm is started once and outlives the wakes (see workflows/alarm.py)."""
+    for name, canceled in (("agent_workflow_2", True), ("agent_workflow_3", False)):
+        types = json.loads((HISTORIES / f"{name}.json").read_text())["events"]
+        kinds = [e["eventType"] for e in types]
+        assert ("EVENT_TYPE_TIMER_CANCELED" in kinds) is canceled
+        assert kinds.count("EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED") >= 2
 
 
 def base64_encodings(text: str) -> set[str]:

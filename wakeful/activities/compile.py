@@ -166,7 +166,6 @@ class CompileActivities:
         )
         # A retry after a crash returns the first compile, so the model sees one window.
         return CompileOut(
-            step_key=rec.step_key,
             window_hash=rec.window_hash,
             stable_prefix_hash=rec.stable_prefix_hash,
             input_tokens=rec.input_tokens,

@@ -26,6 +26,19 @@ from wakeful.providers.pricing import cost_usd
 from wakeful.substrate.records import ModelCallRecord
 
 
+def provider_of(inp: CallModelIn) -> str:
+    if inp.provider:
+        return inp.provider
+    if inp.runtime is not None:
+        return inp.runtime.provider
+    raise ApplicationError(
+        f"call_model for wake {inp.wake.wake_id} step {inp.call_index} names no provider"
+        " (CallModelIn.provider): the workflow must say which provider to call",
+        type="UserError",
+        non_retryable=True,
+    )
+
+
 def _out(rec: ModelCallRecord, reply: ModelReply) -> CallModelOut:
     return CallModelOut(
         output_hash=rec.output_hash,
@@ -56,19 +69,17 @@ class ModelActivities:
             return self._after(inp, done, reply, began)
 
         request = json.loads(ts.get_blob(inp.window_hash))
-        provider = self.deps.providers(inp.runtime.provider)
+        name = provider_of(inp)
+        provider = self.deps.providers(name)
         telemetry = self.deps.telemetry
         model = str(request.get("model", ""))
-        with telemetry.model_span(
-            inp.runtime.provider, model, wake=(wake.tenant, wake.wake_id)
-        ) as span:
+        with telemetry.model_span(name, model, wake=(wake.tenant, wake.wake_id)) as span:
             try:
                 reply = await provider.complete(request)
             except ProviderError as exc:
                 delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
                 raise ApplicationError(
-                    f"{inp.runtime.provider} call for wake {wake.wake_id} step {inp.call_index}"
-                    f" failed: {exc}",
+                    f"{name} call for wake {wake.wake_id} step {inp.call_index} failed: {exc}",
                     type="ProviderError",
                     non_retryable=not exc.retryable,
                     next_retry_delay=delay,

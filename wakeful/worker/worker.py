@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from temporalio.client import Client
-from temporalio.worker import Interceptor, Worker
+from temporalio.common import WorkerDeploymentVersion
+from temporalio.worker import Interceptor, Worker, WorkerDeploymentConfig
 
 from wakeful.activities.child import ChildActivities
 from wakeful.activities.consolidate_memory import consolidation_activities
@@ -15,6 +16,7 @@ from wakeful.activities.model import ModelActivities
 from wakeful.activities.sessions import SessionActivities
 from wakeful.activities.tools import ToolActivities
 from wakeful.activities.wake import WakeActivities
+from wakeful.worker.build_id import build_id
 from wakeful.workflows.agent import AgentWorkflow
 from wakeful.workflows.child import ChildAgentWorkflow
 from wakeful.workflows.consolidation import ConsolidationWorkflow
@@ -79,4 +81,9 @@ def build_worker(
         activity_executor=ThreadPoolExecutor(max_workers=max_threads),
         max_concurrent_activities=max_threads,
         interceptors=interceptors,
+        # No versioning; a short build id, since every task's history stamp carries it.
+        deployment_config=WorkerDeploymentConfig(
+            version=WorkerDeploymentVersion(deployment_name="wakeful", build_id=build_id()),
+            use_worker_versioning=False,
+        ),
     )

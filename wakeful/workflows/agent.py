@@ -39,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
         WakeResult,
         oversized_trigger,
     )
+    from wakeful.workflows.alarm import Alarm
     from wakeful.workflows.cache import pacing_annotations, rates_for, update_clock
     from wakeful.workflows.child import delegate_calls
     from wakeful.workflows.cycle import WakeCycle
@@ -71,6 +72,8 @@ _MAX_HISTORY_BYTES = 4 * 1024 * 1024
 _BUDGET_END = ("tool_budget", "token_budget", "call_budget")
 # Patch id: an oversized trigger signal is answered "rejected" instead of waking the agent.
 _REFUSE_OVERSIZED = "refuse-oversized-triggers"
+# Patch id: session timers are one Alarm across wakes, not a timeout per wait.
+_ALARM = "session-alarm-1"
 
 
 def is_handoff_command(trigger: Trigger) -> bool:
@@ -92,6 +95,7 @@ class AgentWorkflow:
         self.cycle: WakeCycle | None = None
         self.stop_requested = False
         self.children_in_flight = 0
+        self.alarm = Alarm()
 
     @workflow.run
     async def run(self, inp: AgentInput) -> AgentState:
@@ -132,6 +136,15 @@ class AgentWorkflow:
         timeout = None if due is None else due - workflow.now()
         if timeout is not None and timeout <= timedelta(0):
             return bool(self.state.pending) or self.stop_requested
+        if due is not None and workflow.patched(_ALARM):
+            self.alarm.arm(due)
+            await workflow.wait_condition(
+                lambda: bool(self.state.pending) or self.stop_requested or self.alarm.rang()
+            )
+            if self.state.pending or self.stop_requested:
+                return True
+            self.alarm.clear()
+            return False  # the caller checks what is due; an early ring finds nothing
         try:
             await workflow.wait_condition(
                 lambda: bool(self.state.pending) or self.stop_requested, timeout=timeout

@@ -211,7 +211,7 @@ class WakeCycle:
                     CALL_MODEL,
                     CallModelIn(
                         wake=wake,
-                        runtime=self.model_rt,
+                        provider=self.model_rt.provider,
                         call_index=index,
                         window_hash=compiled.window_hash,
                         at=started if merged else None,
