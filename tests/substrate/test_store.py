@@ -173,16 +173,23 @@ def test_the_raw_tail_starts_on_page_boundaries(tenant: TenantStore) -> None:
     starts, sizes = [], []
     for n in range(30):
         tenant.append_events(agent, [_turn(f"a{n}", f"turn {n}")])
+        tenant.append_events(agent, [_turn(f"x{n}", f"elsewhere {n}", session="s2")])
         tenant.append_events(other, [_turn(f"o{n}", f"other {n}")])  # interleaved ids
-        tail = tenant.recent_events(agent, max_id=tenant.max_event_id(agent), limit=5, page=4)
+        tail = tenant.recent_events(
+            agent, max_id=tenant.max_event_id(agent), limit=5, session_id="s1", page=4
+        )
         starts.append(int(tail[0].text.split()[1]))
         sizes.append(len(tail))
-    # ordinals 0..n: the tail starts at the largest multiple of 4 <= (n + 1) - 5
+        assert all(t.text.startswith("turn") for t in tail)
+    # session ordinals 0..n: the tail starts at the largest multiple of 4 <= (n + 1) - 5
     assert starts == [max(0, n - 4) // 4 * 4 for n in range(30)]
     assert all(min(n + 1, 5) <= size <= 8 for n, size in enumerate(sizes))
-    assert all(t.text.startswith("turn") for t in tail)
-    exact = tenant.recent_events(agent, max_id=tenant.max_event_id(agent), limit=5)
-    assert [e.text for e in exact] == [f"turn {n}" for n in range(25, 30)]
+    # page 1, or no session: the agent's newest `limit` events, exactly
+    last = tenant.max_event_id(agent)
+    exact = tenant.recent_events(agent, max_id=last, limit=6)
+    assert [e.text for e in exact][-2:] == ["turn 29", "elsewhere 29"] and len(exact) == 6
+    paged = tenant.recent_events(agent, max_id=last, limit=6, page=4)
+    assert paged == exact
     with pytest.raises(ValueError, match="page must be >= 1"):
         tenant.recent_events(agent, max_id=1, limit=5, page=0)
 

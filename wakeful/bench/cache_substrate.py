@@ -91,9 +91,11 @@ class MemorySubstrate:
         session_id: str | None = None,
         page: int = 1,
     ) -> list[StoredEvent]:
-        every = self.events(agent, max_id=max_id)
-        tail = every[tail_start(len(every), limit, page) :]
-        return [e for e in tail if session_id is None or e.session_id == session_id]
+        if session_id is None or page == 1:
+            tail = self.events(agent, max_id=max_id, limit=limit, newest=True)
+            return [e for e in tail if session_id is None or e.session_id == session_id]
+        mine = [e for e in self.events(agent, max_id=max_id) if e.session_id == session_id]
+        return mine[tail_start(len(mine), limit, page) :]
 
     @contextlib.contextmanager
     def tx(self) -> Iterator[None]:

@@ -240,46 +240,47 @@ class TenantStore(KnowledgeMixin):
         session_id: str | None = None,
         page: int = 1,
     ) -> list[StoredEvent]:
-        """The raw tail a snapshot starts from, in append order: of the agent's events up to
-        ``max_id``, the newest ``limit`` and then back to a page boundary (below), those of
-        ``session_id`` (all of them when None).
+        """The raw tail a snapshot starts from, in append order.
 
-        Pages: the tail starts at the agent's event whose ordinal (its 0-based place among
-        all of the agent's events, retired ones included, so it never changes) is the
-        largest multiple of ``page`` at or below that of the ``limit``-th newest event. The
-        tail thus holds ``limit`` to ``limit + page - 1`` events, and its first event moves
-        once every ``page`` events instead of with every event: the start of the history a
-        window shows, and so the provider's cached prefix, stays put in between.
+        With ``page == 1`` (or no session): of the agent's newest ``limit`` events up to
+        ``max_id``, those of ``session_id`` (all of them when None).
 
-        The session filter applies after the bound (as a snapshot defines its tail), in
-        SQL, so rows of other sessions are never fetched.
+        With a session and ``page > 1``: the session's events from a page boundary on. The
+        tail starts at the session's event whose ordinal (its 0-based place among the
+        session's events up to ``max_id``, retired ones included, so it never changes) is
+        the largest multiple of ``page`` at or below that of the ``limit``-th newest
+        (:func:`~wakeful.substrate.tail.tail_start`): ``limit`` to ``limit + page - 1``
+        events, and a first event that moves once every ``page`` events instead of with
+        every event — the start of the history a window shows, and so the provider's
+        cached prefix, stays put in between. Ordinals are counted within the session
+        (sessions end at handoffs, so the count stays small), never across the agent's
+        whole history.
         """
         tail_start(0, limit, page)  # validates limit and page
         e = t.events.c
-        mine = (e.tenant == self.name, e.agent == agent, e.id <= max_id)
+        mine = [e.tenant == self.name, e.agent == agent, e.id <= max_id]
         with self.tx() as conn:
-            first_id = None
-            if page > 1:
-                ids = (
-                    conn.execute(
-                        select(e.id).where(*mine).order_by(e.id.desc()).limit(limit + page - 1)
-                    )
-                    .scalars()
-                    .all()
+            if session_id is None or page == 1:
+                newest = select(t.events).where(*mine).order_by(e.id.desc()).limit(limit)
+                tail = newest.subquery()
+                q = select(tail)
+                if session_id is not None:
+                    q = q.where(tail.c.session_id == session_id)
+                return [_event(r._mapping) for r in conn.execute(q.order_by(tail.c.id))]
+            mine.append(e.session_id == session_id)
+            ids = (
+                conn.execute(
+                    select(e.id).where(*mine).order_by(e.id.desc()).limit(limit + page - 1)
                 )
-                if len(ids) > limit:
-                    total = conn.execute(select(func.count()).where(*mine)).scalar_one()
-                    first_id = ids[total - 1 - tail_start(total, limit, page)]
-            newest = select(t.events).where(*mine)
-            if first_id is not None:
-                newest = newest.where(e.id >= first_id)
-            else:
-                newest = newest.order_by(e.id.desc()).limit(limit)
-            tail = newest.subquery()
-            q = select(tail)
-            if session_id is not None:
-                q = q.where(tail.c.session_id == session_id)
-            return [_event(r._mapping) for r in conn.execute(q.order_by(tail.c.id))]
+                .scalars()
+                .all()
+            )
+            first_id = ids[-1] if ids else 0
+            if len(ids) > limit:
+                total = conn.execute(select(func.count()).where(*mine)).scalar_one()
+                first_id = ids[total - 1 - tail_start(total, limit, page)]
+            q = select(t.events).where(*mine, e.id >= first_id).order_by(e.id)
+            return [_event(r._mapping) for r in conn.execute(q)]
 
     def max_event_id(self, agent: str) -> int:
         with self.tx() as conn:
