@@ -131,6 +131,23 @@ async def test_oversized_body_is_413_when_streamed_without_length(
     assert _error(response) == "payload_too_large"
 
 
+async def test_a_body_under_the_limit_that_makes_an_oversized_trigger_is_413(
+    make_ingress: MakeIngress, agent: Agent
+) -> None:
+    """The agent reads the payload indented: 60,000 numbers 31 levels deep are ~120 KB of
+    body but ~2 MB of trigger, over MAX_TRIGGER_BYTES. Refused, not a 500 from the
+    client's own check, and nothing is woken (see the autouse fixture)."""
+    ingress = make_ingress(ingress_settings(agent, webhook_max_body_bytes=200_000))
+    inner = "[" + ",".join("0" * 60_000) + "]"
+    payload = '{"a": ' + "[" * 28 + inner + "]" * 28 + "}"
+    body = ('{"id": "wide-1", "type": "deploy.failed", "payload": ' + payload + "}").encode()
+    assert len(body) < 200_000
+    response = await post(ingress, f"/hooks/{agent.name}", body)
+    assert response.status_code == 413, response.text
+    assert _error(response) == "payload_too_large"
+    assert "MAX_TRIGGER_BYTES" in response.json()["message"]
+
+
 @pytest.mark.parametrize(
     "body",
     [b"{not json", b"", '{"text": "caf\xe9"}'.encode("latin-1"), b'{"a": NaN}'],

@@ -21,6 +21,8 @@ Every delivery is checked in this order, and the first failure answers:
       idempotency key
 404   no such agent in the tenant (only answered to authenticated callers)
 409   the idempotency key was already accepted for this agent with a different event
+413   the trigger the event becomes exceeds ``MAX_TRIGGER_BYTES`` (the payload is shown to
+      the agent indented, so deep nesting grows it)
 200   the key was already accepted with this same event (a sender retry, or a replay of a
       captured request inside the window): acknowledged, nothing new is woken
 202   accepted: Temporal has the trigger (signal-with-start); the agent will wake once
@@ -52,6 +54,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from wakeful.agents import AgentRuntime
+from wakeful.contracts import oversized_trigger
 from wakeful.errors import RuntimeFailure, UnknownAgentError
 from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.substrate.store import Store
@@ -190,6 +193,11 @@ class _Ingress:
         if seen is Receipt.DUPLICATE:
             return JSONResponse({"status": "duplicate", **ack}, 200)
         trigger = to_trigger(event, key, self.redaction, datetime.fromtimestamp(now, UTC))
+        # The payload is re-serialised indented for the agent to read: a deeply nested body
+        # grows quadratically, so a small body can still make a trigger over the limit.
+        too_large = oversized_trigger(trigger, agent)
+        if too_large is not None:
+            raise _Refused(413, "payload_too_large", too_large)
         try:
             client = await self.client()
             # Signal-with-start returns once Temporal has durably recorded the trigger.
