@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.worker.codec import data_converter
 
 
 def _binary(name: str) -> str:
@@ -54,7 +54,7 @@ def tenant(store: Store) -> TenantStore:
 async def temporal_dev() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=_binary("temporal"),
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter,
         ui=False,
         dev_server_log_level="error",
     )
@@ -66,7 +66,7 @@ async def temporal_dev() -> AsyncIterator[WorkflowEnvironment]:
 async def temporal_skipping() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=_binary("temporal-test-server"),
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter,
     )
     yield env
     await env.shutdown()

@@ -12,7 +12,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio.client import ScheduleActionStartWorkflow
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
@@ -24,6 +23,7 @@ from wakeful.consolidation.schedule import consolidation_schedule
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.worker.codec import data_converter
 from wakeful.workflows.consolidation import ConsolidationWorkflow
 
 POLICY = ConsolidationPolicy(
@@ -133,6 +133,6 @@ async def test_consolidation_on_days_1_to_7(
     assert rule.text == "Never restart the ledger service during month-end close."
 
     # The histories replay deterministically.
-    replayer = Replayer(workflows=[ConsolidationWorkflow], data_converter=pydantic_data_converter)
+    replayer = Replayer(workflows=[ConsolidationWorkflow], data_converter=data_converter)
     for handle in handles:
         await replayer.replay_workflow(await handle.fetch_history())
