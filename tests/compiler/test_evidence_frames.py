@@ -85,10 +85,12 @@ def test_frame_and_date_lines_are_charged_once_and_cover_what_is_sent() -> None:
     rows = {r.block_id: r for r in w.ledger.rows}
     text = {b.id: b.text for b in blocks()}
 
-    def line(block_id: str) -> int:
-        return counter.count(text[block_id]) + 1
+    def line(block_id: str) -> int:  # the turn and its newline, counted as sent
+        return counter.count(text[block_id] + "\n")
 
-    frame = counter.count('<evidence kind="conversation">\n\n</evidence>') + BLOCK_OVERHEAD
+    frame = (
+        counter.count('<evidence kind="conversation">\n') + counter.count("</evidence>")
+    ) + BLOCK_OVERHEAD
     may = counter.count(f"{MAY.day} May {MAY.year}:\n")
     later = counter.count(f"{LATER.day} May {LATER.year}:\n")
     # Window order: May (hit-3, hit-1, hit-4), then later (hit-2).

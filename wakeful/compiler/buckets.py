@@ -171,7 +171,9 @@ def buckets(work: Work) -> dict[Segment, Bucket]:
         entry = part.entries.get(f)
         if entry is not None and f not in work.excluded:
             klass = work.class_override[f]
-            stale.setdefault(f.segment, []).append((-klass, *entry[1:]))
+            # a flagged unit also pays for its stale mark (see Work.stale_cost)
+            mark = work.stale_cost(f) if f in work.stale else 0
+            stale.setdefault(f.segment, []).append((-klass, *entry[1:COST], entry[COST] + mark))
     nan = {f.segment for f in part.nan}
     out: dict[Segment, Bucket] = {}
     for seg in Segment:

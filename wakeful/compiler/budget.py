@@ -1,7 +1,7 @@
 """Pass 7 — budget: fit the window to the declared budget, bucket by bucket.
 
     input budget = context_limit - output_reserve      (the reserve is never lent out)
-    usable       = input budget - headroom - fixed request framing
+    usable       = input budget - headroom - fixed request framing (Work.fixed_overhead)
 
 Order of decisions, and why:
 
@@ -41,12 +41,7 @@ from wakeful.compiler.buckets import buckets as make_buckets
 from wakeful.compiler.history import admit_history
 from wakeful.compiler.rank import keep_order
 from wakeful.compiler.select import tail_order
-from wakeful.compiler.work import (
-    REQUEST_OVERHEAD,
-    Exclusion,
-    Facts,
-    Work,
-)
+from wakeful.compiler.work import Exclusion, Facts, Work
 from wakeful.errors import BudgetError
 
 DYNAMIC = (Segment.SUMMARIES, Segment.EVIDENCE, Segment.RECENT)
@@ -57,16 +52,18 @@ def budget(work: Work) -> None:
     spec = work.policy.budget
     shares = spec.allocations
     total = spec.input_budget
-    usable = total - math.ceil(total * shares.headroom) - REQUEST_OVERHEAD
+    work.overhead = work.fixed_overhead(work.may_open_with_assistant())
+    usable = total - math.ceil(total * shares.headroom) - work.overhead
     work.usable = usable
     used = dict.fromkeys(Segment, 0)
 
+    stale = work.stale
     mandatory = [f for f in work.part.mandatory if not work.is_excluded(f)]
     for f in mandatory:
-        used[f.segment] += work.cost(f)
+        used[f.segment] += work.cost(f) + (work.stale_cost(f) if f in stale else 0)
         work.admitted[f] = "load_bearing" if f is not work.instructions else "agent_instructions"
     for f in work.tail:
-        used[Segment.ASK] += f.tokens
+        used[Segment.ASK] += f.tokens + (work.stale_cost(f) if f in stale else 0)
         work.admitted[f] = "current_wake"
 
     buckets = make_buckets(work)

@@ -17,9 +17,9 @@ from typing import Any
 
 from wakeful.compiler.blocks import Block, BlockKind, Segment, Stability
 from wakeful.compiler.framing import (
-    LINE_OVERHEAD,
     canonical_json,
     evidence_group,
+    evidence_line,
     wrapper_text,
 )
 from wakeful.compiler.ledger import EXCLUDED, LedgerRow
@@ -28,8 +28,10 @@ from wakeful.compiler.tokens import TokenCounter
 
 # A block's framing (role markers, content-block JSON) beyond its text; see costs in README.
 BLOCK_OVERHEAD = 6
-# Fixed framing of a request: the data notice, section joins, the history-gap line.
-REQUEST_OVERHEAD = 96
+# What every provider adds after the last message to prime the reply (OpenAI documents 3
+# tokens, ``<|start|>assistant<|message|>``); the rest of a request's fixed framing is
+# text the compiler renders and counts (``Work.fixed_overhead``).
+REPLY_PRIMING = 3
 
 EVENT_KINDS = frozenset(
     {BlockKind.TURN, BlockKind.TOOL_CALL, BlockKind.TOOL_RESULT, BlockKind.CURRENT_ASK}
@@ -248,15 +250,21 @@ def block_cost(
 ) -> int:
     """Tokens a block costs once rendered: body (memoised) + tool fields + framing.
 
-    A retrieved turn that shares the conversation frame costs its line; the frame and the
-    date lines are charged to the first turns admitted (:meth:`Work.opening_cost`).
+    A retrieved turn that shares the conversation frame costs its line, counted as sent
+    (text and the newline that ends it: after punctuation the two are often one token);
+    the frame and the date lines are charged to the first turns admitted
+    (:meth:`Work.opening_cost`).
     """
+    if segment is Segment.EVIDENCE and evidence_group(block) is not None:
+        line = evidence_line(block.text)
+        tokens = counts.get(line)
+        if tokens is None:
+            tokens = counts[line] = counter.count(line)
+        return tokens
     text = block.text
     tokens = counts.get(text)
     if tokens is None:
         tokens = counts[text] = counter.count(text)
-    if segment is Segment.EVIDENCE and evidence_group(block) is not None:
-        return tokens + LINE_OVERHEAD
     tokens += BLOCK_OVERHEAD
     if block.tool_name:
         tokens += counter.count(block.tool_name)

@@ -135,14 +135,18 @@ def wrapper_text(block: Block, wrapped_as: str) -> str:
 # turn. Retrieved turns therefore share one ``<evidence kind="conversation">`` frame, where
 # the turns of one session and day follow one date line. The budget charges the frame to the
 # first retrieved turn it admits, a date line to the first turn of its group, and every turn
-# its own line (``LINE_OVERHEAD``).
+# its own line: its text and the newline that ends it, counted together as they are sent
+# (``evidence_line``).
 
-LINE_OVERHEAD = 1  # the newline that joins a turn to the line before it
-CONVERSATION_OPEN = open_tag("evidence", [("kind", "conversation")])
-CONVERSATION_FRAME = CONVERSATION_OPEN + "\n\n</evidence>"  # without its lines, for costing
+CONVERSATION_OPEN = open_tag("evidence", [("kind", "conversation")]) + "\n"
+CONVERSATION_CLOSE = "</evidence>"
+STALE_MARK = "[stale] "
 _MONTHS = (
     "January February March April May June July August September October November December"
 ).split()  # spelled out here: strftime's month names follow the process locale
+# ``</`` reaching the end of a line: guarded too, so that no closing tag can span two lines
+# and every line is guarded on its own (what is counted per line is what is sent).
+_LINE_CLOSE = re.compile(r"</(\s*evidence|\s*$)", re.IGNORECASE)
 
 
 def evidence_group(block: Block) -> str | None:
@@ -165,17 +169,26 @@ def group_line(block: Block) -> str:
     return f"{day.day} {_MONTHS[day.month - 1]} {day.year}:\n"
 
 
+def evidence_line(text: str) -> str:
+    """One retrieved turn as it is sent in the shared frame: guarded, newline-terminated."""
+    if "</" in text:
+        text = _LINE_CLOSE.sub(r"<\\/\1", text)
+    return text + "\n"
+
+
 def conversation_text(groups: list[list[tuple[Block, bool]]]) -> str:
     """The shared frame: each group's date line, then its turns, one per line.
 
     ``groups`` hold ``(block, stale)`` pairs; a stale turn is marked ``[stale]``.
     """
-    body = "\n".join(
+    body = "".join(
         group_line(members[0][0])
-        + "\n".join(("[stale] " if stale else "") + block.text for block, stale in members)
+        + "".join(
+            (STALE_MARK if stale else "") + evidence_line(block.text) for block, stale in members
+        )
         for members in groups
     )
-    return f"{CONVERSATION_OPEN}\n{guard(body, 'evidence')}\n</evidence>"
+    return CONVERSATION_OPEN + body + CONVERSATION_CLOSE
 
 
 def collapsed_note(block: Block, original_tokens: int, note_chars: int) -> str:

@@ -17,7 +17,7 @@ from wakeful.compiler.ledger import COLLAPSED, EXCLUDED, INCLUDED, Breakpoint, L
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import SEGMENT, Rendered
 from wakeful.compiler.window import CompiledWindow
-from wakeful.compiler.work import REQUEST_OVERHEAD, Facts, Work
+from wakeful.compiler.work import Facts, Work
 
 # A LedgerRow from a tuple of its fields, without the NamedTuple's Python-level __new__.
 _row = partial(tuple.__new__, LedgerRow)
@@ -52,7 +52,7 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
             ))  # fmt: skip
         decided[f] = memo[1]
     cumulative: list[int] = []
-    running = REQUEST_OVERHEAD
+    running = work.overhead
     partner, collapsed, injected = part.partner, part.collapsed, work.injected
     framed: set[str] = set()  # the first retrieved turns in window order pay the shared frame
     by_bucket = dict.fromkeys(SEGMENT.values(), 0)
@@ -72,6 +72,8 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
             if f.group is not None and f.group not in framed:
                 tokens += work.opening_cost(f, framed)
                 framed.add(f.group)
+            if item.stale:
+                tokens += work.stale_cost(f)
         detail = f"trigger {injected[f]}" if f in injected else ""
         if item.stale:
             detail = (detail + "; stale").lstrip("; ")
@@ -107,7 +109,7 @@ def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> Com
     semi_hash = content_hash(encode(rendered.semi_stable))
     rows, cumulative, by_bucket = _rows(work, layout)
 
-    by_bucket["overhead"] = REQUEST_OVERHEAD
+    by_bucket["overhead"] = work.overhead
     input_tokens = sum(by_bucket.values())
 
     position = {item.block.id: n for n, item in enumerate(layout.ordered())}
@@ -133,7 +135,7 @@ def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> Com
                 ttl=mark.ttl,
                 explicit=mark.explicit,
                 prefix_hash=chain.hexdigest(),
-                prefix_tokens=cumulative[pos] if pos is not None else REQUEST_OVERHEAD,
+                prefix_tokens=cumulative[pos] if pos is not None else work.overhead,
                 blocks_since_previous=el - previous,
             )
         )

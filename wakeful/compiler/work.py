@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
-from wakeful.compiler.blocks import Block, Goal, Snapshot
+from wakeful.compiler.blocks import Block, Goal, Role, Segment, Snapshot
 from wakeful.compiler.facts import (
     BLOCK_OVERHEAD,
     CAPTURED,
@@ -28,7 +28,7 @@ from wakeful.compiler.facts import (
     EVENT_KINDS,
     LOAD_BEARING,
     PAIRED,
-    REQUEST_OVERHEAD,
+    REPLY_PRIMING,
     RESOLVED,
     SPECIAL,
     STALE_AFTER,
@@ -42,7 +42,14 @@ from wakeful.compiler.facts import (
     strict_key,
     wrapping,
 )
-from wakeful.compiler.framing import CONVERSATION_FRAME, group_line
+from wakeful.compiler.framing import (
+    CONVERSATION_CLOSE,
+    CONVERSATION_OPEN,
+    DATA_NOTICE,
+    HISTORY_GAP,
+    STALE_MARK,
+    group_line,
+)
 from wakeful.compiler.policy import Policy
 from wakeful.compiler.tokens import CountingCache, TokenCounter
 
@@ -62,7 +69,7 @@ __all__ = [
     "EVENT_KINDS",
     "LOAD_BEARING",
     "PAIRED",
-    "REQUEST_OVERHEAD",
+    "REPLY_PRIMING",
     "RESOLVED",
     "SPECIAL",
     "STALE_AFTER",
@@ -118,6 +125,7 @@ class Work:
     admitted: dict[Facts, str] = field(default_factory=dict)
     placed: list[Facts] = field(default_factory=list)
     usable: int = 0
+    overhead: int = 0  # the request's fixed framing (``fixed_overhead``)
     # Retrieved turns share one frame with a date line per group: group -> line tokens, and
     # the groups the budget has opened (charged) so far.
     frames: dict[str, int] = field(default_factory=dict)
@@ -166,7 +174,37 @@ class Work:
             line = self.frames[group] = self._count(group_line(f.block))
         if opened:
             return line
-        return line + self._count(CONVERSATION_FRAME) + BLOCK_OVERHEAD
+        frame = self._count(CONVERSATION_OPEN) + self._count(CONVERSATION_CLOSE)
+        return line + frame + BLOCK_OVERHEAD
+
+    def stale_cost(self, f: Facts) -> int:
+        """What flagging ``f`` stale adds to it as rendered: ``[stale]`` before a retrieved
+        turn's line, ``stale="true"`` in an evidence tag (each +1 for a token the mark may
+        split off its neighbour); other segments render no mark."""
+        if f.segment is not Segment.EVIDENCE:
+            return 0
+        if f.group is not None:
+            return self._count(STALE_MARK) + 1
+        return self._count(' stale="true"') + 1
+
+    def fixed_overhead(self, may_open_with_assistant: bool) -> int:
+        """The request's framing outside any block: the data notice after the instructions,
+        the reply priming, and the history-gap line when the conversation may open with the
+        assistant (history candidates, or assistant turns in the current wake)."""
+        tokens = self._count("\n\n" + DATA_NOTICE) + REPLY_PRIMING
+        if may_open_with_assistant:
+            tokens += self._count(HISTORY_GAP) + BLOCK_OVERHEAD
+        return tokens
+
+    def may_open_with_assistant(self) -> bool:
+        """True unless no history candidate exists and the current wake has no assistant
+        content: only then can the renderer never insert the history-gap line."""
+        part = self.part
+        if part.totals.get(Segment.RECENT, 0) > 0:
+            return True
+        if any(f.segment is Segment.RECENT for f in part.mandatory):
+            return True
+        return any(f.is_call or f.block.role is Role.ASSISTANT for f in self.tail)
 
     def _count(self, text: str) -> int:
         counts = self.cache.counts_for(self.counter)
