@@ -199,6 +199,9 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
         "set_index_cursor": lambda b: b.set_index_cursor(AGENT, "events", 10**12),
         "reset_index_cursor": lambda b: b.reset_index_cursor(AGENT, "events"),
         "put_blob": lambda b: b.put_blob("note", f"{SECRET} shared blob"),
+        "put_blobs": lambda b: b.put_blobs(
+            [("note", f"{SECRET} shared blob"), ("note", "b only"), ("note", "b only")]
+        ),
         "get_blob": lambda b: _raises(StoreError, lambda: b.get_blob(a.only_a_blob)),
         "record_compile": lambda b: b.record_compile(_compile("b")),
         "record_model_call": lambda b: b.record_model_call(_call("b")),

@@ -2,6 +2,12 @@
 
 The window and its ledger go to the substrate (content-addressed); only their hashes return
 to the workflow.
+
+Its substrate work is two transactions, not one per read and write: opening the wake (when
+asked) and reading the snapshot share one, storing the blobs and the compile record the
+other. Each transaction costs a pool checkout, a liveness ping, ``BEGIN`` and ``COMMIT`` —
+round trips that were most of a compile's time. Retrieval (vector store I/O) runs between
+them, on no open transaction.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any
 from temporalio import activity
 
 from wakeful.activities.deps import ActivityDeps
-from wakeful.activities.wake import step_key
+from wakeful.activities.wake import open_wake, step_key
 from wakeful.compiler import compile_window
 from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Snapshot, content_hash
 from wakeful.compiler.ledger import Ledger
@@ -99,20 +105,24 @@ class CompileActivities:
 
     @activity.defn(name=COMPILE)
     def compile(self, inp: CompileIn) -> CompileOut:
+        """Compile one window; open the wake first when asked (``CompileIn.open``)."""
         wake = inp.wake
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "compile")
         agent = self.deps.agents.get(wake.tenant, wake.agent)
-        max_event_id = ts.max_event_id(wake.agent)
-        snapshot = build_snapshot(
-            ts,
-            agent.spec(),
-            session_id=wake.session_id,
-            wake_id=wake.wake_id,
-            max_event_id=max_event_id,
-            as_of=inp.now,
-            recent_limit=self.deps.recent_limit,
-        )
+        with ts.tx():
+            if inp.open is not None:
+                open_wake(ts, inp.open)
+            max_event_id = ts.max_event_id(wake.agent)
+            snapshot = build_snapshot(
+                ts,
+                agent.spec(),
+                session_id=wake.session_id,
+                wake_id=wake.wake_id,
+                max_event_id=max_event_id,
+                as_of=inp.now,
+                recent_limit=self.deps.recent_limit,
+            )
         policy = self.deps.policy(inp.runtime.policy)
         retrieval_hash = None
         index = self.deps.event_index()
@@ -141,29 +151,34 @@ class CompileActivities:
                     cache=self.deps.cache,
                 )
             telemetry.record_compile(window, agent=wake.agent, span=span)
-        window_hash = ts.put_blob("window", window.request_json)
         ledger = annotate(window.ledger, inp.annotations)
-        ledger_hash = ts.put_blob("ledger", ledger.model_dump_json())
-        policy_json = policy.model_dump_json()
-        rec = ts.record_compile(
-            CompileRecord(
-                agent=wake.agent,
-                wake_id=wake.wake_id,
-                step_key=key,
-                call_index=inp.call_index,
-                as_of=inp.now,
-                max_event_id=max_event_id,
-                goal=inp.goal.model_dump(mode="json"),
-                policy_hash=ts.put_blob("policy", policy_json),
-                snapshot_hash=snapshot_hash(snapshot),
-                window_hash=window_hash,
-                ledger_hash=ledger_hash,
-                stable_prefix_hash=window.stable_prefix_hash,
-                input_tokens=window.input_tokens,
-                tokens_by_bucket=dict(window.tokens_by_bucket),
-                retrieval_hash=retrieval_hash,
+        digest = snapshot_hash(snapshot)  # serialised before the transaction opens
+        blobs = [
+            ("window", window.request_json),
+            ("ledger", ledger.model_dump_json()),
+            ("policy", policy.model_dump_json()),
+        ]
+        with ts.tx():
+            window_hash, ledger_hash, policy_hash = ts.put_blobs(blobs)
+            rec = ts.record_compile(
+                CompileRecord(
+                    agent=wake.agent,
+                    wake_id=wake.wake_id,
+                    step_key=key,
+                    call_index=inp.call_index,
+                    as_of=inp.now,
+                    max_event_id=max_event_id,
+                    goal=inp.goal.model_dump(mode="json"),
+                    policy_hash=policy_hash,
+                    snapshot_hash=digest,
+                    window_hash=window_hash,
+                    ledger_hash=ledger_hash,
+                    stable_prefix_hash=window.stable_prefix_hash,
+                    input_tokens=window.input_tokens,
+                    tokens_by_bucket=dict(window.tokens_by_bucket),
+                    retrieval_hash=retrieval_hash,
+                )
             )
-        )
         # A retry after a crash returns the first compile, so the model sees one window.
         return CompileOut(
             window_hash=rec.window_hash,

@@ -72,12 +72,12 @@ class ActivityDeps:
 
 def load_policies(directory: Path | None) -> dict[str, Policy]:
     """Policies from ``*.toml``/``*.yaml`` files; the file stem is the policy name."""
-    from wakeful.compiler import load_policy
+    from wakeful.compiler.policy import load_policy_file
 
     if directory is None or not directory.exists():
         return {}
     out: dict[str, Policy] = {}
     for path in sorted(directory.iterdir()):
         if path.suffix in (".toml", ".yaml", ".yml"):
-            out[path.stem] = load_policy(path.read_text(encoding="utf-8"), fmt=path.suffix[1:])
+            out[path.stem] = load_policy_file(path.read_text(encoding="utf-8"), path.name)
     return out

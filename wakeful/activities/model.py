@@ -5,25 +5,35 @@ per model call instead of two or three.
 Providers are built with their SDK retries off; this activity turns a provider failure into
 an ``ApplicationError`` whose retryability and delay come from the provider (429/5xx with
 ``retry-after``), so Temporal owns every retry and each attempt is visible in history.
+
+The activity is async (the provider clients are), but its substrate work is blocking: it runs
+in a thread (``asyncio.to_thread``), never on the worker's event loop, where it would stall
+every workflow activation and activity of the worker meanwhile. It is three transactions:
+read the window (or a reply stored before), store the reply with its record, then record
+the turns and close the wake. The reply is committed on its own first, so a failure after
+it never makes a retry pay for a second reply.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from datetime import datetime, timedelta
+from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.wake import close_wake, record_reply, step_key
-from wakeful.compiler.blocks import Goal
+from wakeful.compiler.blocks import Goal, content_hash
 from wakeful.contracts import CALL_MODEL, CallModelIn, CallModelOut, FinishWakeIn, ToolCallRef
 from wakeful.errors import ProviderError
 from wakeful.providers.base import ModelReply
 from wakeful.providers.pricing import cost_usd
 from wakeful.substrate.records import ModelCallRecord
+from wakeful.substrate.store import TenantStore
 
 
 def provider_of(inp: CallModelIn) -> str:
@@ -61,14 +71,13 @@ class ModelActivities:
         wake = inp.wake
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "model")
-        # A retry after the reply was stored must not pay for (or see) a second reply.
         began = time.monotonic()
-        done = {r.step_key: r for r in ts.model_calls(wake.wake_id)}.get(key)
+        done, request = await asyncio.to_thread(_load, ts, inp, key)
         if done is not None:
-            reply = ModelReply.model_validate_json(ts.get_blob(done.output_hash))
-            return self._after(inp, done, reply, began)
+            # A retry after the reply was stored must not pay for (or see) a second reply.
+            rec, reply = done
+            return await asyncio.to_thread(self._after, ts, inp, rec, reply, began)
 
-        request = json.loads(ts.get_blob(inp.window_hash))
         name = provider_of(inp)
         provider = self.deps.providers(name)
         telemetry = self.deps.telemetry
@@ -92,9 +101,14 @@ class ModelActivities:
                 stop_reason=reply.stop_reason,
                 span=span,
             )
-        output_hash = ts.put_blob("model_output", reply.model_dump_json())
         u = reply.usage
-        rec = ts.record_model_call(
+        output = reply.model_dump_json()
+        return await asyncio.to_thread(
+            self._store,
+            ts,
+            inp,
+            reply,
+            output,
             ModelCallRecord(
                 agent=wake.agent,
                 wake_id=wake.wake_id,
@@ -103,7 +117,7 @@ class ModelActivities:
                 provider=reply.provider,
                 model=reply.model,
                 window_hash=inp.window_hash,
-                output_hash=output_hash,
+                output_hash=content_hash(output),
                 stop_reason=reply.stop_reason,
                 input_tokens=u.input_tokens,
                 output_tokens=u.output_tokens,
@@ -112,17 +126,40 @@ class ModelActivities:
                 cache_creation_5m_input_tokens=u.cache_creation_5m_input_tokens,
                 cache_creation_1h_input_tokens=u.cache_creation_1h_input_tokens,
                 cost_usd=cost_usd(reply.provider, reply.model, u),
-            )
+            ),
+            began,
         )
-        # A concurrent attempt may have recorded first: answer with its reply, not this one.
-        if rec.output_hash != output_hash:
-            reply = ModelReply.model_validate_json(ts.get_blob(rec.output_hash))
-        return self._after(inp, rec, reply, began)
+
+    def _store(
+        self,
+        ts: TenantStore,
+        inp: CallModelIn,
+        reply: ModelReply,
+        output: str,
+        rec: ModelCallRecord,
+        began: float,
+    ) -> CallModelOut:
+        """Store the reply (``output``, its JSON) and its record in one transaction,
+        committed before anything else is written; then go on as :meth:`_after`. Runs in a
+        thread."""
+        with ts.tx():
+            output_hash = ts.put_blob("model_output", output)
+            rec = ts.record_model_call(rec)
+            # A concurrent attempt may have recorded first: answer with its reply, not this.
+            if rec.output_hash != output_hash:
+                reply = ModelReply.model_validate_json(ts.get_blob(rec.output_hash))
+        return self._after(ts, inp, rec, reply, began)
 
     def _after(
-        self, inp: CallModelIn, rec: ModelCallRecord, reply: ModelReply, began: float
+        self,
+        ts: TenantStore,
+        inp: CallModelIn,
+        rec: ModelCallRecord,
+        reply: ModelReply,
+        began: float,
     ) -> CallModelOut:
-        """Record the (first stored) reply and close the wake, when the workflow asked to."""
+        """Record the (first stored) reply and close the wake, when the workflow asked to
+        (one transaction). Runs in a thread."""
         out = _out(rec, reply)
         if not (inp.record or inp.finish):
             return out
@@ -133,25 +170,39 @@ class ModelActivities:
                 type="UserError",
                 non_retryable=True,
             )
-        ts = self.deps.store.tenant(inp.wake.tenant)
-        if inp.record:
-            record_reply(ts, inp.wake, inp.call_index, reply, inp.at)
-        if not (inp.finish and not reply.tool_calls):
-            return out
-        (compiled,) = [c for c in ts.compiles(inp.wake.wake_id) if c.call_index == inp.call_index]
-        handoff_id = close_wake(
-            ts,
-            FinishWakeIn(
-                wake=inp.wake,
-                goal=Goal.model_validate(compiled.goal),  # the goal this call compiled for
-                status="done",
-                at=_finished_at(inp.at, began),
-                model_calls=inp.call_index + 1,
-                tool_calls=inp.tool_calls,
-            ),
-            self.deps.telemetry,
-        )
+        with ts.tx():
+            if inp.record:
+                record_reply(ts, inp.wake, inp.call_index, reply, inp.at)
+            if not (inp.finish and not reply.tool_calls):
+                return out
+            (compiled,) = [
+                c for c in ts.compiles(inp.wake.wake_id) if c.call_index == inp.call_index
+            ]
+            handoff_id = close_wake(
+                ts,
+                FinishWakeIn(
+                    wake=inp.wake,
+                    goal=Goal.model_validate(compiled.goal),  # the goal this call compiled for
+                    status="done",
+                    at=_finished_at(inp.at, began),
+                    model_calls=inp.call_index + 1,
+                    tool_calls=inp.tool_calls,
+                ),
+                self.deps.telemetry,
+            )
         return out.model_copy(update={"handoff_id": handoff_id})
+
+
+def _load(
+    ts: TenantStore, inp: CallModelIn, key: str
+) -> tuple[tuple[ModelCallRecord, ModelReply] | None, dict[str, Any]]:
+    """The call's stored record and reply when a previous attempt stored them; else the
+    window to send. One transaction; runs in a thread."""
+    with ts.tx():
+        done = {r.step_key: r for r in ts.model_calls(inp.wake.wake_id)}.get(key)
+        if done is not None:
+            return (done, ModelReply.model_validate_json(ts.get_blob(done.output_hash))), {}
+        return None, json.loads(ts.get_blob(inp.window_hash))
 
 
 def _finished_at(at: datetime, began: float) -> datetime:

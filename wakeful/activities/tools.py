@@ -39,14 +39,15 @@ class ToolActivities:
         wake, call = inp.wake, inp.tool_call
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "result", call.id)
-        existing = [e for e in ts.events(wake.agent, wake_id=wake.wake_id) if e.step_key == key]
-        if existing:
-            e = existing[0]
-            return RunToolOut(
-                event_id=e.id, result_hash=e.content_hash, is_error=e.is_error, reused=True
-            )
-
-        reply = ModelReply.model_validate_json(ts.get_blob(inp.output_hash))
+        # Two transactions (read, then write), none held while the tool runs.
+        with ts.tx():
+            existing = [e for e in ts.events(wake.agent, wake_id=wake.wake_id) if e.step_key == key]
+            if existing:
+                e = existing[0]
+                return RunToolOut(
+                    event_id=e.id, result_hash=e.content_hash, is_error=e.is_error, reused=True
+                )
+            reply = ModelReply.model_validate_json(ts.get_blob(inp.output_hash))
         args = next(c.input for c in reply.tool_calls if c.id == call.id)
         agent = self.deps.agents.get(wake.tenant, wake.agent)
         ctx = ToolContext(
@@ -74,26 +75,27 @@ class ToolActivities:
             self.deps.telemetry.record_tool(span, is_error=is_error, output=text)
         redacted = self.redaction.redact(text)
         text = redacted.text
-        result_hash = ts.put_blob("tool_result", text)
-        (event,) = ts.append_events(
-            wake.agent,
-            [
-                EventIn(
-                    step_key=key,
-                    kind="tool_result",
-                    role="user",
-                    text=text,
-                    session_id=wake.session_id,
-                    wake_id=wake.wake_id,
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    is_error=is_error,
-                    event_time=inp.at,
-                    meta={"result_blob": result_hash}
-                    | ({"redacted": redacted.summary()} if redacted.changed else {}),
-                )
-            ],
-        )
+        with ts.tx():
+            result_hash = ts.put_blob("tool_result", text)
+            (event,) = ts.append_events(
+                wake.agent,
+                [
+                    EventIn(
+                        step_key=key,
+                        kind="tool_result",
+                        role="user",
+                        text=text,
+                        session_id=wake.session_id,
+                        wake_id=wake.wake_id,
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        is_error=is_error,
+                        event_time=inp.at,
+                        meta={"result_blob": result_hash}
+                        | ({"redacted": redacted.summary()} if redacted.changed else {}),
+                    )
+                ],
+            )
         return RunToolOut(
             event_id=event.id, result_hash=result_hash, is_error=event.is_error, reused=False
         )

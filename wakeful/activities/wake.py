@@ -65,9 +65,8 @@ class WakeActivities:
     @activity.defn(name=COMPILE)
     def compile(self, inp: CompileIn) -> CompileOut:
         """The compile activity, opening the wake first when asked (``CompileIn.open``): the
-        first compile of a wake always follows start_wake, so the two share one step."""
-        if inp.open is not None:
-            open_wake(self._tenant(inp.wake), inp.open)
+        first compile of a wake always follows start_wake, so the two share one step (and
+        one transaction with the snapshot's reads)."""
         return self.compiles.compile(inp)
 
     @activity.defn(name=RECORD_OUTPUT)

@@ -7,11 +7,12 @@ older one by pointer and validity interval; a newer decision supersedes by ``sup
 
 from __future__ import annotations
 
+import functools
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, or_, select, update
+from sqlalchemy import Connection, Select, and_, bindparam, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
@@ -44,17 +45,19 @@ class KnowledgeMixin(ConsolidationMixin):
             "text": rec.body.render(),
         }
         with self.tx() as conn:
-            conn.execute(
+            row = conn.execute(
                 insert(t.handoff_notes)
                 .values(**values)
                 .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
-            )
-            row = conn.execute(
-                select(t.handoff_notes).where(
-                    t.handoff_notes.c.tenant == self.name,
-                    t.handoff_notes.c.step_key == rec.step_key,
-                )
-            ).one()
+                .returning(*t.handoff_notes.c)
+            ).first()
+            if row is None:  # a retry: the first note stands
+                row = conn.execute(
+                    select(t.handoff_notes).where(
+                        t.handoff_notes.c.tenant == self.name,
+                        t.handoff_notes.c.step_key == rec.step_key,
+                    )
+                ).one()
         return _handoff(row._mapping)
 
     def latest_handoff(
@@ -65,17 +68,18 @@ class KnowledgeMixin(ConsolidationMixin):
         max_id: int | None = None,
         other_than_session: str | None = None,
     ) -> HandoffRecord | None:
-        q = select(t.handoff_notes).where(
-            t.handoff_notes.c.tenant == self.name, t.handoff_notes.c.agent == agent
+        q = _latest_handoff_query(
+            other_than_session is not None, before is not None, max_id is not None
         )
-        if other_than_session is not None:
-            q = q.where(t.handoff_notes.c.session_id != other_than_session)
-        if before is not None:
-            q = q.where(t.handoff_notes.c.created_at <= before)
-        if max_id is not None:
-            q = q.where(t.handoff_notes.c.id <= max_id)
+        params = {
+            "tenant": self.name,
+            "agent": agent,
+            "session": other_than_session,
+            "before": before,
+            "max_id": max_id,
+        }
         with self.tx() as conn:
-            row = conn.execute(q.order_by(t.handoff_notes.c.id.desc()).limit(1)).first()
+            row = conn.execute(q, params).first()
         return None if row is None else _handoff(row._mapping)
 
     def handoffs(self, agent: str) -> list[HandoffRecord]:
@@ -112,16 +116,9 @@ class KnowledgeMixin(ConsolidationMixin):
             )
 
     def live_decisions(self, agent: str, at: datetime) -> list[DecisionRecord]:
-        c = t.decisions.c
-        q = (
-            select(t.decisions)
-            .where(c.tenant == self.name, c.agent == agent, c.superseded_by.is_(None))
-            .where(or_(c.expires_at.is_(None), c.expires_at > at))
-            .where(c.created_at <= at)
-            .order_by(c.decision_id)
-        )
+        params = {"tenant": self.name, "agent": agent, "at": at}
         with self.tx() as conn:
-            return [_decision(r._mapping) for r in conn.execute(q)]
+            return [_decision(r._mapping) for r in conn.execute(_LIVE_DECISIONS, params)]
 
     # --- memories -----------------------------------------------------------------------
 
@@ -167,16 +164,10 @@ class KnowledgeMixin(ConsolidationMixin):
 
     def memories(self, agent: str, *, at: datetime | None = None) -> list[MemoryRecord]:
         """Memories valid at ``at`` (all live ones when None), oldest first."""
-        c = t.memories.c
-        q = select(t.memories).where(c.tenant == self.name, c.agent == agent)
-        if at is None:
-            q = q.where(c.invalidated_at.is_(None))
-        else:
-            q = q.where(c.captured_at <= at).where(
-                or_(c.invalidated_at.is_(None), c.invalidated_at > at)
-            )
+        params = {"tenant": self.name, "agent": agent, "at": at}
         with self.tx() as conn:
-            return [_memory(r._mapping) for r in conn.execute(q.order_by(c.id))]
+            rows = conn.execute(_memories_query(at is not None), params)
+            return [_memory(r._mapping) for r in rows]
 
     # --- summaries ----------------------------------------------------------------------
 
@@ -210,14 +201,61 @@ class KnowledgeMixin(ConsolidationMixin):
         return _summary(row._mapping)
 
     def summaries(self, agent: str, *, max_id: int | None = None) -> list[SummaryRecord]:
-        c = t.summaries.c
-        q = select(t.summaries).where(
-            c.tenant == self.name, c.agent == agent, c.superseded_by.is_(None)
-        )
-        if max_id is not None:
-            q = q.where(c.span_end <= max_id)
+        params = {"tenant": self.name, "agent": agent, "max_id": max_id}
         with self.tx() as conn:
-            return [_summary(r._mapping) for r in conn.execute(q.order_by(c.span_start))]
+            rows = conn.execute(_summaries_query(max_id is not None), params)
+            return [_summary(r._mapping) for r in rows]
+
+
+# The reads every compile makes are built once per shape, with bound parameters: a
+# statement rebuilt per call cost about as much CPU as its round trip (see store.py).
+_d = t.decisions.c
+_LIVE_DECISIONS = (
+    select(t.decisions)
+    .where(_d.tenant == bindparam("tenant"), _d.agent == bindparam("agent"))
+    .where(_d.superseded_by.is_(None))
+    .where(or_(_d.expires_at.is_(None), _d.expires_at > bindparam("at")))
+    .where(_d.created_at <= bindparam("at"))
+    .order_by(_d.decision_id)
+)
+
+
+@functools.cache
+def _latest_handoff_query(other_session: bool, before: bool, upto: bool) -> Select[Any]:
+    h = t.handoff_notes.c
+    q = select(t.handoff_notes).where(
+        h.tenant == bindparam("tenant"), h.agent == bindparam("agent")
+    )
+    if other_session:
+        q = q.where(h.session_id != bindparam("session"))
+    if before:
+        q = q.where(h.created_at <= bindparam("before"))
+    if upto:
+        q = q.where(h.id <= bindparam("max_id"))
+    return q.order_by(h.id.desc()).limit(1)
+
+
+@functools.cache
+def _memories_query(at: bool) -> Select[Any]:
+    m = t.memories.c
+    q = select(t.memories).where(m.tenant == bindparam("tenant"), m.agent == bindparam("agent"))
+    if at:
+        q = q.where(m.captured_at <= bindparam("at")).where(
+            or_(m.invalidated_at.is_(None), m.invalidated_at > bindparam("at"))
+        )
+    else:
+        q = q.where(m.invalidated_at.is_(None))
+    return q.order_by(m.id)
+
+
+@functools.cache
+def _summaries_query(upto: bool) -> Select[Any]:
+    s = t.summaries.c
+    q = select(t.summaries).where(s.tenant == bindparam("tenant"), s.agent == bindparam("agent"))
+    q = q.where(s.superseded_by.is_(None))
+    if upto:
+        q = q.where(s.span_end <= bindparam("max_id"))
+    return q.order_by(s.span_start)
 
 
 def _strip(m: Any) -> dict[str, Any]:

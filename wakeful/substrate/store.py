@@ -7,6 +7,7 @@ that an activity makes are idempotent on ``step_key``: a retry returns the first
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Iterator, Sequence
@@ -14,7 +15,18 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, TextClause, create_engine, func, select, text, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    TextClause,
+    bindparam,
+    create_engine,
+    func,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import OperationalError
 
@@ -137,16 +149,19 @@ class TenantStore(KnowledgeMixin):
     def start_wake(self, wake: WakeRecord) -> WakeRecord:
         """Record a wake; a retry (same wake id) returns the first record."""
         with self.tx() as conn:
-            conn.execute(
+            # RETURNING answers the first write in one round trip; only a retry reads.
+            row = conn.execute(
                 insert(t.wakes)
                 .values(tenant=self.name, **wake.model_dump())
                 .on_conflict_do_nothing(index_elements=["tenant", "wake_id"])
-            )
-            row = conn.execute(
-                select(t.wakes).where(
-                    t.wakes.c.tenant == self.name, t.wakes.c.wake_id == wake.wake_id
-                )
-            ).one()
+                .returning(*t.wakes.c)
+            ).first()
+            if row is None:
+                row = conn.execute(
+                    select(t.wakes).where(
+                        t.wakes.c.tenant == self.name, t.wakes.c.wake_id == wake.wake_id
+                    )
+                ).one()
         return _wake(row._mapping)
 
     def finish_wake(self, wake_id: str, status: str, at: datetime) -> None:
@@ -217,18 +232,11 @@ class TenantStore(KnowledgeMixin):
         newest: bool = False,
     ) -> list[StoredEvent]:
         """Events in append order. ``newest`` with ``limit`` gives the last ``limit``."""
-        q = select(t.events).where(t.events.c.tenant == self.name, t.events.c.agent == agent)
-        if wake_id is not None:
-            q = q.where(t.events.c.wake_id == wake_id)
-        if max_id is not None:
-            q = q.where(t.events.c.id <= max_id)
-        if not include_retired:
-            q = q.where(t.events.c.retired_at.is_(None))
-        q = q.order_by(t.events.c.id.desc() if newest else t.events.c.id)
-        if limit is not None:
-            q = q.limit(limit)
+        q = _events_query(wake_id is not None, max_id is not None, include_retired, newest)
+        params = {"tenant": self.name, "agent": agent, "wake_id": wake_id, "max_id": max_id}
         with self.tx() as conn:
-            out = [_event(r._mapping) for r in conn.execute(q)]
+            rows = conn.execute(q if limit is None else q.limit(limit), params)
+            out = [_event(r._mapping) for r in rows]
         return out[::-1] if newest else out
 
     def recent_events(
@@ -284,11 +292,7 @@ class TenantStore(KnowledgeMixin):
 
     def max_event_id(self, agent: str) -> int:
         with self.tx() as conn:
-            value = conn.execute(
-                select(func.coalesce(func.max(t.events.c.id), 0)).where(
-                    t.events.c.tenant == self.name, t.events.c.agent == agent
-                )
-            ).scalar_one()
+            value = conn.execute(_MAX_EVENT_ID, {"tenant": self.name, "agent": agent}).scalar_one()
         return int(value)
 
     def count_events(self, agent: str) -> int:
@@ -381,21 +385,32 @@ class TenantStore(KnowledgeMixin):
     # --- blobs (claim-check) ------------------------------------------------------------
 
     def put_blob(self, kind: str, content: str) -> str:
-        digest = content_hash(content)
-        with self.tx() as conn:
-            conn.execute(
-                insert(t.blobs)
-                .values(tenant=self.name, hash=digest, kind=kind, content=content)
-                .on_conflict_do_nothing(index_elements=["tenant", "hash"])
-            )
+        (digest,) = self.put_blobs([(kind, content)])
         return digest
+
+    def put_blobs(self, items: Sequence[tuple[str, str]]) -> list[str]:
+        """Store ``(kind, content)`` blobs in one statement; their hashes, in order.
+
+        Content-addressed: a blob stored before is left as it is (Postgres checks the key
+        before it compresses and writes the row, so a repeat costs little).
+        """
+        digests = [content_hash(content) for _, content in items]
+        rows: dict[str, dict[str, str]] = {}
+        for digest, (kind, content) in zip(digests, items, strict=True):
+            rows.setdefault(
+                digest, {"tenant": self.name, "hash": digest, "kind": kind, "content": content}
+            )
+        if rows:
+            # A parameter list, not ``.values([...])``: SQLAlchemy caches the compiled
+            # statement and still sends the rows as one multi-row INSERT.
+            with self.tx() as conn:
+                conn.execute(_PUT_BLOB, list(rows.values()))
+        return digests
 
     def get_blob(self, digest: str) -> str:
         with self.tx() as conn:
             value = conn.execute(
-                select(t.blobs.c.content).where(
-                    t.blobs.c.tenant == self.name, t.blobs.c.hash == digest
-                )
+                _GET_BLOB, {"tenant": self.name, "hash": digest}
             ).scalar_one_or_none()
         if value is None:
             raise StoreError(f"no blob {digest} in tenant {self.name!r}")
@@ -417,26 +432,56 @@ class TenantStore(KnowledgeMixin):
 
     def _put_once(self, table: Any, values: dict[str, Any]) -> dict[str, Any]:
         with self.tx() as conn:
-            conn.execute(
+            row = conn.execute(
                 insert(table)
                 .values(tenant=self.name, **values)
                 .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
-            )
-            row = conn.execute(
-                select(table).where(
-                    table.c.tenant == self.name, table.c.step_key == values["step_key"]
-                )
-            ).one()
+                .returning(*table.c)
+            ).first()
+            if row is None:  # a retry, or a concurrent attempt wrote first: theirs stands
+                row = conn.execute(
+                    select(table).where(
+                        table.c.tenant == self.name, table.c.step_key == values["step_key"]
+                    )
+                ).one()
         return dict(row._mapping)
 
     def _by_wake(self, table: Any, wake_id: str) -> list[dict[str, Any]]:
         with self.tx() as conn:
-            rows = conn.execute(
-                select(table)
-                .where(table.c.tenant == self.name, table.c.wake_id == wake_id)
-                .order_by(table.c.call_index)
-            )
+            rows = conn.execute(_by_wake_query(table), {"tenant": self.name, "wake_id": wake_id})
             return [dict(r._mapping) for r in rows]
+
+
+# Hot reads are built once, with bound parameters: SQLAlchemy memoises a statement's cache
+# key on the object, so a rebuilt statement per call cost about as much CPU as its round trip.
+_MAX_EVENT_ID = select(func.coalesce(func.max(t.events.c.id), 0)).where(
+    t.events.c.tenant == bindparam("tenant"), t.events.c.agent == bindparam("agent")
+)
+_GET_BLOB = select(t.blobs.c.content).where(
+    t.blobs.c.tenant == bindparam("tenant"), t.blobs.c.hash == bindparam("hash")
+)
+
+
+@functools.cache
+def _events_query(by_wake: bool, upto: bool, include_retired: bool, newest: bool) -> Select[Any]:
+    e = t.events.c
+    q = select(t.events).where(e.tenant == bindparam("tenant"), e.agent == bindparam("agent"))
+    if by_wake:
+        q = q.where(e.wake_id == bindparam("wake_id"))
+    if upto:
+        q = q.where(e.id <= bindparam("max_id"))
+    if not include_retired:
+        q = q.where(e.retired_at.is_(None))
+    return q.order_by(e.id.desc() if newest else e.id)
+
+
+@functools.cache
+def _by_wake_query(table: Any) -> Select[Any]:
+    return (
+        select(table)
+        .where(table.c.tenant == bindparam("tenant"), table.c.wake_id == bindparam("wake_id"))
+        .order_by(table.c.call_index)
+    )
 
 
 # Columns an append sets, with their Postgres array types; the rest take their defaults.
@@ -483,6 +528,7 @@ def _append_sql() -> TextClause:
 
 
 _APPEND = _append_sql()
+_PUT_BLOB = insert(t.blobs).on_conflict_do_nothing(index_elements=["tenant", "hash"])
 
 
 _EVENT_FIELDS = frozenset(StoredEvent.model_fields)

@@ -1,0 +1,144 @@
+"""The model activity against a real Postgres, with a fake provider behind the protocol.
+
+It is async (provider SDKs are), so its blocking substrate work must run off the worker's
+event loop; and a retry after the reply was stored must not call the provider again.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import event
+from temporalio.testing import ActivityEnvironment
+
+from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.model import ModelActivities
+from wakeful.agents import AgentRegistry
+from wakeful.compiler import EstimatingCounter
+from wakeful.contracts import CallModelIn, WakeRef
+from wakeful.providers.base import ModelReply, Usage
+from wakeful.substrate.records import CompileRecord, WakeRecord
+from wakeful.substrate.store import Store, TenantStore
+
+T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
+
+
+@dataclass
+class CountingProvider:
+    name: str = "anthropic"
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    async def complete(self, request: dict[str, Any]) -> ModelReply:
+        self.requests.append(request)
+        return ModelReply(
+            text="All done.",
+            stop_reason="end_turn",
+            usage=Usage(input_tokens=10, output_tokens=3),
+            model="claude-sonnet-4-5",
+            provider="anthropic",
+        )
+
+
+@contextmanager
+def statement_threads(store: Store) -> Iterator[list[int]]:
+    """The thread ids every SQL statement ran on, while the block runs."""
+    seen: list[int] = []
+
+    def hook(*_: Any) -> None:
+        seen.append(threading.get_ident())
+
+    event.listen(store.engine, "before_cursor_execute", hook)
+    try:
+        yield seen
+    finally:
+        event.remove(store.engine, "before_cursor_execute", hook)
+
+
+def _wake(tenant: TenantStore) -> WakeRef:
+    wake = WakeRef(
+        tenant=tenant.name,
+        agent="a1",
+        wake_id=f"w-{uuid.uuid4().hex[:8]}",
+        session_id="s1",
+        workflow_id="wf",
+        number=1,
+    )
+    tenant.upsert_agent("a1", model="m", provider="anthropic", instructions="x", spec={})
+    tenant.start_wake(
+        WakeRecord(
+            wake_id=wake.wake_id,
+            agent="a1",
+            session_id="s1",
+            workflow_id="wf",
+            number=1,
+            goal={"kind": "message", "text": "summarise"},
+            started_at=T0,
+        )
+    )
+    return wake
+
+
+def _compiled(tenant: TenantStore, wake: WakeRef) -> str:
+    window = tenant.put_blob("window", '{"model": "claude-sonnet-4-5", "messages": []}')
+    tenant.record_compile(
+        CompileRecord(
+            agent="a1",
+            wake_id=wake.wake_id,
+            step_key=f"wf:{wake.wake_id}:0:compile",
+            call_index=0,
+            as_of=T0,
+            max_event_id=0,
+            goal={"kind": "message", "text": "summarise"},
+            policy_hash="p",
+            snapshot_hash="s",
+            window_hash=window,
+            ledger_hash="l",
+            stable_prefix_hash="x",
+            input_tokens=10,
+            tokens_by_bucket={},
+        )
+    )
+    return window
+
+
+async def test_a_retry_after_the_reply_was_stored_pays_once_and_records_once(
+    store: Store, tenant: TenantStore
+) -> None:
+    wake = _wake(tenant)
+    provider = CountingProvider()
+    deps = ActivityDeps(
+        store=store,
+        agents=AgentRegistry([]),
+        providers=lambda name: provider,
+        counter=EstimatingCounter(),
+    )
+    inp = CallModelIn(
+        wake=wake,
+        provider="anthropic",
+        call_index=0,
+        window_hash=_compiled(tenant, wake),
+        at=T0,
+        record=True,
+        finish=True,
+    )
+    activities = ModelActivities(deps)
+    env = ActivityEnvironment()
+    loop_thread = threading.get_ident()
+    with statement_threads(store) as threads:
+        first = await env.run(activities.call_model, inp)
+        again = await env.run(activities.call_model, inp)
+
+    assert len(provider.requests) == 1, "the retry called the provider again"
+    assert again.output_hash == first.output_hash
+    assert again.handoff_id == first.handoff_id and first.handoff_id
+    assert [e.text for e in tenant.events("a1", wake_id=wake.wake_id)] == ["All done."]
+    assert len(tenant.handoffs("a1")) == 1
+    assert [w.status for w in tenant.wakes("a1")] == ["done"]
+    # Every statement ran in a worker thread, none on the event loop the activity runs on.
+    assert threads and loop_thread not in threads
