@@ -16,12 +16,9 @@ from temporalio import activity
 from wakeful.activities.deps import ActivityDeps
 from wakeful.compiler.framing import wake_text
 from wakeful.contracts import (
-    COMPILE,
     FINISH_WAKE,
     RECORD_OUTPUT,
     START_WAKE,
-    CompileIn,
-    CompileOut,
     FinishWakeIn,
     FinishWakeOut,
     RecordOutputIn,
@@ -49,11 +46,7 @@ def step_key(wake: WakeRef, *parts: object) -> str:
 
 class WakeActivities:
     def __init__(self, deps: ActivityDeps) -> None:
-        # Imported here: the compile module imports step_key from this one.
-        from wakeful.activities.compile import CompileActivities
-
         self.deps = deps
-        self.compiles = CompileActivities(deps)
 
     def _tenant(self, wake: WakeRef) -> TenantStore:
         return self.deps.store.tenant(wake.tenant)
@@ -61,13 +54,6 @@ class WakeActivities:
     @activity.defn(name=START_WAKE)
     def start_wake(self, inp: StartWakeIn) -> StartWakeOut:
         return StartWakeOut(ask_event_id=open_wake(self._tenant(inp.wake), inp))
-
-    @activity.defn(name=COMPILE)
-    def compile(self, inp: CompileIn) -> CompileOut:
-        """The compile activity, opening the wake first when asked (``CompileIn.open``): the
-        first compile of a wake always follows start_wake, so the two share one step (and
-        one transaction with the snapshot's reads)."""
-        return self.compiles.compile(inp)
 
     @activity.defn(name=RECORD_OUTPUT)
     def record_output(self, inp: RecordOutputIn) -> RecordOutputOut:

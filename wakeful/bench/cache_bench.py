@@ -44,7 +44,7 @@ from wakeful.bench.cache_strategies import (
 )
 from wakeful.bench.cache_substrate import EPOCH, MemorySubstrate
 from wakeful.bench.cache_timeline import Consolidation, timeline
-from wakeful.bench.cache_variants import VARIANTS
+from wakeful.bench.cache_variants import variants as variants_of
 from wakeful.bench.cache_wakeful import Wakeful
 from wakeful.compiler import Policy
 from wakeful.providers.anthropic import AnthropicProvider, usage_from_anthropic
@@ -197,7 +197,7 @@ def run(
         SummarizeThreshold(threshold),
     ]
     what: dict[str, str] = {}
-    for variant in VARIANTS(chosen) if variants else ():
+    for variant in variants_of(chosen) if variants else ():
         options = dict(variant.options)
         strategies.append(
             Wakeful(

@@ -1,6 +1,6 @@
 """What-if variants of Wakeful's window for the cache benchmark (comparisons, not defaults).
 
-Each variant changes one thing, so the report can say what it is worth (:data:`VARIANTS`):
+Each variant changes one thing, so the report can say what it is worth (:func:`variants`):
 
 * ``tuned_budget`` — the default policy with ``budget.context_limit`` lowered so that the
   window is about the size of the sliding window's: smaller windows, more evictions.
@@ -27,7 +27,7 @@ from wakeful.compiler.blocks import Segment
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import Item
 
-__all__ = ["VARIANTS", "EvidenceBeforeHistoryRenderer", "Variant", "greedy_policy"]
+__all__ = ["EvidenceBeforeHistoryRenderer", "Variant", "greedy_policy", "variants"]
 
 TUNED_CONTEXT_LIMIT = 48_000
 
@@ -87,6 +87,3 @@ def variants(policy: Policy) -> tuple[Variant, ...]:
             {"renderer": EvidenceBeforeHistoryRenderer()},
         ),
     )
-
-
-VARIANTS = variants  # kept as the name the benchmark imports

@@ -10,6 +10,7 @@ from temporalio.common import WorkerDeploymentVersion
 from temporalio.worker import Interceptor, Worker, WorkerDeploymentConfig
 
 from wakeful.activities.child import ChildActivities
+from wakeful.activities.compile import CompileActivities
 from wakeful.activities.consolidate_memory import consolidation_activities
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.model import ModelActivities
@@ -36,7 +37,7 @@ def activities(deps: ActivityDeps) -> list[object]:
         wake.start_wake,
         wake.record_output,
         wake.finish_wake,
-        wake.compile,  # CompileActivities.compile, opening the wake when asked
+        CompileActivities(deps).compile,  # opens the wake too, when asked
         ModelActivities(deps).call_model,
         ToolActivities(deps).run_tool,
         *session_activities(deps),
