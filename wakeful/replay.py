@@ -1,13 +1,16 @@
 """Recompile a past model call from its point-in-time snapshot and compare the bytes.
 
 The compile record names everything the compile used: the event horizon (``max_event_id``),
-the clock (``as_of``), the goal, the policy and the retrieval hits (both stored by hash).
-Loading the snapshot again and compiling it must give the same window hash; if it does not,
-the outcome says whether the inputs changed (the agent's spec was edited since) or the
-output did.
+the clock (``as_of``), the agent's knowledge revision, the goal, and by hash the policy, the
+agent spec and the retrieval hits. Loading the snapshot again and compiling it must give the
+same window hash; if it does not, the outcome says whether the inputs changed or the output
+did. Compiles recorded before revisions and spec hashes existed are read against the
+substrate and the agent spec as they stand now: consolidation since can change those.
 """
 
 from __future__ import annotations
+
+import json
 
 from pydantic import BaseModel
 
@@ -16,6 +19,7 @@ from wakeful.compiler import Ledger, Policy, compile_window, content_hash, diff_
 from wakeful.compiler.blocks import Goal
 from wakeful.substrate.indexing import load_hits, retrieved_blocks
 from wakeful.substrate.records import CompileRecord
+from wakeful.substrate.snapshot import RECENT_LIMIT
 from wakeful.substrate.store import TenantStore
 from wakeful.tokenizers import counter_named
 
@@ -44,20 +48,26 @@ class ReplayOutcome(BaseModel):
         )
 
 
-def recompile(ts: TenantStore, rec: CompileRecord, *, recent_limit: int = 200) -> ReplayOutcome:
-    row = ts.get_agent(rec.agent)
+def recompile(
+    ts: TenantStore, rec: CompileRecord, *, recent_limit: int = RECENT_LIMIT
+) -> ReplayOutcome:
+    """``recent_limit`` is used only for records that did not store theirs."""
+    spec = (
+        json.loads(ts.get_blob(rec.spec_hash)) if rec.spec_hash else ts.get_agent(rec.agent)["spec"]
+    )
     wake = next(w for w in ts.wakes(rec.agent) if w.wake_id == rec.wake_id)
     # The evidence retrieval gave the compile, as stored: the vector store is not asked again.
     hits = load_hits(ts.get_blob(rec.retrieval_hash)).hits if rec.retrieval_hash else ()
     snapshot = build_snapshot(
         ts,
-        row["spec"],
+        spec,
         session_id=wake.session_id,
         wake_id=wake.wake_id,
         max_event_id=rec.max_event_id,
         as_of=rec.as_of,
-        recent_limit=recent_limit,
+        recent_limit=rec.recent_limit or recent_limit,
         retrieved=retrieved_blocks(hits),
+        revision=rec.revision,
     )
     policy = Policy.model_validate_json(ts.get_blob(rec.policy_hash))
     stored = Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))

@@ -191,6 +191,7 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
             b.recent_events(AGENT, max_id=ev[-1], limit=100, session_id="s-shared"),
         ),
         "max_event_id": lambda b: b.max_event_id(AGENT),
+        "knowledge_revision": lambda b: b.knowledge_revision(AGENT),
         "count_events": lambda b: b.count_events(AGENT),
         "events_with_positions": lambda b: b.events_with_positions(
             AGENT, after_id=0, upto_id=ev[-1], limit=100
@@ -210,13 +211,19 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
         "write_handoff": lambda b: b.write_handoff(
             HandoffRecord(agent=AGENT, session_id="s0", wake_id="w0", step_key="hand", body=body)
         ),
-        "latest_handoff": lambda b: b.latest_handoff(AGENT),
+        "latest_handoff": lambda b: (
+            b.latest_handoff(AGENT),
+            b.latest_handoff(AGENT, revision=10**9),
+        ),
         "handoffs": lambda b: b.handoffs(AGENT),
         "register_decision": lambda b: b.register_decision(
             DecisionRecord(decision_id="D-1", agent=AGENT, text="b")
         ),
         "supersede_decision": lambda b: b.supersede_decision(AGENT, "D-1", "D-2"),
-        "live_decisions": lambda b: b.live_decisions(AGENT, NOW + timedelta(days=1)),
+        "live_decisions": lambda b: (
+            b.live_decisions(AGENT, NOW + timedelta(days=1)),
+            b.live_decisions(AGENT, NOW + timedelta(days=1), revision=10**9),
+        ),
         "remember": lambda b: b.remember(
             MemoryRecord(
                 agent=AGENT,
@@ -227,9 +234,13 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
                 captured_at=NOW + timedelta(hours=1),
             )
         ),
-        "memories": lambda b: (b.memories(AGENT), b.memories(AGENT, at=NOW)),
+        "memories": lambda b: (
+            b.memories(AGENT),
+            b.memories(AGENT, at=NOW),
+            b.memories(AGENT, at=NOW + timedelta(days=1), revision=10**9),
+        ),
         "add_summary": lambda b: b.add_summary(span, retire_span=True, at=NOW),
-        "summaries": lambda b: b.summaries(AGENT),
+        "summaries": lambda b: (b.summaries(AGENT), b.summaries(AGENT, revision=10**9)),
         "events_by_ids": lambda b: b.events_by_ids(AGENT, ev),
         "session_bounds": lambda b: b.session_bounds(AGENT),
         "summaries_by_ids": lambda b: b.summaries_by_ids(AGENT, summ),
@@ -406,3 +417,16 @@ def test_no_one_retrieves_or_overwrites_another_tenants_vectors(
     assert vectors.count(a.name, AGENT) == 4
     mine = vectors.fetch(a.name, AGENT, keys)
     assert len(mine) == 4 and all(SECRET in h.text for h in mine)
+
+
+def test_knowledge_revisions_are_per_tenant(store: Store) -> None:
+    import uuid
+
+    suffix = uuid.uuid4().hex[:8]
+    a, b = store.tenant(f"rev-a-{suffix}"), store.tenant(f"rev-b-{suffix}")
+    for i in range(3):
+        a.register_decision(DecisionRecord(decision_id=f"D-{i}", agent=AGENT, text="a"))
+    assert a.knowledge_revision(AGENT) == 3
+    assert b.knowledge_revision(AGENT) == 0  # A's writes moved only A's counter
+    b.register_decision(DecisionRecord(decision_id="D-0", agent=AGENT, text="b"))
+    assert (a.knowledge_revision(AGENT), b.knowledge_revision(AGENT)) == (3, 1)

@@ -62,10 +62,12 @@ def build_snapshot(
     recent_limit: int,
     recent_page: int = RECENT_PAGE,
     retrieved: Sequence[Block] = (),
+    revision: int | None = None,
 ) -> Snapshot:
     """The compiler's input for one call, from the agent's spec and the substrate.
 
-    ``retrieved`` are retrieval candidates gathered for this call (or stored with it).
+    ``retrieved`` are retrieval candidates gathered for this call (or stored with it);
+    ``revision`` the agent's knowledge revision to read at (None: as it stands now).
     """
     name = spec["name"]
     blocks = profile_blocks(name, spec["tools"]) + load_blocks(
@@ -77,6 +79,7 @@ def build_snapshot(
         session_id=session_id,
         recent_limit=recent_limit,
         recent_page=recent_page,
+        revision=revision,
     )
     blocks += retrieved
     return Snapshot(
@@ -110,18 +113,23 @@ class CompileActivities:
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "compile")
         agent = self.deps.agents.get(wake.tenant, wake.agent)
+        spec = agent.spec()
         with ts.tx():
             if inp.open is not None:
                 open_wake(ts, inp.open)
+            # The revision first: knowledge committed while the snapshot reads is newer
+            # than it, so the snapshot leaves it out now and a replay leaves it out again.
+            revision = ts.knowledge_revision(wake.agent)
             max_event_id = ts.max_event_id(wake.agent)
             snapshot = build_snapshot(
                 ts,
-                agent.spec(),
+                spec,
                 session_id=wake.session_id,
                 wake_id=wake.wake_id,
                 max_event_id=max_event_id,
                 as_of=inp.now,
                 recent_limit=self.deps.recent_limit,
+                revision=revision,
             )
         policy = self.deps.policy(inp.runtime.policy)
         retrieval_hash = None
@@ -157,9 +165,10 @@ class CompileActivities:
             ("window", window.request_json),
             ("ledger", ledger.model_dump_json()),
             ("policy", policy.model_dump_json()),
+            ("spec", json.dumps(spec, sort_keys=True)),
         ]
         with ts.tx():
-            window_hash, ledger_hash, policy_hash = ts.put_blobs(blobs)
+            window_hash, ledger_hash, policy_hash, spec_hash = ts.put_blobs(blobs)
             rec = ts.record_compile(
                 CompileRecord(
                     agent=wake.agent,
@@ -177,6 +186,9 @@ class CompileActivities:
                     input_tokens=window.input_tokens,
                     tokens_by_bucket=dict(window.tokens_by_bucket),
                     retrieval_hash=retrieval_hash,
+                    revision=revision,
+                    spec_hash=spec_hash,
+                    recent_limit=self.deps.recent_limit,
                 )
             )
         # A retry after a crash returns the first compile, so the model sees one window.

@@ -105,7 +105,11 @@ class MemorySubstrate:
     def max_event_id(self, agent: str) -> int:
         return self._events[-1].id if self._events else 0
 
-    def live_decisions(self, agent: str, at: datetime) -> list[DecisionRecord]:
+    # ``revision`` is accepted and ignored: this substrate lives for one bench run, with no
+    # consolidation racing a compile, so it is always read as it stands.
+    def live_decisions(
+        self, agent: str, at: datetime, *, revision: int | None = None
+    ) -> list[DecisionRecord]:
         live = [
             d
             for d in self._decisions
@@ -122,6 +126,7 @@ class MemorySubstrate:
         before: datetime | None = None,
         max_id: int | None = None,
         other_than_session: str | None = None,
+        revision: int | None = None,
     ) -> HandoffRecord | None:
         found = [
             h
@@ -132,7 +137,9 @@ class MemorySubstrate:
         ]
         return found[-1] if found else None
 
-    def summaries(self, agent: str, *, max_id: int | None = None) -> list[SummaryRecord]:
+    def summaries(
+        self, agent: str, *, max_id: int | None = None, revision: int | None = None
+    ) -> list[SummaryRecord]:
         live = [
             s
             for s in self._summaries
@@ -140,7 +147,9 @@ class MemorySubstrate:
         ]
         return sorted(live, key=lambda s: s.span_start)
 
-    def memories(self, agent: str, *, at: datetime | None = None) -> list[MemoryRecord]:
+    def memories(
+        self, agent: str, *, at: datetime | None = None, revision: int | None = None
+    ) -> list[MemoryRecord]:
         return [
             m
             for m in self._memories

@@ -26,10 +26,21 @@ from wakeful.substrate.records import (
     StoredEvent,
     SummaryRecord,
 )
+from wakeful.substrate.revisions import bump_revision
 
 
 def _strip(m: Any, *drop: str) -> dict[str, Any]:
     return {k: m[k] for k in m.keys() if k not in ("tenant", *drop)}
+
+
+def memory_from_row(m: Any, revision: int | None = None) -> MemoryRecord:
+    """A memory row as a record, its verification the last mark made by ``revision`` (all
+    marks when None) or, before any, the one it was written with."""
+    d = _strip(m)
+    for mark in d.pop("marks", None) or ():
+        if revision is None or mark["rev"] <= revision:
+            d["verification"] = mark["v"]
+    return MemoryRecord.model_validate(d)
 
 
 class ConsolidationMixin:
@@ -91,7 +102,7 @@ class ConsolidationMixin:
         c = t.memories.c
         q = select(t.memories).where(c.tenant == self.name, c.agent == agent).order_by(c.id)
         with self.tx() as conn:
-            return [MemoryRecord.model_validate(_strip(r._mapping)) for r in conn.execute(q)]
+            return [memory_from_row(r._mapping) for r in conn.execute(q)]
 
     def recent_compiles(self, agent: str, limit: int) -> list[CompileRecord]:
         """The agent's newest compiles, newest first."""
@@ -162,9 +173,14 @@ class ConsolidationMixin:
             taken = sorted(h for h in holders if h is not None)
             if taken:
                 return None, f"raced: part of the span is already replaced by {', '.join(taken)}"
+            rev = bump_revision(conn, self.name, rec.agent)
             conn.execute(
                 insert(t.summaries)
-                .values(tenant=self.name, **rec.model_dump(exclude={"id", "created_at"}))
+                .values(
+                    tenant=self.name,
+                    recorded_rev=rev,
+                    **rec.model_dump(exclude={"id", "created_at"}),
+                )
                 .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
             )
             row = conn.execute(
@@ -174,27 +190,33 @@ class ConsolidationMixin:
                 conn.execute(
                     update(t.events)
                     .where(e.tenant == self.name, e.agent == rec.agent, e.id.in_(list(event_ids)))
-                    .values(retired_at=at, retired_by=f"summary:{row.id}")
+                    .values(retired_at=at, retired_by=f"summary:{row.id}", retired_rev=rev)
                 )
             else:
                 conn.execute(
                     update(t.summaries)
                     .where(s.tenant == self.name, s.id.in_(list(child_ids)))
-                    .values(superseded_by=row.id)
+                    .values(superseded_by=row.id, superseded_rev=rev)
                 )
         return SummaryRecord.model_validate(_strip(row._mapping)), "accepted"
 
     # --- memory marks -----------------------------------------------------------------------
 
     def mark_memories(self, agent: str, ids: Sequence[int], verification: str) -> int:
-        """Set the verification status of live memories (e.g. ``stale``)."""
+        """Mark the verification status of live memories (e.g. ``stale``).
+
+        A mark is appended, with the revision that made it, never written over the status
+        the memory was stored with: a snapshot read at an earlier revision sees the old one.
+        """
         c = t.memories.c
         with self.tx() as conn:
+            rev = bump_revision(conn, self.name, agent)
+            mark = func.jsonb_build_array(func.jsonb_build_object("v", verification, "rev", rev))
             done = conn.execute(
                 update(t.memories)
                 .where(c.tenant == self.name, c.agent == agent, c.id.in_(list(ids)))
                 .where(c.invalidated_at.is_(None))
-                .values(verification=verification)
+                .values(marks=c.marks.op("||")(mark))
             )
         return int(done.rowcount)
 
@@ -202,11 +224,12 @@ class ConsolidationMixin:
         """End the validity interval of live memories; the rows stay."""
         c = t.memories.c
         with self.tx() as conn:
+            rev = bump_revision(conn, self.name, agent)
             done = conn.execute(
                 update(t.memories)
                 .where(c.tenant == self.name, c.agent == agent, c.id.in_(list(ids)))
                 .where(c.invalidated_at.is_(None))
-                .values(invalidated_at=at)
+                .values(invalidated_at=at, invalidated_rev=rev)
             )
         return int(done.rowcount)
 

@@ -3,6 +3,12 @@
 A mixin of :class:`wakeful.substrate.store.TenantStore`: the same tenant scoping and the same
 idempotent ``step_key`` writes. Nothing here is ever overwritten: a newer memory supersedes an
 older one by pointer and validity interval; a newer decision supersedes by ``superseded_by``.
+
+Memories are bi-temporal. Valid time: ``captured_at`` to ``invalidated_at`` (when the fact
+held). Transaction time: the agent's knowledge revisions (:mod:`wakeful.substrate.revisions`)
+— the revision that wrote a row, and the one that cut its validity short or marked it. Every
+read takes an optional ``revision``: the knowledge as it stood then, so a snapshot read at a
+revision can be read again byte-for-byte after consolidation has moved on.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from sqlalchemy import Connection, Select, and_, bindparam, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
-from wakeful.substrate.consolidation_repo import ConsolidationMixin
+from wakeful.substrate.consolidation_repo import ConsolidationMixin, memory_from_row
 from wakeful.substrate.records import (
     DecisionRecord,
     HandoffBody,
@@ -24,6 +30,7 @@ from wakeful.substrate.records import (
     MemoryRecord,
     SummaryRecord,
 )
+from wakeful.substrate.revisions import bump_revision
 
 
 class KnowledgeMixin(ConsolidationMixin):
@@ -45,6 +52,7 @@ class KnowledgeMixin(ConsolidationMixin):
             "text": rec.body.render(),
         }
         with self.tx() as conn:
+            values["recorded_rev"] = bump_revision(conn, self.name, rec.agent)
             row = conn.execute(
                 insert(t.handoff_notes)
                 .values(**values)
@@ -67,9 +75,15 @@ class KnowledgeMixin(ConsolidationMixin):
         before: datetime | None = None,
         max_id: int | None = None,
         other_than_session: str | None = None,
+        revision: int | None = None,
     ) -> HandoffRecord | None:
+        """The newest note (of another session than ``other_than_session``); with
+        ``revision``, the newest written at or before it (and ``before`` is not needed)."""
         q = _latest_handoff_query(
-            other_than_session is not None, before is not None, max_id is not None
+            other_than_session is not None,
+            before is not None and revision is None,
+            max_id is not None,
+            revision is not None,
         )
         params = {
             "tenant": self.name,
@@ -77,6 +91,7 @@ class KnowledgeMixin(ConsolidationMixin):
             "session": other_than_session,
             "before": before,
             "max_id": max_id,
+            "rev": revision,
         }
         with self.tx() as conn:
             row = conn.execute(q, params).first()
@@ -96,34 +111,46 @@ class KnowledgeMixin(ConsolidationMixin):
     def register_decision(self, rec: DecisionRecord) -> DecisionRecord:
         """Add a decision; an existing id is kept as first written (ids are never reused)."""
         with self.tx() as conn:
+            rev = bump_revision(conn, self.name, rec.agent)
             conn.execute(
                 insert(t.decisions)
-                .values(tenant=self.name, **rec.model_dump(exclude={"created_at"}))
+                .values(
+                    tenant=self.name, recorded_rev=rev, **rec.model_dump(exclude={"created_at"})
+                )
                 .on_conflict_do_nothing(index_elements=["tenant", "agent", "decision_id"])
             )
         return rec
 
     def supersede_decision(self, agent: str, decision_id: str, by: str) -> None:
+        """Point a live decision at its successor (a superseded one keeps its first)."""
+        d = t.decisions.c
         with self.tx() as conn:
+            rev = bump_revision(conn, self.name, agent)
             conn.execute(
                 update(t.decisions)
-                .where(
-                    t.decisions.c.tenant == self.name,
-                    t.decisions.c.agent == agent,
-                    t.decisions.c.decision_id == decision_id,
-                )
-                .values(superseded_by=by)
+                .where(d.tenant == self.name, d.agent == agent, d.decision_id == decision_id)
+                .where(d.superseded_by.is_(None))
+                .values(superseded_by=by, superseded_rev=rev)
             )
 
-    def live_decisions(self, agent: str, at: datetime) -> list[DecisionRecord]:
-        params = {"tenant": self.name, "agent": agent, "at": at}
+    def live_decisions(
+        self, agent: str, at: datetime, *, revision: int | None = None
+    ) -> list[DecisionRecord]:
+        """Decisions live at ``at``: not expired, not superseded (as of ``revision``)."""
+        params = {"tenant": self.name, "agent": agent, "at": at, "rev": revision}
+        q = _LIVE_DECISIONS if revision is None else _DECISIONS_AT_REVISION
         with self.tx() as conn:
-            return [_decision(r._mapping) for r in conn.execute(_LIVE_DECISIONS, params)]
+            return [_decision(r._mapping) for r in conn.execute(q, params)]
 
     # --- memories -----------------------------------------------------------------------
 
     def remember(self, rec: MemoryRecord) -> MemoryRecord:
-        """Store a memory; a live memory on the same key is superseded, never overwritten."""
+        """Store a memory; a live memory on the same key is superseded, never overwritten.
+
+        Supersession follows valid time, not arrival order: the new memory ends the
+        validity of live ones captured at or before it; if a live one was captured after
+        it (the new one arrived late), the new one is stored already superseded by it.
+        """
         c = t.memories.c
         with self.tx() as conn:
             done = conn.execute(
@@ -131,43 +158,51 @@ class KnowledgeMixin(ConsolidationMixin):
             ).first()
             if done is not None:  # a retry: superseding again would retire the newer memories
                 return _memory(done._mapping)
-            prior = (
-                conn.execute(
-                    select(c.id).where(
-                        c.tenant == self.name,
-                        c.agent == rec.agent,
-                        c.key == rec.key,
-                        c.invalidated_at.is_(None),
-                        c.step_key != rec.step_key,
-                    )
+            rev = bump_revision(conn, self.name, rec.agent)
+            prior = conn.execute(
+                select(c.id, c.captured_at).where(
+                    c.tenant == self.name,
+                    c.agent == rec.agent,
+                    c.key == rec.key,
+                    c.invalidated_at.is_(None),
+                    c.step_key != rec.step_key,
                 )
-                .scalars()
-                .all()
-            )
+            ).all()
+            older = [p.id for p in prior if p.captured_at <= rec.captured_at]
+            newer = [p.captured_at for p in prior if p.captured_at > rec.captured_at]
             values = rec.model_dump(exclude={"id"})
-            values["supersedes"] = max(prior) if prior else rec.supersedes
+            values["supersedes"] = max(older) if older else rec.supersedes
+            values["recorded_rev"] = rev
+            if newer:
+                values["invalidated_at"], values["invalidated_rev"] = min(newer), rev
             conn.execute(
                 insert(t.memories)
                 .values(tenant=self.name, **values)
                 .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
             )
-            if prior:
+            if older:
                 conn.execute(
                     update(t.memories)
-                    .where(c.tenant == self.name, c.id.in_(prior))
-                    .values(invalidated_at=rec.captured_at)
+                    .where(c.tenant == self.name, c.id.in_(older))
+                    .values(invalidated_at=rec.captured_at, invalidated_rev=rev)
                 )
             row = conn.execute(
                 select(t.memories).where(c.tenant == self.name, c.step_key == rec.step_key)
             ).one()
         return _memory(row._mapping)
 
-    def memories(self, agent: str, *, at: datetime | None = None) -> list[MemoryRecord]:
-        """Memories valid at ``at`` (all live ones when None), oldest first."""
-        params = {"tenant": self.name, "agent": agent, "at": at}
+    def memories(
+        self, agent: str, *, at: datetime | None = None, revision: int | None = None
+    ) -> list[MemoryRecord]:
+        """Memories valid at ``at`` (all live ones when None), oldest first; with
+        ``revision``, as the agent knew them at that revision (validity cut short and
+        verification marked later are not yet seen)."""
+        if revision is not None and at is None:
+            raise ValueError("memories(revision=...) needs at=: a valid time to read at")
+        params = {"tenant": self.name, "agent": agent, "at": at, "rev": revision}
         with self.tx() as conn:
-            rows = conn.execute(_memories_query(at is not None), params)
-            return [_memory(r._mapping) for r in rows]
+            rows = conn.execute(_memories_query(at is not None, revision is not None), params)
+            return [_memory(r._mapping, revision) for r in rows]
 
     # --- summaries ----------------------------------------------------------------------
 
@@ -175,9 +210,14 @@ class KnowledgeMixin(ConsolidationMixin):
         """Add a summary; when its gate passed, retire the raw span in the same transaction."""
         c = t.summaries.c
         with self.tx() as conn:
+            rev = bump_revision(conn, self.name, rec.agent)
             conn.execute(
                 insert(t.summaries)
-                .values(tenant=self.name, **rec.model_dump(exclude={"id", "created_at"}))
+                .values(
+                    tenant=self.name,
+                    recorded_rev=rev,
+                    **rec.model_dump(exclude={"id", "created_at"}),
+                )
                 .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
             )
             row = conn.execute(
@@ -196,32 +236,44 @@ class KnowledgeMixin(ConsolidationMixin):
                             e.retired_at.is_(None),
                         )
                     )
-                    .values(retired_at=at, retired_by=f"summary:{row.id}")
+                    .values(retired_at=at, retired_by=f"summary:{row.id}", retired_rev=rev)
                 )
         return _summary(row._mapping)
 
-    def summaries(self, agent: str, *, max_id: int | None = None) -> list[SummaryRecord]:
-        params = {"tenant": self.name, "agent": agent, "max_id": max_id}
+    def summaries(
+        self, agent: str, *, max_id: int | None = None, revision: int | None = None
+    ) -> list[SummaryRecord]:
+        """Live summaries (as of ``revision``), by span; up to ``max_id`` when given."""
+        params = {"tenant": self.name, "agent": agent, "max_id": max_id, "rev": revision}
         with self.tx() as conn:
-            rows = conn.execute(_summaries_query(max_id is not None), params)
+            rows = conn.execute(_summaries_query(max_id is not None, revision is not None), params)
             return [_summary(r._mapping) for r in rows]
 
 
 # The reads every compile makes are built once per shape, with bound parameters: a
 # statement rebuilt per call cost about as much CPU as its round trip (see store.py).
+# With a revision, "written by then" is ``recorded_rev <= rev`` and "retired by then" is
+# ``*_rev <= rev``: the revision replaces comparisons of the database's clock (created_at)
+# with the workflow's (``at``), which a replay could not reproduce.
 _d = t.decisions.c
-_LIVE_DECISIONS = (
+_DECISIONS = (
     select(t.decisions)
     .where(_d.tenant == bindparam("tenant"), _d.agent == bindparam("agent"))
-    .where(_d.superseded_by.is_(None))
     .where(or_(_d.expires_at.is_(None), _d.expires_at > bindparam("at")))
-    .where(_d.created_at <= bindparam("at"))
     .order_by(_d.decision_id)
+)
+_LIVE_DECISIONS = _DECISIONS.where(_d.superseded_by.is_(None)).where(
+    _d.created_at <= bindparam("at")
+)
+_DECISIONS_AT_REVISION = _DECISIONS.where(_d.recorded_rev <= bindparam("rev")).where(
+    or_(_d.superseded_rev.is_(None), _d.superseded_rev > bindparam("rev"))
 )
 
 
 @functools.cache
-def _latest_handoff_query(other_session: bool, before: bool, upto: bool) -> Select[Any]:
+def _latest_handoff_query(
+    other_session: bool, before: bool, upto: bool, at_revision: bool = False
+) -> Select[Any]:
     h = t.handoff_notes.c
     q = select(t.handoff_notes).where(
         h.tenant == bindparam("tenant"), h.agent == bindparam("agent")
@@ -232,14 +284,25 @@ def _latest_handoff_query(other_session: bool, before: bool, upto: bool) -> Sele
         q = q.where(h.created_at <= bindparam("before"))
     if upto:
         q = q.where(h.id <= bindparam("max_id"))
+    if at_revision:
+        q = q.where(h.recorded_rev <= bindparam("rev"))
     return q.order_by(h.id.desc()).limit(1)
 
 
 @functools.cache
-def _memories_query(at: bool) -> Select[Any]:
+def _memories_query(at: bool, at_revision: bool = False) -> Select[Any]:
     m = t.memories.c
     q = select(t.memories).where(m.tenant == bindparam("tenant"), m.agent == bindparam("agent"))
-    if at:
+    if at_revision:
+        # Valid at ``at`` as known at ``rev``: an end of validity recorded later is unknown.
+        q = q.where(m.recorded_rev <= bindparam("rev"), m.captured_at <= bindparam("at")).where(
+            or_(
+                m.invalidated_at.is_(None),
+                m.invalidated_at > bindparam("at"),
+                m.invalidated_rev > bindparam("rev"),
+            )
+        )
+    elif at:
         q = q.where(m.captured_at <= bindparam("at")).where(
             or_(m.invalidated_at.is_(None), m.invalidated_at > bindparam("at"))
         )
@@ -249,10 +312,15 @@ def _memories_query(at: bool) -> Select[Any]:
 
 
 @functools.cache
-def _summaries_query(upto: bool) -> Select[Any]:
+def _summaries_query(upto: bool, at_revision: bool = False) -> Select[Any]:
     s = t.summaries.c
     q = select(t.summaries).where(s.tenant == bindparam("tenant"), s.agent == bindparam("agent"))
-    q = q.where(s.superseded_by.is_(None))
+    if at_revision:
+        q = q.where(s.recorded_rev <= bindparam("rev")).where(
+            or_(s.superseded_rev.is_(None), s.superseded_rev > bindparam("rev"))
+        )
+    else:
+        q = q.where(s.superseded_by.is_(None))
     if upto:
         q = q.where(s.span_end <= bindparam("max_id"))
     return q.order_by(s.span_start)
@@ -273,8 +341,8 @@ def _decision(m: Any) -> DecisionRecord:
     return DecisionRecord.model_validate(_strip(m))
 
 
-def _memory(m: Any) -> MemoryRecord:
-    return MemoryRecord.model_validate(_strip(m))
+def _memory(m: Any, revision: int | None = None) -> MemoryRecord:
+    return memory_from_row(m, revision)
 
 
 def _summary(m: Any) -> SummaryRecord:

@@ -40,6 +40,9 @@ class StoredEvent(EventIn):
     ingest_time: datetime
     retired_at: datetime | None = None
     retired_by: str | None = Field(default=None, description="e.g. summary:12")
+    retired_rev: int | None = Field(
+        default=None, description="The agent's knowledge revision that retired it."
+    )
 
 
 class WakeRecord(BaseModel):
@@ -75,6 +78,13 @@ class CompileRecord(BaseModel):
     retrieval_hash: str | None = Field(
         default=None, description="Blob of the retrieval hits used; None when none were."
     )
+    revision: int | None = Field(
+        default=None,
+        description="The agent's knowledge revision the snapshot was read at; None for "
+        "compiles recorded before revisions existed (a replay reads the substrate as now).",
+    )
+    spec_hash: str | None = Field(default=None, description="Blob of the agent spec used.")
+    recent_limit: int | None = Field(default=None, description="Raw events the tail loaded.")
 
 
 class ModelCallRecord(BaseModel):

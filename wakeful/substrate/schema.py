@@ -112,6 +112,8 @@ events = Table(
     Column("meta", JSONB, nullable=False, server_default="{}"),
     Column("retired_at", DateTime(timezone=True)),
     Column("retired_by", Text),
+    # The agent's knowledge revision (``knowledge_revisions``) that retired the event.
+    Column("retired_rev", BigInteger),
     UniqueConstraint("tenant", "step_key", name="uq_events_step_key"),
     ForeignKeyConstraint(["tenant", "agent"], ["agents.tenant", "agents.name"]),
     Index("ix_events_agent_order", "tenant", "agent", "id"),
@@ -139,6 +141,12 @@ memories = Table(
     Column("recorded_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
     Column("supersedes", BigInteger),
     Column("invalidated_at", DateTime(timezone=True)),
+    # Transaction time, in the agent's knowledge revisions: when the row was written, when
+    # its validity was cut short, and its verification marks ([{"v": ..., "rev": ...}], in
+    # order; ``verification`` keeps the value it was written with).
+    Column("recorded_rev", BigInteger, nullable=False, server_default="0"),
+    Column("invalidated_rev", BigInteger),
+    Column("marks", JSONB, nullable=False, server_default="[]"),
     UniqueConstraint("tenant", "step_key", name="uq_memories_step_key"),
     Index("ix_memories_key", "tenant", "agent", "key"),
 )
@@ -154,6 +162,8 @@ decisions = Table(
     Column("expires_at", DateTime(timezone=True)),
     Column("superseded_by", Text),
     _now(),
+    Column("recorded_rev", BigInteger, nullable=False, server_default="0"),
+    Column("superseded_rev", BigInteger),
     PrimaryKeyConstraint("tenant", "agent", "decision_id"),
 )
 
@@ -171,6 +181,8 @@ summaries = Table(
     Column("gate", JSONB, nullable=False, server_default="{}"),
     Column("superseded_by", BigInteger),
     _now(),
+    Column("recorded_rev", BigInteger, nullable=False, server_default="0"),
+    Column("superseded_rev", BigInteger),
     UniqueConstraint("tenant", "step_key", name="uq_summaries_step_key"),
     Index("ix_summaries_agent", "tenant", "agent", "span_start"),
 )
@@ -187,6 +199,7 @@ handoff_notes = Table(
     Column("body", JSONB, nullable=False),
     Column("text", Text, nullable=False),
     _now(),
+    Column("recorded_rev", BigInteger, nullable=False, server_default="0"),
     UniqueConstraint("tenant", "step_key", name="uq_handoff_notes_step_key"),
     Index("ix_handoff_agent", "tenant", "agent", "id"),
 )
@@ -224,6 +237,12 @@ compiles = Table(
     # Blob of the retrieval hits the compile used (None: no retrieval), so a replay
     # recompiles from the same evidence without asking the vector store again.
     Column("retrieval_hash", Text),
+    # The agent's knowledge revision the snapshot was read at (None: compiled before
+    # revisions existed), the agent spec it used (a blob) and its raw-tail length: with
+    # ``max_event_id`` and ``as_of``, everything a replay needs to load the same snapshot.
+    Column("revision", BigInteger),
+    Column("spec_hash", Text),
+    Column("recent_limit", Integer),
     PrimaryKeyConstraint("tenant", "step_key"),
     Index("ix_compiles_wake", "tenant", "wake_id", "call_index"),
 )
@@ -274,6 +293,20 @@ consolidation_log = Table(
     Index("ix_consolidation_log_agent", "tenant", "agent", "id"),
 )
 
+# Each agent's knowledge revision: a counter bumped, under its row lock, by every write that
+# adds or retires knowledge (memories, decisions, summaries, handoff notes, retired events).
+# Rows carry the revision that wrote or retired them. The lock orders those writes, so a
+# snapshot that reads the revision first and filters on it sees exactly the knowledge of
+# that revision, whatever commits while it reads, and a replay reads the same again.
+knowledge_revisions = Table(
+    "knowledge_revisions",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("revision", BigInteger, nullable=False),
+    PrimaryKeyConstraint("tenant", "agent"),
+)
+
 # How far an agent's events are indexed into a vector collection: the compile activity
 # indexes what lies past the cursor before it retrieves (wakeful.substrate.indexing).
 index_cursors = Table(
@@ -296,6 +329,7 @@ __all__ = [
     "events",
     "handoff_notes",
     "index_cursors",
+    "knowledge_revisions",
     "memories",
     "metadata",
     "model_calls",

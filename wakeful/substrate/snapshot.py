@@ -1,8 +1,10 @@
 """Point-in-time snapshots: the substrate's rows as compiler blocks, as of one moment.
 
-A snapshot is bounded by ``max_event_id`` (the last event the compile could see) and ``as_of``
-(the clock the compile ran at), so a past compile can be loaded again exactly and recompiled
-byte-for-byte. Only a bounded tail of raw events is loaded; older history reaches the window
+A snapshot is bounded by ``max_event_id`` (the last event the compile could see), ``as_of``
+(the clock the compile ran at) and ``revision`` (the agent's knowledge revision: which
+memories, decisions, summaries, notes and retirements had been written), so a past compile
+can be loaded again exactly and recompiled byte-for-byte, whatever consolidation did since.
+Only a bounded tail of raw events is loaded; older history reaches the window
 through summaries, the registry, the handoff note and retrieval. The tail's start moves in
 pages of ``RECENT_PAGE`` events (``TenantStore.recent_events``), not one event per event, so
 that the history a window begins with — the provider's cached prefix — stays put between.
@@ -71,8 +73,11 @@ def load_blocks(
     session_id: str | None = None,
     recent_limit: int = RECENT_LIMIT,
     recent_page: int = RECENT_PAGE,
+    revision: int | None = None,
 ) -> list[Block]:
-    """Every candidate block the substrate holds for ``agent`` at (``max_event_id``, ``as_of``).
+    """Every candidate block the substrate holds for ``agent`` at (``max_event_id``, ``as_of``,
+    ``revision``). Without a revision, knowledge is read as it stands now (compiles recorded
+    before revisions existed).
 
     With ``session_id``, raw turns come from that session only: a new session starts from
     the handoff note and the substrate, not from a replayed transcript. Every read runs in
@@ -88,7 +93,15 @@ def load_blocks(
             session_id=session_id,
             recent_limit=recent_limit,
             recent_page=recent_page,
+            revision=revision,
         )
+
+
+def _as_of_revision(e: StoredEvent, revision: int | None) -> StoredEvent:
+    """The event as it stood at ``revision``: a retirement recorded later is undone."""
+    if revision is None or e.retired_rev is None or e.retired_rev <= revision:
+        return e
+    return e.model_copy(update={"retired_at": None, "retired_by": None, "retired_rev": None})
 
 
 def _load_blocks(
@@ -101,22 +114,24 @@ def _load_blocks(
     session_id: str | None,
     recent_limit: int,
     recent_page: int,
+    revision: int | None,
 ) -> list[Block]:
     recent = store.recent_events(
         agent, max_id=max_event_id, limit=recent_limit, session_id=session_id, page=recent_page
     )
+    recent = [_as_of_revision(e, revision) for e in recent]
     live = [e for e in recent if e.retired_at is None or e.retired_at > as_of]
     if current_wake_id is not None:
         seen = {e.id for e in live}
         live += [
-            e
+            _as_of_revision(e, revision)
             for e in store.events(agent, wake_id=current_wake_id, max_id=max_event_id)
             if e.id not in seen
         ]
         live.sort(key=lambda e: e.id)
     blocks = [event_block(e) for e in _drop_orphans(live)]
 
-    for d in store.live_decisions(agent, as_of):
+    for d in store.live_decisions(agent, as_of, revision=revision):
         blocks.append(
             Block(
                 id=f"decision:{d.decision_id}",
@@ -130,7 +145,9 @@ def _load_blocks(
         )
     # The note that opened this session: notes written within it would churn the cached
     # semi-stable segment on every wake, and the session's own turns are in the window anyway.
-    note = store.latest_handoff(agent, before=as_of, other_than_session=session_id)
+    note = store.latest_handoff(
+        agent, before=as_of, other_than_session=session_id, revision=revision
+    )
     if note is not None:
         blocks.append(
             Block(
@@ -143,7 +160,7 @@ def _load_blocks(
                 importance=0.9,
             )
         )
-    for s in store.summaries(agent, max_id=max_event_id):
+    for s in store.summaries(agent, max_id=max_event_id, revision=revision):
         blocks.append(
             Block(
                 id=f"summary:{s.id}",
@@ -155,7 +172,7 @@ def _load_blocks(
                 meta={"level": str(s.level), "span": f"{s.span_start}-{s.span_end}"},
             )
         )
-    for m in store.memories(agent, at=as_of):
+    for m in store.memories(agent, at=as_of, revision=revision):
         blocks.append(
             Block(
                 id=f"memory:{m.id}",

@@ -42,6 +42,7 @@ from wakeful.substrate.records import (
     StoredEvent,
     WakeRecord,
 )
+from wakeful.substrate.revisions import current_revision
 from wakeful.substrate.tail import tail_start
 
 
@@ -289,6 +290,11 @@ class TenantStore(KnowledgeMixin):
                 first_id = ids[total - 1 - tail_start(total, limit, page)]
             q = select(t.events).where(*mine, e.id >= first_id).order_by(e.id)
             return [_event(r._mapping) for r in conn.execute(q)]
+
+    def knowledge_revision(self, agent: str) -> int:
+        """The agent's last committed knowledge revision (:mod:`wakeful.substrate.revisions`)."""
+        with self.tx() as conn:
+            return current_revision(conn, self.name, agent)
 
     def max_event_id(self, agent: str) -> int:
         with self.tx() as conn:
