@@ -42,7 +42,7 @@ class KnowledgeMixin(ConsolidationMixin):
     # --- handoff notes ------------------------------------------------------------------
 
     def write_handoff(self, rec: HandoffRecord) -> HandoffRecord:
-        values = {
+        values: dict[str, Any] = {
             "tenant": self.name,
             "agent": rec.agent,
             "session_id": rec.session_id,
