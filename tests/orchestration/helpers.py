@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from wakeful.activities.deps import ActivityDeps
-from wakeful.agents import Agent, AgentRegistry, Delegation
+from wakeful.agents import Agent, AgentRegistry, Delegation, Tool, ToolContext
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.providers.base import ModelProvider
@@ -45,6 +47,25 @@ FACTS = Delegation(
     max_result_chars=600,
     max_attempts=2,
 )
+
+
+class Gate:
+    """A tool that blocks (heartbeating) until the test opens the gate."""
+
+    def __init__(self) -> None:
+        self.started, self.opened = threading.Event(), threading.Event()
+
+    def tool(self) -> Tool:
+        def wait_for_gate(args: dict[str, Any], ctx: ToolContext) -> str:
+            self.started.set()
+            while not self.opened.wait(0.1):
+                ctx.heartbeat()
+            return "the gate opened"
+
+        no_args = {"type": "object", "properties": {}}
+        return Tool(
+            "wait_for_gate", "Wait for the gate.", no_args, wait_for_gate, 120, 1, heartbeat_s=5
+        )
 
 
 def scout(tmp_path: Path, *, tenant: str, name: str = "scout", **kw: object) -> Agent:

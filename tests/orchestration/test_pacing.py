@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from wakeful.workflows.cache import rates_for
+from wakeful.contracts import CallModelOut, CompileOut
+from wakeful.workflows.cache import rates_for, update_clock
 from wakeful.workflows.pacing import (
     CacheClock,
     PacingInput,
@@ -163,6 +164,54 @@ def test_decisions_are_deterministic_and_priced_in_order() -> None:
         "handoff",
     ]
     assert a.prices().startswith("continue_now=0.")
+
+
+def test_a_clock_kept_for_another_provider_or_model_is_cold() -> None:
+    own = at_wake(timedelta(minutes=2)).model_copy(
+        update={"provider": "anthropic", "model": "claude-sonnet-4-6"}
+    )
+    assert decide(own) == decide(at_wake(timedelta(minutes=2)))  # its own clock: warm
+    # Both prefixes written (the 1h stable one at the 1h price), then one read of both.
+    cold = 4_000 * 6.0e-6 + 20_000 * 3.75e-6 + 24_000 * 0.3e-6
+    fresh = 4_000 * 6.0e-6 + 1_500 * 3.75e-6 + 5_500 * 0.3e-6
+    for provider, model in (("anthropic", "claude-opus-4-6"), ("openai", "gpt-5")):
+        d = decide(own.model_copy(update={"provider": provider, "model": model}))
+        assert d.option("continue_now").cost_usd == pytest.approx(cold)
+        assert d.option("handoff").cost_usd == pytest.approx(fresh)
+        assert d.option("handoff").allowed and d.choice == "handoff"
+        assert f"kept for anthropic/claude-sonnet-4-6, not {provider}/{model}" in d.reason
+
+
+def test_keep_warm_is_not_offered_for_another_models_cache() -> None:
+    soon = T0 + timedelta(minutes=12)
+    inp = PacingInput(now=T0, clock=clock(session_tokens=2_000), rates=SONNET, next_call_at=soon)
+    own = {"provider": "anthropic", "model": "claude-sonnet-4-6"}
+    assert decide(inp.model_copy(update=own)).choice == "keep_warm"
+    d = decide(inp.model_copy(update={"provider": "openai", "model": "gpt-5"}))
+    assert not d.option("keep_warm").allowed
+    assert "already cold (the clock was kept for anthropic/claude-sonnet-4-6" in (
+        d.option("keep_warm").why
+    )
+
+
+def test_an_unused_clock_belongs_to_whoever_calls_next() -> None:
+    """A run's first decision is unchanged by naming the model (recorded runs replay)."""
+    fresh = PacingInput(now=T0, clock=CacheClock(), rates=SONNET)
+    assert decide(fresh.model_copy(update={"provider": "openai", "model": "gpt-5"})) == decide(
+        fresh
+    )
+
+
+def test_a_call_on_another_model_does_not_inherit_the_clocks_last_use() -> None:
+    window = CompileOut(window_hash="w", stable_prefix_hash="s", input_tokens=5_000, max_event_id=0)
+    miss = CallModelOut(output_hash="o", stop_reason="end_turn", input_tokens=5_000)
+    later = T0 + timedelta(minutes=1)
+    same = update_clock(clock(), "anthropic", "claude-sonnet-4-6", window, miss, later)
+    assert same.last_used_at == T0 and same.warm("session", later)
+    moved = update_clock(clock(), "openai", "gpt-5", window, miss, later)
+    assert (moved.provider, moved.model) == ("openai", "gpt-5")
+    assert (moved.last_used_at, moved.last_write_at) == (None, None)
+    assert not moved.warm("session", later) and not moved.warm("stable", later)
 
 
 def test_ttl_names() -> None:

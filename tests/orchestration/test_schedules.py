@@ -1,5 +1,6 @@
 """Real Temporal Schedules on the dev server: a backfill over three days wakes the agent once
-per scheduled time, and backfilling the same days again (a catch-up re-fire) wakes no one."""
+per scheduled time, backfilling the same days again (a catch-up re-fire) wakes no one, and
+the server holds the deliberate policies (overlap SKIP, the catch-up window)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, ScheduleOverlapPolicy
 from temporalio.testing import WorkflowEnvironment
 
 from tests.orchestration.helpers import settled, worker
@@ -84,6 +85,8 @@ async def test_backfilled_days_wake_once_each_even_when_fired_twice(
         desc = await client.get_schedule_handle(sid).describe()
         assert desc.schedule.state.paused and desc.schedule.state.note == "done"
         assert desc.schedule.policy.catchup_window == sch.DEFAULT_CATCHUP
+        # SKIP, not the server's default BUFFER_ONE: see wakeful/worker/schedules.py.
+        assert desc.schedule.policy.overlap == ScheduleOverlapPolicy.SKIP
         await sch.delete_schedule(client, agent.tenant, agent.name, "morning")
         await _listed(client, agent, 0)
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import threading
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import agent_handle, worker
+from tests.orchestration.helpers import Gate, agent_handle, worker
 from wakeful.activities.tools import RetryableToolError
 from wakeful.agents import Agent, Tool, ToolContext
 from wakeful.providers.simulator.script import Script
@@ -23,22 +22,6 @@ from wakeful.worker.client import wake
 from wakeful.workflows.agent import AgentWorkflow
 
 _NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}}
-
-
-class Gate:
-    """A tool that blocks (heartbeating) until the test opens the gate."""
-
-    def __init__(self) -> None:
-        self.started, self.opened = threading.Event(), threading.Event()
-
-    def tool(self) -> Tool:
-        def wait_for_gate(args: dict[str, Any], ctx: ToolContext) -> str:
-            self.started.set()
-            while not self.opened.wait(0.1):
-                ctx.heartbeat()
-            return "the gate opened"
-
-        return Tool("wait_for_gate", "Wait for the gate.", _NO_ARGS, wait_for_gate, 120, 1, 5)
 
 
 def _calls(history: Any, kind: str) -> list[Any]:

@@ -180,6 +180,8 @@ async def test_ttl_expiry_follows_the_injected_clock(
     ("step", "status", "retryable", "retry_after"),
     [
         ({"status": 429, "retry_after": 7}, 429, True, 7.0),
+        ({"status": 408}, 408, True, None),
+        ({"status": 409}, 409, True, None),
         ({"status": 529}, 529, True, None),
         ({"status": 500}, 500, True, None),
         ({"status": 400, "message": "messages: bad"}, 400, False, None),

@@ -142,6 +142,8 @@ async def test_raw_sdk_sees_openai_usage_field_names(
     ("step", "status", "retryable", "retry_after"),
     [
         ({"status": 429, "retry_after": 2.5}, 429, True, 2.5),
+        ({"status": 408}, 408, True, None),
+        ({"status": 409}, 409, True, None),
         ({"status": 529}, 503, True, None),
         ({"status": 400}, 400, False, None),
         ({"status": 404}, 404, False, None),

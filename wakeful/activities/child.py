@@ -41,7 +41,14 @@ from wakeful.errors import UnknownAgentError, UserError
 from wakeful.providers.base import ModelReply
 from wakeful.substrate.records import EventIn, MemoryRecord
 
-__all__ = ["CHILD_MARK", "ChildActivities", "check_result", "child_agent", "child_frame"]
+__all__ = [
+    "CHILD_MARK",
+    "ChildActivities",
+    "check_result",
+    "child_agent",
+    "child_frame",
+    "child_workdir",
+]
 
 CHILD_MARK = "/child/"
 
@@ -61,14 +68,22 @@ def child_frame(parent: Agent, d: Delegation) -> str:
     )
 
 
-def child_agent(parent: Agent, b: ChildBundle) -> Agent:
-    """The child's Agent: the parent's model and tools, narrowed to the bundle."""
+def child_workdir(parent: Agent, kind: str, subdir: str) -> Path:
+    """The child's working directory: the parent's, or a directory inside it. Resolved, so
+    neither ``..``, an absolute path nor a symlink leads a child's file tools out."""
     root = Path(parent.workdir).resolve()
-    workdir = (root / b.subdir).resolve() if b.subdir else root
+    workdir = (root / subdir).resolve() if subdir else root
     if not workdir.is_relative_to(root):
         raise UserError(
-            f"delegation {b.kind!r}: subdir {b.subdir!r} leaves {parent.name}'s workdir"
+            f"delegation {kind!r}: subdir {subdir!r} leaves {parent.name}'s workdir; "
+            "fix the Delegation's subdir"
         )
+    return workdir
+
+
+def child_agent(parent: Agent, b: ChildBundle) -> Agent:
+    """The child's Agent: the parent's model and tools, narrowed to the bundle."""
+    workdir = child_workdir(parent, b.kind, b.subdir)
     return dataclasses.replace(
         parent,
         name=b.child,
@@ -172,6 +187,8 @@ class ChildActivities:
                 f"delegation {kind!r} allows tools {missing} that agent {parent.name!r} does not "
                 "have; fix the Delegation's tools"
             )
+        # Refused here, the call gets the reason without a child workflow that can only fail.
+        child_workdir(parent, kind, d.subdir)
         return ChildBundle(
             tenant=parent.tenant,
             parent=parent.name,

@@ -262,6 +262,10 @@ class AgentWorkflow:
                 rates=rates_for(rt.provider, rt.model),
                 policy=policy,
                 session_open=s.session_open,
+                # No patch marker needed: until now every clock in a history was kept for
+                # its run's own runtime (continue-as-new keeps it), so none was foreign.
+                provider=rt.provider,
+                model=rt.model,
             )
         )
         s.pacing, s.keep_warm_at = decision, []  # a wake replaces any keep-warm plan

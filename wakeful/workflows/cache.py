@@ -38,6 +38,9 @@ def update_clock(
     started: datetime,
 ) -> CacheClock:
     """The clock after one call: TTLs restart at the request's start on any read or write."""
+    if not clock.kept_for(provider, model):
+        # Another provider's or model's cache uses say nothing about this one's.
+        clock = clock.model_copy(update={"last_used_at": None, "last_write_at": None})
     marks = {b.name: b for b in compiled.breakpoints}
     stable = marks.get("stable")
     stable_tokens = stable.prefix_tokens if stable is not None else clock.stable_tokens

@@ -102,6 +102,10 @@ class ChildAgentWorkflow:
             if got.ok:
                 return self._result(bundle, "ok", "", attempt, spent, read, cost, got)
             reason = got.reason
+            if self.cycle.status == "token_budget":
+                # The ceiling held the wake back; a retry's window (same session) is no smaller.
+                reason += f" (token ceiling {bundle.max_tokens} reached)"
+                break
             if bundle.on_invalid != "retry":
                 break
         return self._result(bundle, "rejected", reason, attempt, spent, read, cost, None)

@@ -8,14 +8,16 @@ wake with two model calls and a tool is two compiles, two model calls and a tool
 ending any other way (a stop, a budget, a failure) is closed by ``finish_wake``.
 
 It ends when the model stops calling tools, a budget (model calls, tool calls, input tokens)
-is spent, a stop is requested, or the model call fails for good (``model_error``: a 400, or
-retries exhausted). Every tool call of a reply gets a recorded result — run, failed, handed
-to child agents, or cancelled by a stop — so the transcript never holds an unanswered call.
+is spent or the next window would overspend it (that window is not sent), a stop is
+requested, or the model call fails for good (``model_error``: a 400, or retries exhausted).
+Every tool call of a reply gets a recorded result — run, failed, handed to child agents, or
+cancelled by a stop — so the transcript never holds an unanswered call.
 Only ids, hashes and counters cross the activity boundary.
 
 Runs that started before the steps were merged (no ``FEWER_STEPS`` patch marker in their
 history) keep ``start_wake``, ``record_output`` and ``finish_wake`` as steps of their own, so
-they replay unchanged.
+they replay unchanged. Likewise a window over the token budget is held back only in runs
+that record the ``TOKEN_PRECHECK`` marker (asked for only when it holds one back).
 """
 
 from __future__ import annotations
@@ -62,11 +64,13 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows import policies as p
     from wakeful.workflows.state import WakeBudget
 
-__all__ = ["FEWER_STEPS", "WakeCycle", "act", "add_usage", "failure", "store"]
+__all__ = ["FEWER_STEPS", "TOKEN_PRECHECK", "WakeCycle", "act", "add_usage", "failure", "store"]
 
 # Patch id: the first compile opens the wake, call_model records its reply and closes a wake
 # whose reply calls no tools.
 FEWER_STEPS = "fewer-wake-steps-1"
+# Patch id: a compiled window that would take the wake past its token budget is not sent.
+TOKEN_PRECHECK = "token-precheck-1"
 
 R = TypeVar("R")
 
@@ -204,6 +208,8 @@ class WakeCycle:
                 # park the wake with its error; the agent goes on serving later triggers.
                 self.error = failure(err)
                 return "parked"
+            if self._over_budget(compiled):
+                return "token_budget"
             started = workflow.now()
             merged = self.merged
             try:
@@ -258,6 +264,14 @@ class WakeCycle:
             if b.input_tokens >= rt.max_tokens_per_wake:
                 return "token_budget"
         return "call_budget"
+
+    def _over_budget(self, compiled: CompileOut) -> bool:
+        """Whether sending the window would overspend the wake's tokens. The check after a
+        tool round sees only what was sent, so without this a wake (a child under its
+        ceiling) overshoots by one window. The patch is asked only when this would stop the
+        wake, so a history that never reached it replays without the marker."""
+        left = self.rt.max_tokens_per_wake - self.budget.input_tokens
+        return compiled.input_tokens > left and workflow.patched(TOKEN_PRECHECK)
 
     async def _tools(self, index: int, reply: CallModelOut) -> None:
         failed: list[ToolResultIn] = []

@@ -105,6 +105,10 @@ class CacheClock(_Model):
         until = self.warm_until(part)
         return until is not None and at < until
 
+    def kept_for(self, provider: str, model: str) -> bool:
+        """Whether the clock describes ``provider``/``model``'s cache (an unused one, any)."""
+        return self.last_used_at is None or (self.provider, self.model) == (provider, model)
+
 
 class PacingPolicy(_Model):
     """Which options an agent allows, and the numbers that price them."""
@@ -136,6 +140,20 @@ class PacingInput(_Model):
     next_call_at: datetime | None = Field(
         None, description="None: a wake starts now. Otherwise: idle until this time."
     )
+    provider: str = Field(
+        "", description="Who serves the next call; empty: whoever the clock was kept for."
+    )
+    model: str = ""
+
+    @property
+    def foreign(self) -> bool:
+        """The clock was kept for another provider or model, whose cache this call never
+        reads (a new runtime after continue-as-new or a redeploy): it is cold, however
+        recent."""
+        return bool(self.provider) and not self.clock.kept_for(self.provider, self.model)
+
+    def warm(self, part: Literal["stable", "session"], at: datetime) -> bool:
+        return not self.foreign and self.clock.warm(part, at)
 
 
 class PacingOption(_Model):
@@ -177,11 +195,11 @@ def _fmt(td: timedelta) -> str:
 
 class _Pricer:
     def __init__(self, inp: PacingInput, rates: Rates) -> None:
-        self.c, self.r, self.p = inp.clock, rates, inp.policy
+        self.inp, self.c, self.r, self.p = inp, inp.clock, rates, inp.policy
 
     def stable(self, at: datetime) -> float:
         tokens = self.c.stable_tokens
-        if self.c.warm("stable", at):
+        if self.inp.warm("stable", at):
             return _per_token(self.r.cache_read, tokens)
         return _per_token(self.r.write(self.c.stable_ttl_s), tokens)
 
@@ -218,7 +236,7 @@ def decide(inp: PacingInput) -> PacingDecision:
     idle = inp.next_call_at is not None
     # From the last cache use to the call being priced (now, or the next expected wake).
     since = at - clock.last_used_at if clock.last_used_at is not None else None
-    warm_at = inp.session_open and clock.warm("session", at)
+    warm_at = inp.session_open and inp.warm("session", at)
     too_idle = since is not None and since > policy.max_idle
     pricer = _Pricer(inp, inp.rates) if inp.rates is not None else None
 
@@ -229,7 +247,7 @@ def decide(inp: PacingInput) -> PacingDecision:
     elif too_idle:
         cont_ok, cont_why = False, f"idle {_fmt(since or _ZERO)} > max_idle {_fmt(policy.max_idle)}"
     else:
-        state = "warm" if warm_at else f"cold (session TTL {_fmt(_s(clock.session_ttl_s))})"
+        state = "warm" if warm_at else f"cold ({_cold_why(inp)})"
         cont_ok, cont_why = True, f"session prefix {clock.session_tokens} tokens, {state}"
     same_session = PacingOption(
         name="sleep_accept_miss" if idle else "continue_now",
@@ -277,6 +295,13 @@ def _s(seconds: int) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def _cold_why(inp: PacingInput) -> str:
+    c = inp.clock
+    if inp.foreign:
+        return f"the clock was kept for {c.provider}/{c.model}, not {inp.provider}/{inp.model}"
+    return f"session TTL {_fmt(_s(c.session_ttl_s))}"
+
+
 def _not_applicable(name: OptionName, why: str) -> PacingOption:
     return PacingOption(name=name, cost_usd=None, allowed=False, why=why)
 
@@ -289,9 +314,10 @@ def _keep_warm_option(
         return _not_applicable("keep_warm", "keep-warm calls happen while idle; a wake starts now")
     if not cont_ok:
         return _not_applicable("keep_warm", cont_why)
-    if not clock.warm("session", inp.now):
-        return _not_applicable("keep_warm", "the session cache is already cold")
-    if clock.warm("session", inp.next_call_at):
+    if not inp.warm("session", inp.now):
+        why = f" ({_cold_why(inp)})" if inp.foreign else ""
+        return _not_applicable("keep_warm", f"the session cache is already cold{why}")
+    if inp.warm("session", inp.next_call_at):
         return _not_applicable("keep_warm", "the cache is still warm at the next wake")
     pings = _keep_warm_times(clock, policy, inp.next_call_at)
     price = None
@@ -334,8 +360,11 @@ def _reason(
             else f"next wake expected {_fmt(since)}"
         )
         head += f": {gap} after the last cache use {rel} session TTL {_fmt(ttl)}"
+    if inp.foreign:
+        head += f", but {_cold_why(inp)}"
     if inp.rates is None:
-        return head + f" ({clock.provider}/{clock.model} has no known price; {best.why})"
+        who = f"{inp.provider}/{inp.model}" if inp.foreign else f"{clock.provider}/{clock.model}"
+        return head + f" ({who} has no known price; {best.why})"
     others = [o for o in options if o.cost_usd is not None and o is not best]
     parts = [f"{best.name} ${best.cost_usd:.6f} ({best.why})"]
     parts += [

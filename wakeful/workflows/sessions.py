@@ -133,6 +133,8 @@ class Sessions:
                 policy=policy,
                 session_open=s.session_open,
                 next_call_at=next_at,
+                provider=self.rt.provider,
+                model=self.rt.model,
             )
         )
         s.pacing = decision
@@ -159,7 +161,8 @@ class Sessions:
 
     async def _keep_warm(self, now: datetime) -> None:
         s = self.state
-        if s.last_wake is None or not s.last_window_hash or not s.clock.warm("session", now):
+        warm = s.clock.kept_for(self.rt.provider, self.rt.model) and s.clock.warm("session", now)
+        if s.last_wake is None or not s.last_window_hash or not warm:
             s.idle_notes.append("keep-warm skipped: the session cache had already expired")
             s.keep_warm_at = []
             return
