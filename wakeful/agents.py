@@ -35,6 +35,9 @@ class ToolContext(BaseModel):
 
 ToolFn = Callable[[dict[str, Any], ToolContext], str]
 
+# The longest timeout a local tool may declare: Temporal's default workflow task timeout.
+LOCAL_TOOL_MAX_S = 10.0
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -45,6 +48,22 @@ class Tool:
     timeout_s: float = 60.0
     max_attempts: int = 3
     heartbeat_s: float | None = None
+    # A quick tool (a file read, a lookup) may run as a Temporal local activity: inside the
+    # workflow task, without the round trip through the server's task queue that a regular
+    # activity costs. A local activity cannot heartbeat and should finish well within a
+    # workflow task's timeout, so only short tools without heartbeats may.
+    local: bool = False
+
+    def __post_init__(self) -> None:
+        if self.local and self.heartbeat_s is not None:
+            raise UserError(
+                f"tool {self.name!r}: a local tool cannot heartbeat; drop heartbeat_s or local"
+            )
+        if self.local and self.timeout_s > LOCAL_TOOL_MAX_S:
+            raise UserError(
+                f"tool {self.name!r}: a local tool must finish within {LOCAL_TOOL_MAX_S:g} s"
+                f" (timeout_s={self.timeout_s:g}); run it as a regular activity (local=False)"
+            )
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -61,6 +80,7 @@ class ToolLimits(BaseModel):
     timeout_s: float
     max_attempts: int
     heartbeat_s: float | None = None
+    local: bool = False
 
 
 class AgentRuntime(BaseModel):
@@ -149,6 +169,7 @@ class Agent:
                     timeout_s=t.timeout_s,
                     max_attempts=t.max_attempts,
                     heartbeat_s=t.heartbeat_s,
+                    local=t.local,
                 )
                 for t in self.tools
             ),

@@ -5,8 +5,9 @@ break running agents fails here with a non-determinism error.
 The unsuffixed histories were recorded before the payload codec and the merged steps
 (uncompressed payloads; ``start_wake``, ``record_output`` and ``finish_wake`` as steps of
 their own); the ``_2`` ones after; the ``_3`` ones after session timers became one alarm
-across wakes. All must replay: the first through the codec's pass-through, all of them
-through the workflow's patch branches."""
+across wakes; the ``_4`` ones with quick tools run as local activities. All must replay:
+the first through the codec's pass-through, all of them through the workflow's patch
+branches."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 KINDS = ("agent_workflow", "child_agent_workflow", "scheduled_wake_workflow")
-NAMES = (*KINDS, *(f"{kind}{suffix}" for suffix in ("_2", "_3") for kind in KINDS))
+NAMES = (*KINDS, *(f"{kind}{suffix}" for suffix in ("_2", "_3", "_4") for kind in KINDS))
 
 
 def _history(name: str) -> WorkflowHistory:
@@ -37,7 +38,7 @@ def _event_types(name: str) -> set[str]:
     return {e["eventType"] for e in json.loads((HISTORIES / f"{name}.json").read_text())["events"]}
 
 
-@pytest.mark.parametrize("suffix", ["", "_2", "_3"])
+@pytest.mark.parametrize("suffix", ["", "_2", "_3", "_4"])
 def test_the_histories_cover_what_matters(suffix: str) -> None:
     agent = _event_types(f"agent_workflow{suffix}")
     assert {
@@ -70,6 +71,26 @@ def test_the_newest_histories_keep_one_session_timer_across_wakes() -> None:
         kinds = [e["eventType"] for e in types]
         assert ("EVENT_TYPE_TIMER_CANCELED" in kinds) is canceled
         assert kinds.count("EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED") >= 2
+
+
+def test_quick_tools_run_as_local_activities_in_the_newest_histories() -> None:
+    """A local tool adds a marker to the workflow task that asked for it, instead of an
+    activity task's three events and a workflow task of its own."""
+    assert "wakeful.run_tool" in _local_activity_types("agent_workflow_4")
+    assert "wakeful.run_tool" not in _scheduled_activity_types("agent_workflow_4")
+    assert "wakeful.run_tool" in _scheduled_activity_types("agent_workflow_3")
+
+
+def _scheduled_activity_types(name: str) -> set[str]:
+    return {
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in _history(name).events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    }
+
+
+def _local_activity_types(name: str) -> set[str]:
+    return _activity_types(name) - _scheduled_activity_types(name)
 
 
 def base64_encodings(text: str) -> set[str]:

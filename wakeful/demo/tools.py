@@ -49,6 +49,9 @@ DEMO_TOOLS = (
             "properties": {"path": {"type": "string", "description": "Relative path."}},
         },
         fn=list_dir,
+        # Quick reads: local activities, without a task-queue round trip each.
+        timeout_s=10.0,
+        local=True,
     ),
     Tool(
         name="read_file",
@@ -59,6 +62,8 @@ DEMO_TOOLS = (
             "required": ["path"],
         },
         fn=read_file,
+        timeout_s=10.0,
+        local=True,
     ),
     Tool(
         name="write_note",

@@ -64,13 +64,24 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows import policies as p
     from wakeful.workflows.state import WakeBudget
 
-__all__ = ["FEWER_STEPS", "TOKEN_PRECHECK", "WakeCycle", "act", "add_usage", "failure", "store"]
+__all__ = [
+    "FEWER_STEPS",
+    "LOCAL_TOOLS",
+    "TOKEN_PRECHECK",
+    "WakeCycle",
+    "act",
+    "add_usage",
+    "failure",
+    "store",
+]
 
 # Patch id: the first compile opens the wake, call_model records its reply and closes a wake
 # whose reply calls no tools.
 FEWER_STEPS = "fewer-wake-steps-1"
 # Patch id: a compiled window that would take the wake past its token budget is not sent.
 TOKEN_PRECHECK = "token-precheck-1"
+# Patch id: tools declared ``local`` run as local activities (no task-queue round trip).
+LOCAL_TOOLS = "local-tools-1"
 
 R = TypeVar("R")
 
@@ -281,26 +292,40 @@ class WakeCycle:
                 failed.append(_result(call, "not run: the agent was asked to stop"))
                 continue
             limits = next((t for t in self.rt.tools if t.name == call.name), None)
+            arg = RunToolIn(
+                wake=self.wake,
+                call_index=index,
+                output_hash=reply.output_hash,
+                tool_call=call,
+                at=workflow.now(),
+            )
+            timeout = timedelta(seconds=limits.timeout_s if limits else 60)
+            retry = p.tool_retry(limits.max_attempts if limits else 3)
             try:
-                await act(
-                    RUN_TOOL,
-                    RunToolIn(
-                        wake=self.wake,
-                        call_index=index,
-                        output_hash=reply.output_hash,
-                        tool_call=call,
-                        at=workflow.now(),
-                    ),
-                    RunToolOut,
-                    start_to_close=timedelta(seconds=limits.timeout_s if limits else 60),
-                    retry=p.tool_retry(limits.max_attempts if limits else 3),
-                    heartbeat=(
-                        timedelta(seconds=limits.heartbeat_s)
-                        if limits and limits.heartbeat_s
-                        else None
-                    ),
-                )
-            except ActivityError as err:
+                # The patch is asked only for a local tool, so histories of runs that never
+                # had one replay without its marker.
+                if limits is not None and limits.local and workflow.patched(LOCAL_TOOLS):
+                    await workflow.execute_local_activity(
+                        RUN_TOOL,
+                        arg,
+                        result_type=RunToolOut,
+                        start_to_close_timeout=timeout,
+                        retry_policy=retry,
+                    )
+                else:
+                    await act(
+                        RUN_TOOL,
+                        arg,
+                        RunToolOut,
+                        start_to_close=timeout,
+                        retry=retry,
+                        heartbeat=(
+                            timedelta(seconds=limits.heartbeat_s)
+                            if limits and limits.heartbeat_s
+                            else None
+                        ),
+                    )
+            except (ActivityError, ApplicationError) as err:
                 failed.append(_result(call, f"{call.name} failed for good: {failure(err)}"))
             self.budget.tool_calls += 1
         if delegated:
