@@ -97,10 +97,55 @@ def test_hits_carry_session_date_seq_and_external_id(store: VectorStore) -> None
 
 
 def test_neighbours_follow_their_hit_when_they_fit(store: VectorStore) -> None:
-    hits = retrieve(store, "sunrise over the lake")
+    hits = retrieve(store, "sunrise over the lake", neighbour_lag=0)
     assert [h.external_id for h in hits[:3]] == ["D1:4", "D1:3", "D1:5"]
     assert [h.neighbour_of for h in hits[:3]] == [None, "D1:4", "D1:4"]
     assert all(h.relevance < 1.0 for h in hits[1:])
+
+
+# Without smoothing, neighbours are never candidates of their own: packing alone places them.
+PLAIN = {"mode": FusionMode.SPARSE, "dense_fallback": False, "smoothing": 0.0}
+
+
+def test_neighbours_wait_until_lag_more_hits_are_packed(store: VectorStore) -> None:
+    # Hits, best first: D1:6 (hiking, friends), D2:1 (camping), D2:4 (hiking); none asks.
+    hits = retrieve(store, "hiking friends camping", neighbour_lag=1, **PLAIN)
+    assert [(h.external_id, h.neighbour_of) for h in hits] == [
+        ("D1:6", None),
+        ("D2:1", None),
+        ("D1:5", "D1:6"),  # due one hit after D1:6
+        ("D2:4", None),
+        ("D2:2", "D2:1"),
+        ("D2:3", "D2:4"),  # no hit left to wait for
+    ]
+    lagless = retrieve(store, "hiking friends camping", neighbour_lag=0, **PLAIN)
+    assert [(h.external_id, h.neighbour_of) for h in lagless][:3] == [
+        ("D1:6", None),
+        ("D1:5", "D1:6"),
+        ("D2:1", None),
+    ]
+
+
+def test_the_reply_to_a_question_comes_at_once(store: VectorStore) -> None:
+    hits = retrieve(store, "kids enjoy trip sunrise", neighbour_lag=5, **PLAIN)
+    # D2:2 asks: the turn after it (its answer) joins at once; the turn before it waits.
+    assert [(h.external_id, h.neighbour_of) for h in hits] == [
+        ("D2:2", None),
+        ("D2:3", "D2:2"),
+        ("D1:4", None),
+        ("D2:1", "D2:2"),
+        ("D1:3", "D1:4"),
+        ("D1:5", "D1:4"),
+    ]
+
+
+def test_lagged_neighbours_still_fill_the_cap_when_hits_run_out(store: VectorStore) -> None:
+    hits = retrieve(store, "sunrise", neighbour_lag=50, **PLAIN)
+    assert [(h.external_id, h.neighbour_of) for h in hits] == [
+        ("D1:4", None),
+        ("D1:3", "D1:4"),
+        ("D1:5", "D1:4"),
+    ]
 
 
 def test_neighbours_are_left_out_when_they_do_not_fit(store: VectorStore) -> None:
@@ -169,7 +214,7 @@ def test_no_match_returns_nothing(store: VectorStore) -> None:
 
 
 def test_hits_become_retrieved_blocks(store: VectorStore) -> None:
-    hits = retrieve(store, "sunrise over the lake")
+    hits = retrieve(store, "sunrise over the lake", neighbour_lag=0)
     block = hits[0].to_block()
     assert block.kind is BlockKind.RETRIEVED
     assert (block.id, block.source) == ("retrieved:D1:4", "chunk:D1:4")
@@ -178,3 +223,65 @@ def test_hits_become_retrieved_blocks(store: VectorStore) -> None:
     neighbour = hits[1].to_block()
     assert 0 < neighbour.relevance < 1
     assert neighbour.meta["neighbour_of"] == "D1:4"
+
+
+def _tie_store(texts: list[tuple[str, datetime]]) -> MemoryVectorStore:
+    s = MemoryVectorStore()
+    s.ensure_collection(
+        CollectionSpec(
+            name="chunks", embedder=EMB.name, dim=EMB.dim, sparse_encoder=Bm25Encoder().name
+        )
+    )
+    s.upsert(
+        [
+            VectorPoint(
+                tenant="t1",
+                agent="a1",
+                chunk_id=f"c{n}",
+                text=text,
+                vector=tuple(vec),
+                embedder=EMB.name,
+                seq=0,
+                session_id=f"s{n}",
+                session_date=date,
+                external_id=f"c{n}",
+            )
+            for n, ((text, date), vec) in enumerate(
+                zip(texts, EMB.embed([t for t, _ in texts]), strict=True)
+            )
+        ]
+    )
+    return s
+
+
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        ("When did Ana bake bread?", "c1"),  # asks when: the turn that says when wins
+        ("What year did Ana bake bread?", "c1"),
+        ("What bread did Ana bake?", "c0"),  # does not ask when: rank order holds
+    ],
+)
+def test_a_when_question_prefers_turns_that_say_when(question: str, first: str) -> None:
+    store = _tie_store(
+        [
+            ("Ana: I bake bread with rye.", MAY),
+            ("Ana: I bake bread last Sunday.", MAY),
+        ]
+    )
+    config = {**PLAIN, "neighbours": False}
+    hits = retrieve(store, question, **config)
+    assert hits[0].external_id == first
+    flat = retrieve(store, question, when_boost=0.0, **config)
+    assert flat[0].external_id == "c0"
+
+
+def test_may_the_verb_is_not_a_time() -> None:
+    store = _tie_store(
+        [
+            ("Ana: I bake bread with rye.", MAY),
+            ("Ana: I may bake bread again.", MAY),
+        ]
+    )
+    hits = retrieve(store, "When did Ana bake bread?", **PLAIN, neighbours=False)
+    assert hits[0].external_id == "c0"

@@ -274,10 +274,11 @@ def retrieval_cap(policy: Policy, max_tokens: int) -> int:
 def retrieved_blocks(hits: Sequence[RetrievalHit]) -> list[Block]:
     """``RETRIEVED`` blocks whose relevance follows the packing order.
 
-    The retriever packs best-first, each hit followed by the turns around it. Relevance
-    falls linearly along that order (1 for the first, 1/n for the last), so a compiler that
-    cannot take every hit keeps the retriever's order rather than re-sorting neighbours
-    below weaker hits.
+    The retriever packs best-first, each hit's neighbours placed where they earn their
+    tokens (a reply right after the question it answers, other turns around a hit a few
+    hits later). Relevance falls linearly along that order (1 for the first, 1/n for the
+    last), so a compiler that cannot take every hit keeps the retriever's order rather than
+    re-sorting neighbours by their own scores.
     """
     n = len(hits)
     return [h.to_block().model_copy(update={"relevance": (n - i) / n}) for i, h in enumerate(hits)]

@@ -5,7 +5,7 @@ the session date and the speaker) into an embedded Qdrant Edge shard, one agent 
 conversation, asks every question, and reports which fraction of the gold ``dia_id``\\ s the
 retriever packs under each token cap, for several pipeline variants side by side:
 
-* ``bm25``   - plain BM25 top-k: no smoothing, neighbours or date boost (the baseline);
+* ``bm25``   - plain BM25 top-k: no smoothing, neighbours or time boosts (the baseline);
 * ``lexical`` - the full pipeline on BM25 alone;
 * ``dense``   - the full pipeline on the dense embedder alone;
 * ``hybrid``  - the full pipeline, both fused;
@@ -44,6 +44,7 @@ DEFAULT_VARIANTS: Mapping[str, RetrievalConfig] = {
         smoothing=0.0,
         neighbours=False,
         date_boost=0.0,
+        when_boost=0.0,
     ),
     "lexical": RetrievalConfig(mode=FusionMode.SPARSE, dense_fallback=False),
     "dense": RetrievalConfig(mode=FusionMode.DENSE),
