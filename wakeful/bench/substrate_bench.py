@@ -265,15 +265,18 @@ def run(events: int = 100_000, samples: int = 200) -> dict[str, Any]:
         _say("loading snapshots")
 
         def load() -> None:
-            build_snapshot(
-                ts,
-                spec | {"tools": []},
-                session_id=wake.session_id,
-                wake_id=wake.wake_id,
-                max_event_id=horizon,
-                as_of=now,
-                recent_limit=200,
-            )
+            # As the compile activity reads: the knowledge revision first, then at it.
+            with ts.tx():
+                build_snapshot(
+                    ts,
+                    spec | {"tools": []},
+                    session_id=wake.session_id,
+                    wake_id=wake.wake_id,
+                    max_event_id=horizon,
+                    as_of=now,
+                    recent_limit=200,
+                    revision=ts.knowledge_revision(AGENT),
+                )
 
         _timed(load, 5)
         snapshot = _stats(_timed(load, samples))
