@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections import Counter
 from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
@@ -83,11 +82,12 @@ async def test_killed_worker_mid_tool_is_finished_by_a_new_worker(
     assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
     ts = store.tenant(tenant)
     events = ts.events(agent.name, wake_id=result.wake_id)
-    steps = Counter(e.step_key for e in events)
-    assert all(n == 1 for n in steps.values()), steps
     assert [e.kind for e in events] == ["turn", "turn", "tool_call", "tool_result", "turn"]
     assert events[3].text == "scan complete: 3 services healthy"
     assert [c.call_index for c in ts.model_calls(result.wake_id)] == [0, 1]
     assert [c.call_index for c in ts.compiles(result.wake_id)] == [0, 1]
+    # One wake row, one handoff note: the retried steps found their first writes.
+    assert [w.wake_id for w in ts.wakes(agent.name)] == [result.wake_id]
+    assert [n.wake_id for n in ts.handoffs(agent.name)] == [result.wake_id]
     # The tool ran on both workers (at-least-once) but is recorded exactly once.
     assert len(list(markers.glob("started-*"))) == 2
