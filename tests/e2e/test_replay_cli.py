@@ -37,8 +37,7 @@ from wakeful.worker.client import wake
 
 
 def _move_the_substrate_on(ts: TenantStore, agent: str, wake_id: str) -> None:
-    (first,) = ts.compiles(wake_id)[:1]
-    at = first.as_of
+    at = ts.compiles(wake_id)[0].as_of
     ts.supersede_decision(agent, "D-1", "D-2")
     ts.register_decision(DecisionRecord(decision_id="D-2", agent=agent, text="Ship on Fridays."))
     early = MemoryRecord(

@@ -157,7 +157,7 @@ class KnowledgeMixin(ConsolidationMixin):
                 select(t.memories).where(c.tenant == self.name, c.step_key == rec.step_key)
             ).first()
             if done is not None:  # a retry: superseding again would retire the newer memories
-                return _memory(done._mapping)
+                return memory_from_row(done._mapping)
             rev = bump_revision(conn, self.name, rec.agent)
             prior = conn.execute(
                 select(c.id, c.captured_at).where(
@@ -189,7 +189,7 @@ class KnowledgeMixin(ConsolidationMixin):
             row = conn.execute(
                 select(t.memories).where(c.tenant == self.name, c.step_key == rec.step_key)
             ).one()
-        return _memory(row._mapping)
+        return memory_from_row(row._mapping)
 
     def memories(
         self, agent: str, *, at: datetime | None = None, revision: int | None = None
@@ -202,7 +202,7 @@ class KnowledgeMixin(ConsolidationMixin):
         params = {"tenant": self.name, "agent": agent, "at": at, "rev": revision}
         with self.tx() as conn:
             rows = conn.execute(_memories_query(at is not None, revision is not None), params)
-            return [_memory(r._mapping, revision) for r in rows]
+            return [memory_from_row(r._mapping, revision) for r in rows]
 
     # --- summaries ----------------------------------------------------------------------
 
@@ -339,10 +339,6 @@ def _handoff(m: Any) -> HandoffRecord:
 
 def _decision(m: Any) -> DecisionRecord:
     return DecisionRecord.model_validate(_strip(m))
-
-
-def _memory(m: Any, revision: int | None = None) -> MemoryRecord:
-    return memory_from_row(m, revision)
 
 
 def _summary(m: Any) -> SummaryRecord:
