@@ -3,9 +3,14 @@
 A secret that reaches the substrate is copied into every window that includes it, into the
 provider's logs and prompt cache, and into handoff notes; it cannot be taken back. So text
 from tools and webhooks is redacted *before* it is stored or delivered, by a policy table
-of rules — ``(name, pattern, replacement, enabled)`` — applied in order. The default table
+of rules — ``(name, pattern, replacement, enabled, requires)`` — applied in order. The default table
 ships as ``wakeful/redaction.toml``; a team copies it and loads its own with
 :meth:`RedactionPolicy.load`.
+
+A rule's ``requires`` lists literals of which every match holds at least one (compared
+ignoring case): a text holding none of them skips the rule's regex scan. Tool output is
+often long and almost never holds a secret, so most rules cost one substring search
+instead of a scan that tries the pattern at every position.
 
 Redaction is deterministic and idempotent (a redacted text redacts to itself), so a retried
 activity stores the same bytes and the compiler's hashes stay stable.
@@ -26,6 +31,14 @@ from wakeful.errors import ConfigError
 __all__ = ["DEFAULT_POLICY_PATH", "Redacted", "RedactionPolicy", "RedactionRule", "default_policy"]
 
 DEFAULT_POLICY_PATH = Path(__file__).with_name("redaction.toml")
+# The only characters outside ASCII that ``re`` matches to an ASCII letter ignoring case.
+_TO_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s"})
+
+
+def _folded(text: str) -> str:
+    """``text`` in lower case, with the non-ASCII letters that ``re`` takes for ASCII ones
+    under IGNORECASE made ASCII: a match of a case-insensitive rule folds to its literal."""
+    return text.lower() if text.isascii() else text.translate(_TO_ASCII).lower()
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,8 @@ class RedactionRule:
     pattern: str
     replacement: str
     enabled: bool = True
+    # Literals (lower case) of which every match holds one; empty: the rule always scans.
+    requires: tuple[str, ...] = ()
     _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -53,7 +68,16 @@ class RedactionRule:
             regex.sub(self.replacement, "")  # `re` checks the template (groups, escapes) here
         except (re.error, IndexError) as err:
             raise ConfigError(f"redaction rule {self.name!r}: bad replacement: {err}") from None
+        if any(not isinstance(x, str) or not x for x in self.requires):
+            raise ConfigError(
+                f"redaction rule {self.name!r}: requires must be a list of non-empty strings"
+            )
+        object.__setattr__(self, "requires", tuple(x.lower() for x in self.requires))
         object.__setattr__(self, "_regex", regex)
+
+    def may_match(self, folded: str) -> bool:
+        """False when ``folded`` (a text as :func:`_folded` gives it) cannot hold a match."""
+        return not self.requires or any(x in folded for x in self.requires)
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -90,12 +114,14 @@ class RedactionPolicy:
 
     def redact(self, text: str) -> Redacted:
         counts: dict[str, int] = {}
+        folded = _folded(text)
         for rule in self.rules:
-            if not rule.enabled:
+            if not rule.enabled or not rule.may_match(folded):
                 continue
             text, n = rule.regex.subn(rule.replacement, text)
             if n:
                 counts[rule.name] = n
+                folded = _folded(text)
         return Redacted(text=text, counts=counts)
 
     def with_enabled(self, **enabled: bool) -> RedactionPolicy:
@@ -114,7 +140,7 @@ class RedactionPolicy:
     def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> RedactionPolicy:
         rules = []
         for i, row in enumerate(rows):
-            extra = sorted(set(row) - {"name", "pattern", "replacement", "enabled"})
+            extra = sorted(set(row) - {"name", "pattern", "replacement", "enabled", "requires"})
             missing = sorted({"name", "pattern", "replacement"} - set(row))
             if extra or missing:
                 raise ConfigError(
@@ -125,12 +151,18 @@ class RedactionPolicy:
             enabled = row.get("enabled", True)
             if not isinstance(enabled, bool):
                 raise ConfigError(f"redaction rule {row['name']!r}: enabled must be true or false")
+            requires = row.get("requires", [])
+            if not isinstance(requires, list | tuple):
+                raise ConfigError(
+                    f"redaction rule {row['name']!r}: requires must be a list of strings"
+                )
             rules.append(
                 RedactionRule(
                     name=str(row["name"]),
                     pattern=str(row["pattern"]),
                     replacement=str(row["replacement"]),
                     enabled=enabled,
+                    requires=tuple(requires),
                 )
             )
         return cls(tuple(rules))

@@ -3,6 +3,7 @@ the table itself is validated with errors that name the rule."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,50 @@ def test_switching_an_unknown_rule_is_an_error() -> None:
 def test_rules_are_plain_values() -> None:
     rule = RedactionRule("x_rule", "x", "y")
     assert rule == RedactionRule("x_rule", "x", "y") and rule.regex.pattern == "x"
+
+
+def _without_prefilter(policy: RedactionPolicy) -> RedactionPolicy:
+    return RedactionPolicy(tuple(replace(r, requires=()) for r in policy.rules))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *PLANTED.values(),
+        *(v.lower() for v in PLANTED.values()),
+        PEM,
+        PEM.lower(),
+        "Authorization: BEARER abcdefghijklmnopqrstuvwxyz012345",
+        "AUTHORIZATION: basic dXNlcjpodW50ZXIy",
+        "DB_PASSWORD=correct-horse-battery and Api_Key: 'abcd1234efgh'",
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        # Letters outside ASCII that `re` matches to ASCII ones ignoring case.
+        "pa\u017fsword=correct-horse-battery",
+        "PR\u0130VATE_KEY=correct-horse-battery",
+        "api_\u212aey: 'abcd1234efgh'",
+        "\u0131nvalid token ab\u017f \u2014 nothing secret here",
+        "HTTPS://user:pw123456@host/x",
+        "ping alice@example.com about it",
+        "max_tokens: 4096 and the token budget",
+    ],
+)
+def test_the_prefilter_never_changes_what_is_redacted(text: str) -> None:
+    """``requires`` only skips scans that could not match: every rule of the shipped table,
+    email included, redacts the same with and without it."""
+    policy = default_policy().with_enabled(email=True)
+    assert policy.redact(text) == _without_prefilter(policy).redact(text)
+
+
+def test_a_rule_whose_literals_are_absent_is_not_scanned() -> None:
+    rule = RedactionRule("ticket", "TCK-[0-9]+", "[ticket]", requires=("TCK-",))
+    assert rule.requires == ("tck-",)
+    assert not rule.may_match("no tickets here") and rule.may_match("see tck-1")
+    policy = RedactionPolicy((rule,))
+    assert policy.redact("see TCK-123").text == "see [ticket]"
+
+
+@pytest.mark.parametrize("requires", [[""], "TCK-", [3]])
+def test_requires_must_list_literals(requires: object) -> None:
+    rows = [{"name": "a", "pattern": "x", "replacement": "", "requires": requires}]
+    with pytest.raises(ConfigError, match="rule 'a': requires must be a list"):
+        RedactionPolicy.from_rows(rows)

@@ -29,6 +29,7 @@ from wakeful.substrate.indexing import retrieve_into
 from wakeful.substrate.records import CompileRecord
 from wakeful.substrate.snapshot import RECENT_PAGE, load_blocks
 from wakeful.substrate.store import TenantStore
+from wakeful.substrate.tail_cache import TailCache
 
 
 def profile_blocks(agent_name: str, tools: list[dict[str, Any]]) -> list[Block]:
@@ -63,11 +64,13 @@ def build_snapshot(
     recent_page: int = RECENT_PAGE,
     retrieved: Sequence[Block] = (),
     revision: int | None = None,
+    tail_cache: TailCache | None = None,
 ) -> Snapshot:
     """The compiler's input for one call, from the agent's spec and the substrate.
 
     ``retrieved`` are retrieval candidates gathered for this call (or stored with it);
-    ``revision`` the agent's knowledge revision to read at (None: as it stands now).
+    ``revision`` the agent's knowledge revision to read at (None: as it stands now);
+    ``tail_cache`` keeps the raw tail between compiles (:mod:`wakeful.substrate.tail_cache`).
     """
     name = spec["name"]
     blocks = profile_blocks(name, spec["tools"]) + load_blocks(
@@ -80,6 +83,7 @@ def build_snapshot(
         recent_limit=recent_limit,
         recent_page=recent_page,
         revision=revision,
+        tail_cache=tail_cache,
     )
     blocks += retrieved
     return Snapshot(
@@ -130,6 +134,7 @@ class CompileActivities:
                 as_of=inp.now,
                 recent_limit=self.deps.recent_limit,
                 revision=revision,
+                tail_cache=self.deps.tail_cache,
             )
         policy = self.deps.policy(inp.runtime.policy)
         retrieval_hash = None

@@ -15,6 +15,7 @@ from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.indexing import EventIndex
 from wakeful.substrate.retrieval import RetrievalConfig
 from wakeful.substrate.store import Store
+from wakeful.substrate.tail_cache import TailCache
 from wakeful.substrate.vectors.base import VectorStore
 from wakeful.telemetry import Telemetry
 
@@ -33,6 +34,8 @@ class ActivityDeps:
     # Bounded (it holds texts); shared by the activity threads under ``compile_lock``.
     cache: CountingCache = field(default_factory=lambda: CountingCache(max_entries=50_000))
     compile_lock: threading.Lock = field(default_factory=threading.Lock)
+    # Snapshot tails kept between compiles: a compile reads only the events appended since.
+    tail_cache: TailCache = field(default_factory=TailCache)
     # Retrieval: with a vector store, the compile activity indexes the agent's new events
     # and adds retrieved evidence to the snapshot. None: no indexing, no retrieval.
     vectors: VectorStore | None = None

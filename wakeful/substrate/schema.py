@@ -29,6 +29,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
@@ -122,6 +123,15 @@ events = Table(
     # import followed at once by a compile).
     Index("ix_events_agent_wake", "tenant", "agent", "wake_id", "id"),
     Index("ix_events_session", "tenant", "agent", "session_id", "id"),
+    # The agent's newest event retirement, in one index lookup: a cached snapshot tail is
+    # exact while no event was retired after it was read (``tail_cache``).
+    Index(
+        "ix_events_retired_rev",
+        "tenant",
+        "agent",
+        "retired_rev",
+        postgresql_where=text("retired_rev IS NOT NULL"),
+    ),
 )
 
 memories = Table(

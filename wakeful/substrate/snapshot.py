@@ -17,6 +17,7 @@ from datetime import datetime
 from wakeful.compiler.blocks import Block, BlockKind, Role
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.store import TenantStore
+from wakeful.substrate.tail_cache import TailCache
 
 RECENT_LIMIT = 200  # raw events a snapshot loads at least (when there are that many)
 RECENT_PAGE = 100  # ... and at most this many fewer than one more page
@@ -74,6 +75,7 @@ def load_blocks(
     recent_limit: int = RECENT_LIMIT,
     recent_page: int = RECENT_PAGE,
     revision: int | None = None,
+    tail_cache: TailCache | None = None,
 ) -> list[Block]:
     """Every candidate block the substrate holds for ``agent`` at (``max_event_id``, ``as_of``,
     ``revision``). Without a revision, knowledge is read as it stands now (compiles recorded
@@ -81,7 +83,9 @@ def load_blocks(
 
     With ``session_id``, raw turns come from that session only: a new session starts from
     the handoff note and the substrate, not from a replayed transcript. Every read runs in
-    one transaction on one connection: a consistent view, and one pool checkout.
+    one transaction on one connection: a consistent view, and one pool checkout. With
+    ``tail_cache`` (and a revision), the raw tail comes from it: the same events, with only
+    those appended since its last read read again.
     """
     with store.tx():
         return _load_blocks(
@@ -94,6 +98,7 @@ def load_blocks(
             recent_limit=recent_limit,
             recent_page=recent_page,
             revision=revision,
+            tail_cache=tail_cache,
         )
 
 
@@ -115,10 +120,22 @@ def _load_blocks(
     recent_limit: int,
     recent_page: int,
     revision: int | None,
+    tail_cache: TailCache | None,
 ) -> list[Block]:
-    recent = store.recent_events(
-        agent, max_id=max_event_id, limit=recent_limit, session_id=session_id, page=recent_page
-    )
+    if tail_cache is not None:
+        recent = tail_cache.recent_events(
+            store,
+            agent,
+            max_id=max_event_id,
+            limit=recent_limit,
+            session_id=session_id,
+            page=recent_page,
+            revision=revision,
+        )
+    else:
+        recent = store.recent_events(
+            agent, max_id=max_event_id, limit=recent_limit, session_id=session_id, page=recent_page
+        )
     recent = [_as_of_revision(e, revision) for e in recent]
     live = [e for e in recent if e.retired_at is None or e.retired_at > as_of]
     if current_wake_id is not None:

@@ -211,7 +211,7 @@ class TenantStore(KnowledgeMixin):
         keys = columns["step_key"]
         with self.tx() as conn:
             inserted = conn.execute(_APPEND, {"tenant": self.name, "agent": agent, **columns}).all()
-            by_key = {r.step_key: _event(r._mapping) for r in inserted}
+            by_key = {r.step_key: event_from_row(r._mapping) for r in inserted}
             missing = [k for k in keys if k not in by_key]
             if missing:  # a retry: these were appended before
                 found = conn.execute(
@@ -219,7 +219,7 @@ class TenantStore(KnowledgeMixin):
                         t.events.c.tenant == self.name, t.events.c.step_key.in_(missing)
                     )
                 )
-                by_key.update({r.step_key: _event(r._mapping) for r in found})
+                by_key.update({r.step_key: event_from_row(r._mapping) for r in found})
         return [by_key[k] for k in keys]
 
     def events(
@@ -237,7 +237,7 @@ class TenantStore(KnowledgeMixin):
         params = {"tenant": self.name, "agent": agent, "wake_id": wake_id, "max_id": max_id}
         with self.tx() as conn:
             rows = conn.execute(q if limit is None else q.limit(limit), params)
-            out = [_event(r._mapping) for r in rows]
+            out = [event_from_row(r._mapping) for r in rows]
         return out[::-1] if newest else out
 
     def recent_events(
@@ -275,7 +275,7 @@ class TenantStore(KnowledgeMixin):
                 q = select(tail)
                 if session_id is not None:
                     q = q.where(tail.c.session_id == session_id)
-                return [_event(r._mapping) for r in conn.execute(q.order_by(tail.c.id))]
+                return [event_from_row(r._mapping) for r in conn.execute(q.order_by(tail.c.id))]
             mine.append(e.session_id == session_id)
             ids = (
                 conn.execute(
@@ -289,7 +289,7 @@ class TenantStore(KnowledgeMixin):
                 total = conn.execute(select(func.count()).where(*mine)).scalar_one()
                 first_id = ids[total - 1 - tail_start(total, limit, page)]
             q = select(t.events).where(*mine, e.id >= first_id).order_by(e.id)
-            return [_event(r._mapping) for r in conn.execute(q)]
+            return [event_from_row(r._mapping) for r in conn.execute(q)]
 
     def knowledge_revision(self, agent: str) -> int:
         """The agent's last committed knowledge revision (:mod:`wakeful.substrate.revisions`)."""
@@ -339,7 +339,7 @@ class TenantStore(KnowledgeMixin):
                 before = {s: int(n) for s, n in counted}
         out: list[tuple[StoredEvent, int]] = []
         for r in rows:
-            event = _event(r._mapping)
+            event = event_from_row(r._mapping)
             position = 0
             if event.session_id is not None:
                 position = before.get(event.session_id, 0)
@@ -540,7 +540,7 @@ _PUT_BLOB = insert(t.blobs).on_conflict_do_nothing(index_elements=["tenant", "ha
 _EVENT_FIELDS = frozenset(StoredEvent.model_fields)
 
 
-def _event(m: Any) -> StoredEvent:
+def event_from_row(m: Any) -> StoredEvent:
     # Rows come from typed columns, so they are built without re-validation: a snapshot
     # reads hundreds of events per compile and validation was most of its cost.
     return StoredEvent.model_construct(**{k: v for k, v in m.items() if k in _EVENT_FIELDS})

@@ -1,0 +1,176 @@
+"""Snapshot tails kept between compiles: a compile reads only the events appended since.
+
+Every compile of a session loads the session's raw tail (``TenantStore.recent_events``):
+hundreds of events, most of a compile's substrate time, though between two compiles only a
+few were appended. Events are append-only, and the one change an event row ever sees is its
+retirement, which bumps the agent's knowledge revision and stamps the row's ``retired_rev``.
+So a tail read after the caller read revision ``R`` stays exact while no event has been
+retired at a revision above ``R``. A cached tail is reused when
+
+* no event of the agent was retired after it was read (one lookup in a partial index),
+* the caller reads at ``R`` or later and up to the cached ``max_id`` or beyond, and
+* the session's count of events up to the new ``max_id`` is the cached count plus the
+  events appended after the cached ``max_id`` (an event committed late, with a lower id
+  than one already read, fails this);
+
+otherwise the tail is read afresh. Either way the answer is what ``recent_events`` gives.
+
+Entries are bounded by the characters of event text they hold, least recently used first
+out, and are shared by the worker's activity threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, bindparam, func, select
+
+from wakeful.substrate import schema as t
+from wakeful.substrate.records import StoredEvent
+from wakeful.substrate.store import TenantStore, event_from_row
+from wakeful.substrate.tail import tail_start
+
+__all__ = ["TailCache"]
+
+_e = t.events.c
+_SESSION = (
+    _e.tenant == bindparam("tenant"),
+    _e.agent == bindparam("agent"),
+    _e.session_id == bindparam("session_id"),
+)
+_COUNT = select(func.count()).where(*_SESSION, _e.id <= bindparam("max_id"))
+_AFTER = (
+    select(t.events)
+    .where(*_SESSION, _e.id > bindparam("after"), _e.id <= bindparam("max_id"))
+    .order_by(_e.id)
+)
+_LAST_RETIRED = select(func.max(_e.retired_rev)).where(
+    _e.tenant == bindparam("tenant"),
+    _e.agent == bindparam("agent"),
+    _e.retired_rev.is_not(None),
+)
+
+_Key = tuple[str, str, str, int, int]
+
+
+@dataclass(frozen=True)
+class _Tail:
+    max_id: int
+    total: int  # the session's events with ids up to max_id, retired ones included
+    events: tuple[StoredEvent, ...]  # the tail: from ordinal tail_start(total, ...) on
+    revision: int  # the knowledge revision the caller read before these rows were read
+    chars: int
+    cacheable: bool = True
+
+    def tail(self) -> list[StoredEvent]:
+        return list(self.events)
+
+
+class TailCache:
+    """``recent_events`` with memory: ``cache.recent_events(store, ...)``."""
+
+    def __init__(self, max_chars: int = 64_000_000) -> None:
+        self.max_chars = max_chars
+        self._entries: OrderedDict[_Key, _Tail] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def recent_events(
+        self,
+        store: TenantStore,
+        agent: str,
+        *,
+        max_id: int,
+        limit: int,
+        session_id: str | None,
+        page: int,
+        revision: int | None,
+    ) -> list[StoredEvent]:
+        """What ``store.recent_events`` returns; ``revision`` is the knowledge revision the
+        caller read before this call (None: not read, so nothing is cached)."""
+        if session_id is None or page == 1 or revision is None:
+            return store.recent_events(
+                agent, max_id=max_id, limit=limit, session_id=session_id, page=page
+            )
+        key = (store.name, agent, session_id, limit, page)
+        with self._lock:
+            cached = self._entries.get(key)
+        params: dict[str, object] = {"tenant": store.name, "agent": agent, "session_id": session_id}
+        with store.tx() as conn:
+            entry = None
+            if cached is not None and _usable(cached, conn, params, max_id, revision):
+                entry = _extend(cached, conn, params, max_id, limit, page)
+            hit = entry is not None
+            if entry is None:
+                entry = _read(store, conn, params, max_id, limit, page, revision)
+        with self._lock:
+            self.hits += hit
+            self.misses += not hit
+            self._put(key, entry)
+        return entry.tail()
+
+    def _put(self, key: _Key, entry: _Tail) -> None:
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self._chars -= old.chars
+        if not entry.cacheable or entry.chars > self.max_chars:
+            return
+        self._entries[key] = entry
+        self._chars += entry.chars
+        while self._chars > self.max_chars:
+            _, dropped = self._entries.popitem(last=False)
+            self._chars -= dropped.chars
+
+
+def _usable(
+    cached: _Tail, conn: Connection, params: dict[str, object], max_id: int, revision: int
+) -> bool:
+    if max_id < cached.max_id or revision < cached.revision:
+        return False
+    last = conn.execute(_LAST_RETIRED, params).scalar_one()
+    return last is None or int(last) <= cached.revision
+
+
+def _extend(
+    cached: _Tail, conn: Connection, params: dict[str, object], max_id: int, limit: int, page: int
+) -> _Tail | None:
+    """The cached tail and the events appended after it, or None when they do not add up."""
+    if max_id == cached.max_id:
+        return cached
+    rows = conn.execute(_AFTER, params | {"after": cached.max_id, "max_id": max_id})
+    new = tuple(event_from_row(r._mapping) for r in rows)
+    total = int(conn.execute(_COUNT, params | {"max_id": max_id}).scalar_one())
+    if total != cached.total + len(new):
+        return None  # an event with a lower id committed after the cached read
+    keep = total - tail_start(total, limit, page)
+    events = (cached.events + new)[len(cached.events) + len(new) - keep :]
+    return _Tail(max_id, total, events, cached.revision, sum(len(e.text) for e in events))
+
+
+def _read(
+    store: TenantStore,
+    conn: Connection,
+    params: dict[str, object],
+    max_id: int,
+    limit: int,
+    page: int,
+    revision: int,
+) -> _Tail:
+    events = tuple(
+        store.recent_events(
+            str(params["agent"]),
+            max_id=max_id,
+            limit=limit,
+            session_id=str(params["session_id"]),
+            page=page,
+        )
+    )
+    total = int(conn.execute(_COUNT, params | {"max_id": max_id}).scalar_one())
+    if len(events) != total - tail_start(total, limit, page):
+        # An event committed late between the two reads: answer, but remember nothing.
+        return _Tail(max_id, total, events, revision, 0, cacheable=False)
+    return _Tail(max_id, total, events, revision, sum(len(e.text) for e in events))
