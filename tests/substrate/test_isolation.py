@@ -190,6 +190,7 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
             b.recent_events(AGENT, max_id=ev[-1], limit=100),
             b.recent_events(AGENT, max_id=ev[-1], limit=100, session_id="s-shared"),
         ),
+        "event_by_step": lambda b: (b.event_by_step("ev:0"), b.event_by_step("ev:3")),
         "max_event_id": lambda b: b.max_event_id(AGENT),
         "knowledge_revision": lambda b: b.knowledge_revision(AGENT),
         "count_events": lambda b: b.count_events(AGENT),
@@ -208,6 +209,7 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
         "record_model_call": lambda b: b.record_model_call(_call("b")),
         "compiles": lambda b: b.compiles(wid),
         "model_calls": lambda b: b.model_calls(wid),
+        "model_call_by_step": lambda b: b.model_call_by_step("wf:w-shared:0:model"),
         "write_handoff": lambda b: b.write_handoff(
             HandoffRecord(agent=AGENT, session_id="s0", wake_id="w0", step_key="hand", body=body)
         ),

@@ -199,7 +199,7 @@ def _load(
     """The call's stored record and reply when a previous attempt stored them; else the
     window to send. One transaction; runs in a thread."""
     with ts.tx():
-        done = {r.step_key: r for r in ts.model_calls(inp.wake.wake_id)}.get(key)
+        done = ts.model_call_by_step(key)
         if done is not None:
             return (done, ModelReply.model_validate_json(ts.get_blob(done.output_hash))), {}
         return None, json.loads(ts.get_blob(inp.window_hash))

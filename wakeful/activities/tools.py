@@ -41,9 +41,8 @@ class ToolActivities:
         key = step_key(wake, inp.call_index, "result", call.id)
         # Two transactions (read, then write), none held while the tool runs.
         with ts.tx():
-            existing = [e for e in ts.events(wake.agent, wake_id=wake.wake_id) if e.step_key == key]
-            if existing:
-                e = existing[0]
+            e = ts.event_by_step(key)
+            if e is not None:
                 return RunToolOut(
                     event_id=e.id, result_hash=e.content_hash, is_error=e.is_error, reused=True
                 )

@@ -20,6 +20,7 @@ from sqlalchemy import (
     Engine,
     Select,
     TextClause,
+    any_,
     bindparam,
     create_engine,
     func,
@@ -32,6 +33,7 @@ from sqlalchemy.exc import OperationalError
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.errors import StoreError, UnknownAgentError
+from wakeful.substrate import blob_chunks
 from wakeful.substrate import schema as t
 from wakeful.substrate.knowledge import KnowledgeMixin
 from wakeful.substrate.migrate import migrate
@@ -240,6 +242,12 @@ class TenantStore(KnowledgeMixin):
             out = [event_from_row(r._mapping) for r in rows]
         return out[::-1] if newest else out
 
+    def event_by_step(self, step_key: str) -> StoredEvent | None:
+        """The event a step wrote, if it did (one index lookup: a retry's first check)."""
+        with self.tx() as conn:
+            row = conn.execute(_BY_STEP[t.events], {"tenant": self.name, "key": step_key}).first()
+        return None if row is None else event_from_row(row._mapping)
+
     def recent_events(
         self,
         agent: str,
@@ -398,29 +406,61 @@ class TenantStore(KnowledgeMixin):
         """Store ``(kind, content)`` blobs in one statement; their hashes, in order.
 
         Content-addressed: a blob stored before is left as it is (Postgres checks the key
-        before it compresses and writes the row, so a repeat costs little).
+        before it compresses and writes the row, so a repeat costs little). Windows are
+        stored in chunks that windows share (:mod:`wakeful.substrate.blob_chunks`): only
+        the chunks not stored yet are sent.
         """
         digests = [content_hash(content) for _, content in items]
         rows: dict[str, dict[str, str]] = {}
+        chunks: dict[str, str] = {}
         for digest, (kind, content) in zip(digests, items, strict=True):
+            if blob_chunks.chunked(kind, content):
+                parts = blob_chunks.split(content)
+                hashes = [content_hash(part) for part in parts]
+                chunks.update(zip(hashes, parts, strict=True))
+                kind, content = blob_chunks.manifest(kind, hashes)
             rows.setdefault(
                 digest, {"tenant": self.name, "hash": digest, "kind": kind, "content": content}
             )
-        if rows:
-            # A parameter list, not ``.values([...])``: SQLAlchemy caches the compiled
-            # statement and still sends the rows as one multi-row INSERT.
-            with self.tx() as conn:
+        with self.tx() as conn:
+            if chunks:
+                stored = conn.execute(
+                    _STORED_HASHES, {"tenant": self.name, "hashes": list(chunks)}
+                ).scalars()
+                for digest in set(chunks) - set(stored):
+                    rows.setdefault(
+                        digest,
+                        {
+                            "tenant": self.name,
+                            "hash": digest,
+                            "kind": blob_chunks.CHUNK_KIND,
+                            "content": chunks[digest],
+                        },
+                    )
+            if rows:
+                # A parameter list, not ``.values([...])``: SQLAlchemy caches the compiled
+                # statement and still sends the rows as one multi-row INSERT.
                 conn.execute(_PUT_BLOB, list(rows.values()))
         return digests
 
     def get_blob(self, digest: str) -> str:
         with self.tx() as conn:
-            value = conn.execute(
-                _GET_BLOB, {"tenant": self.name, "hash": digest}
-            ).scalar_one_or_none()
-        if value is None:
-            raise StoreError(f"no blob {digest} in tenant {self.name!r}")
-        return str(value)
+            row = conn.execute(_GET_BLOB, {"tenant": self.name, "hash": digest}).first()
+            if row is None:
+                raise StoreError(f"no blob {digest} in tenant {self.name!r}")
+            if not blob_chunks.is_manifest(row.kind):
+                return str(row.content)
+            hashes: list[str] = json.loads(row.content)
+            rows = conn.execute(_GET_CHUNKS, {"tenant": self.name, "hashes": hashes})
+            found = {h: content for h, content in rows}
+        text = "".join(found.get(h, "") for h in hashes)
+        if content_hash(text) != digest:
+            missing = sorted(set(hashes) - set(found))
+            raise StoreError(
+                f"blob {digest} in tenant {self.name!r} is damaged: its chunks"
+                + (f" {', '.join(missing)} are missing" if missing else " do not add up to it")
+            )
+        return text
 
     # --- compiles and model calls --------------------------------------------------------
 
@@ -435,6 +475,12 @@ class TenantStore(KnowledgeMixin):
 
     def model_calls(self, wake_id: str) -> list[ModelCallRecord]:
         return [ModelCallRecord.model_validate(r) for r in self._by_wake(t.model_calls, wake_id)]
+
+    def model_call_by_step(self, step_key: str) -> ModelCallRecord | None:
+        with self.tx() as conn:
+            query = _BY_STEP[t.model_calls]
+            row = conn.execute(query, {"tenant": self.name, "key": step_key}).first()
+        return None if row is None else ModelCallRecord.model_validate(dict(row._mapping))
 
     def _put_once(self, table: Any, values: dict[str, Any]) -> dict[str, Any]:
         with self.tx() as conn:
@@ -463,8 +509,20 @@ class TenantStore(KnowledgeMixin):
 _MAX_EVENT_ID = select(func.coalesce(func.max(t.events.c.id), 0)).where(
     t.events.c.tenant == bindparam("tenant"), t.events.c.agent == bindparam("agent")
 )
-_GET_BLOB = select(t.blobs.c.content).where(
+_BY_STEP = {
+    table: select(table).where(
+        table.c.tenant == bindparam("tenant"), table.c.step_key == bindparam("key")
+    )
+    for table in (t.events, t.model_calls)
+}
+_GET_BLOB = select(t.blobs.c.kind, t.blobs.c.content).where(
     t.blobs.c.tenant == bindparam("tenant"), t.blobs.c.hash == bindparam("hash")
+)
+_STORED_HASHES = select(t.blobs.c.hash).where(
+    t.blobs.c.tenant == bindparam("tenant"), t.blobs.c.hash == any_(bindparam("hashes"))
+)
+_GET_CHUNKS = select(t.blobs.c.hash, t.blobs.c.content).where(
+    t.blobs.c.tenant == bindparam("tenant"), t.blobs.c.hash == any_(bindparam("hashes"))
 )
 
 
