@@ -2,13 +2,14 @@
 
 Runs one agent through a 50-wake session on a real Temporal dev server with an embedded
 Postgres, the real worker and activities, and the provider simulator as the model (the
-Anthropic SDK over loopback HTTP). Every wake asks the agent to read a file and summarise it
-(two model calls and one tool call); the session's windows grow with what it read, up to
-the compile budget. Two workspaces are run — small files and large files — to show that the
-history grows per wake by a constant, not by the window size (the windows, outputs and tool
-results are in the substrate; the history holds ids and hashes). The client and worker use
-Wakeful's data converter, as a deployment does: payloads are compressed
-(:mod:`wakeful.worker.codec`).
+Anthropic SDK over loopback HTTP, to a simulator in a process of its own, as a provider is:
+its work never competes with the worker's for this process's interpreter lock). Every wake
+asks the agent to read a file and summarise it (two model calls and one tool call); the
+session's windows grow with what it read, up to the compile budget. Two workspaces are
+run — small files and large files — to show that the history grows per wake by a
+constant, not by the window size (the windows, outputs and tool results are in the
+substrate; the history holds ids and hashes). The client and worker use Wakeful's data
+converter, as a deployment does: payloads are compressed (:mod:`wakeful.worker.codec`).
 
 Reported (for the large-file run, and per run under ``runs``):
 
@@ -19,7 +20,10 @@ Reported (for the large-file run, and per run under ``runs``):
 * ``window_tokens_p50`` / ``window_tokens_max`` — input tokens of the compiled windows;
 * ``overhead_p50_ms`` / ``overhead_p90_ms`` — a wake's wall time (from the client's update
   to its result) minus the time spent inside the model provider: Temporal round trips,
-  compiles, substrate reads and writes, the tool.
+  compiles, substrate reads and writes, the tool;
+* ``process_cpu_ms_per_wake`` — CPU time of this process (the worker and the client, the
+  provider SDK's work included) per wake: on a machine whose cores the Temporal server,
+  Postgres and the simulator share with it, wall time is partly waiting for a core.
 
 Progress goes to stderr; ``run`` returns the JSON object.
 """
@@ -30,7 +34,9 @@ import asyncio
 import contextlib
 import os
 import shutil
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -48,7 +54,6 @@ from wakeful.demo.agent import INSTRUCTIONS
 from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.providers.base import ModelProvider, ModelReply
 from wakeful.providers.registry import build_provider
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.tokenizers import BpeCounter
 
@@ -111,8 +116,36 @@ class TimedProvider:
             self.spent.append(time.perf_counter() - start)
 
 
+@contextlib.contextmanager
+def _simulator_process(startup_timeout: float = 20.0) -> Iterator[str]:
+    """``python -m wakeful.providers.simulator`` on a free loopback port; its base URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wakeful.providers.simulator", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + startup_timeout
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the provider simulator did not start on 127.0.0.1:{port}"
+                    ) from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 async def _session(
-    client: Any, store: Store, sim: SimulatorServer, workdir: Path, wakes: int, label: str
+    client: Any, store: Store, sim_url: str, workdir: Path, wakes: int, label: str
 ) -> dict[str, Any]:
     from wakeful.worker.client import wake
     from wakeful.worker.serve import register_agent
@@ -129,7 +162,7 @@ async def _session(
     )
     ts = store.tenant(tenant)
     register_agent(ts, agent)
-    timed = TimedProvider(build_provider("anthropic", api_key=tenant, base_url=sim.base_url))
+    timed = TimedProvider(build_provider("anthropic", api_key=tenant, base_url=sim_url))
     deps = ActivityDeps(
         store=store,
         agents=AgentRegistry([agent]),
@@ -140,6 +173,7 @@ async def _session(
     overhead: list[float] = []
     queue = f"bench-{uuid.uuid4().hex[:8]}"
     async with build_worker(client, deps, queue):
+        cpu = time.process_time()
         for i in range(wakes):
             trigger = Trigger(
                 goal=Goal(
@@ -157,6 +191,7 @@ async def _session(
                 raise RuntimeError(f"wake {result.wake_id} ended {result.status}")
             if (i + 1) % 10 == 0:
                 _say(f"  {label}: wake {i + 1}/{wakes}")
+        cpu = time.process_time() - cpu
         handle = client.get_workflow_handle(workflow_id(tenant, agent.name))
         history = await handle.fetch_history()
     await timed.inner.aclose()  # type: ignore[attr-defined]
@@ -179,6 +214,7 @@ async def _session(
         "window_tokens_max": max(tokens),
         "overhead_p50_ms": round(statistics.median(ms), 1),
         "overhead_p90_ms": round(ms[int(len(ms) * 0.9) - 1], 1),
+        "process_cpu_ms_per_wake": round(cpu * 1000 / wakes, 1),
         "history_bytes_per_wake_by_event": {
             k: round(v / wakes) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])
         },
@@ -203,13 +239,13 @@ async def _run(wakes: int) -> dict[str, Any]:
     store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
     runs: dict[str, Any] = {}
     try:
-        with SimulatorServer() as sim:
+        with _simulator_process() as sim_url:
             for label, size in (("small", 1_000), ("large", 24_000)):
                 ws = root / label
                 ws.mkdir()
                 _say(f"{label} files ({size} bytes each), {wakes} wakes")
                 runs[label] = await _session(
-                    env.client, store, sim, _workspace(ws, _FILES, size), wakes, label
+                    env.client, store, sim_url, _workspace(ws, _FILES, size), wakes, label
                 )
     finally:
         store.close()
