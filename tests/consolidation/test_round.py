@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from tests.e2e.harness import Providers
 from wakeful.activities.compile import build_snapshot
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
@@ -33,7 +34,6 @@ from wakeful.consolidation.contracts import (
     SpanIn,
 )
 from wakeful.consolidation.policy import ConsolidationPolicy
-from wakeful.providers.registry import build_provider
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.records import CompileRecord, EventIn, MemoryRecord
 from wakeful.substrate.store import Store, TenantStore
@@ -50,7 +50,7 @@ def caller(store: Store, agent: Agent, sim: SimulatorServer) -> DirectCaller:
     deps = ActivityDeps(
         store=store,
         agents=AgentRegistry([agent]),
-        providers=lambda name: build_provider(name, api_key=key, base_url=sim.base_url),
+        providers=Providers(sim, key),  # one client, not one per call left to the collector
         counter=COUNTER,
     )
     return DirectCaller(deps)

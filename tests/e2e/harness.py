@@ -17,6 +17,7 @@ from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
 from wakeful.demo.agent import INSTRUCTIONS
+from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import build_provider
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
@@ -24,15 +25,31 @@ from wakeful.tokenizers import BpeCounter
 from wakeful.worker.worker import build_worker
 
 
+class Providers:
+    """One SDK client per provider for a test, closed at its end (as a worker does)."""
+
+    def __init__(self, sim: SimulatorServer, key: str) -> None:
+        self.sim, self.key = sim, key
+        self.built: dict[str, ModelProvider] = {}
+
+    def __call__(self, name: str) -> ModelProvider:
+        if name not in self.built:
+            self.built[name] = build_provider(name, api_key=self.key, base_url=self.sim.base_url)
+        return self.built[name]
+
+    async def aclose(self) -> None:
+        for provider in self.built.values():
+            await provider.aclose()  # type: ignore[attr-defined]
+
+
 def make_deps(
     store: Store, registry: AgentRegistry, sim: SimulatorServer, key: str
 ) -> ActivityDeps:
-    # One API key per test: the simulator keeps caches and script cursors per key.
+    # One API key per test: the simulator keeps caches and script cursors per key. One SDK
+    # client per provider: a client dropped unclosed is closed by the SDK on whatever event
+    # loop runs when it is collected, which may be a workflow's.
     return ActivityDeps(
-        store=store,
-        agents=registry,
-        providers=lambda name: build_provider(name, api_key=key, base_url=sim.base_url),
-        counter=BpeCounter(),
+        store=store, agents=registry, providers=Providers(sim, key), counter=BpeCounter()
     )
 
 
@@ -41,8 +58,12 @@ async def running_worker(
     client: Client, store: Store, registry: AgentRegistry, sim: SimulatorServer, key: str
 ) -> AsyncIterator[str]:
     queue = f"q-{uuid.uuid4().hex[:8]}"
-    async with build_worker(client, make_deps(store, registry, sim, key), queue):
-        yield queue
+    deps = make_deps(store, registry, sim, key)
+    try:
+        async with build_worker(client, deps, queue):
+            yield queue
+    finally:
+        await deps.providers.aclose()  # type: ignore[attr-defined]
 
 
 def message(text: str, key: str | None = None, *, new_session: bool = False) -> Trigger:

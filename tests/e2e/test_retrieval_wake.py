@@ -14,11 +14,10 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message
+from tests.e2e.harness import Providers, message
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.ledger import INCLUDED, Ledger
-from wakeful.providers.registry import build_provider
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.replay import recompile
 from wakeful.substrate.indexing import load_hits
@@ -44,7 +43,7 @@ async def test_an_old_fact_is_retrieved_into_a_new_session_and_replays(
     deps = ActivityDeps(
         store=store,
         agents=AgentRegistry([agent]),
-        providers=lambda name: build_provider(name, api_key=key, base_url=sim.base_url),
+        providers=Providers(sim, key),
         counter=BpeCounter(),
         vectors=vectors,
     )
@@ -56,6 +55,7 @@ async def test_an_old_fact_is_retrieved_into_a_new_session_and_replays(
             two = await wake(temporal_dev.client, rt, message(QUESTION, new_session=True), queue)
     finally:
         vectors.close()
+        await deps.providers.aclose()  # type: ignore[attr-defined]
     assert one.session_id != two.session_id
 
     ts = store.tenant(agent.tenant)

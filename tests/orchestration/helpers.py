@@ -15,12 +15,11 @@ from pydantic import BaseModel, Field
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
+from tests.e2e.harness import Providers
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Delegation, Tool, ToolContext
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
-from wakeful.providers.base import ModelProvider
-from wakeful.providers.registry import build_provider
 from wakeful.providers.simulator.script import Script
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
@@ -109,23 +108,6 @@ async def worker(
                         await agent_handle(client, a).terminate("test finished")
     finally:
         await providers.aclose()
-
-
-class Providers:
-    """One SDK client per provider for a test, closed at its end (as a worker does)."""
-
-    def __init__(self, sim: SimulatorServer, key: str) -> None:
-        self.sim, self.key = sim, key
-        self.built: dict[str, ModelProvider] = {}
-
-    def __call__(self, name: str) -> ModelProvider:
-        if name not in self.built:
-            self.built[name] = build_provider(name, api_key=self.key, base_url=self.sim.base_url)
-        return self.built[name]
-
-    async def aclose(self) -> None:
-        for provider in self.built.values():
-            await provider.aclose()  # type: ignore[attr-defined]
 
 
 def agent_handle(client: Client, agent: Agent) -> WorkflowHandle[AgentWorkflow, object]:
