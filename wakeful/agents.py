@@ -97,6 +97,10 @@ class AgentRuntime(BaseModel):
     max_tokens_per_wake: int = 200_000
     tools: tuple[ToolLimits, ...] = ()
     policy: str = Field(default="default", description="Name of the compile policy.")
+    local_model_calls: bool = Field(
+        default=False,
+        description="Model calls run as local activities (see wakeful.workflows.policies).",
+    )
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,11 @@ class Agent:
     meta: dict[str, str] = field(default_factory=dict)
     delegations: tuple[Delegation, ...] = ()
     max_parallel_children: int = 3
+    # Model calls as local activities, in the worker running the wake: no task-queue round
+    # trip per call, so less latency and server load per wake; but a call's attempts are one
+    # marker in the history, not an event each, and a query waits while a long call holds
+    # the workflow task (wakeful.workflows.policies). Off: model calls are activities.
+    local_model_calls: bool = False
 
     def delegation(self, name: str) -> Delegation:
         for d in self.delegations:
@@ -174,6 +183,7 @@ class Agent:
                 for t in self.tools
             ),
             policy=self.policy,
+            local_model_calls=self.local_model_calls,
         )
 
     def spec(self) -> dict[str, Any]:

@@ -6,6 +6,7 @@ event loop; and a retry after the reply was stored must not call the provider ag
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from sqlalchemy import event
 from temporalio.testing import ActivityEnvironment
 
@@ -21,7 +23,9 @@ from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.model import ModelActivities
 from wakeful.agents import AgentRegistry
 from wakeful.compiler import EstimatingCounter
+from wakeful.compiler.blocks import content_hash
 from wakeful.contracts import CallModelIn, WakeRef
+from wakeful.errors import StoreError
 from wakeful.providers.base import ModelReply, Usage
 from wakeful.substrate.records import CompileRecord, WakeRecord
 from wakeful.substrate.store import Store, TenantStore
@@ -142,3 +146,29 @@ async def test_a_retry_after_the_reply_was_stored_pays_once_and_records_once(
     assert [w.status for w in tenant.wakes("a1")] == ["done"]
     # Every statement ran in a worker thread, none on the event loop the activity runs on.
     assert threads and loop_thread not in threads
+
+
+async def test_a_window_this_worker_compiled_is_sent_without_reading_it_back(
+    store: Store, tenant: TenantStore
+) -> None:
+    wake = _wake(tenant)
+    text = '{"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}'
+    digest = content_hash(text)  # never stored: only the worker's cache has it
+    provider = CountingProvider()
+
+    def deps() -> ActivityDeps:
+        return ActivityDeps(
+            store=store,
+            agents=AgentRegistry([]),
+            providers=lambda name: provider,
+            counter=EstimatingCounter(),
+        )
+
+    inp = CallModelIn(wake=wake, provider="anthropic", call_index=0, window_hash=digest)
+    cold = deps()
+    with pytest.raises(StoreError, match=f"no blob {digest}"):
+        await ActivityEnvironment().run(ModelActivities(cold).call_model, inp)
+    warm = deps()
+    warm.windows.put(digest, text)
+    await ActivityEnvironment().run(ModelActivities(warm).call_model, inp)
+    assert provider.requests == [json.loads(text)]

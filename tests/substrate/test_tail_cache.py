@@ -108,10 +108,10 @@ def test_entries_are_bounded_by_the_text_they_hold(tenant: TenantStore) -> None:
     for session in ("a", "b", "c"):
         _append(tenant, agent, range(2), session=session)  # 12 characters a session
         _both(cache, tenant, agent, session)
-    assert cache._chars <= 40 and len(cache._entries) == 3
+    assert cache.entries.size <= 40 and len(cache.entries) == 3
     _append(tenant, agent, range(2, 5), session="d")
     _both(cache, tenant, agent, "d")
-    assert cache._chars <= 40 and len(cache._entries) == 2
+    assert cache.entries.size <= 40 and len(cache.entries) == 2
 
 
 def test_snapshots_through_the_cache_equal_snapshots_without(tenant: TenantStore) -> None:

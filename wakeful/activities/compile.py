@@ -196,6 +196,8 @@ class CompileActivities:
                     recent_limit=self.deps.recent_limit,
                 )
             )
+        if rec.window_hash == window_hash:  # committed: the model call may take it from here
+            self.deps.windows.put(window_hash, window.request_json)
         # A retry after a crash returns the first compile, so the model sees one window.
         return CompileOut(
             window_hash=rec.window_hash,

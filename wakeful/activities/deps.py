@@ -14,6 +14,7 @@ from wakeful.providers.base import ModelProvider
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.indexing import EventIndex
 from wakeful.substrate.retrieval import RetrievalConfig
+from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.store import Store
 from wakeful.substrate.tail_cache import TailCache
 from wakeful.substrate.vectors.base import VectorStore
@@ -36,6 +37,9 @@ class ActivityDeps:
     compile_lock: threading.Lock = field(default_factory=threading.Lock)
     # Snapshot tails kept between compiles: a compile reads only the events appended since.
     tail_cache: TailCache = field(default_factory=TailCache)
+    # Windows this worker compiled, by hash (after their commit), so that its model calls
+    # need not read them back from the substrate. Content-addressed: never stale.
+    windows: SizedLRU[str, str] = field(default_factory=lambda: SizedLRU(32_000_000, len))
     # Retrieval: with a vector store, the compile activity indexes the agent's new events
     # and adds retrieved evidence to the snapshot. None: no indexing, no retrieval.
     vectors: VectorStore | None = None

@@ -33,6 +33,7 @@ from wakeful.errors import ProviderError
 from wakeful.providers.base import ModelReply
 from wakeful.providers.pricing import cost_usd
 from wakeful.substrate.records import ModelCallRecord
+from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.store import TenantStore
 
 
@@ -72,7 +73,7 @@ class ModelActivities:
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "model")
         began = time.monotonic()
-        done, request = await asyncio.to_thread(_load, ts, inp, key)
+        done, request = await asyncio.to_thread(_load, ts, inp, key, self.deps.windows)
         if done is not None:
             # A retry after the reply was stored must not pay for (or see) a second reply.
             rec, reply = done
@@ -194,15 +195,17 @@ class ModelActivities:
 
 
 def _load(
-    ts: TenantStore, inp: CallModelIn, key: str
+    ts: TenantStore, inp: CallModelIn, key: str, windows: SizedLRU[str, str]
 ) -> tuple[tuple[ModelCallRecord, ModelReply] | None, dict[str, Any]]:
     """The call's stored record and reply when a previous attempt stored them; else the
-    window to send. One transaction; runs in a thread."""
+    window to send (from ``windows`` when this worker compiled it). One transaction; runs
+    in a thread."""
     with ts.tx():
         done = ts.model_call_by_step(key)
         if done is not None:
             return (done, ModelReply.model_validate_json(ts.get_blob(done.output_hash))), {}
-        return None, json.loads(ts.get_blob(inp.window_hash))
+        window = windows.get(inp.window_hash)
+        return None, json.loads(window if window is not None else ts.get_blob(inp.window_hash))
 
 
 def _finished_at(at: datetime, began: float) -> datetime:

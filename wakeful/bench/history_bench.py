@@ -11,6 +11,10 @@ constant, not by the window size (the windows, outputs and tool results are in t
 substrate; the history holds ids and hashes). The client and worker use Wakeful's data
 converter, as a deployment does: payloads are compressed (:mod:`wakeful.worker.codec`).
 
+A third run repeats the large files with the agent's model calls as local activities
+(``Agent(local_model_calls=True)``, see :mod:`wakeful.workflows.policies`): the same wakes
+without a task-queue round trip per model call.
+
 Reported (for the large-file run, and per run under ``runs``):
 
 * ``history_bytes_per_wake`` — the agent workflow's history (protobuf bytes, what Temporal's
@@ -60,6 +64,8 @@ from wakeful.tokenizers import BpeCounter
 __all__ = ["run"]
 
 _FILES = 10
+# (label, bytes per file, model calls as local activities)
+_RUNS = (("small", 1_000, False), ("large", 24_000, False), ("large_local", 24_000, True))
 _WORDS = (
     "service deploy rollback latency budget window cache token replica shard queue retry "
     "timeout incident owner runbook metric alert config migration index summary decision"
@@ -145,7 +151,14 @@ def _simulator_process(startup_timeout: float = 20.0) -> Iterator[str]:
 
 
 async def _session(
-    client: Any, store: Store, sim_url: str, workdir: Path, wakes: int, label: str
+    client: Any,
+    store: Store,
+    sim_url: str,
+    workdir: Path,
+    wakes: int,
+    label: str,
+    *,
+    local_model_calls: bool = False,
 ) -> dict[str, Any]:
     from wakeful.worker.client import wake
     from wakeful.worker.serve import register_agent
@@ -159,6 +172,7 @@ async def _session(
         tools=DEMO_TOOLS,
         workdir=str(workdir),
         tenant=tenant,
+        local_model_calls=local_model_calls,
     )
     ts = store.tenant(tenant)
     register_agent(ts, agent)
@@ -240,12 +254,18 @@ async def _run(wakes: int) -> dict[str, Any]:
     runs: dict[str, Any] = {}
     try:
         with _simulator_process() as sim_url:
-            for label, size in (("small", 1_000), ("large", 24_000)):
+            for label, size, local in _RUNS:
                 ws = root / label
                 ws.mkdir()
                 _say(f"{label} files ({size} bytes each), {wakes} wakes")
                 runs[label] = await _session(
-                    env.client, store, sim_url, _workspace(ws, _FILES, size), wakes, label
+                    env.client,
+                    store,
+                    sim_url,
+                    _workspace(ws, _FILES, size),
+                    wakes,
+                    label,
+                    local_model_calls=local,
                 )
     finally:
         store.close()

@@ -22,13 +22,13 @@ out, and are shared by the worker's activity threads.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, bindparam, func, select
 
 from wakeful.substrate import schema as t
 from wakeful.substrate.records import StoredEvent
+from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.store import TenantStore, event_from_row
 from wakeful.substrate.tail import tail_start
 
@@ -72,9 +72,7 @@ class TailCache:
     """``recent_events`` with memory: ``cache.recent_events(store, ...)``."""
 
     def __init__(self, max_chars: int = 64_000_000) -> None:
-        self.max_chars = max_chars
-        self._entries: OrderedDict[_Key, _Tail] = OrderedDict()
-        self._chars = 0
+        self.entries: SizedLRU[_Key, _Tail] = SizedLRU(max_chars, lambda e: e.chars)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -97,8 +95,7 @@ class TailCache:
                 agent, max_id=max_id, limit=limit, session_id=session_id, page=page
             )
         key = (store.name, agent, session_id, limit, page)
-        with self._lock:
-            cached = self._entries.get(key)
+        cached = self.entries.get(key)
         params: dict[str, object] = {"tenant": store.name, "agent": agent, "session_id": session_id}
         with store.tx() as conn:
             entry = None
@@ -110,20 +107,11 @@ class TailCache:
         with self._lock:
             self.hits += hit
             self.misses += not hit
-            self._put(key, entry)
+        if entry.cacheable:
+            self.entries.put(key, entry)
+        else:
+            self.entries.discard(key)
         return entry.tail()
-
-    def _put(self, key: _Key, entry: _Tail) -> None:
-        old = self._entries.pop(key, None)
-        if old is not None:
-            self._chars -= old.chars
-        if not entry.cacheable or entry.chars > self.max_chars:
-            return
-        self._entries[key] = entry
-        self._chars += entry.chars
-        while self._chars > self.max_chars:
-            _, dropped = self._entries.popitem(last=False)
-            self._chars -= dropped.chars
 
 
 def _usable(

@@ -224,8 +224,7 @@ class WakeCycle:
             started = workflow.now()
             merged = self.merged
             try:
-                reply = await act(
-                    CALL_MODEL,
+                reply = await self._call_model(
                     CallModelIn(
                         wake=wake,
                         provider=self.model_rt.provider,
@@ -235,12 +234,9 @@ class WakeCycle:
                         record=merged,
                         finish=merged,
                         tool_calls=b.tool_calls,
-                    ),
-                    CallModelOut,
-                    start_to_close=p.MODEL_TIMEOUT,
-                    retry=p.MODEL_RETRY,
+                    )
                 )
-            except ActivityError as err:
+            except (ActivityError, ApplicationError) as err:
                 self.error = failure(err)
                 return "model_error"
             b.model_calls += 1
@@ -275,6 +271,22 @@ class WakeCycle:
             if b.input_tokens >= rt.max_tokens_per_wake:
                 return "token_budget"
         return "call_budget"
+
+    async def _call_model(self, arg: CallModelIn) -> CallModelOut:
+        """An activity; a local activity for agents that ask for it (``local_model_calls``,
+        part of the workflow's input, so a history replays the way it ran)."""
+        if self.rt.local_model_calls:
+            reply: CallModelOut = await workflow.execute_local_activity(
+                CALL_MODEL,
+                arg,
+                result_type=CallModelOut,
+                start_to_close_timeout=p.MODEL_TIMEOUT,
+                retry_policy=p.MODEL_RETRY,
+            )
+            return reply
+        return await act(
+            CALL_MODEL, arg, CallModelOut, start_to_close=p.MODEL_TIMEOUT, retry=p.MODEL_RETRY
+        )
 
     def _over_budget(self, compiled: CompileOut) -> bool:
         """Whether sending the window would overspend the wake's tokens. The check after a

@@ -12,6 +12,13 @@
 * Tools retry under their own limits (``ToolLimits``); long tools heartbeat. Model calls,
   tools, keep-warm calls and trigger deliveries are ordinary activities: any worker may run
   them, and each attempt is visible in the history.
+* An agent may ask for its model calls to run as local activities (``local_model_calls``),
+  under the same timeout and retry policy: a wake then costs no task-queue round trip per
+  call (less latency, about half the server's work per wake). What it gives up: the call's
+  attempts are one marker in the history instead of an event each; while a long call runs,
+  the worker holds the workflow task (heartbeating it), so queries and signals are answered
+  at the heartbeats; and a worker that dies mid-call leaves the call to be run again by the
+  next worker (a reply already stored is reused, never paid for twice).
 """
 
 from __future__ import annotations
