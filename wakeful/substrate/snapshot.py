@@ -49,6 +49,22 @@ def event_block(e: StoredEvent) -> Block:
     )
 
 
+def _event_blocks(
+    events: list[StoredEvent], memo: dict[int, tuple[StoredEvent, Block]] | None
+) -> list[Block]:
+    """Each event's block; with ``memo``, the block made of the very same event object
+    before (a cached tail hands out the same objects compile after compile)."""
+    if memo is None:
+        return [event_block(e) for e in events]
+    out = []
+    for e in events:
+        made = memo.get(e.id)
+        if made is None or made[0] is not e:
+            made = memo[e.id] = (e, event_block(e))
+        out.append(made[1])
+    return out
+
+
 def _drop_orphans(events: list[StoredEvent]) -> list[StoredEvent]:
     """A bounded tail can cut a tool call from its result; keep only complete pairs."""
     calls = {e.tool_call_id for e in events if e.kind == "tool_call"}
@@ -146,7 +162,12 @@ def _load_blocks(
             if e.id not in seen
         ]
         live.sort(key=lambda e: e.id)
-    blocks = [event_block(e) for e in _drop_orphans(live)]
+    memo = None
+    if tail_cache is not None:
+        memo = tail_cache.block_memo(
+            store, agent, session_id=session_id, limit=recent_limit, page=recent_page
+        )
+    blocks = _event_blocks(_drop_orphans(live), memo)
 
     for d in store.live_decisions(agent, as_of, revision=revision):
         blocks.append(

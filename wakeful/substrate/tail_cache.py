@@ -22,10 +22,11 @@ out, and are shared by the worker's activity threads.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, bindparam, func, select
 
+from wakeful.compiler.blocks import Block
 from wakeful.substrate import schema as t
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.sized_lru import SizedLRU
@@ -63,6 +64,8 @@ class _Tail:
     revision: int  # the knowledge revision the caller read before these rows were read
     chars: int
     cacheable: bool = True
+    # Compiler blocks made of these events, by event id, with the event each was made of.
+    blocks: dict[int, tuple[StoredEvent, Block]] = field(default_factory=dict)
 
     def tail(self) -> list[StoredEvent]:
         return list(self.events)
@@ -113,6 +116,16 @@ class TailCache:
             self.entries.discard(key)
         return entry.tail()
 
+    def block_memo(
+        self, store: TenantStore, agent: str, *, session_id: str | None, limit: int, page: int
+    ) -> dict[int, tuple[StoredEvent, Block]] | None:
+        """Blocks already made of the cached tail's events (``event id -> (event, block)``),
+        for the caller to reuse and fill; None when the tail is not cached."""
+        if session_id is None:
+            return None
+        entry = self.entries.get((store.name, agent, session_id, limit, page))
+        return None if entry is None else entry.blocks
+
 
 def _usable(
     cached: _Tail, conn: Connection, params: dict[str, object], max_id: int, revision: int
@@ -136,7 +149,10 @@ def _extend(
         return None  # an event with a lower id committed after the cached read
     keep = total - tail_start(total, limit, page)
     events = (cached.events + new)[len(cached.events) + len(new) - keep :]
-    return _Tail(max_id, total, events, cached.revision, sum(len(e.text) for e in events))
+    first = events[0].id if events else max_id + 1
+    blocks = {i: b for i, b in cached.blocks.items() if i >= first}
+    chars = sum(len(e.text) for e in events)
+    return _Tail(max_id, total, events, cached.revision, chars, blocks=blocks)
 
 
 def _read(
