@@ -85,7 +85,7 @@ def recompile(
         wake_id=rec.wake_id,
         call_index=rec.call_index,
         identical=identical,
-        snapshot_identical=snapshot_hash(snapshot) == rec.snapshot_hash,
+        snapshot_identical=snapshot_hash(snapshot, like=rec.snapshot_hash) == rec.snapshot_hash,
         stored_window_hash=rec.window_hash,
         replayed_window_hash=replayed,
         first_difference=None if diff is None else f"{diff.block_id} ({diff.reason}) {diff.detail}",
