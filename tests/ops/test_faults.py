@@ -122,6 +122,7 @@ async def test_postgres_stopped_mid_wake_the_wake_resumes_and_records_once(
             await asyncio.wait_for(_gone(postmaster), 30)
             await asyncio.to_thread(own_postgres.up)  # ...and comes back on the same data
             result = await asyncio.wait_for(pending, 120)
+        await deps.providers.aclose()  # type: ignore[attr-defined]
         assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
         ts = store.tenant(agent.tenant)
         events = ts.events(agent.name)
@@ -216,6 +217,7 @@ async def test_temporal_stopped_mid_wake_the_wake_resumes_and_records_once(
         (markers / "release").touch()  # the tool finishes while Temporal is down
         await asyncio.to_thread(own_temporal.up)  # ...and comes back on the same data
         result = await asyncio.wait_for(wake(client, agent.runtime(), trigger, queue), 120)
+    await deps.providers.aclose()  # type: ignore[attr-defined]
     assert result.deduplicated  # the answer of the wake that was already running
     assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
     ts = store.tenant(agent.tenant)

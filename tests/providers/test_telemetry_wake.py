@@ -72,6 +72,7 @@ async def test_a_wake_is_traced_with_genai_attributes_and_metered(
     queue = f"q-{uuid.uuid4().hex[:8]}"
     async with build_worker(client, deps, queue):
         result = await wake(client, agent.runtime(), message("check everything"), queue)
+    await deps.providers.aclose()  # type: ignore[attr-defined]
     assert (result.model_calls, result.tool_calls) == (2, 2)
     finished = spans.get_finished_spans()
 
