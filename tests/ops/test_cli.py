@@ -159,3 +159,19 @@ def test_ingress_serve_runs_the_app_and_stops_cleanly(env: dict[str, str]) -> No
         _, said = server.communicate(timeout=60)
     assert server.returncode == 0, said
     assert "ingress listening on" in said and "ingress stopped" in said
+
+
+def test_the_demo_runs_offline_and_its_agent_carries_on(env: dict[str, str]) -> None:
+    """The Quick start's main job, on the session's servers and an embedded Qdrant Edge
+    shard: five wakes across two sessions, each model call through the real SDK to the
+    simulator; run again, the same agent goes on from where it stopped."""
+    env = {k: v for k, v in env.items() if k != "WAKEFUL_QDRANT_URL"}
+    first = run(["demo"], env)
+    assert first.exit_code == 0, first.output
+    assert "5 wakes, 10 model calls" in first.stdout
+    shown = json.loads(run(["agent", "show", "demo-scout", "--json"], env).stdout)
+    assert [w["status"] for w in shown["wakes"]] == ["done"] * 5
+    again = run(["demo"], env)
+    assert again.exit_code == 0, again.output
+    shown = json.loads(run(["agent", "show", "demo-scout", "--json"], env).stdout)
+    assert len(shown["wakes"]) == 10
