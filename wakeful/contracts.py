@@ -23,6 +23,7 @@ RECORD_OUTPUT = "wakeful.record_output"
 RUN_TOOL = "wakeful.run_tool"
 FINISH_WAKE = "wakeful.finish_wake"
 RESUME_AGENT = "wakeful.resume_agent"
+FIND_WAKE = "wakeful.find_wake"
 END_SESSION = "wakeful.end_session"
 KEEP_WARM = "wakeful.keep_warm"
 DELIVER_TRIGGER = "wakeful.deliver_trigger"
@@ -244,6 +245,18 @@ class ResumeAgentIn(_Msg):
     tenant: str
     agent: str
     recent: int = Field(32, description="How many recent wakes to return for deduplication.")
+
+
+class FindWakeIn(_Msg):
+    tenant: str
+    agent: str
+    idempotency_key: str
+
+
+class FindWakeOut(_Msg):
+    """The wake a trigger with this key started before, as its result; None: never woken."""
+
+    result: WakeResult | None = None
 
 
 class ResumeAgentOut(_Msg):

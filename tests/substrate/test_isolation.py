@@ -70,6 +70,7 @@ def _wake(number: int, tag: str) -> WakeRecord:
         workflow_id="wf",
         number=number,
         goal={"text": tag},
+        idempotency_key=f"key-{number}",
         started_at=NOW,
     )
 
@@ -184,6 +185,7 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
         "finish_wake": lambda b: b.finish_wake(wid, "failed", NOW),
         "wakes": lambda b: b.wakes(AGENT),
         "wake_by_number": lambda b: b.wake_by_number(AGENT, 1),
+        "wake_by_key": lambda b: b.wake_by_key(AGENT, "key-1"),
         "append_events": lambda b: b.append_events(AGENT, _events("b")),
         "events": lambda b: (b.events(AGENT), b.events(AGENT, wake_id=wid, max_id=ev[-1])),
         "recent_events": lambda b: (

@@ -18,6 +18,7 @@ from wakeful.activities.wake import step_key
 from wakeful.contracts import (
     DELIVER_TRIGGER,
     END_SESSION,
+    FIND_WAKE,
     KEEP_WARM,
     RECORD_TOOL_RESULTS,
     RESUME_AGENT,
@@ -25,6 +26,8 @@ from wakeful.contracts import (
     DeliverTriggerOut,
     EndSessionIn,
     EndSessionOut,
+    FindWakeIn,
+    FindWakeOut,
     KeepWarmIn,
     KeepWarmOut,
     RecordToolResultsIn,
@@ -65,6 +68,12 @@ class SessionActivities:
             last_wake_at=last.finished_at or last.started_at,
             recent=tuple(_result(ts, w) for w in wakes[-inp.recent :] if w.idempotency_key),
         )
+
+    @activity.defn(name=FIND_WAKE)
+    def find_wake(self, inp: FindWakeIn) -> FindWakeOut:
+        ts = self.deps.store.tenant(inp.tenant)
+        w = ts.wake_by_key(inp.agent, inp.idempotency_key)
+        return FindWakeOut(result=None if w is None else _result(ts, w))
 
     @activity.defn(name=END_SESSION)
     def end_session(self, inp: EndSessionIn) -> EndSessionOut:

@@ -86,6 +86,8 @@ wakes = Table(
     PrimaryKeyConstraint("tenant", "wake_id"),
     UniqueConstraint("tenant", "agent", "number", name="uq_wakes_agent_number"),
     ForeignKeyConstraint(["tenant", "agent"], ["agents.tenant", "agents.name"]),
+    # The wake a trigger's idempotency key woke, long after the workflow forgot it.
+    Index("ix_wakes_idempotency_key", "tenant", "agent", "idempotency_key", "number"),
 )
 
 events = Table(

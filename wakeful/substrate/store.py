@@ -184,6 +184,20 @@ class TenantStore(KnowledgeMixin):
             )
             return [_wake(r._mapping) for r in rows]
 
+    def wake_by_key(self, agent: str, idempotency_key: str) -> WakeRecord | None:
+        """The first wake a trigger with this idempotency key started, if any."""
+        w = t.wakes.c
+        with self.tx() as conn:
+            row = conn.execute(
+                select(t.wakes)
+                .where(
+                    w.tenant == self.name, w.agent == agent, w.idempotency_key == idempotency_key
+                )
+                .order_by(w.number)
+                .limit(1)
+            ).first()
+        return None if row is None else _wake(row._mapping)
+
     def wake_by_number(self, agent: str, number: int) -> WakeRecord:
         for wake in self.wakes(agent):
             if wake.number == number:

@@ -50,6 +50,7 @@ def session_activities(deps: ActivityDeps) -> list[object]:
     sessions, child = SessionActivities(deps), ChildActivities(deps)
     return [
         sessions.resume_agent,
+        sessions.find_wake,
         sessions.end_session,
         sessions.keep_warm,
         sessions.deliver_trigger,

@@ -31,8 +31,11 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from wakeful.contracts import (
+        FIND_WAKE,
         CallModelOut,
         CompileOut,
+        FindWakeIn,
+        FindWakeOut,
         ToolCallRef,
         Trigger,
         WakeRef,
@@ -42,7 +45,7 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.alarm import Alarm
     from wakeful.workflows.cache import pacing_annotations, rates_for, update_clock
     from wakeful.workflows.child import delegate_calls
-    from wakeful.workflows.cycle import WakeCycle
+    from wakeful.workflows.cycle import WakeCycle, store
     from wakeful.workflows.pacing import PacingInput, PacingPolicy, decide
     from wakeful.workflows.sessions import Sessions
     from wakeful.workflows.state import (
@@ -64,9 +67,9 @@ __all__ = [
     "workflow_id",
 ]
 
-# Remembered wake results (with their idempotency keys); bounded so that a long-lived
-# agent's state stays small.
-_MEMORY = 256
+# Wake results (with their idempotency keys) are remembered up to
+# ``AgentInput.remembered_results``, so that a long-lived agent's state stays small; a key
+# let go of is looked up in the substrate when a trigger repeats it.
 _MAX_HISTORY_EVENTS = 5_000
 _MAX_HISTORY_BYTES = 4 * 1024 * 1024
 _BUDGET_END = ("tool_budget", "token_budget", "call_budget")
@@ -74,6 +77,8 @@ _BUDGET_END = ("tool_budget", "token_budget", "call_budget")
 _REFUSE_OVERSIZED = "refuse-oversized-triggers"
 # Patch id: session timers are one Alarm across wakes, not a timeout per wait.
 _ALARM = "session-alarm-1"
+# Patch id: a trigger whose key the workflow let go of is looked up before it wakes.
+_DURABLE_DEDUPE = "durable-dedupe-1"
 
 
 def is_handoff_command(trigger: Trigger) -> bool:
@@ -96,6 +101,7 @@ class AgentWorkflow:
         self.stop_requested = False
         self.children_in_flight = 0
         self.alarm = Alarm()
+        self.memory = inp.remembered_results
 
     @workflow.run
     async def run(self, inp: AgentInput) -> AgentState:
@@ -110,7 +116,10 @@ class AgentWorkflow:
                 break
             trigger = self.state.pending.pop(0)
             self.current_key = trigger.idempotency_key
-            if is_handoff_command(trigger):
+            earlier = await self._woken_before(trigger)
+            if earlier is not None:
+                result = earlier
+            elif is_handoff_command(trigger):
                 result = await self.sessions.handoff_command(trigger)
             else:
                 result = await self._wake(trigger, inp)
@@ -244,7 +253,26 @@ class AgentWorkflow:
         return next((r for r in self.state.results if r.idempotency_key == key), None)
 
     def _remember(self, result: WakeResult) -> None:
-        self.state.results = [*self.state.results, result][-_MEMORY:]
+        results = [*self.state.results, result]
+        if len(results) > self.memory:
+            self.state.forgotten = True
+        self.state.results = results[-self.memory :]
+
+    async def _woken_before(self, trigger: Trigger) -> WakeResult | None:
+        """The earlier wake for this trigger's key, once the workflow may have let it go:
+        the same event never wakes the agent twice, however many wakes ago it did. Asked
+        only then, so the patch marker is in no history that never let a result go."""
+        if not self.state.forgotten or not workflow.patched(_DURABLE_DEDUPE):
+            return None
+        rt = self.rt
+        found = await store(
+            FIND_WAKE,
+            FindWakeIn(tenant=rt.tenant, agent=rt.name, idempotency_key=trigger.idempotency_key),
+            FindWakeOut,
+        )
+        if found.result is None:
+            return None
+        return found.result.model_copy(update={"deduplicated": True})
 
     # --- one wake -----------------------------------------------------------------------
 

@@ -54,6 +54,8 @@ class Sessions:
         s.session_id, s.last_wake_at = got.session_id, got.last_wake_at
         # Answers given before run() began (a refused or cancelled trigger) are kept.
         s.results = [*got.recent, *s.results]
+        # Older wakes' keys were not recovered: they are looked up when a trigger repeats one.
+        s.forgotten = s.forgotten or got.wakes > len(got.recent)
         # A trigger delivered with the start may repeat one the earlier run already woke for.
         done = {r.idempotency_key for r in s.results}
         s.pending = [t for t in s.pending if t.idempotency_key not in done]

@@ -56,6 +56,11 @@ class AgentState(BaseModel):
     idle_notes: list[str] = Field(default_factory=list)
     children: int = Field(0, description="Child agents started so far: <agent>/child/<n>.")
     last_model_calls: int = 0
+    forgotten: bool = Field(
+        False,
+        description="Results of earlier wakes were let go of (or not recovered): a trigger "
+        "whose key is not remembered is looked up in the substrate before it wakes the agent.",
+    )
 
     @property
     def session_open(self) -> bool:
@@ -70,6 +75,9 @@ class AgentInput(BaseModel):
     )
     pacing: PacingPolicy = Field(default_factory=PacingPolicy)
     wakes_per_run: int = Field(200, ge=1, description="Continue-as-new after this many wakes.")
+    remembered_results: int = Field(
+        256, ge=1, description="Wake results (and their idempotency keys) kept in the state."
+    )
 
 
 class AgentStatus(BaseModel):
