@@ -53,12 +53,7 @@ class KnowledgeMixin(ConsolidationMixin):
         }
         with self.tx() as conn:
             values["recorded_rev"] = bump_revision(conn, self.name, rec.agent)
-            row = conn.execute(
-                insert(t.handoff_notes)
-                .values(**values)
-                .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
-                .returning(*t.handoff_notes.c)
-            ).first()
+            row = conn.execute(_INSERT_HANDOFF, values).first()
             if row is None:  # a retry: the first note stands
                 row = conn.execute(
                     select(t.handoff_notes).where(
@@ -255,6 +250,11 @@ class KnowledgeMixin(ConsolidationMixin):
 # With a revision, "written by then" is ``recorded_rev <= rev`` and "retired by then" is
 # ``*_rev <= rev``: the revision replaces comparisons of the database's clock (created_at)
 # with the workflow's (``at``), which a replay could not reproduce.
+_INSERT_HANDOFF = (
+    insert(t.handoff_notes)
+    .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
+    .returning(*t.handoff_notes.c)
+)
 _d = t.decisions.c
 _DECISIONS = (
     select(t.decisions)

@@ -153,12 +153,7 @@ class TenantStore(KnowledgeMixin):
         """Record a wake; a retry (same wake id) returns the first record."""
         with self.tx() as conn:
             # RETURNING answers the first write in one round trip; only a retry reads.
-            row = conn.execute(
-                insert(t.wakes)
-                .values(tenant=self.name, **wake.model_dump())
-                .on_conflict_do_nothing(index_elements=["tenant", "wake_id"])
-                .returning(*t.wakes.c)
-            ).first()
+            row = conn.execute(_START_WAKE, {"tenant": self.name, **wake.model_dump()}).first()
             if row is None:
                 row = conn.execute(
                     select(t.wakes).where(
@@ -170,9 +165,8 @@ class TenantStore(KnowledgeMixin):
     def finish_wake(self, wake_id: str, status: str, at: datetime) -> None:
         with self.tx() as conn:
             conn.execute(
-                update(t.wakes)
-                .where(t.wakes.c.tenant == self.name, t.wakes.c.wake_id == wake_id)
-                .values(status=status, finished_at=at)
+                _FINISH_WAKE,
+                {"of_tenant": self.name, "wake": wake_id, "new_status": status, "at": at},
             )
 
     def wakes(self, agent: str) -> list[WakeRecord]:
@@ -498,18 +492,10 @@ class TenantStore(KnowledgeMixin):
 
     def _put_once(self, table: Any, values: dict[str, Any]) -> dict[str, Any]:
         with self.tx() as conn:
-            row = conn.execute(
-                insert(table)
-                .values(tenant=self.name, **values)
-                .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
-                .returning(*table.c)
-            ).first()
+            row = conn.execute(_put_once_query(table), {"tenant": self.name, **values}).first()
             if row is None:  # a retry, or a concurrent attempt wrote first: theirs stands
-                row = conn.execute(
-                    select(table).where(
-                        table.c.tenant == self.name, table.c.step_key == values["step_key"]
-                    )
-                ).one()
+                key = {"tenant": self.name, "key": values["step_key"]}
+                row = conn.execute(_BY_STEP[table], key).one()
         return dict(row._mapping)
 
     def _by_wake(self, table: Any, wake_id: str) -> list[dict[str, Any]]:
@@ -523,11 +509,21 @@ class TenantStore(KnowledgeMixin):
 _MAX_EVENT_ID = select(func.coalesce(func.max(t.events.c.id), 0)).where(
     t.events.c.tenant == bindparam("tenant"), t.events.c.agent == bindparam("agent")
 )
+_START_WAKE = (
+    insert(t.wakes)
+    .on_conflict_do_nothing(index_elements=["tenant", "wake_id"])
+    .returning(*t.wakes.c)
+)
+_FINISH_WAKE = (
+    update(t.wakes)
+    .where(t.wakes.c.tenant == bindparam("of_tenant"), t.wakes.c.wake_id == bindparam("wake"))
+    .values(status=bindparam("new_status"), finished_at=bindparam("at"))
+)
 _BY_STEP = {
     table: select(table).where(
         table.c.tenant == bindparam("tenant"), table.c.step_key == bindparam("key")
     )
-    for table in (t.events, t.model_calls)
+    for table in (t.events, t.model_calls, t.compiles)
 }
 _GET_BLOB = select(t.blobs.c.kind, t.blobs.c.content).where(
     t.blobs.c.tenant == bindparam("tenant"), t.blobs.c.hash == bindparam("hash")
@@ -551,6 +547,16 @@ def _events_query(by_wake: bool, upto: bool, include_retired: bool, newest: bool
     if not include_retired:
         q = q.where(e.retired_at.is_(None))
     return q.order_by(e.id.desc() if newest else e.id)
+
+
+@functools.cache
+def _put_once_query(table: Any) -> Any:
+    """``INSERT ... ON CONFLICT (tenant, step_key) DO NOTHING RETURNING *``, built once."""
+    return (
+        insert(table)
+        .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
+        .returning(*table.c)
+    )
 
 
 @functools.cache
