@@ -26,10 +26,12 @@ from wakeful.worker.worker import build_worker
 
 
 class Providers:
-    """One SDK client per provider for a test, closed at its end (as a worker does)."""
+    """One SDK client per provider for a test, closed at its end (as a worker does). ``key``
+    is the simulator API key (it keeps caches and script cursors per key); a fresh one by
+    default."""
 
-    def __init__(self, sim: SimulatorServer, key: str) -> None:
-        self.sim, self.key = sim, key
+    def __init__(self, sim: SimulatorServer, key: str | None = None) -> None:
+        self.sim, self.key = sim, key or uuid.uuid4().hex
         self.built: dict[str, ModelProvider] = {}
 
     def __call__(self, name: str) -> ModelProvider:

@@ -132,7 +132,7 @@ def snapshot_hash(snapshot: Snapshot, *, like: str | None = None) -> str:
     before block hashes hashed the whole snapshot as one document.
     """
     if like is not None and not like.startswith(_BY_BLOCK):
-        return content_hash(json.dumps(snapshot.model_dump(mode="json"), sort_keys=True))
+        return content_hash(_canonical(snapshot.model_dump(mode="json")))
     fields = _canonical(snapshot.model_dump(mode="json", exclude={"blocks"}))
     h = hashlib.blake2b(fields.encode(), digest_size=16)
     for block in snapshot.blocks:

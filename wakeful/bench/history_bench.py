@@ -60,6 +60,7 @@ from wakeful.providers.base import ModelProvider, ModelReply
 from wakeful.providers.registry import build_provider
 from wakeful.substrate.store import Store
 from wakeful.tokenizers import BpeCounter
+from wakeful.worker.ports import port_accepts
 
 __all__ = ["run"]
 
@@ -134,16 +135,10 @@ def _simulator_process(startup_timeout: float = 20.0) -> Iterator[str]:
     )
     try:
         deadline = time.monotonic() + startup_timeout
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"the provider simulator did not start on 127.0.0.1:{port}"
-                    ) from None
-                time.sleep(0.05)
+        while not port_accepts("127.0.0.1", port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the provider simulator did not start on 127.0.0.1:{port}")
+            time.sleep(0.05)
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()

@@ -138,8 +138,9 @@ def _load_blocks(
     revision: int | None,
     tail_cache: TailCache | None,
 ) -> list[Block]:
+    memo = None
     if tail_cache is not None:
-        recent = tail_cache.recent_events(
+        recent, memo = tail_cache.read(
             store,
             agent,
             max_id=max_event_id,
@@ -162,11 +163,6 @@ def _load_blocks(
             if e.id not in seen
         ]
         live.sort(key=lambda e: e.id)
-    memo = None
-    if tail_cache is not None:
-        memo = tail_cache.block_memo(
-            store, agent, session_id=session_id, limit=recent_limit, page=recent_page
-        )
     blocks = _event_blocks(_drop_orphans(live), memo)
 
     for d in store.live_decisions(agent, as_of, revision=revision):

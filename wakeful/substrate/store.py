@@ -180,16 +180,9 @@ class TenantStore(KnowledgeMixin):
 
     def wake_by_key(self, agent: str, idempotency_key: str) -> WakeRecord | None:
         """The first wake a trigger with this idempotency key started, if any."""
-        w = t.wakes.c
+        params = {"tenant": self.name, "agent": agent, "key": idempotency_key}
         with self.tx() as conn:
-            row = conn.execute(
-                select(t.wakes)
-                .where(
-                    w.tenant == self.name, w.agent == agent, w.idempotency_key == idempotency_key
-                )
-                .order_by(w.number)
-                .limit(1)
-            ).first()
+            row = conn.execute(_WAKE_BY_KEY, params).first()
         return None if row is None else _wake(row._mapping)
 
     def wake_by_number(self, agent: str, number: int) -> WakeRecord:
@@ -421,34 +414,31 @@ class TenantStore(KnowledgeMixin):
         digests = [content_hash(content) for _, content in items]
         rows: dict[str, dict[str, str]] = {}
         chunks: dict[str, str] = {}
+
+        def row(digest: str, kind: str, content: str) -> None:
+            rows.setdefault(
+                digest, {"tenant": self.name, "hash": digest, "kind": kind, "content": content}
+            )
+
         for digest, (kind, content) in zip(digests, items, strict=True):
             if blob_chunks.chunked(kind, content):
                 parts = blob_chunks.split(content)
                 hashes = [content_hash(part) for part in parts]
                 chunks.update(zip(hashes, parts, strict=True))
                 kind, content = blob_chunks.manifest(kind, hashes)
-            rows.setdefault(
-                digest, {"tenant": self.name, "hash": digest, "kind": kind, "content": content}
-            )
+            row(digest, kind, content)
+        if not rows:
+            return digests
         with self.tx() as conn:
             if chunks:
-                stored = conn.execute(
-                    _STORED_HASHES, {"tenant": self.name, "hashes": list(chunks)}
-                ).scalars()
-                for digest in set(chunks) - set(stored):
-                    rows.setdefault(
-                        digest,
-                        {
-                            "tenant": self.name,
-                            "hash": digest,
-                            "kind": blob_chunks.CHUNK_KIND,
-                            "content": chunks[digest],
-                        },
-                    )
-            if rows:
-                # A parameter list, not ``.values([...])``: SQLAlchemy caches the compiled
-                # statement and still sends the rows as one multi-row INSERT.
-                conn.execute(_PUT_BLOB, list(rows.values()))
+                params = {"tenant": self.name, "hashes": list(chunks)}
+                stored = set(conn.execute(_STORED_HASHES, params).scalars())
+                for digest, part in chunks.items():
+                    if digest not in stored:
+                        row(digest, blob_chunks.CHUNK_KIND, part)
+            # A parameter list, not ``.values([...])``: SQLAlchemy caches the compiled
+            # statement and still sends the rows as one multi-row INSERT.
+            conn.execute(_PUT_BLOB, list(rows.values()))
         return digests
 
     def get_blob(self, digest: str) -> str:
@@ -492,7 +482,7 @@ class TenantStore(KnowledgeMixin):
 
     def _put_once(self, table: Any, values: dict[str, Any]) -> dict[str, Any]:
         with self.tx() as conn:
-            row = conn.execute(_put_once_query(table), {"tenant": self.name, **values}).first()
+            row = conn.execute(_PUT_ONCE[table], {"tenant": self.name, **values}).first()
             if row is None:  # a retry, or a concurrent attempt wrote first: theirs stands
                 key = {"tenant": self.name, "key": values["step_key"]}
                 row = conn.execute(_BY_STEP[table], key).one()
@@ -525,6 +515,23 @@ _BY_STEP = {
     )
     for table in (t.events, t.model_calls, t.compiles)
 }
+# ``INSERT ... ON CONFLICT (tenant, step_key) DO NOTHING RETURNING *`` of step records.
+_PUT_ONCE = {
+    table: insert(table)
+    .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
+    .returning(*table.c)
+    for table in (t.compiles, t.model_calls)
+}
+_WAKE_BY_KEY = (
+    select(t.wakes)
+    .where(
+        t.wakes.c.tenant == bindparam("tenant"),
+        t.wakes.c.agent == bindparam("agent"),
+        t.wakes.c.idempotency_key == bindparam("key"),
+    )
+    .order_by(t.wakes.c.number)
+    .limit(1)
+)
 _GET_BLOB = select(t.blobs.c.kind, t.blobs.c.content).where(
     t.blobs.c.tenant == bindparam("tenant"), t.blobs.c.hash == bindparam("hash")
 )
@@ -547,16 +554,6 @@ def _events_query(by_wake: bool, upto: bool, include_retired: bool, newest: bool
     if not include_retired:
         q = q.where(e.retired_at.is_(None))
     return q.order_by(e.id.desc() if newest else e.id)
-
-
-@functools.cache
-def _put_once_query(table: Any) -> Any:
-    """``INSERT ... ON CONFLICT (tenant, step_key) DO NOTHING RETURNING *``, built once."""
-    return (
-        insert(table)
-        .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
-        .returning(*table.c)
-    )
 
 
 @functools.cache

@@ -67,9 +67,6 @@ class _Tail:
     # Compiler blocks made of these events, by event id, with the event each was made of.
     blocks: dict[int, tuple[StoredEvent, Block]] = field(default_factory=dict)
 
-    def tail(self) -> list[StoredEvent]:
-        return list(self.events)
-
 
 class TailCache:
     """``recent_events`` with memory: ``cache.recent_events(store, ...)``."""
@@ -93,10 +90,35 @@ class TailCache:
     ) -> list[StoredEvent]:
         """What ``store.recent_events`` returns; ``revision`` is the knowledge revision the
         caller read before this call (None: not read, so nothing is cached)."""
+        events, _ = self.read(
+            store,
+            agent,
+            max_id=max_id,
+            limit=limit,
+            session_id=session_id,
+            page=page,
+            revision=revision,
+        )
+        return events
+
+    def read(
+        self,
+        store: TenantStore,
+        agent: str,
+        *,
+        max_id: int,
+        limit: int,
+        session_id: str | None,
+        page: int,
+        revision: int | None,
+    ) -> tuple[list[StoredEvent], dict[int, tuple[StoredEvent, Block]] | None]:
+        """``recent_events``, and the blocks already made of the tail's events (``event id
+        -> (event, block)``) for the caller to reuse and fill; None when it is not kept."""
         if session_id is None or page == 1 or revision is None:
-            return store.recent_events(
+            events = store.recent_events(
                 agent, max_id=max_id, limit=limit, session_id=session_id, page=page
             )
+            return events, None
         key = (store.name, agent, session_id, limit, page)
         cached = self.entries.get(key)
         params: dict[str, object] = {"tenant": store.name, "agent": agent, "session_id": session_id}
@@ -110,21 +132,11 @@ class TailCache:
         with self._lock:
             self.hits += hit
             self.misses += not hit
-        if entry.cacheable:
-            self.entries.put(key, entry)
-        else:
+        if not entry.cacheable:
             self.entries.discard(key)
-        return entry.tail()
-
-    def block_memo(
-        self, store: TenantStore, agent: str, *, session_id: str | None, limit: int, page: int
-    ) -> dict[int, tuple[StoredEvent, Block]] | None:
-        """Blocks already made of the cached tail's events (``event id -> (event, block)``),
-        for the caller to reuse and fill; None when the tail is not cached."""
-        if session_id is None:
-            return None
-        entry = self.entries.get((store.name, agent, session_id, limit, page))
-        return None if entry is None else entry.blocks
+            return list(entry.events), None
+        self.entries.put(key, entry)
+        return list(entry.events), entry.blocks
 
 
 def _usable(
