@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
+from temporalio.api.enums.v1 import EventType, PendingActivityState
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
@@ -26,6 +28,41 @@ from wakeful.substrate.store import Store
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import AgentStatus, AgentWorkflow, workflow_id
+
+T = TypeVar("T")
+
+
+async def within(seconds: float, client: Client, workflow_ids: list[str], work: Awaitable[T]) -> T:
+    """Await ``work`` for at most ``seconds``; past that, fail with where each workflow stands
+    (status, pending activities, last history events) instead of hanging the suite."""
+    task = asyncio.ensure_future(work)
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if done:
+        return task.result()
+    report = [f"still waiting after {seconds:g}s"]
+    for wid in workflow_ids:
+        report.append(await _where(client, wid))
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
+    raise AssertionError("\n".join(report))
+
+
+async def _where(client: Client, wid: str) -> str:
+    handle = client.get_workflow_handle(wid)
+    try:
+        desc = await handle.describe()
+        events = [e async for e in handle.fetch_history_events()]
+    except RPCError as err:
+        return f"{wid}: {err}"
+    pending = [
+        f"{a.activity_type.name} attempt {a.attempt} {PendingActivityState.Name(a.state)}"
+        f" {a.last_failure.message}"
+        for a in desc.raw_description.pending_activities
+    ]
+    last = [f"{e.event_id} {EventType.Name(e.event_type)}" for e in events[-15:]]
+    status = desc.status.name if desc.status else "?"
+    return f"{wid}: {status}; pending: {pending}; last events: {last}"
 
 
 class FileFacts(BaseModel):
@@ -57,7 +94,10 @@ class Gate:
     def tool(self) -> Tool:
         def wait_for_gate(args: dict[str, Any], ctx: ToolContext) -> str:
             self.started.set()
+            deadline = time.monotonic() + 60  # a test that never opens it must not hang
             while not self.opened.wait(0.1):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the gate never opened")
                 ctx.heartbeat()
             return "the gate opened"
 

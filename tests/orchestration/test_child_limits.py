@@ -14,7 +14,7 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import FACTS, Gate, scout, worker
+from tests.orchestration.helpers import FACTS, Gate, scout, within, worker
 from wakeful.activities.child import child_agent
 from wakeful.agents import Agent
 from wakeful.contracts import ChildBundle, ChildResult
@@ -23,6 +23,7 @@ from wakeful.providers.simulator.script import Script
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.worker.client import wake
+from wakeful.workflows.agent import workflow_id
 from wakeful.workflows.state import child_workflow_id
 
 CHILD = "scout/child/1"
@@ -105,7 +106,12 @@ async def test_a_child_that_runs_past_its_timeout_is_reported_timed_out(
     )
     async with worker(env.client, store, [agent], osim, script=script) as (queue, _):
         try:
-            result = await wake(env.client, agent.runtime(), message("delegate the README"), queue)
+            result = await within(
+                120,
+                env.client,
+                [workflow_id(agent.tenant, agent.name), child_workflow_id(agent.tenant, CHILD)],
+                wake(env.client, agent.runtime(), message("delegate the README"), queue),
+            )
         finally:
             gate.opened.set()  # let the orphaned tool's thread end before the worker does
         child = await env.client.get_workflow_handle(

@@ -4,6 +4,14 @@ A tool raising :class:`RetryableToolError` is retried by Temporal under the tool
 policy; any other exception becomes an error result the model sees (so it can recover). A
 retry that finds the result already recorded returns it without running the tool again.
 
+Cancellation is not a tool failure. Temporal cancels a running tool when its workflow is
+gone (a child past its timeout), its heartbeat lapses or the worker shuts down, by raising
+:class:`~temporalio.exceptions.CancelledError` in the tool's thread: that is re-raised, and
+nothing is recorded, so a retry on another worker runs the tool again instead of reading
+back "cancelled" as its result. The substrate reads and writes are shielded, so a
+cancellation arriving during one is raised once it has finished, never inside the database
+driver.
+
 Tool output is untrusted: it is redacted (``wakeful.redaction``) before it is stored, so no
 secret a tool read reaches the substrate, a window or a handoff note. It is stored as a
 tool result, which the compiler renders as a provider tool-result block under the system
@@ -15,6 +23,7 @@ from __future__ import annotations
 import traceback
 
 from temporalio import activity
+from temporalio.exceptions import CancelledError
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.wake import step_key
@@ -40,7 +49,7 @@ class ToolActivities:
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "result", call.id)
         # Two transactions (read, then write), none held while the tool runs.
-        with ts.tx():
+        with activity.shield_thread_cancel_exception(), ts.tx():
             e = ts.event_by_step(key)
             if e is not None:
                 return RunToolOut(
@@ -63,6 +72,8 @@ class ToolActivities:
             try:
                 tool = agent.tool(call.name)
                 text = tool.fn(args, ctx)
+            except CancelledError:
+                raise
             except RetryableToolError as exc:
                 # Its message reaches Temporal's history and, once retries run out, the
                 # model: redacted like any other tool output.
@@ -74,7 +85,7 @@ class ToolActivities:
             self.deps.telemetry.record_tool(span, is_error=is_error, output=text)
         redacted = self.redaction.redact(text)
         text = redacted.text
-        with ts.tx():
+        with activity.shield_thread_cancel_exception(), ts.tx():
             result_hash = ts.put_blob("tool_result", text)
             (event,) = ts.append_events(
                 wake.agent,
