@@ -56,16 +56,24 @@ def make_deps(
 
 
 @asynccontextmanager
+async def open_deps(
+    store: Store, registry: AgentRegistry, sim: SimulatorServer, key: str
+) -> AsyncIterator[ActivityDeps]:
+    """:func:`make_deps`, whose SDK clients are closed when the block ends, however it ends."""
+    deps = make_deps(store, registry, sim, key)
+    try:
+        yield deps
+    finally:
+        await deps.providers.aclose()  # type: ignore[attr-defined]
+
+
+@asynccontextmanager
 async def running_worker(
     client: Client, store: Store, registry: AgentRegistry, sim: SimulatorServer, key: str
 ) -> AsyncIterator[str]:
     queue = f"q-{uuid.uuid4().hex[:8]}"
-    deps = make_deps(store, registry, sim, key)
-    try:
-        async with build_worker(client, deps, queue):
-            yield queue
-    finally:
-        await deps.providers.aclose()  # type: ignore[attr-defined]
+    async with open_deps(store, registry, sim, key) as deps, build_worker(client, deps, queue):
+        yield queue
 
 
 def message(text: str, key: str | None = None, *, new_session: bool = False) -> Trigger:

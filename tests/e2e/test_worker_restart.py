@@ -13,7 +13,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import make_deps, message, restart_agent
+from tests.e2e.harness import message, open_deps, restart_agent
 from wakeful.agents import AgentRegistry
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
@@ -72,8 +72,10 @@ async def test_killed_worker_mid_tool_is_finished_by_a_new_worker(
         os.kill(proc.pid, signal.SIGKILL)  # mid-tool: no chance to clean up
         proc.wait(timeout=10)
         (markers / "release").touch()
-        deps = make_deps(store, AgentRegistry([agent]), sim, key)
-        async with build_worker(client, deps, queue):
+        async with (
+            open_deps(store, AgentRegistry([agent]), sim, key) as deps,
+            build_worker(client, deps, queue),
+        ):
             result = await asyncio.wait_for(pending, timeout=90)
     finally:
         if proc.poll() is None:

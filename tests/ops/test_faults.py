@@ -26,7 +26,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import make_deps, message, restart_agent, running_worker
+from tests.e2e.harness import message, open_deps, restart_agent, running_worker
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.contracts import CALL_MODEL, RUN_TOOL
 from wakeful.providers.simulator.script import Script
@@ -104,9 +104,11 @@ async def test_postgres_stopped_mid_wake_the_wake_resumes_and_records_once(
     register_agent(store.tenant(agent.tenant), agent)
     client = temporal_dev.client
     queue = f"q-{uuid.uuid4().hex[:8]}"
-    deps = make_deps(store, AgentRegistry([agent]), sim, uuid.uuid4().hex)
     try:
-        async with build_worker(client, deps, queue):
+        async with (
+            open_deps(store, AgentRegistry([agent]), sim, uuid.uuid4().hex) as deps,
+            build_worker(client, deps, queue),
+        ):
             pending = asyncio.create_task(
                 wake(client, agent.runtime(), message("slow_scan the fleet"), queue)
             )
@@ -122,7 +124,6 @@ async def test_postgres_stopped_mid_wake_the_wake_resumes_and_records_once(
             await asyncio.wait_for(_gone(postmaster), 30)
             await asyncio.to_thread(own_postgres.up)  # ...and comes back on the same data
             result = await asyncio.wait_for(pending, 120)
-        await deps.providers.aclose()  # type: ignore[attr-defined]
         assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
         ts = store.tenant(agent.tenant)
         events = ts.events(agent.name)
@@ -209,15 +210,16 @@ async def test_temporal_stopped_mid_wake_the_wake_resumes_and_records_once(
     register_agent(store.tenant(agent.tenant), agent)
     queue = f"q-{uuid.uuid4().hex[:8]}"
     trigger = message("slow_scan the fleet")
-    deps = make_deps(store, AgentRegistry([agent]), sim, uuid.uuid4().hex)
-    async with build_worker(client, deps, queue):
+    async with (
+        open_deps(store, AgentRegistry([agent]), sim, uuid.uuid4().hex) as deps,
+        build_worker(client, deps, queue),
+    ):
         await deliver(client, agent.runtime(), trigger, queue)
         await asyncio.wait_for(_until("started-*", markers), 60)
         await asyncio.to_thread(own_temporal.down)  # the orchestrator goes away mid-wake
         (markers / "release").touch()  # the tool finishes while Temporal is down
         await asyncio.to_thread(own_temporal.up)  # ...and comes back on the same data
         result = await asyncio.wait_for(wake(client, agent.runtime(), trigger, queue), 120)
-    await deps.providers.aclose()  # type: ignore[attr-defined]
     assert result.deduplicated  # the answer of the wake that was already running
     assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
     ts = store.tenant(agent.tenant)

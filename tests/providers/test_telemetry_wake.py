@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import make_deps, message
+from tests.e2e.harness import message, open_deps
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.providers.simulator import Script, SimulatorServer
 from wakeful.substrate.store import Store
@@ -63,16 +63,15 @@ async def test_a_wake_is_traced_with_genai_attributes_and_metered(
     )
     spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
     telemetry = setup_telemetry(TelemetrySettings(), span_exporter=spans, metric_reader=reader)
-    deps = make_deps(store, AgentRegistry([agent]), sim_server, sim_key)
-    deps.telemetry = telemetry
     target = temporal_dev.client.service_client.config.target_host
     client = await connect(
         target, temporal_dev.client.namespace, interceptors=[telemetry.tracing_interceptor()]
     )
     queue = f"q-{uuid.uuid4().hex[:8]}"
-    async with build_worker(client, deps, queue):
-        result = await wake(client, agent.runtime(), message("check everything"), queue)
-    await deps.providers.aclose()  # type: ignore[attr-defined]
+    async with open_deps(store, AgentRegistry([agent]), sim_server, sim_key) as deps:
+        deps.telemetry = telemetry
+        async with build_worker(client, deps, queue):
+            result = await wake(client, agent.runtime(), message("check everything"), queue)
     assert (result.model_calls, result.tool_calls) == (2, 2)
     finished = spans.get_finished_spans()
 

@@ -53,7 +53,8 @@ class ActivityDeps:
 
     def policy(self, name: str) -> Policy:
         if name == "default" and name not in self.policies:
-            return Policy.default()
+            # Kept: a policy is frozen, and its fingerprint (hashed once) is cached on it.
+            self.policies[name] = Policy.default()
         try:
             return self.policies[name]
         except KeyError:
