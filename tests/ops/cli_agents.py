@@ -8,8 +8,8 @@ from wakeful.agents import Agent, AgentRegistry
 from wakeful.demo.tools import DEMO_TOOLS
 
 
-def registry() -> AgentRegistry:
-    tenant = os.environ["WAKEFUL_TENANT"]
+def registry(tenant: str | None = None) -> AgentRegistry:
+    tenant = tenant or os.environ["WAKEFUL_TENANT"]
     return AgentRegistry(
         [Agent(name="clerk", instructions="Answer briefly.", tools=DEMO_TOOLS, tenant=tenant)]
     )

@@ -5,6 +5,7 @@ stderr instead of a traceback. Runs against the session's Postgres and Temporal.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -17,13 +18,19 @@ from pathlib import Path
 
 import httpx
 import pytest
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner, Result
 
+from tests.e2e.harness import open_deps
+from tests.ops import cli_agents
 from tests.ops.conftest import SECRET
 from tests.ops.hooks import event, signed
 from wakeful.cli.main import app
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
 from wakeful.worker.ports import find_free_port
+from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import workflow_id
 
 AGENTS = "tests.ops.cli_agents:registry"
@@ -111,6 +118,46 @@ async def test_trigger_no_wait_answers_json(
             workflow_id(env["WAKEFUL_TENANT"], "clerk")
         )
         await handle.terminate("test over")
+
+
+async def test_waiting_commands_refuse_at_once_when_no_worker_polls_the_queue(
+    env: dict[str, str], temporal_dev: WorkflowEnvironment
+) -> None:
+    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
+    assert created.exit_code == 0
+    queue = env["WAKEFUL_TASK_QUEUE"]
+    for args in (["trigger", "clerk", "-m", "hi", "--key", "k-none"], ["consolidate", "clerk"]):
+        result = await asyncio.to_thread(run, args, env)
+        _one_line_error(result, 3, f"no worker polls task queue {queue!r}")
+        assert "wakeful worker --agents" in result.stderr
+    # Nothing was delivered: the agent's workflow was never started.
+    handle = temporal_dev.client.get_workflow_handle(workflow_id(env["WAKEFUL_TENANT"], "clerk"))
+    with pytest.raises(RPCError, match="not found"):
+        await handle.describe()
+
+
+async def test_trigger_waits_for_the_wake_when_a_worker_serves_the_queue(
+    env: dict[str, str], temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
+) -> None:
+    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
+    assert created.exit_code == 0
+    agents = cli_agents.registry(env["WAKEFUL_TENANT"])
+    args = ["trigger", "clerk", "-m", "hi", "--key", "k-served", "--json"]
+    async with (
+        open_deps(store, agents, sim, uuid.uuid4().hex) as deps,
+        build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"]),
+    ):
+        try:
+            result = await asyncio.to_thread(run, args, env)
+        finally:
+            handle = temporal_dev.client.get_workflow_handle(
+                workflow_id(env["WAKEFUL_TENANT"], "clerk")
+            )
+            with contextlib.suppress(RPCError):
+                await handle.terminate("test over")
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert (body["status"], body["number"], body["deduplicated"]) == ("done", 1, False)
 
 
 def test_health_reports_each_piece(env: dict[str, str]) -> None:

@@ -113,7 +113,7 @@ def _trigger(
     timeout: float,
     json_out: bool,
 ) -> None:
-    from wakeful.worker.client import connect, deliver, wake
+    from wakeful.worker.client import connect, deliver, require_worker, wake
 
     t = Trigger(
         goal=Goal(kind=GoalKind.MESSAGE, text=message),
@@ -137,6 +137,13 @@ def _trigger(
             else:
                 typer.echo(f"delivered {t.idempotency_key}")
             return
+        # Nothing is delivered when no worker would run it: the caller can start one first,
+        # or queue the trigger on purpose with --no-wait.
+        await require_worker(
+            client,
+            s.task_queue,
+            "start one with `wakeful worker --agents ...`, or deliver it for later with --no-wait",
+        )
         progress(f"waiting for the wake of {agent!r} (Ctrl-C stops waiting, not the wake)")
         try:
             result = await asyncio.wait_for(wake(client, runtime, t, s.task_queue), timeout)

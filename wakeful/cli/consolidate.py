@@ -76,7 +76,7 @@ def _consolidate(
 
         from wakeful.consolidation.contracts import ConsolidationInput
         from wakeful.consolidation.schedule import ensure_consolidation_schedules
-        from wakeful.worker.client import connect
+        from wakeful.worker.client import connect, require_worker
         from wakeful.workflows.consolidation import ConsolidationWorkflow, workflow_id
 
         client = await connect(ep.temporal_address, ep.temporal_namespace)
@@ -87,6 +87,7 @@ def _consolidate(
             ids = [h.id for h in handles]
             emit_json({"schedules": ids}) if json_out else typer.echo("\n".join(ids))
             return
+        await require_worker(client, s.task_queue, "start one with `wakeful worker --agents ...`")
         inp = ConsolidationInput(runtime=runtime, reason="demand", only_if_pressured=if_pressured)
         try:
             result = await asyncio.wait_for(

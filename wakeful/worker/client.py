@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Sequence
 
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, Interceptor, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
 
 from wakeful.agents import AgentRuntime
 from wakeful.contracts import Trigger, WakeResult, oversized_trigger
-from wakeful.errors import UserError
+from wakeful.errors import RuntimeFailure, UserError
 from wakeful.worker.codec import data_converter
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
 
@@ -27,6 +32,28 @@ async def connect(
         data_converter=data_converter,
         interceptors=interceptors,
     )
+
+
+async def require_worker(
+    client: Client, task_queue: str, hint: str, *, grace_s: float = 5.0
+) -> None:
+    """Raise :class:`RuntimeFailure` when no worker polls ``task_queue`` within ``grace_s``
+    (a worker started a moment ago may not have polled yet), before a caller waits for work
+    that nothing would run. Temporal remembers a queue's pollers for a few minutes, so a
+    worker that stopped just now still counts: then the caller's own timeout reports it."""
+    request = DescribeTaskQueueRequest(
+        namespace=client.namespace,
+        task_queue=TaskQueue(name=task_queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    )
+    deadline = time.monotonic() + grace_s
+    while not (await client.workflow_service.describe_task_queue(request)).pollers:
+        if time.monotonic() >= deadline:
+            raise RuntimeFailure(
+                f"no worker polls task queue {task_queue!r} (WAKEFUL_TASK_QUEUE), so nothing "
+                f"would run this: {hint}"
+            )
+        await asyncio.sleep(0.25)
 
 
 def _start_op(
