@@ -5,9 +5,12 @@ break running agents fails here with a non-determinism error.
 The unsuffixed histories were recorded before the payload codec and the merged steps
 (uncompressed payloads; ``start_wake``, ``record_output`` and ``finish_wake`` as steps of
 their own); the ``_2`` ones after; the ``_3`` ones after session timers became one alarm
-across wakes; the ``_4`` ones with quick tools run as local activities. All must replay:
-the first through the codec's pass-through, all of them through the workflow's patch
-branches."""
+across wakes; the ``_4`` ones with quick tools run as local activities; the ``_5`` ones
+after triggers were deduplicated beyond the workflow's memory, with
+``agent_lifecycle_workflow_5``: keep-warm calls, a repeated key looked up in the substrate,
+a session ended idle, model calls as local activities, and a continue-as-new. All must
+replay: the first through the codec's pass-through, all of them through the workflow's
+patch branches."""
 
 from __future__ import annotations
 
@@ -27,7 +30,12 @@ from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 KINDS = ("agent_workflow", "child_agent_workflow", "scheduled_wake_workflow")
-NAMES = (*KINDS, *(f"{kind}{suffix}" for suffix in ("_2", "_3", "_4") for kind in KINDS))
+SUFFIXES = ("_2", "_3", "_4", "_5")
+NAMES = (
+    *KINDS,
+    *(f"{kind}{suffix}" for suffix in SUFFIXES for kind in KINDS),
+    "agent_lifecycle_workflow_5",
+)
 
 
 def _history(name: str) -> WorkflowHistory:
@@ -38,7 +46,7 @@ def _event_types(name: str) -> set[str]:
     return {e["eventType"] for e in json.loads((HISTORIES / f"{name}.json").read_text())["events"]}
 
 
-@pytest.mark.parametrize("suffix", ["", "_2", "_3", "_4"])
+@pytest.mark.parametrize("suffix", ["", *SUFFIXES])
 def test_the_histories_cover_what_matters(suffix: str) -> None:
     agent = _event_types(f"agent_workflow{suffix}")
     assert {
@@ -79,6 +87,18 @@ def test_quick_tools_run_as_local_activities_in_the_newest_histories() -> None:
     assert "wakeful.run_tool" in _local_activity_types("agent_workflow_4")
     assert "wakeful.run_tool" not in _scheduled_activity_types("agent_workflow_4")
     assert "wakeful.run_tool" in _scheduled_activity_types("agent_workflow_3")
+
+
+def test_the_lifecycle_history_covers_the_idle_hours() -> None:
+    """What happens between wakes, which the other histories never reach."""
+    name = "agent_lifecycle_workflow_5"
+    kinds = _event_types(name)
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW" in kinds
+    assert "EVENT_TYPE_TIMER_FIRED" in kinds  # the session alarm
+    assert "wakeful.keep_warm" in _scheduled_activity_types(name)
+    local = _local_activity_types(name)
+    assert {"wakeful.find_wake", "wakeful.end_session", "wakeful.call_model"} <= local
+    assert "wakeful.call_model" not in _scheduled_activity_types(name)
 
 
 def _scheduled_activity_types(name: str) -> set[str]:
