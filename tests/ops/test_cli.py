@@ -26,6 +26,7 @@ from tests.e2e.harness import open_deps
 from tests.ops import cli_agents
 from tests.ops.conftest import SECRET
 from tests.ops.hooks import event, signed
+from tests.substrate.test_locomo_import import SAMPLE
 from wakeful.cli.main import app
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
@@ -158,6 +159,27 @@ async def test_trigger_waits_for_the_wake_when_a_worker_serves_the_queue(
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
     assert (body["status"], body["number"], body["deduplicated"]) == ("done", 1, False)
+
+
+def test_import_appends_a_locomo_file_once_and_refuses_bad_input(
+    env: dict[str, str], tmp_path: Path, store: Store
+) -> None:
+    data = tmp_path / "conv.json"
+    data.write_text(json.dumps([SAMPLE, SAMPLE | {"sample_id": "conv-y"}]))
+    args = ["import", str(data), "--agent", "mem", "--sample", "conv-x", "--json"]
+    first = run(args, env)
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout) == {"agent": "mem", "turns": {"conv-x": 3}}
+    assert "created agent 'mem'" in first.stderr  # an agent to hold the history
+    assert run(args, env).exit_code == 0  # again: the same turns, not twice
+    events = store.tenant(env["WAKEFUL_TENANT"]).events("mem")
+    assert [e.external_id for e in events] == ["D1:1", "D1:2", "D2:1"]
+
+    _one_line_error(run([*args[:4], "--sample", "conv-z"], env), 2, "has no sample 'conv-z'")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    _one_line_error(run(["import", str(broken), "--agent", "mem"], env), 2, "is not JSON")
+    assert len(store.tenant(env["WAKEFUL_TENANT"]).events("mem")) == 3  # nothing lost
 
 
 def test_health_reports_each_piece(env: dict[str, str]) -> None:
