@@ -127,6 +127,7 @@ async def worker(
     sim: SimulatorServer,
     *,
     script: Script | None = None,
+    sandboxed: bool = True,
 ) -> AsyncIterator[tuple[str, str]]:
     """A worker on a fresh queue; yields (task queue, simulator API key)."""
     key, queue = uuid.uuid4().hex, f"q-{uuid.uuid4().hex[:8]}"
@@ -137,7 +138,7 @@ async def worker(
         store=store, agents=AgentRegistry(agents), providers=providers, counter=BpeCounter()
     )
     try:
-        async with build_worker(client, deps, queue):
+        async with build_worker(client, deps, queue, sandboxed=sandboxed):
             try:
                 yield queue, key
             finally:

@@ -13,7 +13,8 @@ converter, as a deployment does: payloads are compressed (:mod:`wakeful.worker.c
 
 A third run repeats the large files with the agent's model calls as local activities
 (``Agent(local_model_calls=True)``, see :mod:`wakeful.workflows.policies`): the same wakes
-without a task-queue round trip per model call.
+without a task-queue round trip per model call. A fourth runs the workflows outside
+Temporal's sandbox (``WAKEFUL_WORKFLOW_SANDBOX=false``).
 
 Reported (for the large-file run, and per run under ``runs``):
 
@@ -27,7 +28,11 @@ Reported (for the large-file run, and per run under ``runs``):
   compiles, substrate reads and writes, the tool;
 * ``process_cpu_ms_per_wake`` — CPU time of this process (the worker and the client, the
   provider SDK's work included) per wake: on a machine whose cores the Temporal server,
-  Postgres and the simulator share with it, wall time is partly waiting for a core.
+  Postgres and the simulator share with it, wall time is partly waiting for a core;
+* ``stack_cpu_ms_per_wake`` — CPU time per wake of every process of the stack (this one,
+  the Temporal server, Postgres with its backends, the simulator) and their ``total``;
+  ``cpu_floor_ms`` is that total over the machine's cores: the wall time a wake could not
+  go under even if every core were busy with it all the time.
 
 Progress goes to stderr; ``run`` returns the JSON object.
 """
@@ -50,6 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
@@ -65,8 +72,13 @@ from wakeful.worker.ports import port_accepts
 __all__ = ["run"]
 
 _FILES = 10
-# (label, bytes per file, model calls as local activities)
-_RUNS = (("small", 1_000, False), ("large", 24_000, False), ("large_local", 24_000, True))
+# (label, bytes per file, model calls as local activities, workflows in Temporal's sandbox)
+_RUNS = (
+    ("small", 1_000, False, True),
+    ("large", 24_000, False, True),
+    ("large_local", 24_000, True, True),
+    ("large_unsandboxed", 24_000, False, False),
+)
 _WORDS = (
     "service deploy rollback latency budget window cache token replica shard queue retry "
     "timeout incident owner runbook metric alert config migration index summary decision"
@@ -108,6 +120,51 @@ def _workspace(root: Path, files: int, size: int) -> Path:
 
 
 @dataclass
+class StackCpu:
+    """CPU seconds used so far by each process of the stack, read from the OS."""
+
+    postgres_data: Path
+    simulator_pid: int
+
+    def _processes(self) -> dict[str, list[psutil.Process]]:
+        me = psutil.Process()
+        temporal = [c for c in me.children(recursive=True) if c.name().startswith("temporal")]
+        found: dict[str, list[psutil.Process]] = {
+            "worker": [me],
+            "temporal": temporal,
+            "simulator": [psutil.Process(self.simulator_pid)],
+        }
+        pid_file = self.postgres_data / "postmaster.pid"
+        postmaster = psutil.Process(int(pid_file.read_text().split()[0]))
+        found["postgres"] = [postmaster, *postmaster.children(recursive=True)]
+        return found
+
+    def sample(self) -> dict[tuple[str, int], float]:
+        """CPU seconds by (piece, pid); a backend that started since counts from zero."""
+        used: dict[tuple[str, int], float] = {}
+        for piece, processes in self._processes().items():
+            for proc in processes:
+                try:
+                    t = proc.cpu_times()
+                except psutil.NoSuchProcess:
+                    continue
+                used[(piece, proc.pid)] = t.user + t.system
+        return used
+
+    @staticmethod
+    def per_wake(
+        before: dict[tuple[str, int], float], after: dict[tuple[str, int], float], wakes: int
+    ) -> dict[str, float]:
+        by_piece: dict[str, float] = {}
+        for (piece, pid), seconds in after.items():
+            spent = seconds - before.get((piece, pid), 0.0)
+            by_piece[piece] = by_piece.get(piece, 0.0) + spent
+        out = {k: round(v * 1000 / wakes, 1) for k, v in sorted(by_piece.items())}
+        out["total"] = round(sum(by_piece.values()) * 1000 / wakes, 1)
+        return out
+
+
+@dataclass
 class TimedProvider:
     """The real provider, timed: the bench subtracts model time from wake time."""
 
@@ -124,8 +181,8 @@ class TimedProvider:
 
 
 @contextlib.contextmanager
-def _simulator_process(startup_timeout: float = 20.0) -> Iterator[str]:
-    """``python -m wakeful.providers.simulator`` on a free loopback port; its base URL."""
+def _simulator_process(startup_timeout: float = 20.0) -> Iterator[tuple[str, int]]:
+    """``python -m wakeful.providers.simulator`` on a free loopback port: (base URL, pid)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -139,7 +196,7 @@ def _simulator_process(startup_timeout: float = 20.0) -> Iterator[str]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the provider simulator did not start on 127.0.0.1:{port}")
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -152,8 +209,10 @@ async def _session(
     workdir: Path,
     wakes: int,
     label: str,
+    stack: StackCpu,
     *,
     local_model_calls: bool = False,
+    sandboxed: bool = True,
 ) -> dict[str, Any]:
     from wakeful.worker.client import wake
     from wakeful.worker.serve import register_agent
@@ -181,8 +240,8 @@ async def _session(
     files = [f"doc{i:02d}.md" for i in range(_FILES)]
     overhead: list[float] = []
     queue = f"bench-{uuid.uuid4().hex[:8]}"
-    async with build_worker(client, deps, queue):
-        cpu = time.process_time()
+    async with build_worker(client, deps, queue, sandboxed=sandboxed):
+        cpu, stack_before = time.process_time(), stack.sample()
         for i in range(wakes):
             trigger = Trigger(
                 goal=Goal(
@@ -201,6 +260,7 @@ async def _session(
             if (i + 1) % 10 == 0:
                 _say(f"  {label}: wake {i + 1}/{wakes}")
         cpu = time.process_time() - cpu
+        stack_cpu = StackCpu.per_wake(stack_before, stack.sample(), wakes)
         handle = client.get_workflow_handle(workflow_id(tenant, agent.name))
         history = await handle.fetch_history()
     await timed.inner.aclose()  # type: ignore[attr-defined]
@@ -224,6 +284,8 @@ async def _session(
         "overhead_p50_ms": round(statistics.median(ms), 1),
         "overhead_p90_ms": round(ms[int(len(ms) * 0.9) - 1], 1),
         "process_cpu_ms_per_wake": round(cpu * 1000 / wakes, 1),
+        "stack_cpu_ms_per_wake": stack_cpu,
+        "cpu_floor_ms": round(stack_cpu["total"] / (os.cpu_count() or 1), 1),
         "history_bytes_per_wake_by_event": {
             k: round(v / wakes) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])
         },
@@ -248,8 +310,9 @@ async def _run(wakes: int) -> dict[str, Any]:
     store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
     runs: dict[str, Any] = {}
     try:
-        with _simulator_process() as sim_url:
-            for label, size, local in _RUNS:
+        with _simulator_process() as (sim_url, sim_pid):
+            stack = StackCpu(postgres_data=Path(pg.pgdata), simulator_pid=sim_pid)
+            for label, size, local, sandboxed in _RUNS:
                 ws = root / label
                 ws.mkdir()
                 _say(f"{label} files ({size} bytes each), {wakes} wakes")
@@ -260,7 +323,9 @@ async def _run(wakes: int) -> dict[str, Any]:
                     _workspace(ws, _FILES, size),
                     wakes,
                     label,
+                    stack,
                     local_model_calls=local,
+                    sandboxed=sandboxed,
                 )
     finally:
         store.close()
@@ -268,7 +333,11 @@ async def _run(wakes: int) -> dict[str, Any]:
         pg.cleanup()
         shutil.rmtree(root, ignore_errors=True)
     # The machine's load when the run ended: overhead is wall time, so say how busy it was.
-    out: dict[str, Any] = runs["large"] | {"runs": runs, "load_avg_1m": os.getloadavg()[0]}
+    out: dict[str, Any] = runs["large"] | {
+        "runs": runs,
+        "load_avg_1m": os.getloadavg()[0],
+        "cpu_count": os.cpu_count(),
+    }
     return out
 
 

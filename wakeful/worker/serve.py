@@ -102,7 +102,9 @@ async def serve(settings: Settings, registry: AgentRegistry) -> None:
     tracing = [deps.telemetry.tracing_interceptor()] if deps.telemetry.enabled else []
     client = await connect(ep.temporal_address, ep.temporal_namespace, interceptors=tracing)
     try:
-        await build_worker(client, deps, settings.task_queue).run()
+        await build_worker(
+            client, deps, settings.task_queue, sandboxed=settings.workflow_sandbox
+        ).run()
     finally:
         deps.telemetry.shutdown()
 

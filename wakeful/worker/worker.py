@@ -7,7 +7,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 from temporalio.client import Client
 from temporalio.common import WorkerDeploymentVersion
-from temporalio.worker import Interceptor, Worker, WorkerDeploymentConfig
+from temporalio.worker import (
+    Interceptor,
+    UnsandboxedWorkflowRunner,
+    Worker,
+    WorkerDeploymentConfig,
+    WorkflowRunner,
+)
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from wakeful.activities.child import ChildActivities
 from wakeful.activities.compile import CompileActivities
@@ -69,12 +76,17 @@ def build_worker(
     *,
     max_threads: int = 8,
     interceptors: Sequence[Interceptor] = (),
+    sandboxed: bool = True,
 ) -> Worker:
     """A worker serving every Wakeful workflow and activity; sync activities run in threads.
 
     ``interceptors`` add to the client's (pass Temporal's ``TracingInterceptor`` here only
     when the client was built without it, or every span is recorded twice).
+    ``sandboxed=False`` runs the workflows outside Temporal's sandbox
+    (``Settings.workflow_sandbox``): no run-time guard against a non-deterministic call, and
+    less CPU per workflow task.
     """
+    runner: WorkflowRunner = SandboxedWorkflowRunner() if sandboxed else UnsandboxedWorkflowRunner()
     return Worker(
         client,
         task_queue=task_queue,
@@ -83,6 +95,7 @@ def build_worker(
         activity_executor=ThreadPoolExecutor(max_workers=max_threads),
         max_concurrent_activities=max_threads,
         interceptors=interceptors,
+        workflow_runner=runner,
         # No versioning; a short build id, since every task's history stamp carries it.
         deployment_config=WorkerDeploymentConfig(
             version=WorkerDeploymentVersion(deployment_name="wakeful", build_id=build_id()),
