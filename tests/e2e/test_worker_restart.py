@@ -93,3 +93,36 @@ async def test_killed_worker_mid_tool_is_finished_by_a_new_worker(
     assert [n.wake_id for n in ts.handoffs(agent.name)] == [result.wake_id]
     # The tool ran on both workers (at-least-once) but is recorded exactly once.
     assert len(list(markers.glob("started-*"))) == 2
+
+
+async def test_a_worker_shut_down_mid_tool_leaves_the_tool_to_its_successor(
+    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    """A graceful shutdown cancels the running tool. The cancellation is not the tool's
+    result: nothing is recorded, and the next worker runs the tool again."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    tenant, queue = f"stop-{uuid.uuid4().hex[:8]}", f"q-{uuid.uuid4().hex[:8]}"
+    agent = restart_agent(tenant, tmp_path, markers)
+    register_agent(store.tenant(tenant), agent)
+    client = temporal_dev.client
+    registry = AgentRegistry([agent])
+    async with open_deps(store, registry, sim, uuid.uuid4().hex) as deps:
+        async with build_worker(client, deps, queue):
+            pending = asyncio.create_task(
+                wake(client, agent.runtime(), message("slow_scan the fleet"), queue)
+            )
+            await _wait_for("started-*", markers)
+        # The first worker is gone; its tool was cancelled, and recorded nothing.
+        ts = store.tenant(tenant)
+        assert not [e for e in ts.events(agent.name) if e.kind == "tool_result"]
+        (markers / "release").touch()
+        async with build_worker(client, deps, queue):
+            result = await asyncio.wait_for(pending, timeout=90)
+
+    assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
+    events = ts.events(agent.name, wake_id=result.wake_id)
+    assert [e.kind for e in events] == ["turn", "turn", "tool_call", "tool_result", "turn"]
+    assert events[3].text == "scan complete: 3 services healthy"
+    assert not events[3].is_error
+    assert len(list(markers.glob("started-*"))) == 2  # run again, not read back
