@@ -36,6 +36,7 @@ from wakeful.errors import StoreError, UnknownAgentError
 from wakeful.substrate import blob_chunks
 from wakeful.substrate import schema as t
 from wakeful.substrate.knowledge import KnowledgeMixin
+from wakeful.substrate.liveness import ping_when_idle
 from wakeful.substrate.migrate import migrate
 from wakeful.substrate.records import (
     CompileRecord,
@@ -57,9 +58,8 @@ class Store:
     @classmethod
     def connect(cls, url: str, *, migrate_schema: bool = True) -> Store:
         # hide_parameters: event text must never ride along in an error into workflow history.
-        engine = create_engine(
-            url, pool_pre_ping=True, pool_size=5, max_overflow=5, hide_parameters=True
-        )
+        engine = create_engine(url, pool_size=5, max_overflow=5, hide_parameters=True)
+        ping_when_idle(engine)  # not a ping per transaction (see liveness)
         store = cls(engine)
         if migrate_schema:
             try:
