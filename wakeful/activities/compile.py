@@ -6,8 +6,8 @@ to the workflow.
 Its substrate work is two transactions, not one per read and write: opening the wake (when
 asked) and reading the snapshot share one, storing the blobs and the compile record the
 other. Each transaction costs a pool checkout, ``BEGIN`` and ``COMMIT`` — round trips that
-were most of a compile's time. Retrieval (vector store I/O) runs between
-them, on no open transaction.
+were most of a compile's time. Retrieval (vector store I/O) runs between them, on no open
+transaction.
 """
 
 from __future__ import annotations
