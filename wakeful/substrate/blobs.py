@@ -1,0 +1,102 @@
+"""Blobs: the claim-check store of windows, ledgers, model outputs and tool results.
+
+A mixin of :class:`wakeful.substrate.store.TenantStore` (the same tenant scoping). Blobs are
+content-addressed, so a write is idempotent; windows are stored in chunks that later
+windows share (:mod:`wakeful.substrate.blob_chunks`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+
+from sqlalchemy import Connection, any_, bindparam, select
+from sqlalchemy.dialects.postgresql import insert
+
+from wakeful.compiler.blocks import content_hash
+from wakeful.errors import StoreError
+from wakeful.substrate import blob_chunks
+from wakeful.substrate import schema as t
+
+__all__ = ["BlobsMixin"]
+
+
+class BlobsMixin:
+    name: str
+
+    def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
+        raise NotImplementedError
+
+    def put_blob(self, kind: str, content: str) -> str:
+        (digest,) = self.put_blobs([(kind, content)])
+        return digest
+
+    def put_blobs(self, items: Sequence[tuple[str, str]]) -> list[str]:
+        """Store ``(kind, content)`` blobs in one statement; their hashes, in order.
+
+        Content-addressed: a blob stored before is left as it is (Postgres checks the key
+        before it compresses and writes the row, so a repeat costs little). Windows are
+        stored in chunks that windows share (:mod:`wakeful.substrate.blob_chunks`): only
+        the chunks not stored yet are sent.
+        """
+        digests = [content_hash(content) for _, content in items]
+        rows: dict[str, dict[str, str]] = {}
+        chunks: dict[str, str] = {}
+
+        def row(digest: str, kind: str, content: str) -> None:
+            rows.setdefault(
+                digest, {"tenant": self.name, "hash": digest, "kind": kind, "content": content}
+            )
+
+        for digest, (kind, content) in zip(digests, items, strict=True):
+            if blob_chunks.chunked(kind, content):
+                parts = blob_chunks.split(content)
+                hashes = [content_hash(part) for part in parts]
+                chunks.update(zip(hashes, parts, strict=True))
+                kind, content = blob_chunks.manifest(kind, hashes)
+            row(digest, kind, content)
+        if not rows:
+            return digests
+        with self.tx() as conn:
+            if chunks:
+                params = {"tenant": self.name, "hashes": list(chunks)}
+                stored = set(conn.execute(_STORED_HASHES, params).scalars())
+                for digest, part in chunks.items():
+                    if digest not in stored:
+                        row(digest, blob_chunks.CHUNK_KIND, part)
+            # A parameter list, not ``.values([...])``: SQLAlchemy caches the compiled
+            # statement and still sends the rows as one multi-row INSERT.
+            conn.execute(_PUT_BLOB, list(rows.values()))
+        return digests
+
+    def get_blob(self, digest: str) -> str:
+        with self.tx() as conn:
+            row = conn.execute(_GET_BLOB, {"tenant": self.name, "hash": digest}).first()
+            if row is None:
+                raise StoreError(f"no blob {digest} in tenant {self.name!r}")
+            if not blob_chunks.is_manifest(row.kind):
+                return str(row.content)
+            hashes: list[str] = json.loads(row.content)
+            rows = conn.execute(_GET_CHUNKS, {"tenant": self.name, "hashes": hashes})
+            found = {h: content for h, content in rows}
+        text = "".join(found.get(h, "") for h in hashes)
+        if content_hash(text) != digest:
+            missing = sorted(set(hashes) - set(found))
+            raise StoreError(
+                f"blob {digest} in tenant {self.name!r} is damaged: its chunks"
+                + (f" {', '.join(missing)} are missing" if missing else " do not add up to it")
+            )
+        return text
+
+
+_GET_BLOB = select(t.blobs.c.kind, t.blobs.c.content).where(
+    t.blobs.c.tenant == bindparam("tenant"), t.blobs.c.hash == bindparam("hash")
+)
+_STORED_HASHES = select(t.blobs.c.hash).where(
+    t.blobs.c.tenant == bindparam("tenant"), t.blobs.c.hash == any_(bindparam("hashes"))
+)
+_GET_CHUNKS = select(t.blobs.c.hash, t.blobs.c.content).where(
+    t.blobs.c.tenant == bindparam("tenant"), t.blobs.c.hash == any_(bindparam("hashes"))
+)
+_PUT_BLOB = insert(t.blobs).on_conflict_do_nothing(index_elements=["tenant", "hash"])
