@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 import uuid
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.worker import Worker
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
@@ -68,12 +70,31 @@ async def open_deps(
 
 
 @asynccontextmanager
+async def serving(worker: Worker, shutdown_s: float = 60) -> AsyncIterator[Worker]:
+    """Run ``worker`` for the block. Its shutdown is bounded: one that does not finish
+    within ``shutdown_s`` fails the test by name instead of holding the suite."""
+    running = asyncio.create_task(worker.run())
+    try:
+        yield worker
+    finally:
+        stopping = asyncio.create_task(worker.shutdown())
+        done, _ = await asyncio.wait({stopping}, timeout=shutdown_s)
+        if not done:
+            raise AssertionError(
+                f"worker on {worker.task_queue} did not shut down within {shutdown_s:g} s"
+            )
+        await stopping
+        await running
+
+
+@asynccontextmanager
 async def running_worker(
     client: Client, store: Store, registry: AgentRegistry, sim: SimulatorServer, key: str
 ) -> AsyncIterator[str]:
     queue = f"q-{uuid.uuid4().hex[:8]}"
-    async with open_deps(store, registry, sim, key) as deps, build_worker(client, deps, queue):
-        yield queue
+    async with open_deps(store, registry, sim, key) as deps:
+        async with serving(build_worker(client, deps, queue)):
+            yield queue
 
 
 def message(text: str, key: str | None = None, *, new_session: bool = False) -> Trigger:

@@ -17,7 +17,7 @@ from temporalio.api.enums.v1 import EventType, PendingActivityState
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
-from tests.e2e.harness import Providers
+from tests.e2e.harness import Providers, serving
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Delegation, Tool, ToolContext
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
@@ -137,24 +137,18 @@ async def worker(
     deps = ActivityDeps(
         store=store, agents=AgentRegistry(agents), providers=providers, counter=BpeCounter()
     )
-    w = build_worker(client, deps, queue, sandboxed=sandboxed)
-    running = asyncio.create_task(w.run())
     try:
-        yield queue, key
+        async with serving(build_worker(client, deps, queue, sandboxed=sandboxed)):
+            try:
+                yield queue, key
+            finally:
+                # A workflow left running with a timer and no worker would hold the
+                # time-skipping server's clock still for every later test.
+                for a in agents:
+                    with contextlib.suppress(RPCError):
+                        await agent_handle(client, a).terminate("test finished")
     finally:
-        # A workflow left running with a timer and no worker would hold the
-        # time-skipping server's clock still for every later test.
-        for a in agents:
-            with contextlib.suppress(RPCError):
-                await agent_handle(client, a).terminate("test finished")
-        # Bounded: a shutdown that never finishes fails the test in a minute, by name.
-        stopping = asyncio.create_task(w.shutdown())
-        done, _ = await asyncio.wait({stopping}, timeout=60)
         await providers.aclose()
-        if not done:
-            raise AssertionError(f"worker on {queue} did not shut down within 60 s")
-        await stopping
-        await running
 
 
 def agent_handle(client: Client, agent: Agent) -> WorkflowHandle[AgentWorkflow, object]:
