@@ -6,11 +6,17 @@ from datetime import timedelta
 from typing import Any
 
 from wakeful.compiler import BlockKind, CompiledWindow, Role, Snapshot, compile_window, load_policy
-from wakeful.compiler.framing import DATA_NOTICE, HISTORY_GAP, STALE_MARK, conversation_text
+from wakeful.compiler.framing import (
+    DATA_NOTICE,
+    HISTORY_GAP,
+    STALE_MARK,
+    canonical_json,
+    conversation_text,
+)
 from wakeful.compiler.work import BLOCK_OVERHEAD, REPLY_PRIMING
 from wakeful.tokenizers import BpeCounter
 
-from .factory import NOW, block, goal, snapshot, turn
+from .factory import NOW, block, goal, pair, snapshot, turn
 
 COUNTER = BpeCounter()
 POLICY = load_policy(
@@ -80,3 +86,26 @@ def test_a_closing_tag_cannot_span_two_lines() -> None:
     text = conversation_text([[(a, False), (b, False)]])
     assert text.count("</") == 1 and text.endswith("</evidence>")
     assert "look <\\/\n" in text
+
+
+def test_tool_calls_and_results_are_charged_their_ids() -> None:
+    """Both providers send a call's id with the call and again with its result; a session
+    of many short tool calls was under-charged by the ids (about 10% of its window)."""
+    ids = [f"toolu_{n:02d}_01A09q90qw90lq917835lq9" for n in range(12)]
+    blocks = [b for n, i in enumerate(ids) for b in pair(i, 10 + 2 * n, wake="wake-7")]
+    w = compiled(snapshot([*blocks, turn("ask", 90, wake_id="wake-7")]))
+    uses = [c for m in w.request["messages"] for c in m["content"] if c["type"] == "tool_use"]
+    results = [c for m in w.request["messages"] for c in m["content"] if c["type"] == "tool_result"]
+    assert len(uses) == len(results) == len(ids)  # every pair was sent
+    rows = {r.block_id: r for r in w.ledger.rows}
+    for use, result in zip(uses, results, strict=True):
+        call_id = use["id"]
+        fields = COUNTER.count(use["name"]) + COUNTER.count(canonical_json(use["input"]))
+        assert rows[f"{call_id}-call"].tokens == BLOCK_OVERHEAD + fields + COUNTER.count(call_id)
+        # A result keeps its call's tool name (a token or two, charged though not sent).
+        assert rows[f"{call_id}-result"].tokens == (
+            COUNTER.count(result["content"])
+            + BLOCK_OVERHEAD
+            + COUNTER.count(use["name"])
+            + COUNTER.count(call_id)
+        )

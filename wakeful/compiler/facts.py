@@ -36,6 +36,7 @@ REPLY_PRIMING = 3
 EVENT_KINDS = frozenset(
     {BlockKind.TURN, BlockKind.TOOL_CALL, BlockKind.TOOL_RESULT, BlockKind.CURRENT_ASK}
 )
+_SENT_WITH_ID = frozenset({BlockKind.TOOL_CALL, BlockKind.TOOL_RESULT})
 
 # Flag bits; a block with none of SPECIAL set takes the fast path in every pass.
 EVENT = 1
@@ -270,6 +271,11 @@ def block_cost(
         tokens += counter.count(block.tool_name)
     if block.tool_input is not None:
         tokens += counter.count(canonical_json(block.tool_input))
+    if block.tool_call_id is not None and block.kind in _SENT_WITH_ID:
+        if segment is not Segment.EVIDENCE:  # evidence is rendered as text, without ids
+            # Both providers send the call's id with the call and with its result
+            # (``tool_use.id`` / ``tool_use_id``; ``tool_calls[].id`` / ``tool_call_id``).
+            tokens += counter.count(block.tool_call_id)
     wrapped_as = wrapping(block, segment)
     if wrapped_as:
         tokens += counter.count(wrapper_text(block, wrapped_as))
