@@ -15,7 +15,14 @@ import json
 from pydantic import BaseModel
 
 from wakeful.activities.compile import build_snapshot, snapshot_hash
-from wakeful.compiler import Ledger, Policy, compile_window, content_hash, diff_ledgers
+from wakeful.compiler import (
+    COMPILER_VERSION,
+    Ledger,
+    Policy,
+    compile_window,
+    content_hash,
+    diff_ledgers,
+)
 from wakeful.compiler.blocks import Goal
 from wakeful.substrate.indexing import load_hits, retrieved_blocks
 from wakeful.substrate.records import CompileRecord
@@ -32,6 +39,8 @@ class ReplayOutcome(BaseModel):
     stored_window_hash: str
     replayed_window_hash: str
     first_difference: str | None = None
+    stored_compiler_version: int = COMPILER_VERSION
+    compiler_version: int = COMPILER_VERSION
 
     def summary(self) -> str:
         if self.identical:
@@ -42,6 +51,11 @@ class ReplayOutcome(BaseModel):
         cause = "the snapshot differs (agent spec or substrate changed)"
         if self.snapshot_identical:
             cause = "same snapshot, different window (compiler or policy changed)"
+            if self.stored_compiler_version != self.compiler_version:
+                cause = (
+                    f"same snapshot, compiled by compiler version {self.stored_compiler_version};"
+                    f" this is version {self.compiler_version}"
+                )
         return (
             f"{self.wake_id} call {self.call_index}: MISMATCH — {cause};"
             f" first difference: {self.first_difference}"
@@ -89,4 +103,5 @@ def recompile(
         stored_window_hash=rec.window_hash,
         replayed_window_hash=replayed,
         first_difference=None if diff is None else f"{diff.block_id} ({diff.reason}) {diff.detail}",
+        stored_compiler_version=stored.compiler_version,
     )

@@ -3,6 +3,7 @@ from __future__ import annotations
 import wakeful.compiler as compiler
 
 EXPECTED = {
+    "COMPILER_VERSION",
     "KIND_SEGMENT",
     "AgentProfile",
     "Allocations",
@@ -53,3 +54,15 @@ def test_public_names_are_not_leaked() -> None:
     public = {n for n in vars(compiler) if not n.startswith("_")}
     submodules = {n for n in public if type(getattr(compiler, n)).__name__ == "module"}
     assert public - submodules == EXPECTED
+
+
+def test_a_ledger_says_which_compiler_version_made_it() -> None:
+    from .factory import NOW, goal, snapshot
+
+    window = compiler.compile_window(
+        snapshot(), goal(), compiler.Policy.default(), NOW, counter=compiler.EstimatingCounter()
+    )
+    assert window.ledger.compiler_version == compiler.COMPILER_VERSION
+    stored = window.ledger.model_dump(mode="json")
+    del stored["compiler_version"]  # as ledgers were stored before the version was kept
+    assert compiler.Ledger.model_validate(stored).compiler_version == 1

@@ -137,3 +137,25 @@ async def test_replay_recompiles_a_past_window_after_consolidation(
     out = runner.invoke(app, args, env=cli_env)
     assert out.exit_code == 1, (out.stdout, out.stderr)
     assert "MISMATCH" in out.stdout and "the snapshot differs" in out.stdout
+
+
+def test_a_mismatch_names_the_compiler_version_that_made_the_stored_window() -> None:
+    from wakeful.compiler import COMPILER_VERSION
+    from wakeful.replay import ReplayOutcome
+
+    def outcome(stored_version: int) -> ReplayOutcome:
+        return ReplayOutcome(
+            wake_id="scout:1",
+            call_index=0,
+            identical=False,
+            snapshot_identical=True,
+            stored_window_hash="a" * 32,
+            replayed_window_hash="b" * 32,
+            first_difference="e-1 (tokens) 40 -> 57",
+            stored_compiler_version=stored_version,
+        )
+
+    older = outcome(COMPILER_VERSION - 1).summary()
+    assert f"compiled by compiler version {COMPILER_VERSION - 1}" in older
+    assert f"this is version {COMPILER_VERSION}" in older
+    assert "compiler or policy changed" in outcome(COMPILER_VERSION).summary()

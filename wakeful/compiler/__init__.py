@@ -20,7 +20,7 @@ from wakeful.compiler.blocks import (
     content_hash,
 )
 from wakeful.compiler.diff import DiffReason, LedgerDiff, diff_ledgers
-from wakeful.compiler.ledger import Breakpoint, Ledger, LedgerRow
+from wakeful.compiler.ledger import COMPILER_VERSION, Breakpoint, Ledger, LedgerRow
 from wakeful.compiler.pipeline import compile_window
 from wakeful.compiler.policy import (
     Allocations,
@@ -44,6 +44,7 @@ from wakeful.compiler.tokens import CountingCache, EstimatingCounter, TokenCount
 from wakeful.compiler.window import CompiledWindow
 
 __all__ = [
+    "COMPILER_VERSION",
     "KIND_SEGMENT",
     "AgentProfile",
     "Allocations",

@@ -55,9 +55,17 @@ class Breakpoint(BaseModel):
     blocks_since_previous: int = Field(description="Content blocks since the previous mark.")
 
 
+# Bumped when the same inputs compile to a different window or ledger: a replay of a compile
+# made by another version can then say why it differs. 2: tool-call ids are charged.
+COMPILER_VERSION = 2
+
+
 class Ledger(BaseModel):
     model_config = ConfigDict(frozen=True)
 
+    compiler_version: int = Field(
+        1, description="COMPILER_VERSION of the compile (ledgers from before it was kept: 1)."
+    )
     provider: str
     model: str
     counter: str

@@ -13,7 +13,15 @@ from functools import partial
 from wakeful.compiler.blocks import content_hash
 from wakeful.compiler.encode import encode_request
 from wakeful.compiler.framing import canonical_json
-from wakeful.compiler.ledger import COLLAPSED, EXCLUDED, INCLUDED, Breakpoint, Ledger, LedgerRow
+from wakeful.compiler.ledger import (
+    COLLAPSED,
+    COMPILER_VERSION,
+    EXCLUDED,
+    INCLUDED,
+    Breakpoint,
+    Ledger,
+    LedgerRow,
+)
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import SEGMENT, Rendered
 from wakeful.compiler.window import CompiledWindow
@@ -143,6 +151,7 @@ def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> Com
 
     policy = work.policy
     ledger = Ledger.model_construct(
+        compiler_version=COMPILER_VERSION,
         provider=provider,
         model=layout.agent.model,
         counter=work.counter.name,
