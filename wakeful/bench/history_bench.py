@@ -26,6 +26,8 @@ Reported (for the large-file run, and per run under ``runs``):
 * ``overhead_p50_ms`` / ``overhead_p90_ms`` — a wake's wall time (from the client's update
   to its result) minus the time spent inside the model provider: Temporal round trips,
   compiles, substrate reads and writes, the tool;
+* ``token_miscount_pct`` — the compiler's count of each window against what the provider
+  billed for it, in % of the bill (p50, most under-counted, most over-counted; > 0 under);
 * ``process_cpu_ms_per_wake`` — CPU time of this process (the worker and the client, the
   provider SDK's work included) per wake: on a machine whose cores the Temporal server,
   Postgres and the simulator share with it, wall time is partly waiting for a core;
@@ -271,6 +273,7 @@ async def _session(
         by_kind[kind] = by_kind.get(kind, 0) + e.ByteSize()
     tokens = [c.input_tokens for w in ts.wakes(agent.name) for c in ts.compiles(w.wake_id)]
     calls = sum(len(ts.model_calls(w.wake_id)) for w in ts.wakes(agent.name))
+    miscount = _miscount(ts, agent.name)
     ms = sorted(x * 1000 for x in overhead)
     return {
         "wakes": wakes,
@@ -284,11 +287,31 @@ async def _session(
         "overhead_p50_ms": round(statistics.median(ms), 1),
         "overhead_p90_ms": round(ms[int(len(ms) * 0.9) - 1], 1),
         "process_cpu_ms_per_wake": round(cpu * 1000 / wakes, 1),
+        "token_miscount_pct": miscount,
         "stack_cpu_ms_per_wake": stack_cpu,
         "cpu_floor_ms": round(stack_cpu["total"] / (os.cpu_count() or 1), 1),
         "history_bytes_per_wake_by_event": {
             k: round(v / wakes) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])
         },
+    }
+
+
+def _miscount(ts: Any, agent: str) -> dict[str, float]:
+    """How far the compiler's count of each window is from what the provider billed for it
+    (input, cache reads and cache writes), in % of the billed count: > 0 is under-counted."""
+    errors = []
+    for w in ts.wakes(agent):
+        billed = {
+            m.call_index: m.input_tokens + m.cache_read_input_tokens + m.cache_creation_input_tokens
+            for m in ts.model_calls(w.wake_id)
+        }
+        for c in ts.compiles(w.wake_id):
+            if billed.get(c.call_index):
+                errors.append((billed[c.call_index] - c.input_tokens) * 100 / billed[c.call_index])
+    return {
+        "p50": round(statistics.median(errors), 2),
+        "most_under": round(max(errors), 2),
+        "most_over": round(min(errors), 2),
     }
 
 
