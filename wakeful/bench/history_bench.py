@@ -14,7 +14,7 @@ converter, as a deployment does: payloads are compressed (:mod:`wakeful.worker.c
 A third run repeats the large files with the agent's model calls as local activities
 (``Agent(local_model_calls=True)``, see :mod:`wakeful.workflows.policies`): the same wakes
 without a task-queue round trip per model call. A fourth runs the workflows outside
-Temporal's sandbox (``WAKEFUL_WORKFLOW_SANDBOX=false``).
+Temporal's sandbox (``WAKEFUL_WORKFLOW_SANDBOX=false``), and a fifth does both.
 
 Reported (for the large-file run, and per run under ``runs``):
 
@@ -80,6 +80,7 @@ _RUNS = (
     ("large", 24_000, False, True),
     ("large_local", 24_000, True, True),
     ("large_unsandboxed", 24_000, False, False),
+    ("large_local_unsandboxed", 24_000, True, False),
 )
 _WORDS = (
     "service deploy rollback latency budget window cache token replica shard queue retry "
