@@ -22,7 +22,7 @@ def _both(
 ) -> tuple[list[StoredEvent], list[StoredEvent]]:
     max_id = ts.max_event_id(agent)
     revision = ts.knowledge_revision(agent)
-    kept = cache.recent_events(
+    kept, _ = cache.read(
         ts, agent, max_id=max_id, limit=LIMIT, session_id=session, page=PAGE, revision=revision
     )
     fresh = ts.recent_events(agent, max_id=max_id, limit=LIMIT, session_id=session, page=PAGE)
@@ -96,7 +96,7 @@ def test_the_cache_only_serves_reads_at_a_revision(tenant: TenantStore) -> None:
     _append(tenant, agent, range(3))
     max_id = tenant.max_event_id(agent)
     args = {"max_id": max_id, "limit": LIMIT, "session_id": "s1", "page": PAGE}
-    assert cache.recent_events(tenant, agent, revision=None, **args) == tenant.recent_events(
+    assert cache.read(tenant, agent, revision=None, **args)[0] == tenant.recent_events(
         agent, **args
     )
     assert (cache.hits, cache.misses) == (0, 0)

@@ -69,37 +69,13 @@ class _Tail:
 
 
 class TailCache:
-    """``recent_events`` with memory: ``cache.recent_events(store, ...)``."""
+    """``store.recent_events`` with memory: ``cache.read(store, ...)``."""
 
     def __init__(self, max_chars: int = 64_000_000) -> None:
         self.entries: SizedLRU[_Key, _Tail] = SizedLRU(max_chars, lambda e: e.chars)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
-
-    def recent_events(
-        self,
-        store: TenantStore,
-        agent: str,
-        *,
-        max_id: int,
-        limit: int,
-        session_id: str | None,
-        page: int,
-        revision: int | None,
-    ) -> list[StoredEvent]:
-        """What ``store.recent_events`` returns; ``revision`` is the knowledge revision the
-        caller read before this call (None: not read, so nothing is cached)."""
-        events, _ = self.read(
-            store,
-            agent,
-            max_id=max_id,
-            limit=limit,
-            session_id=session_id,
-            page=page,
-            revision=revision,
-        )
-        return events
 
     def read(
         self,
@@ -112,8 +88,10 @@ class TailCache:
         page: int,
         revision: int | None,
     ) -> tuple[list[StoredEvent], dict[int, tuple[StoredEvent, Block]] | None]:
-        """``recent_events``, and the blocks already made of the tail's events (``event id
-        -> (event, block)``) for the caller to reuse and fill; None when it is not kept."""
+        """What ``store.recent_events`` returns, and the blocks already made of the tail's
+        events (``event id -> (event, block)``) for the caller to reuse and fill; None when
+        it is not kept. ``revision`` is the knowledge revision the caller read before this
+        call (None: not read, so nothing is cached)."""
         if session_id is None or page == 1 or revision is None:
             events = store.recent_events(
                 agent, max_id=max_id, limit=limit, session_id=session_id, page=page
