@@ -14,7 +14,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 
-from wakeful.activities.compile import snapshot_hash
+from wakeful.activities.snapshot_hash import BlockHashes, snapshot_hash
 from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Role, Snapshot, content_hash
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
@@ -58,6 +58,17 @@ def test_the_same_snapshot_hashes_the_same_and_any_change_shows() -> None:
     assert snapshot_hash(_snapshot(["path"])) != one
 
 
+def test_a_memo_of_block_hashes_gives_the_hash_without_one() -> None:
+    memo = BlockHashes()
+    snapshot = _snapshot(["path", "limit"])
+    plain = snapshot_hash(snapshot)
+    assert snapshot_hash(snapshot, memo=memo) == plain
+    assert len(memo) == len(snapshot.blocks)  # remembered by block, looked up next time
+    assert snapshot_hash(snapshot, memo=memo) == plain
+    changed = _snapshot(["path", "limit"], last="changed")
+    assert snapshot_hash(changed, memo=memo) == snapshot_hash(changed) != plain
+
+
 def test_a_hash_recorded_in_the_whole_document_form_is_checked_in_that_form() -> None:
     snapshot = _snapshot(["path"])
     legacy = content_hash(json.dumps(snapshot.model_dump(mode="json"), sort_keys=True))
@@ -68,7 +79,7 @@ def test_a_hash_recorded_in_the_whole_document_form_is_checked_in_that_form() ->
 def test_the_hash_is_the_same_in_another_process() -> None:
     code = (
         "from tests.activities.test_snapshot_hash import _snapshot\n"
-        "from wakeful.activities.compile import snapshot_hash\n"
+        "from wakeful.activities.snapshot_hash import snapshot_hash\n"
         "print(snapshot_hash(_snapshot(['path', 'limit'])))\n"
     )
     hashes = {

@@ -18,6 +18,7 @@ MODULES = (
     "wakeful.workflows.state",
     "wakeful.activities.child",
     "wakeful.activities.sessions",
+    "wakeful.activities.snapshot_hash",
     "wakeful.worker.schedules",
     "wakeful.bench.history_bench",
 )

@@ -12,7 +12,6 @@ transaction.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -21,14 +20,14 @@ from typing import Any
 from temporalio import activity
 
 from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.snapshot_hash import snapshot_hash
 from wakeful.activities.wake import open_wake, step_key
 from wakeful.compiler import compile_window
-from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Snapshot, content_hash
+from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Snapshot
 from wakeful.compiler.ledger import Ledger
 from wakeful.contracts import COMPILE, BreakpointRef, CompileIn, CompileOut, LedgerAnnotations
 from wakeful.substrate.indexing import retrieve_into
 from wakeful.substrate.records import CompileRecord
-from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.snapshot import RECENT_PAGE, load_blocks
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
@@ -103,43 +102,6 @@ def build_snapshot(
     )
 
 
-# A hash of this form is a hash of the snapshot's fields and of each block's hash.
-_BY_BLOCK = "s2:"
-# Block hashes of blocks hashed before: compile after compile, most blocks of a snapshot are
-# the very same objects (the tail cache hands them out again). Bounded by their text.
-_BLOCK_HASHES: SizedLRU[int, tuple[Block, str]] = SizedLRU(
-    64_000_000, lambda made: len(made[0].text) + 256
-)
-
-
-def _canonical(value: object) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
-def _block_hash(block: Block) -> str:
-    made = _BLOCK_HASHES.get(id(block))
-    if made is None or made[0] is not block:
-        made = (block, content_hash(_canonical(block.model_dump(mode="json"))))
-        _BLOCK_HASHES.put(id(block), made)  # the block is held: its id is not reused
-    return made[1]
-
-
-def snapshot_hash(snapshot: Snapshot, *, like: str | None = None) -> str:
-    """Canonical (key-sorted) hash: stored JSON may come back with its keys reordered.
-
-    It hashes the snapshot's fields and each block's own hash, so a block seen before costs
-    a lookup. ``like`` (a stored hash) picks the form it was made in: compiles recorded
-    before block hashes hashed the whole snapshot as one document.
-    """
-    if like is not None and not like.startswith(_BY_BLOCK):
-        return content_hash(_canonical(snapshot.model_dump(mode="json")))
-    fields = _canonical(snapshot.model_dump(mode="json", exclude={"blocks"}))
-    h = hashlib.blake2b(fields.encode(), digest_size=16)
-    for block in snapshot.blocks:
-        h.update(bytes.fromhex(_block_hash(block)))
-    return _BY_BLOCK + h.hexdigest()
-
-
 class CompileActivities:
     def __init__(self, deps: ActivityDeps) -> None:
         self.deps = deps
@@ -199,7 +161,7 @@ class CompileActivities:
                 )
             telemetry.record_compile(window, agent=wake.agent, span=span)
         ledger = annotate(window.ledger, inp.annotations)
-        digest = snapshot_hash(snapshot)  # serialised before the transaction opens
+        digest = snapshot_hash(snapshot, memo=self.deps.block_hashes)  # before the tx opens
         blobs = [
             ("window", window.request_json),
             ("ledger", ledger.model_dump_json()),

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wakeful.activities.snapshot_hash import BlockHashes
 from wakeful.agents import AgentRegistry
 from wakeful.compiler import CountingCache, Policy, TokenCounter
 from wakeful.errors import ConfigError
@@ -37,6 +38,8 @@ class ActivityDeps:
     compile_lock: threading.Lock = field(default_factory=threading.Lock)
     # Snapshot tails kept between compiles: a compile reads only the events appended since.
     tail_cache: TailCache = field(default_factory=TailCache)
+    # Block hashes of the blocks the tail cache hands out again, for the snapshot hash.
+    block_hashes: BlockHashes = field(default_factory=BlockHashes)
     # Windows this worker compiled, by hash (after their commit), so that its model calls
     # need not read them back from the substrate. Content-addressed: never stale.
     windows: SizedLRU[str, str] = field(default_factory=lambda: SizedLRU(32_000_000, len))
