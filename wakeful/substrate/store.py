@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -19,12 +19,10 @@ from sqlalchemy import (
     Connection,
     Engine,
     Select,
-    TextClause,
     bindparam,
     create_engine,
     func,
     select,
-    text,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert
@@ -34,18 +32,15 @@ from wakeful.compiler.blocks import content_hash
 from wakeful.errors import StoreError, UnknownAgentError
 from wakeful.substrate import schema as t
 from wakeful.substrate.blobs import BlobsMixin
+from wakeful.substrate.events_repo import EventsMixin
 from wakeful.substrate.knowledge import KnowledgeMixin
 from wakeful.substrate.liveness import ping_when_idle
 from wakeful.substrate.migrate import migrate
 from wakeful.substrate.records import (
     CompileRecord,
-    EventIn,
     ModelCallRecord,
-    StoredEvent,
     WakeRecord,
 )
-from wakeful.substrate.revisions import current_revision
-from wakeful.substrate.tail import tail_start
 
 
 class Store:
@@ -79,7 +74,7 @@ class Store:
         self.engine.dispose()
 
 
-class TenantStore(KnowledgeMixin, BlobsMixin):
+class TenantStore(EventsMixin, KnowledgeMixin, BlobsMixin):
     """Every repository method, bound to one tenant."""
 
     def __init__(self, engine: Engine, tenant: str) -> None:
@@ -190,171 +185,6 @@ class TenantStore(KnowledgeMixin, BlobsMixin):
                 return wake
         raise StoreError(f"agent {agent!r} has no wake number {number}; see `wakeful agent show`")
 
-    # --- events -----------------------------------------------------------------------
-
-    def append_events(self, agent: str, items: Sequence[EventIn]) -> list[StoredEvent]:
-        """Append in order; events whose step_key exists already are returned as stored.
-
-        One statement per call whatever its size: the batch travels as one array per column
-        and is unnested server-side (``INSERT ... SELECT FROM unnest ... ON CONFLICT DO
-        NOTHING RETURNING``), so a bulk append costs one round trip and one plan rather than
-        a statement per event.
-        """
-        if not items:
-            return []
-        columns: dict[str, list[Any]] = {name: [] for name in _APPEND_COLUMNS}
-        for e in items:
-            row = e.model_dump()
-            row["content_hash"] = content_hash(e.text, e.kind, e.role or "", e.tool_call_id or "")
-            row["tool_input"] = None if e.tool_input is None else json.dumps(e.tool_input)
-            row["meta"] = json.dumps(e.meta)
-            for name, values in columns.items():
-                values.append(row[name])
-        keys = columns["step_key"]
-        with self.tx() as conn:
-            inserted = conn.execute(_APPEND, {"tenant": self.name, "agent": agent, **columns}).all()
-            by_key = {r.step_key: event_from_row(r._mapping) for r in inserted}
-            missing = [k for k in keys if k not in by_key]
-            if missing:  # a retry: these were appended before
-                found = conn.execute(
-                    select(t.events).where(
-                        t.events.c.tenant == self.name, t.events.c.step_key.in_(missing)
-                    )
-                )
-                by_key.update({r.step_key: event_from_row(r._mapping) for r in found})
-        return [by_key[k] for k in keys]
-
-    def events(
-        self,
-        agent: str,
-        *,
-        wake_id: str | None = None,
-        max_id: int | None = None,
-        include_retired: bool = True,
-        limit: int | None = None,
-        newest: bool = False,
-    ) -> list[StoredEvent]:
-        """Events in append order. ``newest`` with ``limit`` gives the last ``limit``."""
-        q = _events_query(wake_id is not None, max_id is not None, include_retired, newest)
-        params = {"tenant": self.name, "agent": agent, "wake_id": wake_id, "max_id": max_id}
-        with self.tx() as conn:
-            rows = conn.execute(q if limit is None else q.limit(limit), params)
-            out = [event_from_row(r._mapping) for r in rows]
-        return out[::-1] if newest else out
-
-    def event_by_step(self, step_key: str) -> StoredEvent | None:
-        """The event a step wrote, if it did (one index lookup: a retry's first check)."""
-        with self.tx() as conn:
-            row = conn.execute(_BY_STEP[t.events], {"tenant": self.name, "key": step_key}).first()
-        return None if row is None else event_from_row(row._mapping)
-
-    def recent_events(
-        self,
-        agent: str,
-        *,
-        max_id: int,
-        limit: int,
-        session_id: str | None = None,
-        page: int = 1,
-    ) -> list[StoredEvent]:
-        """The raw tail a snapshot starts from, in append order.
-
-        With ``page == 1`` (or no session): of the agent's newest ``limit`` events up to
-        ``max_id``, those of ``session_id`` (all of them when None).
-
-        With a session and ``page > 1``: the session's events from a page boundary on. The
-        tail starts at the session's event whose ordinal (its 0-based place among the
-        session's events up to ``max_id``, retired ones included, so it never changes) is
-        the largest multiple of ``page`` at or below that of the ``limit``-th newest
-        (:func:`~wakeful.substrate.tail.tail_start`): ``limit`` to ``limit + page - 1``
-        events, and a first event that moves once every ``page`` events instead of with
-        every event — the start of the history a window shows, and so the provider's
-        cached prefix, stays put in between. Ordinals are counted within the session
-        (sessions end at handoffs, so the count stays small), never across the agent's
-        whole history.
-        """
-        tail_start(0, limit, page)  # validates limit and page
-        e = t.events.c
-        mine = [e.tenant == self.name, e.agent == agent, e.id <= max_id]
-        with self.tx() as conn:
-            if session_id is None or page == 1:
-                newest = select(t.events).where(*mine).order_by(e.id.desc()).limit(limit)
-                tail = newest.subquery()
-                q = select(tail)
-                if session_id is not None:
-                    q = q.where(tail.c.session_id == session_id)
-                return [event_from_row(r._mapping) for r in conn.execute(q.order_by(tail.c.id))]
-            mine.append(e.session_id == session_id)
-            ids = (
-                conn.execute(
-                    select(e.id).where(*mine).order_by(e.id.desc()).limit(limit + page - 1)
-                )
-                .scalars()
-                .all()
-            )
-            first_id = ids[-1] if ids else 0
-            if len(ids) > limit:
-                total = conn.execute(select(func.count()).where(*mine)).scalar_one()
-                first_id = ids[total - 1 - tail_start(total, limit, page)]
-            q = select(t.events).where(*mine, e.id >= first_id).order_by(e.id)
-            return [event_from_row(r._mapping) for r in conn.execute(q)]
-
-    def knowledge_revision(self, agent: str) -> int:
-        """The agent's last committed knowledge revision (:mod:`wakeful.substrate.revisions`)."""
-        with self.tx() as conn:
-            return current_revision(conn, self.name, agent)
-
-    def max_event_id(self, agent: str) -> int:
-        with self.tx() as conn:
-            value = conn.execute(_MAX_EVENT_ID, {"tenant": self.name, "agent": agent}).scalar_one()
-        return int(value)
-
-    def count_events(self, agent: str) -> int:
-        with self.tx() as conn:
-            value = conn.execute(
-                select(func.count()).where(
-                    t.events.c.tenant == self.name, t.events.c.agent == agent
-                )
-            ).scalar_one()
-        return int(value)
-
-    def events_with_positions(
-        self, agent: str, *, after_id: int, upto_id: int, limit: int
-    ) -> list[tuple[StoredEvent, int]]:
-        """Up to ``limit`` events with ``after_id < id <= upto_id``, in id order, each with
-        its 0-based position among all of its session's events (0 for sessionless events).
-
-        Positions are what vector chunks use as neighbours' coordinates (seq ± 1).
-        """
-        e = t.events.c
-        with self.tx() as conn:
-            rows = conn.execute(
-                select(t.events)
-                .where(e.tenant == self.name, e.agent == agent)
-                .where(e.id > after_id, e.id <= upto_id)
-                .order_by(e.id)
-                .limit(limit)
-            ).all()
-            sessions = sorted({r.session_id for r in rows if r.session_id is not None})
-            before: dict[str, int] = {}
-            if sessions:
-                counted = conn.execute(
-                    select(e.session_id, func.count())
-                    .where(e.tenant == self.name, e.agent == agent)
-                    .where(e.session_id.in_(sessions), e.id <= after_id)
-                    .group_by(e.session_id)
-                )
-                before = {s: int(n) for s, n in counted}
-        out: list[tuple[StoredEvent, int]] = []
-        for r in rows:
-            event = event_from_row(r._mapping)
-            position = 0
-            if event.session_id is not None:
-                position = before.get(event.session_id, 0)
-                before[event.session_id] = position + 1
-            out.append((event, position))
-        return out
-
     # --- vector index cursors -----------------------------------------------------------
 
     def index_cursor(self, agent: str, collection: str) -> int:
@@ -432,9 +262,6 @@ class TenantStore(KnowledgeMixin, BlobsMixin):
 
 # Hot reads are built once, with bound parameters: SQLAlchemy memoises a statement's cache
 # key on the object, so a rebuilt statement per call cost about as much CPU as its round trip.
-_MAX_EVENT_ID = select(func.coalesce(func.max(t.events.c.id), 0)).where(
-    t.events.c.tenant == bindparam("tenant"), t.events.c.agent == bindparam("agent")
-)
 _START_WAKE = (
     insert(t.wakes)
     .on_conflict_do_nothing(index_elements=["tenant", "wake_id"])
@@ -449,7 +276,7 @@ _BY_STEP = {
     table: select(table).where(
         table.c.tenant == bindparam("tenant"), table.c.step_key == bindparam("key")
     )
-    for table in (t.events, t.model_calls, t.compiles)
+    for table in (t.model_calls, t.compiles)
 }
 # ``INSERT ... ON CONFLICT (tenant, step_key) DO NOTHING RETURNING *`` of step records.
 _PUT_ONCE = {
@@ -471,80 +298,12 @@ _WAKE_BY_KEY = (
 
 
 @functools.cache
-def _events_query(by_wake: bool, upto: bool, include_retired: bool, newest: bool) -> Select[Any]:
-    e = t.events.c
-    q = select(t.events).where(e.tenant == bindparam("tenant"), e.agent == bindparam("agent"))
-    if by_wake:
-        q = q.where(e.wake_id == bindparam("wake_id"))
-    if upto:
-        q = q.where(e.id <= bindparam("max_id"))
-    if not include_retired:
-        q = q.where(e.retired_at.is_(None))
-    return q.order_by(e.id.desc() if newest else e.id)
-
-
-@functools.cache
 def _by_wake_query(table: Any) -> Select[Any]:
     return (
         select(table)
         .where(table.c.tenant == bindparam("tenant"), table.c.wake_id == bindparam("wake_id"))
         .order_by(table.c.call_index)
     )
-
-
-# Columns an append sets, with their Postgres array types; the rest take their defaults.
-_APPEND_TYPES = {
-    "session_id": "text",
-    "wake_id": "text",
-    "step_key": "text",
-    "kind": "text",
-    "role": "text",
-    "text": "text",
-    "tool_call_id": "text",
-    "tool_name": "text",
-    "tool_input": "jsonb",
-    "is_error": "boolean",
-    "resolved": "boolean",
-    "content_hash": "text",
-    "event_time": "timestamptz",
-    "external_id": "text",
-    "meta": "jsonb",
-}
-_APPEND_COLUMNS = tuple(_APPEND_TYPES)
-
-
-def _append_sql() -> TextClause:
-    """``INSERT ... SELECT ... FROM unnest(:col1, :col2, ...)``: one statement per batch.
-
-    JSON travels as text and is parsed by the server; ``ORDER BY`` the ordinality keeps the
-    append order in the ids.
-    """
-    cols = ", ".join(_APPEND_COLUMNS)
-    arrays = ", ".join(
-        f"CAST(:{c} AS {'text' if kind == 'jsonb' else kind}[])"
-        for c, kind in _APPEND_TYPES.items()
-    )
-    values = ", ".join(
-        f"CAST(u.{c} AS jsonb)" if kind == "jsonb" else f"u.{c}"
-        for c, kind in _APPEND_TYPES.items()
-    )
-    return text(
-        f"INSERT INTO events (tenant, agent, {cols}) SELECT :tenant, :agent, {values}"
-        f" FROM unnest({arrays}) WITH ORDINALITY AS u({cols}, n) ORDER BY u.n"
-        " ON CONFLICT (tenant, step_key) DO NOTHING RETURNING events.*"
-    )
-
-
-_APPEND = _append_sql()
-
-
-_EVENT_FIELDS = frozenset(StoredEvent.model_fields)
-
-
-def event_from_row(m: Any) -> StoredEvent:
-    # Rows come from typed columns, so they are built without re-validation: a snapshot
-    # reads hundreds of events per compile and validation was most of its cost.
-    return StoredEvent.model_construct(**{k: v for k, v in m.items() if k in _EVENT_FIELDS})
 
 
 def _wake(m: Any) -> WakeRecord:

@@ -28,9 +28,10 @@ from sqlalchemy import Connection, bindparam, func, select
 
 from wakeful.compiler.blocks import Block
 from wakeful.substrate import schema as t
+from wakeful.substrate.events_repo import event_from_row
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.sized_lru import SizedLRU
-from wakeful.substrate.store import TenantStore, event_from_row
+from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail import tail_start
 
 __all__ = ["TailCache"]
