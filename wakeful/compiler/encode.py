@@ -53,12 +53,15 @@ class JsonMemo:
     else goes to the C encoder, so every spelling is the reference encoder's own.
     """
 
-    __slots__ = ("chars", "flat", "joined", "strings")
+    __slots__ = ("chars", "flat", "joined", "labelled", "strings")
 
     def __init__(self, max_entries: int = 0) -> None:
         self.strings: dict[str, str] = {}
         self.flat: dict[tuple[Any, ...], str] = {}
         self.joined: dict[tuple[str, ...], str] = {}
+        # Labelled elements by (label, JSON of the value): the same string object as last
+        # time, so that prefix hashes can resume after it (``prefix.py``).
+        self.labelled: dict[tuple[str, str], str] = {}
         self.chars = 0
 
     def join(self, sep: str, parts: list[str]) -> str:
@@ -75,7 +78,12 @@ class JsonMemo:
         try:
             if type(value) is list and len(value) == 2 and type(value[0]) is str:
                 # a labelled element, ["label", value]: the shape renderers encode most
-                return f"[{_ESCAPE(value[0])},{self._value(value[1])}]"  # one copy, not two
+                key = (value[0], self._value(value[1]))
+                out = self.labelled.get(key)
+                if out is None:
+                    out = self.labelled[key] = f"[{_ESCAPE(key[0])},{key[1]}]"  # one copy
+                    self._room(len(out))
+                return out
             return self._value(value)
         except Exception:
             return canonical_json(value)
@@ -86,6 +94,7 @@ class JsonMemo:
             self.strings.clear()
             self.flat.clear()
             self.joined.clear()
+            self.labelled.clear()
             self.chars = size
 
     def _value(self, value: Any) -> str:
@@ -137,14 +146,22 @@ def _all_str(value: dict[Any, Any]) -> bool:
 
 def encode_request(rendered: Rendered, encode: Callable[[Any], str] = canonical_json) -> str:
     """``canonical_json(rendered.request)``, without encoding the elements a second time."""
+    return "".join(request_parts(rendered, encode))
+
+
+def request_parts(rendered: Rendered, encode: Callable[[Any], str] = canonical_json) -> list[str]:
+    """The request's canonical JSON in pieces that join to it: the structure between the
+    elements, and each element's JSON (the whole request as one piece when it cannot be
+    spliced). Hashed piece by piece, the request's hash resumes where the last one's
+    pieces were the same (``prefix.py``)."""
     if rendered.spliceable:
         spliced = _splice(rendered, encode)
         if spliced is not None:
             return spliced
-    return encode(rendered.request)
+    return [encode(rendered.request)]
 
 
-def _splice(rendered: Rendered, encode: Callable[[Any], str]) -> str | None:
+def _splice(rendered: Rendered, encode: Callable[[Any], str]) -> list[str] | None:
     slots = rendered.slots
     swapped = _swap(rendered.request, rendered.paths) if slots is None else _place(slots)
     if swapped is None:
@@ -166,7 +183,7 @@ def _splice(rendered: Rendered, encode: Callable[[Any], str]) -> str | None:
         seen.add(n)
         out.append(_element_json(rendered.elements[n], swapped[n][2], encode))
         out.append(pieces[k + 1])
-    return "".join(out)
+    return out
 
 
 def _element_json(element: str, value: Any, encode: Callable[[Any], str]) -> str:

@@ -7,11 +7,10 @@ could serve the second from the first's cache entry at that point.
 
 from __future__ import annotations
 
-import hashlib
 from functools import partial
 
 from wakeful.compiler.blocks import content_hash
-from wakeful.compiler.encode import encode_request
+from wakeful.compiler.encode import request_parts
 from wakeful.compiler.framing import canonical_json
 from wakeful.compiler.ledger import (
     COLLAPSED,
@@ -23,7 +22,8 @@ from wakeful.compiler.ledger import (
     LedgerRow,
 )
 from wakeful.compiler.place import Layout
-from wakeful.compiler.render.base import SEGMENT, Rendered
+from wakeful.compiler.prefix import HashChains, hash_states
+from wakeful.compiler.render.base import SEGMENT, Mark, Rendered
 from wakeful.compiler.window import CompiledWindow
 from wakeful.compiler.work import Facts, Work
 
@@ -109,10 +109,25 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
     return rows, cumulative, by_bucket
 
 
+def _in_order(marks: list[Mark], elements: int) -> list[Mark]:
+    """The marks up to the first one out of element order (or past the last element),
+    which ends the checkpoints."""
+    kept: list[Mark] = []
+    for mark in marks:
+        if mark.element >= elements or (kept and mark.element < kept[-1].element):
+            break
+        kept.append(mark)
+    return kept
+
+
 def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> CompiledWindow:
     encode = layout.encode
-    request_json = encode_request(rendered, encode)
-    window_hash = content_hash(request_json)
+    agent = layout.agent
+    chains = work.cache.state(("hash-chains",), HashChains)
+    parts = request_parts(rendered, encode)
+    request_json = "".join(parts)
+    states = hash_states(parts, chains=chains, key=("window", agent.tenant, agent.name, provider))
+    window_hash = states[-1].hexdigest() if states else content_hash("")
     stable_hash = content_hash(encode(rendered.stable))
     semi_hash = content_hash(encode(rendered.semi_stable))
     rows, cumulative, by_bucket = _rows(work, layout)
@@ -121,19 +136,19 @@ def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> Com
     input_tokens = sum(by_bucket.values())
 
     position = {item.block.id: n for n, item in enumerate(layout.ordered())}
-    chain = hashlib.blake2b(digest_size=16)
-    chain.update(canonical_json([provider, layout.agent.model]).encode())
+    marks = _in_order(rendered.marks, len(rendered.elements))
+    # The header is part of the chain: the provider and the model are in its key.
+    prefixes = hash_states(
+        rendered.elements[: marks[-1].element + 1 if marks else 0],
+        header=canonical_json([provider, agent.model]).encode(),
+        separator=b"\n",
+        chains=chains,
+        key=("prefix", agent.tenant, agent.name, provider, agent.model),
+    )
     breakpoints: list[Breakpoint] = []
-    elements = rendered.elements
-    fed = 0  # elements[:fed] are in the chain, each followed by a newline
     previous = -1
-    for mark in rendered.marks:
+    for mark in marks:
         el = mark.element
-        if el < fed - 1 or el >= len(elements):
-            break  # marks come in element order; one out of order ends the checkpoints
-        if el >= fed:
-            chain.update("\n".join([*elements[fed : el + 1], ""]).encode())
-            fed = el + 1
         pos = position.get(mark.block_id)
         breakpoints.append(
             Breakpoint.model_construct(  # fields are plain str/int/bool: nothing to validate
@@ -142,7 +157,7 @@ def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> Com
                 location=rendered.paths[el],
                 ttl=mark.ttl,
                 explicit=mark.explicit,
-                prefix_hash=chain.hexdigest(),
+                prefix_hash=prefixes[el].hexdigest(),
                 prefix_tokens=cumulative[pos] if pos is not None else work.overhead,
                 blocks_since_previous=el - previous,
             )

@@ -1,0 +1,96 @@
+"""A window's hashes, resumed from the last window of the same agent where they can be.
+
+Two hashes cover a whole window: its content hash (blake2b of the request JSON) and the
+chain of prefix hashes (blake2b over the provider and the model, then every cache-order
+element up to and including the one a breakpoint is on, each followed by a newline; see
+``record.py``). Each is a pass over the window: on a small compile, as much time as all the
+rest. Yet from one call to the next most of a window is the same text: the request JSON is
+spliced from the elements' JSON (``encode.py``), and between two compiles of an agent its
+start changes only when history leaves the window in steps.
+
+So :class:`HashChains` keeps, per agent and hash, the blake2b state after each part of the
+last window, and the next compile resumes from the longest run of leading parts equal to
+the last one's. Parts are compared ``is`` first (:class:`~wakeful.compiler.encode.JsonMemo`
+hands out one string per element content, so that is the common case), then ``==`` (a
+memory compare, several times faster than hashing). Streaming blake2b over the same bytes
+gives the same digest however the bytes are split, so nothing in the output depends on what
+is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+__all__ = ["HashChains", "hash_states"]
+
+# States kept in all (about 460 bytes each): the chains of a few dozen agents' windows.
+_MAX_STATES = 32_768
+
+_Chain = tuple[tuple[str, ...], tuple[Any, ...]]  # parts, the state after each
+
+
+class HashChains:
+    """Each (agent, hash)'s last chain of part states, least recently used dropped first."""
+
+    __slots__ = ("_chains", "_held", "max_states")
+
+    def __init__(self, max_entries: int = _MAX_STATES) -> None:
+        self.max_states = min(max_entries, _MAX_STATES)
+        self._chains: OrderedDict[Hashable, _Chain] = OrderedDict()
+        self._held = 0
+
+    def get(self, key: Hashable) -> _Chain | None:
+        chain = self._chains.get(key)
+        if chain is not None:
+            self._chains.move_to_end(key)
+        return chain
+
+    def put(self, key: Hashable, chain: _Chain) -> None:
+        old = self._chains.pop(key, None)
+        if old is not None:
+            self._held -= len(old[1])
+        if len(chain[1]) > self.max_states:
+            return
+        self._chains[key] = chain
+        self._held += len(chain[1])
+        while self._held > self.max_states:
+            _, dropped = self._chains.popitem(last=False)
+            self._held -= len(dropped[1])
+
+
+def hash_states(
+    parts: Sequence[str],
+    *,
+    header: bytes = b"",
+    separator: bytes = b"",
+    chains: HashChains | None = None,
+    key: Hashable = None,
+) -> tuple[Any, ...]:
+    """blake2b (16 bytes) over ``header``, then each part followed by ``separator``: the
+    state after each part (``states[i].hexdigest()`` covers ``parts[:i + 1]``), resuming
+    ``key``'s last chain in ``chains``. ``header`` must be the same for every use of a key."""
+    last = chains.get(key) if chains is not None else None
+    shared = 0
+    states: list[Any] = []
+    if last is not None:
+        before, kept = last
+        limit = min(len(parts), len(kept))
+        while shared < limit and (
+            parts[shared] is before[shared] or parts[shared] == before[shared]
+        ):
+            shared += 1
+        states = list(kept[:shared])
+    h = states[-1].copy() if states else hashlib.blake2b(header, digest_size=16)
+    for part in parts[shared:]:
+        h.update(part.encode())
+        if separator:
+            h.update(separator)
+        states.append(h)
+        h = h.copy()
+    out = tuple(states)
+    if chains is not None:
+        chains.put(key, (tuple(parts), out))
+    return out
