@@ -91,6 +91,15 @@ def test_bad_integer_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None
     assert "valid integer" in message
 
 
+def test_activity_threads_are_read_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings().activity_threads == 8
+    monkeypatch.setenv("WAKEFUL_ACTIVITY_THREADS", "32")
+    assert load_settings().activity_threads == 32
+    monkeypatch.setenv("WAKEFUL_ACTIVITY_THREADS", "0")
+    with pytest.raises(ConfigError, match=r"WAKEFUL_ACTIVITY_THREADS='0'.*greater than"):
+        load_settings()
+
+
 def test_bad_choice_lists_what_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WAKEFUL_OTEL_EXPORTER", "jaeger")
     with pytest.raises(ConfigError, match=r"WAKEFUL_OTEL_EXPORTER='jaeger'.*'none', 'console'"):

@@ -7,7 +7,9 @@ decisions idempotently (step keys derived from the memories and events involved)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from temporalio import activity
 
@@ -196,7 +198,7 @@ class MemoryActivities(ConsolidateActivities):
         return DreamOut(merged=merged, rejected=rejected, conflicts=len(conflicts))
 
 
-def consolidation_activities(deps: ActivityDeps) -> list[object]:
+def consolidation_activities(deps: ActivityDeps) -> list[Callable[..., Any]]:
     """Every consolidation activity, bound to ``deps``, for a worker to register."""
     acts = MemoryActivities(deps)
     return [

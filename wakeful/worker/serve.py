@@ -103,7 +103,11 @@ async def serve(settings: Settings, registry: AgentRegistry) -> None:
     client = await connect(ep.temporal_address, ep.temporal_namespace, interceptors=tracing)
     try:
         await build_worker(
-            client, deps, settings.task_queue, sandboxed=settings.workflow_sandbox
+            client,
+            deps,
+            settings.task_queue,
+            max_threads=settings.activity_threads,
+            sandboxed=settings.workflow_sandbox,
         ).run()
     finally:
         deps.telemetry.shutdown()

@@ -68,6 +68,14 @@ class Settings(BaseSettings):
     task_queue: str = Field(
         "wakeful", min_length=1, description="Temporal task queue the worker polls."
     )
+    activity_threads: int = Field(
+        8,
+        ge=1,
+        le=1024,
+        description="Activities one worker runs at once, sync ones (compiles, tools, "
+        "substrate writes) each in a thread. Model calls are async but take a slot too: a "
+        "worker waits on at most this many model calls at a time (wakeful bench fleet).",
+    )
     workflow_sandbox: bool = Field(
         True,
         description="Run workflows in Temporal's sandbox, which stops a non-deterministic "

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.common import WorkerDeploymentVersion
@@ -38,7 +39,7 @@ WORKFLOWS: list[type] = [
 ]
 
 
-def activities(deps: ActivityDeps) -> list[object]:
+def activities(deps: ActivityDeps) -> list[Callable[..., Any]]:
     wake = WakeActivities(deps)
     return [
         wake.start_wake,
@@ -52,7 +53,7 @@ def activities(deps: ActivityDeps) -> list[object]:
     ]
 
 
-def session_activities(deps: ActivityDeps) -> list[object]:
+def session_activities(deps: ActivityDeps) -> list[Callable[..., Any]]:
     """Sessions, keep-warm, trigger delivery, and child agents."""
     sessions, child = SessionActivities(deps), ChildActivities(deps)
     return [
@@ -78,7 +79,14 @@ def build_worker(
     interceptors: Sequence[Interceptor] = (),
     sandboxed: bool = True,
 ) -> Worker:
-    """A worker serving every Wakeful workflow and activity; sync activities run in threads.
+    """A worker serving every Wakeful workflow and activity: ``max_threads`` activities at
+    once (``Settings.activity_threads``), sync ones each in a thread of its own.
+
+    Model calls are async, so they hold a slot and no thread; but a slot all the same, so a
+    worker runs at most ``max_threads`` model calls at a time, and a burst of agents' wakes
+    beyond that waits on the task queue (``wakeful bench fleet``). The slots are not split
+    between model calls and tools: a sync activity given a slot but no thread would wait
+    inside the worker with its timeouts running and no heartbeat.
 
     ``interceptors`` add to the client's (pass Temporal's ``TracingInterceptor`` here only
     when the client was built without it, or every span is recorded twice).
