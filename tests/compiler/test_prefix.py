@@ -86,3 +86,13 @@ def test_kept_states_are_bounded_least_recently_used_first() -> None:
     assert chains.get("b") is None and chains.get("a") is not None
     _chain(_parts(11), chains, key="d")  # larger than the bound: not kept
     assert chains.get("d") is None
+
+
+def test_kept_parts_are_bounded_by_their_characters() -> None:
+    chains = HashChains(max_chars=40)  # a _parts(2) chain holds 16 characters
+    _chain(_parts(2), chains, key="a")
+    _chain(_parts(2), chains, key="b")
+    _chain(_parts(2), chains, key="c")  # 48 > 40: a goes
+    assert chains.get("a") is None and chains.get("b") is not None
+    _chain(_parts(6), chains, key="d")  # 48 on its own: not kept
+    assert chains.get("d") is None

@@ -26,21 +26,24 @@ from typing import Any
 
 __all__ = ["HashChains", "hash_states"]
 
-# States kept in all (about 460 bytes each): the chains of a few dozen agents' windows.
+# What is kept in all: states (about 460 bytes each) and the characters of the parts they
+# follow (held to compare the next window's parts with).
 _MAX_STATES = 32_768
+_MAX_CHARS = 16_000_000
 
-_Chain = tuple[tuple[str, ...], tuple[Any, ...]]  # parts, the state after each
+_Chain = tuple[tuple[str, ...], tuple[Any, ...], int]  # parts, the state after each, chars
 
 
 class HashChains:
     """Each (agent, hash)'s last chain of part states, least recently used dropped first."""
 
-    __slots__ = ("_chains", "_held", "max_states")
+    __slots__ = ("_chains", "_chars", "_states", "max_chars", "max_states")
 
-    def __init__(self, max_entries: int = _MAX_STATES) -> None:
+    def __init__(self, max_entries: int = _MAX_STATES, max_chars: int = _MAX_CHARS) -> None:
         self.max_states = min(max_entries, _MAX_STATES)
+        self.max_chars = max_chars
         self._chains: OrderedDict[Hashable, _Chain] = OrderedDict()
-        self._held = 0
+        self._states = self._chars = 0
 
     def get(self, key: Hashable) -> _Chain | None:
         chain = self._chains.get(key)
@@ -49,16 +52,19 @@ class HashChains:
         return chain
 
     def put(self, key: Hashable, chain: _Chain) -> None:
-        old = self._chains.pop(key, None)
-        if old is not None:
-            self._held -= len(old[1])
-        if len(chain[1]) > self.max_states:
+        self._drop(self._chains.pop(key, None))
+        if len(chain[1]) > self.max_states or chain[2] > self.max_chars:
             return
         self._chains[key] = chain
-        self._held += len(chain[1])
-        while self._held > self.max_states:
-            _, dropped = self._chains.popitem(last=False)
-            self._held -= len(dropped[1])
+        self._states += len(chain[1])
+        self._chars += chain[2]
+        while self._states > self.max_states or self._chars > self.max_chars:
+            self._drop(self._chains.popitem(last=False)[1])
+
+    def _drop(self, chain: _Chain | None) -> None:
+        if chain is not None:
+            self._states -= len(chain[1])
+            self._chars -= chain[2]
 
 
 def hash_states(
@@ -76,7 +82,7 @@ def hash_states(
     shared = 0
     states: list[Any] = []
     if last is not None:
-        before, kept = last
+        before, kept, _ = last
         limit = min(len(parts), len(kept))
         while shared < limit and (
             parts[shared] is before[shared] or parts[shared] == before[shared]
@@ -92,5 +98,5 @@ def hash_states(
         h = h.copy()
     out = tuple(states)
     if chains is not None:
-        chains.put(key, (tuple(parts), out))
+        chains.put(key, (tuple(parts), out, sum(map(len, parts))))
     return out
