@@ -92,9 +92,9 @@ def test_bad_integer_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_activity_threads_are_read_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert load_settings().activity_threads == 8
-    monkeypatch.setenv("WAKEFUL_ACTIVITY_THREADS", "32")
     assert load_settings().activity_threads == 32
+    monkeypatch.setenv("WAKEFUL_ACTIVITY_THREADS", "8")
+    assert load_settings().activity_threads == 8
     monkeypatch.setenv("WAKEFUL_ACTIVITY_THREADS", "0")
     with pytest.raises(ConfigError, match=r"WAKEFUL_ACTIVITY_THREADS='0'.*greater than"):
         load_settings()

@@ -69,12 +69,13 @@ class Settings(BaseSettings):
         "wakeful", min_length=1, description="Temporal task queue the worker polls."
     )
     activity_threads: int = Field(
-        8,
+        32,
         ge=1,
         le=1024,
         description="Activities one worker runs at once, sync ones (compiles, tools, "
         "substrate writes) each in a thread. Model calls are async but take a slot too: a "
-        "worker waits on at most this many model calls at a time (wakeful bench fleet).",
+        "worker waits on at most this many model calls at a time (wakeful bench fleet: 64 "
+        "agents woken at once, 18.8 s with 8, 7.7 s with 32).",
     )
     workflow_sandbox: bool = Field(
         True,

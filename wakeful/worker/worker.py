@@ -75,7 +75,7 @@ def build_worker(
     deps: ActivityDeps,
     task_queue: str,
     *,
-    max_threads: int = 8,
+    max_threads: int = 32,
     interceptors: Sequence[Interceptor] = (),
     sandboxed: bool = True,
 ) -> Worker:
@@ -84,7 +84,8 @@ def build_worker(
 
     Model calls are async, so they hold a slot and no thread; but a slot all the same, so a
     worker runs at most ``max_threads`` model calls at a time, and a burst of agents' wakes
-    beyond that waits on the task queue (``wakeful bench fleet``). The slots are not split
+    beyond that waits on the task queue (``wakeful bench fleet``: 8 slots made a burst of
+    64 wakes take 18.8 s, 32 slots 7.7 s). The slots are not split
     between model calls and tools: a sync activity given a slot but no thread would wait
     inside the worker with its timeouts running and no heartbeat.
 
