@@ -141,7 +141,11 @@ def _compile(snap: Snapshot, policy: Policy, g: Any, cache: CountingCache) -> An
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(sequences(), st.sampled_from(POLICIES), st.sampled_from(["anthropic", "openai_chat"]))
+@given(
+    sequences(),
+    st.sampled_from(POLICIES),
+    st.sampled_from(["anthropic", "openai_chat", "openai_responses"]),
+)
 def test_every_compile_with_a_long_lived_cache_equals_a_cold_one(
     sequence: tuple[list[list[Block]], list[Any]], policy: Policy, provider: str
 ) -> None:

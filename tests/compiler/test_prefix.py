@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
+from wakeful.compiler import CountingCache
 from wakeful.compiler.blocks import content_hash
 from wakeful.compiler.prefix import HashChains, hash_states
+
+from .factory import base_blocks, snapshot
+from .helpers import compile_
 
 HEADER = b'["anthropic","m"]'
 
@@ -60,7 +66,7 @@ def test_a_changed_part_changes_the_hashes_from_there_on() -> None:
     chains = HashChains()
     parts = _parts(5)
     before = _chain(parts, chains)
-    changed = [*parts[:2], "something else", *parts[3:]]
+    changed = [*parts[:2], parts[2].upper(), *parts[3:]]  # as long, other bytes
     after = _chain(changed, chains)
     assert after == _scratch(changed)
     assert after[:2] == before[:2]
@@ -96,3 +102,22 @@ def test_kept_parts_are_bounded_by_their_characters() -> None:
     assert chains.get("a") is None and chains.get("b") is not None
     _chain(_parts(6), chains, key="d")  # 48 on its own: not kept
     assert chains.get("d") is None
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai_chat", "openai_responses"])
+def test_a_warm_compile_hashes_what_a_cold_one_does_when_a_turn_changes_in_place(
+    provider: str,
+) -> None:
+    """A turn rewritten to text of the same length: every hash after it differs from the
+    last window's, and each is the hash a compile with no memory computes."""
+    cache = CountingCache()
+    blocks = base_blocks()
+    first = compile_(snapshot(blocks), provider=provider, cache=cache)
+    at = next(i for i, b in enumerate(blocks) if b.id == "t-11")
+    blocks[at] = blocks[at].model_copy(update={"text": blocks[at].text.upper()})
+    warm = compile_(snapshot(blocks), provider=provider, cache=cache)
+    cold = compile_(snapshot(blocks), provider=provider)
+    assert warm.request_json == cold.request_json
+    assert warm.ledger.model_dump_json() == cold.ledger.model_dump_json()
+    assert warm.window_hash == content_hash(warm.request_json) != first.window_hash
+    assert warm.breakpoints[-1].prefix_hash != first.breakpoints[-1].prefix_hash
