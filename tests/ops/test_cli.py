@@ -244,3 +244,20 @@ def test_the_demo_runs_offline_and_its_agent_carries_on(env: dict[str, str]) -> 
     assert again.exit_code == 0, again.output
     shown = json.loads(run(["agent", "show", "demo-scout", "--json"], env).stdout)
     assert len(shown["wakes"]) == 10
+
+
+def test_the_demo_speaks_openai_when_asked(env: dict[str, str]) -> None:
+    """``--provider openai``: an agent of its own, served through the OpenAI SDK; the
+    simulator caches its prefix in 128-token steps, so later calls read from the cache."""
+    env = {k: v for k, v in env.items() if k != "WAKEFUL_QDRANT_URL"}
+    done = run(["demo", "--provider", "openai"], env)
+    assert done.exit_code == 0, done.output
+    assert "5 wakes, 10 model calls" in done.stdout
+    assert "wakeful explain demo-scout-openai" in done.stdout
+    shown = json.loads(run(["agent", "show", "demo-scout-openai", "--json"], env).stdout)
+    assert [w["status"] for w in shown["wakes"]] == ["done"] * 5
+    table = [line.split() for line in done.stdout.splitlines() if line[:4].strip().isdigit()]
+    cache_reads = [int(row[-5]) for row in table]
+    assert cache_reads[0] == 0 and all(r > 0 and r % 128 == 0 for r in cache_reads[1:])
+    refused = run(["demo", "--provider", "gemini"], env)
+    assert refused.exit_code == 2 and "gemini" in refused.output

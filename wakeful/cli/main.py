@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from enum import StrEnum
 
 import typer
 
@@ -11,6 +12,12 @@ from wakeful.cli import consolidate as consolidate_cli
 from wakeful.cli import ingress as ingress_cli
 from wakeful.cli import schedules as schedules_cli
 from wakeful.cli.common import friendly, settings
+
+
+class DemoProvider(StrEnum):
+    ANTHROPIC = "anthropic"
+    OPENAI = "openai"
+
 
 app = typer.Typer(
     help="Wakeful: durable, event-driven runtime for long-running agents.",
@@ -35,11 +42,16 @@ app.command()(ingress_cli.health)
 
 @app.command()
 @friendly
-def demo() -> None:
+def demo(
+    provider: DemoProvider = typer.Option(
+        DemoProvider.ANTHROPIC,
+        help="The API the simulator speaks to the demo agent, with its caching.",
+    ),
+) -> None:
     """Run the offline demo on the embedded stack: 5 wakes across 2 sessions."""
     from wakeful.demo.run import run_demo
 
-    asyncio.run(run_demo(settings(), say=typer.echo))
+    asyncio.run(run_demo(settings(), say=typer.echo, provider=provider.value))
 
 
 if __name__ == "__main__":

@@ -134,12 +134,18 @@ def seed_workspace(root: Path) -> Path:
     return root
 
 
-def demo_agent(workdir: Path, *, tenant: str = "default") -> Agent:
+# The demo's provider choices: the provider name an agent gives, and its model.
+DEMO_PROVIDERS = {"anthropic": ("anthropic", "claude-sonnet-4-6"), "openai": ("openai", "gpt-5")}
+
+
+def demo_agent(workdir: Path, *, tenant: str = "default", provider: str = "anthropic") -> Agent:
+    """The demo agent; one of its own per provider, so that each keeps its own history."""
+    name, model = DEMO_PROVIDERS[provider]
     return Agent(
-        name=DEMO_AGENT,
+        name=DEMO_AGENT if provider == "anthropic" else f"{DEMO_AGENT}-{provider}",
         instructions=INSTRUCTIONS,
-        model="claude-sonnet-4-6",
-        provider="anthropic",
+        model=model,
+        provider=name,
         tools=DEMO_TOOLS,
         workdir=str(workdir),
         tenant=tenant,

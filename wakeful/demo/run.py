@@ -16,7 +16,8 @@ from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger, WakeResult
-from wakeful.demo.agent import DEMO_AGENT, PLAN, demo_agent, seed_workspace
+from wakeful.demo.agent import PLAN, demo_agent, seed_workspace
+from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import build_provider
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store, TenantStore
@@ -44,49 +45,64 @@ class CallRow:
     cost_usd: float
 
 
-def register_demo(ts: TenantStore, workdir: Path) -> AgentRegistry:
-    agent = demo_agent(workdir, tenant=ts.name)
+def register_demo(ts: TenantStore, workdir: Path, provider: str = "anthropic") -> AgentRegistry:
+    agent = demo_agent(workdir, tenant=ts.name, provider=provider)
     register_agent(ts, agent)
     return AgentRegistry([agent])
 
 
-async def run_demo(settings: Settings, *, say: Callable[[str], object] = print) -> list[WakeResult]:
+async def run_demo(
+    settings: Settings, *, say: Callable[[str], object] = print, provider: str = "anthropic"
+) -> list[WakeResult]:
+    """The demo; ``provider`` is ``anthropic`` or ``openai`` (its agent has its own history:
+    the simulator speaks both wire formats and applies each provider's caching rules)."""
     echo = say
     endpoints = EmbeddedStack(settings).up()
     store = Store.connect(endpoints.database_url)
     ts = store.tenant(settings.tenant)
     workdir = seed_workspace(settings.state_dir.resolve() / "demo-workspace")
-    registry = register_demo(ts, workdir)
-    runtime = registry.get(settings.tenant, DEMO_AGENT).runtime()
+    registry = register_demo(ts, workdir, provider)
+    (agent,) = list(registry)
+    runtime = agent.runtime()
     results: list[WakeResult] = []
     run = uuid.uuid4().hex[:8]
+    built: dict[str, ModelProvider] = {}
+
+    def provider_for(name: str) -> ModelProvider:
+        # One SDK client per provider for the demo, closed before its event loop ends.
+        if name not in built:
+            built[name] = build_provider(name, api_key="sim-demo-key", base_url=sim.base_url)
+        return built[name]
+
     with SimulatorServer() as sim:
         vectors = open_vectors(endpoints, settings)
         deps = ActivityDeps(
             store=store,
             agents=registry,
-            providers=lambda name: build_provider(
-                name, api_key="sim-demo-key", base_url=sim.base_url
-            ),
+            providers=provider_for,
             counter=BpeCounter(),
             vectors=vectors,
         )
         open_index(deps)
         client = await connect(endpoints.temporal_address, endpoints.temporal_namespace)
-        async with build_worker(client, deps, DEMO_TASK_QUEUE):
-            for i, (message, new_session) in enumerate(PLAN, start=1):
-                trigger = Trigger(
-                    goal=Goal(kind=GoalKind.MESSAGE, text=message),
-                    idempotency_key=f"demo-{run}-{i}",
-                    new_session=new_session,
-                )
-                result = await wake(client, runtime, trigger, DEMO_TASK_QUEUE)
-                echo(
-                    f"wake {result.number:>3}  {result.session_id:<22} {result.status:<6}"
-                    f" calls={result.model_calls} tools={result.tool_calls}"
-                )
-                results.append(result)
-        vectors.close()  # flush the shard and release it for the next process
+        try:
+            async with build_worker(client, deps, DEMO_TASK_QUEUE):
+                for i, (message, new_session) in enumerate(PLAN, start=1):
+                    trigger = Trigger(
+                        goal=Goal(kind=GoalKind.MESSAGE, text=message),
+                        idempotency_key=f"demo-{run}-{i}",
+                        new_session=new_session,
+                    )
+                    result = await wake(client, runtime, trigger, DEMO_TASK_QUEUE)
+                    echo(
+                        f"wake {result.number:>3}  {result.session_id:<22} {result.status:<6}"
+                        f" calls={result.model_calls} tools={result.tool_calls}"
+                    )
+                    results.append(result)
+        finally:
+            for provider in built.values():
+                await provider.aclose()  # type: ignore[attr-defined]
+            vectors.close()  # flush the shard and release it for the next process
     rows = call_rows(ts, results)
     echo("")
     echo(render_table(rows))
@@ -94,9 +110,9 @@ async def run_demo(settings: Settings, *, say: Callable[[str], object] = print) 
     echo(f"\n{len(results)} wakes, {len(rows)} model calls, total ${total:.4f}")
     last = results[-1]
     echo(
-        f"\nInspect: wakeful explain {DEMO_AGENT} --wake {last.number}"
-        f"   wakeful diff {DEMO_AGENT} --wake {last.number} --vs {last.number - 1}"
-        f"   wakeful handoff show {DEMO_AGENT}"
+        f"\nInspect: wakeful explain {agent.name} --wake {last.number}"
+        f"   wakeful diff {agent.name} --wake {last.number} --vs {last.number - 1}"
+        f"   wakeful handoff show {agent.name}"
     )
     echo(f"State: {settings.state_dir.resolve()}  (workspace: {workdir})")
     store.close()
