@@ -261,3 +261,34 @@ def test_the_demo_speaks_openai_when_asked(env: dict[str, str]) -> None:
     assert cache_reads[0] == 0 and all(r > 0 and r % 128 == 0 for r in cache_reads[1:])
     refused = run(["demo", "--provider", "gemini"], env)
     assert refused.exit_code == 2 and "gemini" in refused.output
+
+
+def test_a_worker_stops_cleanly_on_sigterm(env: dict[str, str], sim: SimulatorServer) -> None:
+    """``docker stop`` sends SIGTERM: the worker shuts down as on Ctrl-C and exits 0, rather
+    than dying with its activities left to wait out their timeouts."""
+    env = {k: v for k, v in env.items() if k != "WAKEFUL_QDRANT_URL"} | {
+        "ANTHROPIC_API_KEY": f"k-{uuid.uuid4().hex[:8]}",
+        "ANTHROPIC_BASE_URL": sim.base_url,
+    }
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "wakeful.cli.main", "worker", "--agents", AGENTS],
+        env=os.environ | env,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while run(["health", "--worker"], env).exit_code != 0:
+            assert worker.poll() is None, worker.stderr.read() if worker.stderr else ""
+            assert time.monotonic() < deadline, "the worker never polled its task queue"
+            time.sleep(0.5)
+        served = run(["trigger", "clerk", "-m", "hi", "--key", "k-sigterm", "--json"], env)
+        assert served.exit_code == 0, served.output
+        assert json.loads(served.stdout)["status"] == "done"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _, said = worker.communicate(timeout=60)
+    assert worker.returncode == 0, said
+    assert "serving clerk" in said and "worker stopped" in said
+    assert "Traceback" not in said

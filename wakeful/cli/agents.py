@@ -177,3 +177,4 @@ def _worker(agents: str) -> None:
     registry = load_registry(agents)
     progress(f"serving {', '.join(a.name for a in registry)}")
     asyncio.run(serve(settings(), registry))
+    progress("worker stopped")

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
+
+from temporalio.worker import Worker
+
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.errors import ConfigError
@@ -84,16 +89,23 @@ class ProviderCache:
             self._built[name] = build_provider(name, api_key=key.get_secret_value(), base_url=url)
         return self._built[name]
 
+    async def aclose(self) -> None:
+        """Close every SDK client built (their connection pools), once the worker is done."""
+        built, self._built = self._built, {}
+        for provider in built.values():
+            await provider.aclose()  # type: ignore[attr-defined]
+
 
 async def serve(settings: Settings, registry: AgentRegistry) -> None:
     ep = EmbeddedStack(settings).up()
     store = Store.connect(ep.database_url)
     for agent in registry:
         register_agent(store.tenant(agent.tenant), agent)
+    providers = ProviderCache(settings)
     deps = ActivityDeps(
         store=store,
         agents=registry,
-        providers=ProviderCache(settings),
+        providers=providers,
         counter=BpeCounter(),
         vectors=open_vectors(ep, settings),
         telemetry=build_telemetry(settings),
@@ -101,16 +113,42 @@ async def serve(settings: Settings, registry: AgentRegistry) -> None:
     open_index(deps)
     tracing = [deps.telemetry.tracing_interceptor()] if deps.telemetry.enabled else []
     client = await connect(ep.temporal_address, ep.temporal_namespace, interceptors=tracing)
+    worker = build_worker(
+        client,
+        deps,
+        settings.task_queue,
+        max_threads=settings.activity_threads,
+        sandboxed=settings.workflow_sandbox,
+    )
     try:
-        await build_worker(
-            client,
-            deps,
-            settings.task_queue,
-            max_threads=settings.activity_threads,
-            sandboxed=settings.workflow_sandbox,
-        ).run()
+        await run_until_terminated(worker)
     finally:
+        # Shut down in the reverse order of use: spans out, SDK clients closed, the vector
+        # shard flushed and released, the database pool emptied.
         deps.telemetry.shutdown()
+        await providers.aclose()
+        if deps.vectors is not None:
+            deps.vectors.close()
+        store.close()
+
+
+async def run_until_terminated(worker: Worker) -> None:
+    """Run ``worker`` until it stops, or until SIGTERM (what ``docker stop`` and Kubernetes
+    send) asks it to: then it shuts down as on Ctrl-C. Killed instead, a worker leaves each
+    activity it was running to wait out its timeout — five minutes for a model call —
+    before another worker may retry it; shut down, it cancels them, and they are retried
+    on another worker after their retry interval (their writes are idempotent on their
+    step key)."""
+    loop = asyncio.get_running_loop()
+    stopping: list[asyncio.Task[None]] = []
+    loop.add_signal_handler(
+        signal.SIGTERM, lambda: stopping.append(asyncio.create_task(worker.shutdown()))
+    )
+    try:
+        await worker.run()
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+        await asyncio.gather(*stopping)
 
 
 def build_telemetry(settings: Settings) -> Telemetry:
