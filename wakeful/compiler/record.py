@@ -127,7 +127,7 @@ def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> Com
     parts = request_parts(rendered, encode)
     request_json = "".join(parts)
     states = hash_states(parts, chains=chains, key=("window", agent.tenant, agent.name, provider))
-    window_hash = states[-1].hexdigest() if states else content_hash("")
+    window_hash = states[-1].hexdigest()  # request_parts gives one part at least
     stable_hash = content_hash(encode(rendered.stable))
     semi_hash = content_hash(encode(rendered.semi_stable))
     rows, cumulative, by_bucket = _rows(work, layout)

@@ -12,18 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import SecretStr
+
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger, WakeResult
 from wakeful.demo.agent import PLAN, demo_agent, seed_workspace
-from wakeful.providers.base import ModelProvider
-from wakeful.providers.registry import build_provider
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import connect, wake
-from wakeful.worker.serve import open_index, open_vectors, register_agent
+from wakeful.worker.serve import ProviderCache, open_index, open_vectors, register_agent
 from wakeful.worker.settings import Settings
 from wakeful.worker.stack import EmbeddedStack
 from wakeful.worker.worker import build_worker
@@ -66,20 +66,24 @@ async def run_demo(
     runtime = agent.runtime()
     results: list[WakeResult] = []
     run = uuid.uuid4().hex[:8]
-    built: dict[str, ModelProvider] = {}
-
-    def provider_for(name: str) -> ModelProvider:
-        # One SDK client per provider for the demo, closed before its event loop ends.
-        if name not in built:
-            built[name] = build_provider(name, api_key="sim-demo-key", base_url=sim.base_url)
-        return built[name]
-
     with SimulatorServer() as sim:
+        # Both providers pointed at the simulator; one SDK client each, closed at the end.
+        key = SecretStr("sim-demo-key")
+        providers = ProviderCache(
+            settings.model_copy(
+                update={
+                    "anthropic_api_key": key,
+                    "anthropic_base_url": sim.base_url,
+                    "openai_api_key": key,
+                    "openai_base_url": sim.base_url,
+                }
+            )
+        )
         vectors = open_vectors(endpoints, settings)
         deps = ActivityDeps(
             store=store,
             agents=registry,
-            providers=provider_for,
+            providers=providers,
             counter=BpeCounter(),
             vectors=vectors,
         )
@@ -100,8 +104,7 @@ async def run_demo(
                     )
                     results.append(result)
         finally:
-            for provider in built.values():
-                await provider.aclose()  # type: ignore[attr-defined]
+            await providers.aclose()
             vectors.close()  # flush the shard and release it for the next process
     rows = call_rows(ts, results)
     echo("")

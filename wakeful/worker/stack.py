@@ -48,7 +48,14 @@ from wakeful.worker.stack_postgres import EmbeddedPostgres, log_tail
 
 _TEMPORAL_PORT_RANGE = range(ports.DEFAULT_TEMPORAL_PORT, ports.DEFAULT_TEMPORAL_PORT + 50)
 
-__all__ = ["EmbeddedStack", "Piece", "PieceStatus", "StackEndpoints", "StackStatus"]
+__all__ = [
+    "EmbeddedStack",
+    "Piece",
+    "PieceStatus",
+    "StackEndpoints",
+    "StackStatus",
+    "temporal_binary",
+]
 
 
 class _TemporalRecord(BaseModel):
@@ -178,7 +185,7 @@ class EmbeddedStack:
             candidates: list[int] = [preferred]
         else:
             candidates = [*([record.port] if record else []), *_TEMPORAL_PORT_RANGE]
-        binary = _temporal_binary()
+        binary = temporal_binary()
         self._temporal_dir.mkdir(parents=True, exist_ok=True)
         log = self._temporal_dir / "server.log"
         for _attempt in range(3):
@@ -377,7 +384,7 @@ async def _probe_temporal(address: str, namespace: str, timeout_s: float) -> Non
     )
 
 
-def _temporal_binary() -> str:
+def temporal_binary() -> str:
     """The `temporal` CLI: next to this interpreter (a venv's scripts), else on PATH."""
     beside = Path(sys.executable).parent / "temporal"
     if beside.is_file() and os.access(beside, os.X_OK):
