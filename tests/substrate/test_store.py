@@ -219,3 +219,84 @@ def test_new_session_sees_the_handoff_not_the_old_transcript(tenant: TenantStore
     assert kinds == ["handoff_note", "load_bearing"]
     note = next(b for b in blocks if b.kind == "handoff_note")
     assert "## Next actions\n- ship" in note.text
+
+
+# Text Postgres refuses: NUL (text and jsonb) and lone surrogates (psycopg cannot encode them).
+_UNSTORABLE = "a\x00b\ud800c\udfffd"
+_STORED = "a\ufffdb\ufffdc\ufffdd"
+
+
+def test_text_postgres_refuses_is_stored_with_replacement_characters(tenant: TenantStore) -> None:
+    """Every way in writes it: event text and JSON, blobs, wake goals, memories, handoffs,
+    agent specs. One rule at the store, so no caller can stall a wake on a bad byte."""
+    from wakeful.compiler.blocks import content_hash
+    from wakeful.substrate.records import WakeRecord
+
+    bad = _UNSTORABLE
+    tenant.upsert_agent(
+        "a1", model="m", provider="anthropic", instructions=bad, spec={bad: [bad, {"k": bad}]}
+    )
+    row = tenant.get_agent("a1")
+    assert row["instructions"] == _STORED
+    assert row["spec"] == {_STORED: [_STORED, {"k": _STORED}]}
+    (event,) = tenant.append_events(
+        "a1",
+        [
+            EventIn(
+                step_key=f"step-{bad}",
+                kind="tool_result",
+                text=bad,
+                tool_call_id="c1",
+                tool_name="read_file",
+                tool_input={"path": bad, bad: 1},
+                meta={"m": bad},
+                event_time=T0,
+            )
+        ],
+    )
+    assert event.text == _STORED and event.tool_input == {"path": _STORED, _STORED: 1}
+    assert event.meta == {"m": _STORED}
+    assert event.content_hash == content_hash(_STORED, "tool_result", "", "c1")
+    # A retry of the same append finds the first write.
+    (again,) = tenant.append_events("a1", [_turn(f"step-{bad}", "other")])
+    assert again.id == event.id
+    digest = tenant.put_blob("tool_result", bad)
+    assert tenant.get_blob(digest) == _STORED and digest == content_hash(_STORED)
+    wake = tenant.start_wake(
+        WakeRecord(
+            wake_id="a1:1",
+            agent="a1",
+            session_id="a1:s0001",
+            workflow_id="wf",
+            number=1,
+            goal={"kind": "webhook", "text": bad},
+            idempotency_key=bad,
+            started_at=T0,
+        )
+    )
+    assert wake.goal == {"kind": "webhook", "text": _STORED}
+    assert wake.idempotency_key == _STORED
+    memory = tenant.remember(
+        MemoryRecord(agent="a1", step_key="m1", key=bad, text=bad, source=bad, captured_at=T0)
+    )
+    assert (memory.key, memory.text) == (_STORED, _STORED)
+    note = tenant.write_handoff(
+        HandoffRecord(
+            agent="a1",
+            session_id="a1:s0001",
+            wake_id="a1:1",
+            step_key="h1",
+            body=HandoffBody(goal=bad, current_state="ok", blockers=[bad]),
+        )
+    )
+    assert note.body.goal == _STORED and note.body.blockers == [_STORED]
+
+
+def test_a_chunked_window_with_unstorable_text_reads_back_whole(tenant: TenantStore) -> None:
+    """Windows are stored in chunks and checked against their hash when read."""
+    from wakeful.substrate.blob_chunks import CHUNK_CHARS
+
+    window = "[" + ",".join(f'{{"i": {i}, "t": "{_UNSTORABLE}"}}' for i in range(3000)) + "]"
+    assert len(window) > 2 * CHUNK_CHARS
+    digest = tenant.put_blob("window", window)
+    assert tenant.get_blob(digest) == window.replace(_UNSTORABLE, _STORED)

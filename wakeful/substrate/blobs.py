@@ -18,6 +18,7 @@ from wakeful.compiler.blocks import content_hash
 from wakeful.errors import StoreError
 from wakeful.substrate import blob_chunks
 from wakeful.substrate import schema as t
+from wakeful.substrate.pg_safe import pg_text
 
 __all__ = ["BlobsMixin"]
 
@@ -40,6 +41,8 @@ class BlobsMixin:
         stored in chunks that windows share (:mod:`wakeful.substrate.blob_chunks`): only
         the chunks not stored yet are sent.
         """
+        # Addressed by what is stored: text Postgres refuses is replaced first (pg_safe).
+        items = [(kind, pg_text(content)) for kind, content in items]
         digests = [content_hash(content) for _, content in items]
         rows: dict[str, dict[str, str]] = {}
         chunks: dict[str, str] = {}

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Select, TextClause, bindparam, func, select, 
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.substrate import schema as t
+from wakeful.substrate.pg_safe import pg_json
 from wakeful.substrate.records import EventIn, StoredEvent
 from wakeful.substrate.revisions import current_revision
 from wakeful.substrate.tail import tail_start
@@ -42,10 +43,13 @@ class EventsMixin:
             return []
         columns: dict[str, list[Any]] = {name: [] for name in _APPEND_COLUMNS}
         for e in items:
-            row = e.model_dump()
-            row["content_hash"] = content_hash(e.text, e.kind, e.role or "", e.tool_call_id or "")
-            row["tool_input"] = None if e.tool_input is None else json.dumps(e.tool_input)
-            row["meta"] = json.dumps(e.meta)
+            row = pg_json(e.model_dump())  # hashed and sent as it will be stored
+            row["content_hash"] = content_hash(
+                row["text"], row["kind"], row["role"] or "", row["tool_call_id"] or ""
+            )
+            tool_input = row["tool_input"]
+            row["tool_input"] = None if tool_input is None else json.dumps(tool_input)
+            row["meta"] = json.dumps(row["meta"])
             for name, values in columns.items():
                 values.append(row[name])
         keys = columns["step_key"]

@@ -36,6 +36,8 @@ from wakeful.substrate.events_repo import EventsMixin
 from wakeful.substrate.knowledge import KnowledgeMixin
 from wakeful.substrate.liveness import ping_when_idle
 from wakeful.substrate.migrate import migrate
+from wakeful.substrate.pg_safe import install as install_pg_safe
+from wakeful.substrate.pg_safe import pg_json
 from wakeful.substrate.records import (
     CompileRecord,
     ModelCallRecord,
@@ -48,6 +50,9 @@ class Store:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        # Text Postgres would refuse (NUL, lone surrogates) is cleaned on the way in, for
+        # every statement: a bad byte from the world must never fail a write forever.
+        install_pg_safe(engine)
 
     @classmethod
     def connect(cls, url: str, *, migrate_schema: bool = True) -> Store:
@@ -103,6 +108,7 @@ class TenantStore(EventsMixin, KnowledgeMixin, BlobsMixin):
     def upsert_agent(
         self, name: str, *, model: str, provider: str, instructions: str, spec: dict[str, Any]
     ) -> None:
+        spec = pg_json(spec)  # hashed as stored
         spec_json = json.dumps(spec, sort_keys=True)
         row = {
             "tenant": self.name,

@@ -48,6 +48,9 @@ __all__ = [
 DETERMINISTIC_ERRORS = [
     "BudgetError",
     "ConfigError",
+    # Postgres refused a value (out of range, invalid text): the same write fails again.
+    # Matched by class name, which is how Temporal names a Python exception's failure type.
+    "DataError",
     "PolicyError",
     "UnknownAgentError",
     "UserError",
