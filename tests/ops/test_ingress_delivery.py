@@ -16,10 +16,13 @@ from tests.ops.hooks import event, post, signals, signed, terminate
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
+from wakeful.idempotency import trigger_key
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.worker.client import connect, wake
 from wakeful.worker.ports import find_free_port
+
+KEY = trigger_key("webhook", "evt-42")
 
 
 async def test_a_valid_delivery_wakes_the_agent_exactly_once(
@@ -44,7 +47,8 @@ async def test_a_valid_delivery_wakes_the_agent_exactly_once(
             "idempotency_key": "evt-42",
         }
         # The sender retries (new signature), a proxy replays the exact request, and the
-        # sender re-serialises the same event: all acknowledged as duplicates.
+        # sender re-serialises the same event: all acknowledged as duplicates (and delivered
+        # again, which the workflow drops: its key was seen).
         retry = await post(ingress, path, body)
         replay = await ingress.post(path, content=body, headers=first.request.headers)
         reordered = json.dumps(json.loads(body), sort_keys=True, indent=2).encode()
@@ -56,21 +60,19 @@ async def test_a_valid_delivery_wakes_the_agent_exactly_once(
         assert (conflict.status_code, conflict.json()["error"]) == (409, "key_conflict")
 
         # Wait for the wake through the same key: the workflow answers with the one wake.
-        probe = Trigger(
-            goal=Goal(kind=GoalKind.WEBHOOK, text="-"), idempotency_key="webhook:evt-42"
-        )
+        probe = Trigger(goal=Goal(kind=GoalKind.WEBHOOK, text="-"), idempotency_key=KEY)
         result = await wake(client, agent.runtime(), probe, queue)
 
     assert result.deduplicated and result.status == "done"
     assert result.tool_calls == 1  # the model acted on the event's text
     ts = store.tenant(agent.tenant)
     (only,) = ts.wakes(agent.name)
-    assert only.idempotency_key == "webhook:evt-42"
+    assert only.idempotency_key == KEY
     assert only.goal["kind"] == "webhook"
     assert "The nightly build broke" in only.goal["text"]
     steps = [e.step_key for e in ts.events(agent.name)]
     assert len(steps) == len(set(steps))
-    assert await signals(client, agent.tenant, agent.name) == 1
+    assert await signals(client, agent.tenant, agent.name) == 4  # the first and 3 duplicates
 
 
 async def test_tenant_route_rotation_and_header_key(

@@ -7,22 +7,41 @@ signal, no start) and no wake row exists.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from tests.ops import hooks
 from tests.ops.conftest import OTHER_SECRET, OTHER_TENANT, SECRET, MakeIngress, ingress_settings
-from tests.ops.hooks import event, post, signals, signed, terminate
+from tests.ops.hooks import event, signals, terminate
 from wakeful.agents import Agent
 from wakeful.substrate.store import Store
+
+# The ingress here reads this clock, and deliveries are signed by it: whether a timestamp
+# is inside the replay window never depends on how long a test took.
+NOW = 1_767_225_600.0
+
+
+def _now() -> float:
+    return NOW
+
+
+def signed(body: bytes, secrets: str | list[str] = SECRET, *, at: float = NOW) -> dict[str, str]:
+    return hooks.signed(body, secrets, at=at)
+
+
+async def post(
+    client: httpx.AsyncClient, path: str, body: bytes, secrets: str | list[str] = SECRET, **kw: Any
+) -> httpx.Response:
+    return await hooks.post(client, path, body, secrets, **({"at": NOW} | kw))
 
 
 @pytest.fixture
 async def ingress(make_ingress: MakeIngress, agent: Agent) -> httpx.AsyncClient:
-    return make_ingress(ingress_settings(agent))
+    return make_ingress(ingress_settings(agent), clock=_now)
 
 
 @pytest.fixture(autouse=True)
@@ -82,12 +101,12 @@ async def test_signature_over_another_body_is_401(ingress: httpx.AsyncClient, ag
     assert _error(response) == "bad_signature"
 
 
-@pytest.mark.parametrize("offset", [-301, -3600, 301])
+@pytest.mark.parametrize("offset", [-301, -3600, 301, 3600])
 async def test_timestamp_outside_the_replay_window_is_401(
     ingress: httpx.AsyncClient, agent: Agent, offset: int
 ) -> None:
     """A correctly signed but old (or future) delivery: a captured request replayed later."""
-    response = await post(ingress, f"/hooks/{agent.name}", event(), at=time.time() + offset)
+    response = await post(ingress, f"/hooks/{agent.name}", event(), at=NOW + offset)
     assert response.status_code == 401
     assert _error(response) == "stale_signature"
     assert "300 s" in response.json()["message"]
@@ -137,7 +156,7 @@ async def test_a_body_under_the_limit_that_makes_an_oversized_trigger_is_413(
     """The agent reads the payload indented: 60,000 numbers 31 levels deep are ~120 KB of
     body but ~2 MB of trigger, over MAX_TRIGGER_BYTES. Refused, not a 500 from the
     client's own check, and nothing is woken (see the autouse fixture)."""
-    ingress = make_ingress(ingress_settings(agent, webhook_max_body_bytes=200_000))
+    ingress = make_ingress(ingress_settings(agent, webhook_max_body_bytes=200_000), clock=_now)
     inner = "[" + ",".join("0" * 60_000) + "]"
     payload = '{"a": ' + "[" * 28 + inner + "]" * 28 + "}"
     body = ('{"id": "wide-1", "type": "deploy.failed", "payload": ' + payload + "}").encode()
@@ -217,3 +236,62 @@ async def test_unknown_route_and_method_answer_json(ingress: httpx.AsyncClient) 
     assert (missing.status_code, _error(missing)) == (404, "not_found")
     wrong = await ingress.get("/hooks/scout")
     assert (wrong.status_code, _error(wrong)) == (405, "method_not_allowed")
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("/hooks/ops:pager", "unknown_agent"),
+        ("/hooks/-scout", "unknown_agent"),
+        ("/hooks/" + "a" * 65, "unknown_agent"),
+        ("/hooks/sc%00out", "unknown_agent"),
+        ("/hooks/corp:ops/pager", "unknown_tenant"),
+        ("/hooks/co%20rp/pager", "unknown_tenant"),
+    ],
+)
+async def test_an_invalid_name_in_the_url_is_404_before_anything_else(
+    ingress: httpx.AsyncClient, path: str, code: str
+) -> None:
+    """Names follow wakeful.names everywhere; a URL with an invalid one names no agent, so it
+    is answered at once, signed or not, with one line saying what is wrong."""
+    for headers in ({}, signed(event())):
+        response = await ingress.post(path, content=event(), headers=headers)
+        assert response.status_code == 404, response.text
+        assert _error(response) == code
+        message = response.json()["message"]
+        assert "invalid" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("body", "names"),
+    [
+        (b"\xef\xbb\xbf" + event(), "byte order mark"),
+        (event().decode().encode("utf-16"), "UTF-16"),
+        (event().decode().encode("utf-16-be"), "UTF-16 or UTF-32"),
+        (event().decode().encode("utf-32"), "UTF-32"),
+    ],
+)
+async def test_a_body_that_is_not_utf8_is_422_naming_the_encoding(
+    ingress: httpx.AsyncClient, agent: Agent, body: bytes, names: str
+) -> None:
+    response = await post(ingress, f"/hooks/{agent.name}", body)
+    assert response.status_code == 422, response.text
+    assert _error(response) == "bad_json"
+    assert names in response.json()["message"] and "UTF-8" in response.json()["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        (b'{"id": "e1", "type": "x", "text": "a\\ud800b"}', "text"),
+        (b'{"id": "e1", "type": "x", "payload": {"k\\udfff": 1}}', "a key in payload"),
+        (b'{"id": "e1", "type": "x", "payload": {"a": ["ok", "\\udc00"]}}', "payload.a[1]"),
+    ],
+)
+async def test_a_lone_surrogate_is_422_naming_where(
+    ingress: httpx.AsyncClient, agent: Agent, body: bytes, where: str
+) -> None:
+    response = await post(ingress, f"/hooks/{agent.name}", body)
+    assert response.status_code == 422, response.text
+    assert _error(response) == "invalid_event"
+    assert response.json()["message"].startswith(f"{where} holds a lone UTF-16 surrogate")

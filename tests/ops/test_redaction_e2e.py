@@ -24,6 +24,7 @@ from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.compiler.framing import DATA_NOTICE
 from wakeful.contracts import Trigger
+from wakeful.idempotency import trigger_key
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate import schema
 from wakeful.substrate.store import Store
@@ -84,7 +85,8 @@ async def test_no_planted_secret_reaches_storage_windows_or_history(
         accepted = await post(ingress, f"/hooks/{agent.name}", body)
         assert accepted.status_code == 202, accepted.text
         probe = Trigger(
-            goal=Goal(kind=GoalKind.WEBHOOK, text="-"), idempotency_key="webhook:evt-secrets"
+            goal=Goal(kind=GoalKind.WEBHOOK, text="-"),
+            idempotency_key=trigger_key("webhook", "evt-secrets"),
         )
         result = await wake(client, agent.runtime(), probe, q)
     assert (result.status, result.tool_calls) == ("done", 1)

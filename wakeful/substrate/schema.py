@@ -332,6 +332,24 @@ index_cursors = Table(
     PrimaryKeyConstraint("tenant", "agent", "collection"),
 )
 
+# Webhook deliveries an ingress claimed: one row per (agent, idempotency key), won
+# atomically (INSERT ... ON CONFLICT DO NOTHING), so of concurrent deliveries with one key
+# exactly one event wins. Keys and events are stored as SHA-256 digests only: a sender's key
+# may hold a secret. ``state``: claimed (being delivered), delivered (Temporal has it), legacy
+# (accepted before claims existed, under a trigger key that carried the raw key).
+webhook_claims = Table(
+    "webhook_claims",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("key_digest", Text, nullable=False),
+    Column("event_digest", Text, nullable=False),
+    Column("state", Text, nullable=False),
+    _now(),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("tenant", "agent", "key_digest"),
+)
+
 __all__ = [
     "agents",
     "blobs",
@@ -348,4 +366,5 @@ __all__ = [
     "summaries",
     "tenants",
     "wakes",
+    "webhook_claims",
 ]

@@ -32,6 +32,7 @@ from wakeful.compiler.blocks import content_hash
 from wakeful.errors import StoreError, UnknownAgentError
 from wakeful.substrate import schema as t
 from wakeful.substrate.blobs import BlobsMixin
+from wakeful.substrate.claims import ClaimsMixin
 from wakeful.substrate.events_repo import EventsMixin
 from wakeful.substrate.knowledge import KnowledgeMixin
 from wakeful.substrate.liveness import ping_when_idle
@@ -79,7 +80,7 @@ class Store:
         self.engine.dispose()
 
 
-class TenantStore(EventsMixin, KnowledgeMixin, BlobsMixin):
+class TenantStore(EventsMixin, KnowledgeMixin, BlobsMixin, ClaimsMixin):
     """Every repository method, bound to one tenant."""
 
     def __init__(self, engine: Engine, tenant: str) -> None:

@@ -9,25 +9,38 @@ Routes:
   a header) so a sender is configured with one URL and one secret and nothing else;
 * ``GET /healthz`` — the process is up; ``GET /readyz`` — Postgres and Temporal answer.
 
-Every delivery is checked in this order, and the first failure answers:
+Every delivery is checked in this order, and the first failure answers. Everything before
+the body's signature is checked before the body is read, so a delivery that is refused
+anyway is never buffered:
 
 ====  =====================================================================================
-413   body larger than ``webhook_max_body_bytes`` (Content-Length is checked before reading,
-      and the stream is counted, so an unannounced large body is cut off too)
-401   signature header missing or malformed, timestamp outside the replay window, signature
-      wrong, or no secret configured for the tenant
+404   the tenant or agent name in the URL is not a valid name (``wakeful.names``)
+413   body larger than ``webhook_max_body_bytes`` by its Content-Length
+401   signature header missing or malformed, timestamp outside the replay window, or no
+      secret configured for the tenant
+413   body larger than ``webhook_max_body_bytes`` (the stream is counted, so an unannounced
+      large body is cut off too)
+401   signature wrong
 403   the signature is valid under another tenant's secret
-422   body is not JSON, or not a valid event (see ``ingress_events``), or has no
-      idempotency key
+422   body is not UTF-8 JSON (a BOM, UTF-16 or UTF-32 included), holds a lone surrogate, is
+      not a valid event (see ``ingress_events``), or has no idempotency key
 404   no such agent in the tenant (only answered to authenticated callers)
-409   the idempotency key was already accepted for this agent with a different event
 413   the trigger the event becomes exceeds ``MAX_TRIGGER_BYTES`` (the payload is shown to
       the agent indented, so deep nesting grows it)
-200   the key was already accepted with this same event (a sender retry, or a replay of a
-      captured request inside the window): acknowledged, nothing new is woken
-202   accepted: Temporal has the trigger (signal-with-start); the agent will wake once
-503   Postgres or Temporal is unreachable: nothing was accepted, retry later
+409   the idempotency key was already claimed for this agent by a different event
+200   the key was already claimed with this same event (a sender retry, or a replay of a
+      captured request inside the window): delivered again, which the agent's workflow
+      drops as a key it has seen, so nothing new is woken unless the first delivery was
+      lost with its workflow
+202   accepted: this delivery claimed the key and Temporal has the trigger
+      (signal-with-start); the agent will wake once
+503   Postgres or Temporal is unreachable: nothing was accepted (a claim is released), retry
+      later
 ====  =====================================================================================
+
+Keys are claimed atomically (``ingress_receipts``): of concurrent deliveries with one key,
+exactly one event is accepted. A sender's key is answered back to it but stored and sent
+to Temporal only as a digest.
 
 Answers are JSON ``{"error": code, "message": text}``; they say what to fix and never
 include stack traces, SQL, secrets or server addresses.
@@ -37,7 +50,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -50,16 +62,24 @@ from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from temporalio.client import Client
 from temporalio.service import RPCError
 
 from wakeful.agents import AgentRuntime
 from wakeful.contracts import oversized_trigger
 from wakeful.errors import RuntimeFailure, UnknownAgentError
+from wakeful.names import is_name
 from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.substrate.store import Store
 from wakeful.worker.client import deliver
-from wakeful.worker.ingress_auth import SIGNATURE_HEADER, AuthFailure, TenantSecrets, verify
+from wakeful.worker.ingress_auth import (
+    SIGNATURE_HEADER,
+    AuthFailure,
+    TenantSecrets,
+    precheck,
+    verify_body,
+)
 from wakeful.worker.ingress_events import (
     EVENT_SCHEMA,
     IDEMPOTENCY_HEADER,
@@ -68,16 +88,15 @@ from wakeful.worker.ingress_events import (
     parse_event,
     to_trigger,
 )
-from wakeful.worker.ingress_receipts import Receipt, Receipts, event_digest
+from wakeful.worker.ingress_receipts import Receipts, event_digest
 from wakeful.worker.settings import Settings
 
 __all__ = ["ClientFactory", "create_app"]
 
 log = logging.getLogger("wakeful.ingress")
 
-# Agent names are the operator's choice; anything with control characters (NUL cannot even
-# reach Postgres) or longer than any real name is simply not an agent.
-_AGENT_NAME = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+# What wakeful.names admits (the same rule everywhere a name comes in).
+_NAME_RULE = "1-64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit"
 # Errors that mean "the database is not reachable now", as opposed to a bug.
 _DB_DOWN = (OperationalError, InterfaceError, PoolTimeout)
 
@@ -97,22 +116,34 @@ def _answer(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": code, "message": message, **extra}, status, headers=headers)
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    """The raw body, refusing (413) as soon as it is known to exceed ``limit`` bytes."""
-    too_large = _Refused(
-        413, "payload_too_large", f"body exceeds {limit} bytes; send a smaller event"
-    )
+def _too_large(limit: int) -> _Refused:
+    return _Refused(413, "payload_too_large", f"body exceeds {limit} bytes; send a smaller event")
+
+
+def _check_length(request: Request, limit: int) -> None:
+    """Refuse (413) a body whose announced length exceeds ``limit``, before reading it."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > limit:
-        raise too_large
+        raise _too_large(limit)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The raw body, refusing (413) as soon as it is known to exceed ``limit`` bytes (the
+    stream is counted, so an unannounced large body is cut off too)."""
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise too_large
+            raise _too_large(limit)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _shown(name: str) -> str:
+    """A name from the URL, quoted for a one-line answer (long ones cut)."""
+    shown = repr(name)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 class _Ingress:
@@ -154,16 +185,27 @@ class _Ingress:
     async def handle(self, request: Request, tenant: str, agent: str) -> JSONResponse:
         now = self.clock()
         s = self.settings
-        body = await _read_body(request, s.webhook_max_body_bytes)
+        # Everything that needs no body is checked before the body is read: a delivery that
+        # will be refused anyway costs no buffering, however large its body.
+        for kind, name in (("tenant", tenant), ("agent", agent)):
+            if not is_name(name):
+                raise _Refused(
+                    404,
+                    f"unknown_{kind}",
+                    f"{kind} name {_shown(name)} in the URL is invalid (names are {_NAME_RULE});"
+                    " check the URL",
+                )
+        _check_length(request, s.webhook_max_body_bytes)
         try:
-            verify(
+            sig = precheck(
                 self.secrets,
                 tenant,
                 request.headers.get(SIGNATURE_HEADER),
-                body,
                 now=now,
                 window_s=s.webhook_replay_window_s,
             )
+            body = await _read_body(request, s.webhook_max_body_bytes)
+            verify_body(self.secrets, tenant, sig, body)
         except AuthFailure as err:
             raise _Refused(err.status, err.code, err.message) from None
         try:
@@ -172,48 +214,53 @@ class _Ingress:
         except EventError as err:
             raise _Refused(422, err.code, err.message) from None
         try:
-            if not _AGENT_NAME.fullmatch(agent):
-                raise UnknownAgentError(agent)
             runtime = await run_in_threadpool(self.runtime_of, tenant, agent)
         except UnknownAgentError:
             raise _Refused(
                 404, "unknown_agent", f"no agent {agent!r} in this tenant; check the URL"
             ) from None
-        receipts = Receipts(self.store.tenant(tenant), agent)
-        digest = event_digest(event)
-        seen = await run_in_threadpool(receipts.check, key, digest)
-        ack = {"tenant": tenant, "agent": agent, "idempotency_key": key}
-        if seen is Receipt.CONFLICT:
-            raise _Refused(
-                409,
-                "key_conflict",
-                f"idempotency key {key!r} was already accepted for this agent with a different "
-                "event; use a new key for a new event",
-            )
-        if seen is Receipt.DUPLICATE:
-            return JSONResponse({"status": "duplicate", **ack}, 200)
         trigger = to_trigger(event, key, self.redaction, datetime.fromtimestamp(now, UTC))
         # The payload is re-serialised indented for the agent to read: a deeply nested body
         # grows quadratically, so a small body can still make a trigger over the limit.
         too_large = oversized_trigger(trigger, agent)
         if too_large is not None:
             raise _Refused(413, "payload_too_large", too_large)
+        receipts = Receipts(self.store.tenant(tenant), agent)
+        digest = event_digest(event)
+        claim = await run_in_threadpool(receipts.claim, key, digest)
+        ack = {"tenant": tenant, "agent": agent, "idempotency_key": key}
+        if not claim.same_event:
+            raise _Refused(
+                409,
+                "key_conflict",
+                "this idempotency key was already accepted for this agent with a different "
+                "event; use a new key for a new event",
+            )
+        duplicate = {"status": "duplicate", **ack}
+        if claim.state == "legacy":  # woken under a key the trigger can no longer repeat
+            return JSONResponse(duplicate, 200)
         try:
             client = await self.client()
-            # Signal-with-start returns once Temporal has durably recorded the trigger.
+            # Signal-with-start returns once Temporal has durably recorded the trigger. A
+            # duplicate is delivered again too: the workflow drops a key it has seen (or finds
+            # in the substrate when it starts afresh), so a true duplicate wakes nothing,
+            # while one whose first delivery was lost with its workflow (terminated with
+            # triggers still queued) wakes the agent now.
             await deliver(client, runtime, trigger, s.task_queue)
         except (RPCError, RuntimeError, OSError, TimeoutError) as err:
             # RuntimeError: the SDK's "Failed client connect"; RPCError: the server refused.
             log.warning("delivery %s/%s: Temporal unreachable: %s", tenant, agent, err)
+            if claim.won:  # the sender's retry must be delivered, whatever its body
+                await run_in_threadpool(receipts.release, key, digest)
             raise _Refused(
                 503, "unavailable", "the orchestrator is unreachable; retry later", 5
             ) from None
         try:
-            await run_in_threadpool(receipts.record, key, digest)
+            await run_in_threadpool(receipts.delivered, key, digest)
         except SQLAlchemyError:  # Temporal has it and dedups the key: the delivery stands
-            log.warning(
-                "delivery %s/%s %s accepted but its receipt was not written", tenant, agent, key
-            )
+            log.warning("delivery %s/%s accepted but its claim was not marked", tenant, agent)
+        if not claim.won:
+            return JSONResponse(duplicate, 200)
         return JSONResponse({"status": "accepted", **ack}, 202)
 
     async def ready(self) -> JSONResponse:
@@ -277,10 +324,10 @@ _ANSWERS: dict[int | str, dict[str, Any]] = {
     202: {"description": "Accepted: Temporal has the trigger."},
     401: {"description": "Missing, malformed, stale or wrong signature."},
     403: {"description": "Signed with another tenant's secret."},
-    404: {"description": "No such agent."},
-    409: {"description": "Idempotency key already used for a different event."},
+    404: {"description": "No such agent, or an invalid tenant or agent name."},
+    409: {"description": "Idempotency key already claimed by a different event."},
     413: {"description": "Body too large."},
-    422: {"description": "Not JSON, not a valid event, or no idempotency key."},
+    422: {"description": "Not UTF-8 JSON, not a valid event, or no idempotency key."},
     503: {"description": "Postgres or Temporal unreachable; retry later."},
 }
 
@@ -314,6 +361,11 @@ def create_app(
         except _Refused as err:
             extra = {"retry_after": err.retry_after} if err.retry_after else {}
             response = _answer(err.status, err.code, err.message, **extra)
+        except ClientDisconnect:  # the sender went away (or the server's read deadline hit)
+            log.info(
+                "delivery to %s/%s: the client disconnected before its body was read", tenant, agent
+            )
+            response = _answer(400, "disconnected", "the request body was not received")
         except (*_DB_DOWN, RuntimeFailure):
             log.warning("delivery to %s/%s: database unreachable", tenant, agent, exc_info=True)
             response = _answer(

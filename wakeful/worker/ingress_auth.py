@@ -34,9 +34,11 @@ __all__ = [
     "Signature",
     "TenantSecrets",
     "parse_signature",
+    "precheck",
     "sign",
     "signature_header",
     "verify",
+    "verify_body",
 ]
 
 SIGNATURE_HEADER = "X-Wakeful-Signature"
@@ -149,16 +151,12 @@ def _matches(secret: SecretStr, sig: Signature, body: bytes) -> bool:
     return any(hits)
 
 
-def verify(
-    secrets: TenantSecrets,
-    tenant: str,
-    header: str | None,
-    body: bytes,
-    *,
-    now: float,
-    window_s: int,
+def precheck(
+    secrets: TenantSecrets, tenant: str, header: str | None, *, now: float, window_s: int
 ) -> Signature:
-    """Authenticate one delivery for ``tenant`` or raise :class:`AuthFailure`."""
+    """What can be checked before the body is read: the header is there and well formed,
+    its timestamp is inside the replay window, and the tenant has a secret. An unsigned or
+    stale delivery is refused without reading (or buffering) its body."""
     sig = parse_signature(header)
     skew = now - sig.timestamp
     if abs(skew) > window_s:
@@ -169,16 +167,20 @@ def verify(
             f"signature timestamp is {abs(int(skew))} s {where}; deliveries must be signed "
             f"within {window_s} s of receipt (check the sender's clock, then re-sign)",
         )
-    own = secrets.of(tenant)
-    if not own:
+    if not secrets.of(tenant):
         raise AuthFailure(
             401,
             "no_secret",
             "deliveries for this tenant are refused: no webhook signing secret is configured "
             "for it (WAKEFUL_WEBHOOK_SECRET or WAKEFUL_WEBHOOK_TENANT_SECRETS)",
         )
-    if any(_matches(secret, sig, body) for secret in own):
-        return sig
+    return sig
+
+
+def verify_body(secrets: TenantSecrets, tenant: str, sig: Signature, body: bytes) -> None:
+    """Check a prechecked signature against the body, or raise :class:`AuthFailure`."""
+    if any(_matches(secret, sig, body) for secret in secrets.of(tenant)):
+        return
     if any(_matches(secret, sig, body) for secret in secrets.others(tenant)):
         raise AuthFailure(
             403,
@@ -192,3 +194,18 @@ def verify(
         "signature does not match: sign the exact raw body as '<t>.<body>' with HMAC-SHA256 "
         "and the tenant's webhook secret, hex-encoded",
     )
+
+
+def verify(
+    secrets: TenantSecrets,
+    tenant: str,
+    header: str | None,
+    body: bytes,
+    *,
+    now: float,
+    window_s: int,
+) -> Signature:
+    """Authenticate one delivery for ``tenant`` or raise :class:`AuthFailure`."""
+    sig = precheck(secrets, tenant, header, now=now, window_s=window_s)
+    verify_body(secrets, tenant, sig, body)
+    return sig

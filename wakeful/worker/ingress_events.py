@@ -17,6 +17,7 @@ the compiler frames as data inside ``<wake kind="webhook">``.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from datetime import datetime
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
+from wakeful.idempotency import trigger_key
 from wakeful.redaction import RedactionPolicy
 
 __all__ = [
@@ -43,6 +45,7 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_DEPTH = 32
 _KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"  # visible ASCII, no spaces
 _TYPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 EVENT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -112,10 +115,16 @@ class WebhookEvent(BaseModel):
 
 
 def parse_event(body: bytes) -> WebhookEvent:
-    """Parse and validate a body, or raise :class:`EventError` naming what is wrong."""
+    """Parse and validate a body, or raise :class:`EventError` naming what is wrong.
+
+    The body must be UTF-8 JSON, as the README says: decoded here, strictly, rather than
+    left to ``json.loads`` (which also guesses UTF-16 and UTF-32, and keeps a BOM's meaning).
+    A string or key holding a lone surrogate (``"\\ud800"``) is not text: refused.
+    """
+    document = _utf8(body)
     try:
-        decoded = json.loads(body, parse_constant=_no_constants)
-    except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as err:
+        decoded = json.loads(document, parse_constant=_no_constants)
+    except (json.JSONDecodeError, ValueError) as err:
         raise EventError(
             "bad_json", f"body is not valid UTF-8 JSON ({_json_reason(err)}); send one JSON object"
         ) from None
@@ -123,30 +132,84 @@ def parse_event(body: bytes) -> WebhookEvent:
         raise EventError("bad_json", f"body nests deeper than {MAX_DEPTH} levels") from None
     if not isinstance(decoded, dict):
         raise EventError("invalid_event", f"body must be a JSON object, not {_json_type(decoded)}")
-    if _depth(decoded) > MAX_DEPTH:
+    depth, surrogate_at = _walk(decoded)
+    if depth > MAX_DEPTH:
         raise EventError("invalid_event", f"body nests deeper than {MAX_DEPTH} levels")
+    if surrogate_at is not None:
+        raise EventError(
+            "invalid_event",
+            f"{surrogate_at} holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without "
+            "its pair), which is not text; send valid Unicode",
+        )
     try:
         return WebhookEvent.model_validate(decoded)
     except ValidationError as err:
         raise EventError("invalid_event", "invalid event: " + _describe(err)) from None
 
 
+_OTHER_ENCODINGS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def _utf8(body: bytes) -> str:
+    """The body as text: UTF-8 without a byte order mark, or :class:`EventError`."""
+    if body.startswith(codecs.BOM_UTF8):
+        raise EventError(
+            "bad_json", "body starts with a UTF-8 byte order mark; send UTF-8 JSON without a BOM"
+        )
+    for bom, name in _OTHER_ENCODINGS:
+        if body.startswith(bom):
+            raise EventError(
+                "bad_json", f"body is {name} (it has a {name} byte order mark); send UTF-8 JSON"
+            )
+    # JSON text starts with an ASCII character: UTF-16/32 without a BOM puts NULs next to it.
+    if b"\x00" in body[:4]:
+        raise EventError(
+            "bad_json", "body looks like UTF-16 or UTF-32 (NUL bytes); send UTF-8 JSON"
+        )
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise EventError(
+            "bad_json", f"body is not valid UTF-8 (at byte {err.start}); send UTF-8 JSON"
+        ) from None
+
+
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def _depth(value: Any) -> int:
-    """Nesting depth, iteratively: a hostile body must not exhaust the stack later."""
-    deepest, stack = 0, [(value, 1)]
+def _walk(value: Any) -> tuple[int, str | None]:
+    """Nesting depth, and where a lone surrogate sits (None: nowhere). Iterative: a hostile
+    body must not exhaust the stack later. Stops early past ``MAX_DEPTH``."""
+    deepest, found, stack = 0, None, [(value, 1, "body")]
     while stack:
-        item, level = stack.pop()
+        item, level, where = stack.pop()
+        if isinstance(item, str):
+            if found is None and _SURROGATE.search(item):
+                found = where
+            continue
         if isinstance(item, dict | list):
             deepest = max(deepest, level)
             if level > MAX_DEPTH:
-                return level
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children)
-    return deepest
+                return level, found
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if found is None and _SURROGATE.search(key):
+                        found = f"a key in {where}"
+                    stack.append((child, level + 1, _field(where, key)))
+            else:
+                stack.extend((child, level + 1, f"{where}[{i}]") for i, child in enumerate(item))
+    return deepest, found
+
+
+def _field(where: str, key: str) -> str:
+    shown = key if key.isidentifier() and key.isascii() else "[...]"
+    return shown if where == "body" else f"{where}.{shown}"
 
 
 def _json_type(value: Any) -> str:
@@ -157,8 +220,6 @@ def _json_type(value: Any) -> str:
 def _json_reason(err: Exception) -> str:
     if isinstance(err, json.JSONDecodeError):
         return f"{err.msg} at line {err.lineno} column {err.colno}"
-    if isinstance(err, UnicodeDecodeError):
-        return "not UTF-8"
     return str(err)
 
 
@@ -203,9 +264,10 @@ def idempotency_key(event: WebhookEvent, header: str | None) -> str:
     return event.id
 
 
-def goal_text(event: WebhookEvent, key: str) -> str:
-    """What the agent reads: the event's type and id, its text, then its payload as JSON."""
-    lines = [f"Webhook event {event.type} (id {key})."]
+def goal_text(event: WebhookEvent) -> str:
+    """What the agent reads: the event's type, its text, then its payload as JSON. Not its
+    id: a sender's key may hold a secret, and the goal is stored and sent to Temporal."""
+    lines = [f"Webhook event {event.type}."]
     if event.text is not None:
         lines += ["", event.text]
     if event.payload is not None:
@@ -217,16 +279,14 @@ def goal_text(event: WebhookEvent, key: str) -> str:
 def to_trigger(
     event: WebhookEvent, key: str, redaction: RedactionPolicy, received_at: datetime
 ) -> Trigger:
-    """The trigger a delivery becomes: a redacted ``webhook`` goal with a namespaced key.
-
-    The key is prefixed so a sender's ``"1"`` never collides with a CLI or schedule key in
-    the agent's dedup memory.
-    """
-    text = redaction.redact(goal_text(event, key)).text
-    trigger_key = f"webhook:{key}"
+    """The trigger a delivery becomes: a redacted ``webhook`` goal keyed by the digest of the
+    sender's key (:func:`wakeful.idempotency.trigger_key`: namespaced, so a sender's ``"1"``
+    never collides with a CLI or schedule key, and never the key itself)."""
+    text = redaction.redact(goal_text(event)).text
+    key_of_trigger = trigger_key("webhook", key)
     return Trigger(
-        goal=Goal(kind=GoalKind.WEBHOOK, text=text, idempotency_key=trigger_key),
-        idempotency_key=trigger_key,
+        goal=Goal(kind=GoalKind.WEBHOOK, text=text, idempotency_key=key_of_trigger),
+        idempotency_key=key_of_trigger,
         new_session=event.new_session,
         received_at=received_at,
     )

@@ -1,4 +1,4 @@
-"""Delivery receipts: which idempotency keys an agent accepted from webhooks, and for what.
+"""Delivery receipts: which event an agent's webhook idempotency key belongs to.
 
 The agent's workflow already ignores a trigger whose key it has seen, so a duplicate
 delivery never wakes twice. Receipts add what the workflow cannot know: whether a repeated
@@ -7,32 +7,22 @@ one (a sender bug or a forgery by someone holding the secret: answered 409 rathe
 silently dropped). They live in Postgres, so every ingress replica and every restart sees
 them.
 
-A receipt is two content-addressed rows in the tenant's blob store: one whose content is
-the (agent, key) pair, one whose content is (agent, key, event digest). Content addressing
-makes both lookups a primary-key probe and both writes idempotent, with no table of its
-own. Receipts are written only after Temporal accepted the trigger.
+A receipt is a claim (:mod:`wakeful.substrate.claims`), won atomically before the trigger
+is delivered: of concurrent deliveries with one key, one event wins and the others are
+refused, none is lost. A claim whose delivery failed is released, so the sender's retry is
+delivered. Only digests are stored: the key as the sender sent it is never written.
 """
 
 from __future__ import annotations
 
 import hashlib
-from enum import StrEnum
 
-from wakeful.compiler.blocks import content_hash
 from wakeful.compiler.framing import canonical_json
-from wakeful.errors import StoreError
+from wakeful.substrate.claims import Claim
 from wakeful.substrate.store import TenantStore
 from wakeful.worker.ingress_events import WebhookEvent
 
-__all__ = ["Receipt", "Receipts", "event_digest"]
-
-_KIND = "webhook_receipt"
-
-
-class Receipt(StrEnum):
-    NEW = "new"
-    DUPLICATE = "duplicate"
-    CONFLICT = "conflict"
+__all__ = ["Receipts", "event_digest", "key_digest"]
 
 
 def event_digest(event: WebhookEvent) -> str:
@@ -45,33 +35,23 @@ def event_digest(event: WebhookEvent) -> str:
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
+def key_digest(key: str) -> str:
+    """The SHA-256 of a sender's idempotency key: what a claim stores in its place."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 class Receipts:
+    """One agent's claims, by the sender's key and the event's digest."""
+
     def __init__(self, ts: TenantStore, agent: str) -> None:
         self._ts = ts
         self._agent = agent
 
-    def _key_doc(self, key: str) -> str:
-        return canonical_json({"receipt": "webhook-key", "agent": self._agent, "key": key})
+    def claim(self, key: str, digest: str) -> Claim:
+        return self._ts.claim_delivery(self._agent, key_digest(key), digest)
 
-    def _event_doc(self, key: str, digest: str) -> str:
-        return canonical_json(
-            {"receipt": "webhook-event", "agent": self._agent, "key": key, "event": digest}
-        )
+    def delivered(self, key: str, digest: str) -> None:
+        self._ts.claim_delivered(self._agent, key_digest(key), digest)
 
-    def _exists(self, doc: str) -> bool:
-        try:
-            self._ts.get_blob(content_hash(doc))
-        except StoreError:
-            return False
-        return True
-
-    def check(self, key: str, digest: str) -> Receipt:
-        if self._exists(self._event_doc(key, digest)):
-            return Receipt.DUPLICATE
-        if self._exists(self._key_doc(key)):
-            return Receipt.CONFLICT
-        return Receipt.NEW
-
-    def record(self, key: str, digest: str) -> None:
-        self._ts.put_blob(_KIND, self._event_doc(key, digest))
-        self._ts.put_blob(_KIND, self._key_doc(key))
+    def release(self, key: str, digest: str) -> None:
+        self._ts.release_claim(self._agent, key_digest(key), digest)
