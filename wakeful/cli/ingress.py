@@ -48,6 +48,7 @@ def serve(
     from wakeful.worker.client import connect
     from wakeful.worker.ingress import create_app
     from wakeful.worker.ingress_auth import TenantSecrets
+    from wakeful.worker.ingress_server import server_config
 
     s = settings()
     host = host or s.ingress_host
@@ -73,9 +74,7 @@ def serve(
         f"ingress listening on http://{shown}:{port} (tenants: {', '.join(tenants) or 'none'};"
         f" task queue {s.task_queue!r})"
     )
-    config = uvicorn.Config(
-        app_, log_level=log_level, lifespan="off", proxy_headers=False, server_header=False
-    )
+    config = server_config(app_, log_level=log_level)  # read deadline, connection limits
     # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal; a
     # stop that was asked for is a clean exit (0), as `docker stop` expects.
     previous = signal.signal(signal.SIGTERM, _stop_requested)
