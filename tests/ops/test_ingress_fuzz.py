@@ -9,10 +9,12 @@ secret or a stack trace.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
 import uuid
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -20,13 +22,22 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from tests.e2e.harness import message, running_worker
 from tests.ops.conftest import OTHER_SECRET, SECRET, MakeIngress, ingress_settings
 from tests.ops.hooks import terminate
-from wakeful.agents import Agent
+from wakeful.agents import Agent, AgentRegistry
+from wakeful.idempotency import trigger_key
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.worker.client import wake
+from wakeful.worker.ingress import create_app
 from wakeful.worker.ingress_auth import signature_header
 from wakeful.worker.ingress_events import EVENT_SCHEMA, EventError, parse_event
+from wakeful.worker.ingress_receipts import event_digest
+from wakeful.worker.serve import register_agent
 
 _json = st.recursive(
     st.none()
@@ -170,3 +181,143 @@ def test_the_published_schema_and_the_validator_agree(candidate: dict[str, Any])
     except EventError:
         by_ingress = False
     assert by_schema == by_ingress, (candidate, list(_validator.iter_errors(candidate)))
+
+
+# --- the live stack -------------------------------------------------------------------------
+#
+# Deliveries drawn by hypothesis go through the ingress app to the real Postgres and Temporal
+# dev server, with a worker serving two agents on the provider simulator. Each example sends
+# a few deliveries at once (often several under one key, with the same or another body).
+# Then: no answer was a 5xx; a probe trigger to each agent wakes it (nothing stalled); and
+# every accepted delivery woke its agent exactly once, with every duplicate the same event.
+
+_NOW = 1_767_225_600
+_KEYS = [f"k{i}" for i in range(6)]
+_odd_text = st.one_of(
+    st.text(max_size=40),
+    st.text(max_size=40),
+    st.text(max_size=40),
+    st.lists(
+        st.sampled_from(["\x00", "\ud800", "\udfff", "\ufeff", "é", "😀", "\u202e", "a", " "]),
+        max_size=8,
+    ).map("".join),
+)
+_live_events = st.fixed_dictionaries(
+    {"type": st.sampled_from(["deploy.failed", "ticket.opened"]), "text": _odd_text},
+    optional={
+        "payload": st.dictionaries(_odd_text, _odd_text | st.integers(), max_size=2),
+        "new_session": st.booleans(),
+    },
+)
+
+
+@st.composite
+def _live_delivery(draw: st.DrawFn, agents: list[str], key: str) -> dict[str, Any]:
+    body_doc = draw(_live_events)
+    raw = json.dumps(body_doc).encode()  # lone surrogates travel as \ud800 escapes
+    raw = draw(
+        st.sampled_from(["utf-8"] * 8 + ["bom", "utf-16"]).map(
+            lambda how: {"bom": b"\xef\xbb\xbf" + raw, "utf-16": raw.decode().encode("utf-16")}.get(
+                how, raw
+            )
+        )
+    )
+    name = draw(st.sampled_from([*agents * 6, "ghost", "bad:name", "x" * 70, "a%00b"]))
+    signing = draw(st.sampled_from(["valid"] * 8 + ["none", "stale", "garbage"]))
+    headers = {"Idempotency-Key": key}
+    if signing == "valid":
+        headers["X-Wakeful-Signature"] = signature_header(SECRET, _NOW, raw)
+    elif signing == "stale":
+        headers["X-Wakeful-Signature"] = signature_header(SECRET, _NOW - 3600, raw)
+    elif signing == "garbage":
+        headers["X-Wakeful-Signature"] = draw(_header_text)
+    return {"agent": name, "body": raw, "headers": headers}
+
+
+@st.composite
+def _live_batch(draw: st.DrawFn, agents: list[str]) -> list[dict[str, Any]]:
+    key = draw(st.sampled_from(_KEYS) | _key)
+    same_key = draw(st.lists(_live_delivery(agents, key), min_size=1, max_size=4))
+    others = draw(
+        st.lists(st.sampled_from(_KEYS).flatmap(lambda k: _live_delivery(agents, k)), max_size=2)
+    )
+    return same_key + others
+
+
+async def test_fuzzed_deliveries_on_the_live_stack_never_stall_or_lose_an_event(
+    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, agent: Agent
+) -> None:
+    other = Agent(
+        name="pager", instructions="Answer briefly.", workdir=agent.workdir, tenant=agent.tenant
+    )
+    register_agent(store.tenant(agent.tenant), other)
+    agents = [agent, other]
+    names = [a.name for a in agents]
+    client = temporal_dev.client
+    loop = asyncio.get_running_loop()
+    accepted: dict[tuple[str, str], str] = {}  # (agent, key) -> the accepted event's digest
+    duplicates: list[tuple[str, str, str]] = []
+    statuses: Counter[int] = Counter()
+
+    async def temporal() -> Client:
+        return client
+
+    async with running_worker(client, store, AgentRegistry(agents), sim, uuid.uuid4().hex) as q:
+        app = create_app(
+            ingress_settings(agent, task_queue=q), temporal, store, clock=lambda: float(_NOW)
+        )
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://ingress") as ingress:
+
+            async def send(batch: list[dict[str, Any]]) -> list[httpx.Response]:
+                return await asyncio.gather(
+                    *(
+                        ingress.post(
+                            f"/hooks/{d['agent']}", content=d["body"], headers=d["headers"]
+                        )
+                        for d in batch
+                    )
+                )
+
+            @settings(
+                max_examples=60,
+                derandomize=True,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            )
+            @given(st.data())
+            def fuzz(data: st.DataObject) -> None:
+                batch = data.draw(_live_batch(names))
+                answers = asyncio.run_coroutine_threadsafe(send(batch), loop).result(120)
+                for delivery, answer in zip(batch, answers, strict=True):
+                    statuses[answer.status_code] += 1
+                    assert answer.status_code < 500, (delivery, answer.text)
+                    if answer.status_code in (200, 202):
+                        key = delivery["headers"]["Idempotency-Key"]
+                        digest = event_digest(parse_event(delivery["body"]))
+                        where = (delivery["agent"], key)
+                        if answer.status_code == 202:
+                            assert where not in accepted, f"{where} accepted twice"
+                            accepted[where] = digest
+                        else:
+                            duplicates.append((*where, digest))
+
+            await asyncio.to_thread(fuzz)
+            # Nothing stalled: a probe to each agent wakes it, after everything before it.
+            for a in agents:
+                probe = message(f"probe {a.name}")
+                result = await asyncio.wait_for(wake(client, a.runtime(), probe, q), 180)
+                assert result.status == "done", (a.name, result)
+
+    assert statuses[202] >= 5 and statuses[409] + statuses[200] >= 1, statuses
+    ts = store.tenant(agent.tenant)
+    for name in names:
+        keys = [w.idempotency_key for w in ts.wakes(name)]
+        assert len(keys) == len(set(keys)), f"{name} woke twice for one key"
+        woken = set(keys)
+        for (target, key), _ in accepted.items():
+            if target == name:
+                assert trigger_key("webhook", key) in woken, f"accepted {key!r} never woke {name}"
+    for target, key, digest in duplicates:
+        assert accepted.get((target, key)) == digest, f"duplicate {key!r} was another event"
