@@ -126,7 +126,7 @@ _NAMES = st.one_of(
 
 @given(_NAMES, _NAMES, _NAMES, _NAMES)
 def test_workflow_ids_are_injective_and_round_trip(t1: str, a1: str, t2: str, a2: str) -> None:
-    ids = {}
+    ids: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for tenant, agent in ((t1, a1), (t2, a2)):
         for build in (workflow_id, child_workflow_id):
             try:
