@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from wakeful.errors import UnknownAgentError, UserError
+from wakeful.names import NAME_RULE, check_agent_name, check_tenant, is_agent_name, is_name
 
 
 class ToolContext(BaseModel):
@@ -55,6 +56,11 @@ class Tool:
     local: bool = False
 
     def __post_init__(self) -> None:
+        where = f"tool {self.name!r}"
+        _at_least(where, "max_attempts", self.max_attempts, 1)
+        _positive(where, "timeout_s", self.timeout_s)
+        if self.heartbeat_s is not None:
+            _positive(where, "heartbeat_s", self.heartbeat_s)
         if self.local and self.heartbeat_s is not None:
             raise UserError(
                 f"tool {self.name!r}: a local tool cannot heartbeat; drop heartbeat_s or local"
@@ -102,6 +108,22 @@ class AgentRuntime(BaseModel):
         description="Model calls run as local activities (see wakeful.workflows.policies).",
     )
 
+    # Checked here too, not only on Agent: a runtime also arrives as workflow input, and a
+    # name holding ':' would address another tenant's or agent's workflow and rows.
+    @field_validator("tenant")
+    @classmethod
+    def _tenant(cls, value: str) -> str:
+        if not is_name(value):
+            raise ValueError(f"tenant name {value!r} is invalid: use {NAME_RULE}")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not is_agent_name(value):
+            raise ValueError(f"agent name {value!r} is invalid: use {NAME_RULE}")
+        return value
+
 
 @dataclass(frozen=True)
 class Delegation:
@@ -127,6 +149,14 @@ class Delegation:
     max_attempts: int = 2
     on_invalid: Literal["retry", "report"] = "retry"
 
+    def __post_init__(self) -> None:
+        where = f"delegation {self.name!r}"
+        _at_least(where, "max_tokens", self.max_tokens, 1)
+        _at_least(where, "max_model_calls", self.max_model_calls, 1)
+        _at_least(where, "max_result_chars", self.max_result_chars, 1)
+        _at_least(where, "max_attempts", self.max_attempts, 1)
+        _positive(where, "timeout_s", self.timeout_s)
+
 
 @dataclass(frozen=True)
 class Agent:
@@ -149,6 +179,30 @@ class Agent:
     # marker in the history, not an event each, and a query waits while a long call holds
     # the workflow task (wakeful.workflows.policies). Off: model calls are activities.
     local_model_calls: bool = False
+
+    def __post_init__(self) -> None:
+        check_tenant(self.tenant, f"Agent {self.name!r}")
+        if not self._is_child():
+            check_agent_name(self.name, f"Agent(tenant={self.tenant!r})")
+        where = f"agent {self.name!r}"
+        for text in ("provider", "model", "policy"):
+            value = getattr(self, text)
+            if not isinstance(value, str) or not value.strip():
+                raise UserError(f"{where}: {text} must be a non-empty name (got {value!r})")
+        _at_least(where, "max_model_calls_per_wake", self.max_model_calls_per_wake, 1)
+        _at_least(where, "max_tool_calls_per_wake", self.max_tool_calls_per_wake, 0)
+        _at_least(where, "max_tokens_per_wake", self.max_tokens_per_wake, 1)
+        _at_least(where, "max_parallel_children", self.max_parallel_children, 1)
+
+    def _is_child(self) -> bool:
+        """A child agent, ``<parent>/child/<n>``, as Wakeful builds it (its meta names the
+        parent); users' agents may not take such a name."""
+        parent = self.meta.get("parent", "")
+        return (
+            is_agent_name(parent)
+            and self.name.startswith(f"{parent}/child/")
+            and is_agent_name(self.name)
+        )
 
     def delegation(self, name: str) -> Delegation:
         for d in self.delegations:
@@ -199,6 +253,18 @@ class Agent:
         }
 
 
+def _at_least(where: str, field: str, value: object, low: int) -> None:
+    """An integer limit of at least ``low``, or one line naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise UserError(f"{where}: {field} must be an integer >= {low} (got {value!r})")
+
+
+def _positive(where: str, field: str, value: object) -> None:
+    """A positive number of seconds, or one line naming it."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise UserError(f"{where}: {field} must be a number > 0 (got {value!r})")
+
+
 def delegate_schema(delegations: tuple[Delegation, ...]) -> dict[str, Any]:
     """The ``delegate`` tool as the model sees it: one call per sub-task, run in parallel."""
     kinds = "; ".join(f"{d.name}: {d.description}" for d in delegations)
@@ -234,6 +300,9 @@ class AgentRegistry:
         self._fallback = fallback
 
     def register(self, agent: Agent) -> None:
+        # Agent checks its names; checked again here, where they become the registry's keys.
+        check_tenant(agent.tenant, f"agent {agent.name!r}")
+        check_agent_name(agent.name, f"tenant {agent.tenant!r}", child=True)
         self._agents[(agent.tenant, agent.name)] = agent
 
     def get(self, tenant: str, name: str) -> Agent:

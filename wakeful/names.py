@@ -17,12 +17,20 @@ import re
 
 from wakeful.errors import ConfigError
 
-__all__ = ["NAME_PATTERN", "check_agent_name", "check_tenant", "is_agent_name", "is_name"]
+__all__ = [
+    "NAME_PATTERN",
+    "NAME_RULE",
+    "check_agent_name",
+    "check_tenant",
+    "is_agent_name",
+    "is_name",
+]
 
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 _NAME = re.compile(NAME_PATTERN)
 _AGENT = re.compile(rf"{NAME_PATTERN}(?:/child/[1-9][0-9]{{0,8}})*")
-_RULE = "1-64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit"
+# What a refused name is told to look like (also in the settings' messages).
+NAME_RULE = "1-64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit"
 
 
 def is_name(value: object) -> bool:
@@ -39,7 +47,7 @@ def _check(kind: str, value: object, ok: bool, where: str) -> str:
     if not ok:
         shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
         origin = f" (from {where})" if where else ""
-        raise ConfigError(f"{kind} name {shown}{origin} is invalid: use {_RULE}")
+        raise ConfigError(f"{kind} name {shown}{origin} is invalid: use {NAME_RULE}")
     assert isinstance(value, str)
     return value
 

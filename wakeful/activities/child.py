@@ -38,6 +38,7 @@ from wakeful.contracts import (
     ToolResultIn,
 )
 from wakeful.errors import UnknownAgentError, UserError
+from wakeful.names import check_agent_name, is_agent_name, is_name
 from wakeful.providers.base import ModelReply
 from wakeful.substrate.records import EventIn, MemoryRecord
 
@@ -124,7 +125,7 @@ class ChildActivities:
 
     def load_child(self, tenant: str, name: str) -> Agent | None:
         """Rebuild a child registered by another worker from its stored bundle."""
-        if CHILD_MARK not in name:
+        if CHILD_MARK not in name or not (is_name(tenant) and is_agent_name(name)):
             return None
         try:
             spec = self.deps.store.tenant(tenant).get_agent(name)["spec"]
@@ -192,7 +193,7 @@ class ChildActivities:
         return ChildBundle(
             tenant=parent.tenant,
             parent=parent.name,
-            child=f"{parent.name}{CHILD_MARK}{n}",
+            child=check_agent_name(f"{parent.name}{CHILD_MARK}{n}", "a delegation", child=True),
             kind=kind,
             call_id=call_id,
             task=task,

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from temporalio.exceptions import ApplicationError
+
 from wakeful.activities.snapshot_hash import BlockHashes
-from wakeful.agents import AgentRegistry
+from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import CountingCache, Policy, TokenCounter
-from wakeful.errors import ConfigError
+from wakeful.errors import ConfigError, UserError
 from wakeful.providers.base import ModelProvider
+from wakeful.providers.pricing import price_for
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.indexing import EventIndex
 from wakeful.substrate.retrieval import RetrievalConfig
@@ -58,11 +61,16 @@ class ActivityDeps:
         if name == "default" and name not in self.policies:
             # Kept: a policy is frozen, and its fingerprint (hashed once) is cached on it.
             self.policies[name] = Policy.default()
+        check_policy(self.policies, name)
+        return self.policies[name]
+
+    def provider(self, name: str) -> ModelProvider:
+        """The provider ``name`` for an activity: a configuration error (no key, an unknown
+        provider, a bad base URL) fails the activity at once, since no retry can fix it."""
         try:
-            return self.policies[name]
-        except KeyError:
-            known = ", ".join(sorted(self.policies)) or "default"
-            raise ConfigError(f"unknown compile policy {name!r} (known: {known})") from None
+            return self.providers(name)
+        except UserError as exc:
+            raise config_failure(exc) from exc
 
     def event_index(self) -> EventIndex | None:
         """The index over ``vectors``, opened on first use; None without a vector store."""
@@ -79,6 +87,41 @@ class ActivityDeps:
                     count_tokens=self.counter.count,
                 )
             return self._index
+
+
+def check_policy(policies: Mapping[str, Policy], name: str) -> None:
+    """:class:`ConfigError` unless ``name`` is ``default`` or one of ``policies``."""
+    if name != "default" and name not in policies:
+        known = ", ".join(sorted({"default", *policies}))
+        raise ConfigError(f"unknown compile policy {name!r} (known: {known})")
+
+
+def config_failure(exc: UserError) -> ApplicationError:
+    """``exc`` as an activity must raise it: non-retryable, so the step fails on its first
+    attempt with this one line instead of being retried for minutes."""
+    return ApplicationError(" ".join(str(exc).split()), type=type(exc).__name__, non_retryable=True)
+
+
+def check_agents(
+    agents: Iterable[Agent], providers: ProviderFactory, policies: Mapping[str, Policy]
+) -> None:
+    """Refuse, before a worker polls, to serve an agent that no wake could run: a provider
+    without a key (and no base URL), unknown or with a bad base URL; a model with no price
+    (its cost is recorded with every reply); an unknown compile policy. Budgets are checked
+    when the :class:`Agent` is built. One :class:`ConfigError` naming the agent and the fix."""
+    for agent in agents:
+        try:
+            provider = providers(agent.provider)
+            if price_for(provider.name, agent.model) is None:
+                raise ConfigError(
+                    f"no price for {provider.name} model {agent.model!r}; use a priced model"
+                    " or add it to wakeful.providers.pricing.PRICES"
+                )
+            check_policy(policies, agent.policy)
+        except UserError as exc:
+            raise ConfigError(
+                f"cannot serve agent {agent.name!r} of tenant {agent.tenant!r}: {exc}"
+            ) from None
 
 
 def load_policies(directory: Path | None) -> dict[str, Policy]:

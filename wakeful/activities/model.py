@@ -25,11 +25,11 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.deps import ActivityDeps, config_failure
 from wakeful.activities.wake import close_wake, record_reply, step_key
 from wakeful.compiler.blocks import Goal, content_hash
 from wakeful.contracts import CALL_MODEL, CallModelIn, CallModelOut, FinishWakeIn, ToolCallRef
-from wakeful.errors import ProviderError
+from wakeful.errors import ProviderError, UserError
 from wakeful.providers.base import ModelReply
 from wakeful.providers.pricing import cost_usd
 from wakeful.substrate.records import ModelCallRecord
@@ -80,7 +80,9 @@ class ModelActivities:
             return await asyncio.to_thread(self._after, ts, inp, rec, reply, began)
 
         name = provider_of(inp)
-        provider = self.deps.providers(name)
+        # A provider without a key (or unknown, or with a bad base URL) fails this attempt
+        # for good: the wake ends model_error at once instead of after every retry.
+        provider = self.deps.provider(name)
         telemetry = self.deps.telemetry
         model = str(request.get("model", ""))
         with telemetry.model_span(name, model, wake=(wake.tenant, wake.wake_id)) as span:
@@ -94,11 +96,15 @@ class ModelActivities:
                     non_retryable=not exc.retryable,
                     next_retry_delay=delay,
                 ) from exc
+            try:
+                cost = cost_usd(reply.provider, reply.model, reply.usage)
+            except UserError as exc:  # a model with no price: each retry would pay again
+                raise config_failure(exc) from exc
             telemetry.record_model_call(
                 provider=reply.provider,
                 model=reply.model,
                 usage=reply.usage,
-                cost_usd=cost_usd(reply.provider, reply.model, reply.usage),
+                cost_usd=cost,
                 stop_reason=reply.stop_reason,
                 span=span,
             )
@@ -126,7 +132,7 @@ class ModelActivities:
                 cache_read_input_tokens=u.cache_read_input_tokens,
                 cache_creation_5m_input_tokens=u.cache_creation_5m_input_tokens,
                 cache_creation_1h_input_tokens=u.cache_creation_1h_input_tokens,
-                cost_usd=cost_usd(reply.provider, reply.model, u),
+                cost_usd=cost,
             ),
             began,
         )

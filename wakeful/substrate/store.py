@@ -30,6 +30,7 @@ from sqlalchemy.exc import OperationalError
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.errors import StoreError, UnknownAgentError
+from wakeful.names import check_tenant
 from wakeful.substrate import schema as t
 from wakeful.substrate.blobs import BlobsMixin
 from wakeful.substrate.claims import ClaimsMixin
@@ -72,9 +73,8 @@ class Store:
         return store
 
     def tenant(self, tenant: str) -> TenantStore:
-        if not tenant:
-            raise ValueError("tenant must be a non-empty string")
-        return TenantStore(self.engine, tenant)
+        """The repository scoped to ``tenant`` (a valid name: :mod:`wakeful.names`)."""
+        return TenantStore(self.engine, check_tenant(tenant))
 
     def close(self) -> None:
         self.engine.dispose()

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from pydantic import SecretStr
 
+from wakeful.names import check_tenant
 from wakeful.worker.settings import Settings
 
 __all__ = [
@@ -120,6 +121,8 @@ class TenantSecrets:
     """
 
     def __init__(self, by_tenant: Mapping[str, tuple[SecretStr, ...]]) -> None:
+        for tenant in by_tenant:
+            check_tenant(tenant, "the webhook secrets")
         self._by_tenant = {
             t: tuple(s for s in keys if s.get_secret_value()) for t, keys in by_tenant.items()
         }

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import signal
 
+import httpx
 from temporalio.worker import Worker
 
-from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.deps import ActivityDeps, check_agents
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
-from wakeful.providers.registry import build_provider
+from wakeful.providers.registry import PROVIDER_NAMES, build_provider
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.substrate.vectors.base import VectorStore
 from wakeful.telemetry import Telemetry, TelemetrySettings, setup_telemetry
@@ -70,7 +71,12 @@ def open_index(deps: ActivityDeps) -> None:
 
 
 class ProviderCache:
-    """One SDK client per provider name for the life of the worker."""
+    """One SDK client per provider name for the life of the worker.
+
+    A provider is configured by its key, or by a base URL alone (the simulator, a local
+    server that wants no key: a placeholder key is sent). Neither, an unknown name or a
+    base URL without a host is a :class:`ConfigError` naming the variable to set.
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -78,15 +84,24 @@ class ProviderCache:
 
     def __call__(self, name: str) -> ModelProvider:
         if name not in self._built:
+            if name not in PROVIDER_NAMES:
+                build_provider(name, api_key="")  # raises, naming the valid choices
             s = self.settings
             if name == "anthropic":
-                key, url = s.anthropic_api_key, s.anthropic_base_url
+                key, url, var = s.anthropic_api_key, s.anthropic_base_url, "ANTHROPIC"
             else:
-                key, url = s.openai_api_key, s.openai_base_url
-            if key is None:
-                var = "ANTHROPIC_API_KEY" if name == "anthropic" else "OPENAI_API_KEY"
-                raise ConfigError(f"no API key for provider {name!r}: set {var}")
-            self._built[name] = build_provider(name, api_key=key.get_secret_value(), base_url=url)
+                key, url, var = s.openai_api_key, s.openai_base_url, "OPENAI"
+            if url is not None and not _has_host(url):
+                raise ConfigError(
+                    f"{var}_BASE_URL has no host: set it to http(s)://host[:port] or unset it"
+                )
+            if key is None and url is None:
+                raise ConfigError(
+                    f"no API key for provider {name!r}: set {var}_API_KEY"
+                    f" (or {var}_BASE_URL for a server that needs none, e.g. the simulator)"
+                )
+            secret = key.get_secret_value() if key is not None else "no-key"
+            self._built[name] = build_provider(name, api_key=secret, base_url=url)
         return self._built[name]
 
     async def aclose(self) -> None:
@@ -97,11 +112,21 @@ class ProviderCache:
 
 
 async def serve(settings: Settings, registry: AgentRegistry) -> None:
+    providers = ProviderCache(settings)
+    try:
+        # Before anything starts: an agent no wake could run is refused here, in one line,
+        # not found out by its first wake after minutes of retries.
+        check_agents(registry, providers, {})
+        await _serve(settings, registry, providers)
+    finally:
+        await providers.aclose()
+
+
+async def _serve(settings: Settings, registry: AgentRegistry, providers: ProviderCache) -> None:
     ep = EmbeddedStack(settings).up()
     store = Store.connect(ep.database_url)
     for agent in registry:
         register_agent(store.tenant(agent.tenant), agent)
-    providers = ProviderCache(settings)
     deps = ActivityDeps(
         store=store,
         agents=registry,
@@ -123,13 +148,19 @@ async def serve(settings: Settings, registry: AgentRegistry) -> None:
     try:
         await run_until_terminated(worker)
     finally:
-        # Shut down in the reverse order of use: spans out, SDK clients closed, the vector
-        # shard flushed and released, the database pool emptied.
+        # Shut down in the reverse order of use: spans out, the vector shard flushed and
+        # released, the database pool emptied (then serve closes the SDK clients).
         deps.telemetry.shutdown()
-        await providers.aclose()
         if deps.vectors is not None:
             deps.vectors.close()
         store.close()
+
+
+def _has_host(url: str) -> bool:
+    try:
+        return bool(httpx.URL(url).host)
+    except httpx.InvalidURL:
+        return False
 
 
 async def run_until_terminated(worker: Worker) -> None:

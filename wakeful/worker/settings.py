@@ -19,6 +19,7 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from wakeful.errors import ConfigError
+from wakeful.names import NAME_RULE, is_name
 from wakeful.worker import ports
 
 __all__ = ["ENV_PREFIX", "Settings", "env_var_names", "load_settings"]
@@ -110,8 +111,8 @@ class Settings(BaseSettings):
     )
     tenant: str = Field(
         "default",
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
-        description="Tenant this process acts for; every substrate row is scoped by it.",
+        description="Tenant this process acts for; every substrate row is scoped by it "
+        f"({NAME_RULE}).",
     )
 
     # --- model providers (SDK retries stay off: Temporal owns retries) ---------------
@@ -220,6 +221,22 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError("expected an http:// or https:// URL")
         return value.rstrip("/")
+
+    @field_validator("tenant")
+    @classmethod
+    def _tenant(cls, value: str) -> str:
+        if not is_name(value):
+            raise ValueError(f"use {NAME_RULE}")
+        return value
+
+    @field_validator("webhook_tenant_secrets")
+    @classmethod
+    def _secret_tenants(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
+        # Each key is a tenant that the ingress serves: the same rule as every tenant name.
+        bad = sorted(t for t in value if not is_name(t))
+        if bad:
+            raise ValueError(f"tenant name {bad[0]!r} is invalid: use {NAME_RULE}")
+        return value
 
     @field_validator("state_dir", "qdrant_path")
     @classmethod

@@ -11,14 +11,18 @@ from pydantic import BaseModel, Field
 
 from wakeful.agents import AgentRuntime
 from wakeful.contracts import Trigger, WakeRef, WakeResult
+from wakeful.names import check_agent_name, check_tenant, is_agent_name, is_name
 from wakeful.workflows.pacing import CacheClock, PacingDecision, PacingPolicy
 
 __all__ = [
+    "AGENT_ID_PREFIX",
+    "CHILD_ID_PREFIX",
     "AgentInput",
     "AgentState",
     "AgentStatus",
     "WakeBudget",
     "child_workflow_id",
+    "parse_workflow_id",
     "workflow_id",
 ]
 
@@ -98,9 +102,34 @@ class AgentStatus(BaseModel):
     children_in_flight: int = 0
 
 
+AGENT_ID_PREFIX = "wakeful-agent:"
+CHILD_ID_PREFIX = "wakeful-child:"
+
+
+def _id(prefix: str, tenant: str, agent: str) -> str:
+    # Neither name may hold ':' (names.py), so the tenant ends at the first ':' after the
+    # prefix and no two (tenant, agent) pairs build the same id. The format is unchanged
+    # for valid names: running workflows keep their ids.
+    check_tenant(tenant)
+    check_agent_name(agent, child=True)
+    return f"{prefix}{tenant}:{agent}"
+
+
 def workflow_id(tenant: str, agent: str) -> str:
-    return f"wakeful-agent:{tenant}:{agent}"
+    """The agent's workflow id; :class:`~wakeful.errors.ConfigError` for an invalid name."""
+    return _id(AGENT_ID_PREFIX, tenant, agent)
 
 
 def child_workflow_id(tenant: str, child: str) -> str:
-    return f"wakeful-child:{tenant}:{child}"
+    """A child agent's workflow id; :class:`~wakeful.errors.ConfigError` for an invalid name."""
+    return _id(CHILD_ID_PREFIX, tenant, child)
+
+
+def parse_workflow_id(wf_id: str) -> tuple[str, str]:
+    """The (tenant, agent) of an agent's or child's workflow id; ``ValueError`` otherwise."""
+    for prefix in (AGENT_ID_PREFIX, CHILD_ID_PREFIX):
+        if wf_id.startswith(prefix):
+            tenant, sep, agent = wf_id.removeprefix(prefix).partition(":")
+            if sep and is_name(tenant) and is_agent_name(agent):
+                return tenant, agent
+    raise ValueError(f"{wf_id!r} is not an agent's workflow id")
