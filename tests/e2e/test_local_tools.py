@@ -6,18 +6,31 @@ its own and three history events), which is most of a short tool's share of a wa
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
 
-from tests.e2e.harness import message, running_worker
+from tests.e2e.harness import message, open_deps, running_worker, serving
+from tests.e2e.tools_worker_proc import tools_agent
 from wakeful.agents import Agent, AgentRegistry, Tool
+from wakeful.demo.agent import seed_workspace
 from wakeful.errors import UserError
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
-from wakeful.worker.client import wake
-from wakeful.workflows.agent import workflow_id
+from wakeful.worker.client import connect, wake
+from wakeful.worker.codec import data_converter
+from wakeful.worker.serve import register_agent
+from wakeful.worker.worker import WORKFLOWS, build_worker
+from wakeful.workflows.agent import AgentWorkflow, workflow_id
 
 
 def _tool(**kw: object) -> Tool:
@@ -53,3 +66,94 @@ async def test_a_local_tool_runs_in_the_workflow_task_and_is_recorded_once(
         if e.HasField("activity_task_scheduled_event_attributes")
     ]
     assert scheduled == ["wakeful.call_model", "wakeful.call_model"]  # no run_tool task
+
+
+async def _wait_for(path: Path, timeout: float = 60) -> None:
+    for _ in range(int(timeout * 10)):
+        if path.exists():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{path} never appeared")
+
+
+async def test_a_fifo_in_the_work_directory_is_a_tool_error_and_the_agent_goes_on(
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    sim: SimulatorServer,
+    pg_url: str,
+    tmp_path: Path,
+) -> None:
+    """read_file on a FIFO used to block in open() past the local tool's timeout; the
+    timeout replayed in another shape than it ran, so after a worker restart the agent's
+    workflow failed on replay (TMPRL1100) and refused every trigger. Now the FIFO is
+    refused at once, the model sees why, a new worker replays the wake and serves the next
+    trigger, and the whole history replays in Replayer."""
+    workdir = seed_workspace(tmp_path / "ws")
+    os.mkfifo(workdir / "pipe.fifo")
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    tenant, key = f"fifo-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    agent = tools_agent(tenant, str(workdir))
+    register_agent(store.tenant(tenant), agent)
+    cfg = {
+        "tenant": tenant,
+        "workdir": str(workdir),
+        "markers": str(markers),
+        "db": pg_url,
+        "sim": sim.base_url,
+        "key": key,
+        "queue": f"q-{uuid.uuid4().hex[:8]}",
+        "temporal": temporal_dev.client.service_client.config.target_host,
+        "namespace": temporal_dev.client.namespace,
+    }
+    client = await connect(cfg["temporal"], cfg["namespace"])
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("tools_worker_proc.py")), json.dumps(cfg)]
+    )
+    try:
+        await _wait_for(markers / "worker-ready")
+        first = await asyncio.wait_for(
+            wake(client, agent.runtime(), message("read_file path=pipe.fifo"), cfg["queue"]),
+            timeout=120,
+        )
+        os.kill(proc.pid, signal.SIGKILL)  # the next worker starts from the history alone
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _release_fifo(workdir / "pipe.fifo")
+    assert (first.status, first.tool_calls) == ("done", 1)
+
+    handle = client.get_workflow_handle(workflow_id(tenant, agent.name))
+    async with (
+        open_deps(store, AgentRegistry([agent]), sim, key) as deps,
+        serving(build_worker(client, deps, cfg["queue"])),
+    ):
+        second = await asyncio.wait_for(
+            wake(client, agent.runtime(), message("read_file path=README.md"), cfg["queue"]),
+            timeout=120,
+        )
+        await handle.signal(AgentWorkflow.stop)
+        await asyncio.wait_for(handle.result(), timeout=120)
+    assert (second.status, second.number, second.tool_calls) == ("done", 2, 1)
+    ts = store.tenant(tenant)
+    (fifo,) = [e for e in ts.events(agent.name, wake_id=first.wake_id) if e.kind == "tool_result"]
+    assert fifo.is_error
+    assert fifo.text == "FileToolError: 'pipe.fifo' is a FIFO, not a regular file"
+    events = ts.events(agent.name, wake_id=second.wake_id)
+    (readme,) = [e for e in events if e.kind == "tool_result"]
+    assert not readme.is_error and readme.text.startswith("#")
+
+    replayed = await Replayer(workflows=WORKFLOWS, data_converter=data_converter).replay_workflow(
+        await handle.fetch_history(), raise_on_replay_failure=False
+    )
+    assert replayed.replay_failure is None
+
+
+def _release_fifo(fifo: Path) -> None:
+    """Let a reader stuck in open() on ``fifo`` go (only the code before the fix had one)."""
+    for _ in range(64):
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            return

@@ -10,7 +10,13 @@ after triggers were deduplicated beyond the workflow's memory, with
 ``agent_lifecycle_workflow_5``: keep-warm calls, a repeated key looked up in the substrate,
 a session ended idle, model calls as local activities, and a continue-as-new. All must
 replay: the first through the codec's pass-through, all of them through the workflow's
-patch branches."""
+patch branches.
+
+``agent_local_timeout_workflow`` (``python -m tests.histories.record_local_timeout``): a
+local tool that timed out. A replay raises that timeout in another shape than the run did
+(see ``wakeful.workflows.cycle.ACTIVITY_FAILURES``); while the workflow caught only the
+run's shape, this history failed with ``[TMPRL1100] ... Missing associated machine for
+LocalActivity(5)``, as every worker after a restart did."""
 
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ NAMES = (
     *KINDS,
     *(f"{kind}{suffix}" for suffix in SUFFIXES for kind in KINDS),
     "agent_lifecycle_workflow_5",
+    "agent_local_timeout_workflow",
 )
 
 
@@ -99,6 +106,22 @@ def test_the_lifecycle_history_covers_the_idle_hours() -> None:
     local = _local_activity_types(name)
     assert {"wakeful.find_wake", "wakeful.end_session", "wakeful.call_model"} <= local
     assert "wakeful.call_model" not in _scheduled_activity_types(name)
+
+
+def test_the_local_timeout_history_holds_a_timed_out_local_tool_and_a_wake_after() -> None:
+    markers = [
+        e.marker_recorded_event_attributes
+        for e in _history("agent_local_timeout_workflow").events
+        if e.HasField("marker_recorded_event_attributes")
+    ]
+    timed_out = [
+        json.loads(m.details["data"].payloads[0].data)["activity_type"]
+        for m in markers
+        if m.HasField("failure") and m.failure.message == "Activity timed out"
+    ]
+    assert timed_out == ["wakeful.run_tool"]
+    kinds = _event_types("agent_local_timeout_workflow")
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in kinds
 
 
 def _scheduled_activity_types(name: str) -> set[str]:

@@ -12,6 +12,12 @@ back "cancelled" as its result. The substrate reads and writes are shielded, so 
 cancellation arriving during one is raised once it has finished, never inside the database
 driver.
 
+A tool must return within its timeout. A timed-out attempt is retried (and, once its
+attempts are spent, becomes an error result the model sees), but Python cannot stop a
+thread: a tool blocked in a system call past its timeout keeps its thread of the worker's
+activity pool until the call returns, and every retry that blocks takes another. Tools
+that touch files go through :mod:`wakeful.files`, which never opens anything that blocks.
+
 Tool output is untrusted: it is redacted (``wakeful.redaction``) before it is stored, so no
 secret a tool read reaches the substrate, a window or a handoff note. It is stored as a
 tool result, which the compiler renders as a provider tool-result block under the system

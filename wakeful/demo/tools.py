@@ -1,49 +1,48 @@
-"""Three real local tools for the demo agent, confined to one working directory."""
+"""Three real local tools for the demo agent, confined to one working directory.
+
+They reach the directory only through :mod:`wakeful.files`: no symbolic link is followed,
+only regular files and directories are opened (never blocking on a FIFO or device), and a
+read costs only the bytes its result can hold."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
+from wakeful import files
 from wakeful.agents import Tool, ToolContext
-from wakeful.errors import UserError
 
 _MAX_READ = 16_000
-
-
-def _inside(ctx: ToolContext, relative: str) -> Path:
-    root = Path(ctx.workdir).resolve()
-    path = (root / relative).resolve()
-    if path != root and root not in path.parents:
-        raise UserError(f"{relative!r} is outside the agent's working directory")
-    return path
+_MAX_ENTRIES = 1_000
 
 
 def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
-    path = _inside(ctx, str(args["path"]))
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return text if len(text) <= _MAX_READ else text[:_MAX_READ] + "\n[truncated]"
+    # Bounded and non-blocking: a FIFO, a device or a link is refused, a huge file costs
+    # only the bytes the result can hold (wakeful.files).
+    got = files.read_text(ctx.workdir, str(args["path"]), _MAX_READ)
+    return got.text + "\n[truncated]" if got.truncated else got.text
 
 
 def list_dir(args: dict[str, Any], ctx: ToolContext) -> str:
-    path = _inside(ctx, str(args.get("path", ".")))
-    entries = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
-    return "\n".join(entries) if entries else "(empty)"
+    names, total = files.list_entries(ctx.workdir, str(args.get("path", ".")), _MAX_ENTRIES)
+    if not names:
+        return "(empty)"
+    more = f"\n[{total - len(names)} more]" if total > len(names) else ""
+    return "\n".join(names) + more
 
 
 def write_note(args: dict[str, Any], ctx: ToolContext) -> str:
-    notes = _inside(ctx, "notes")
-    notes.mkdir(parents=True, exist_ok=True)
     name = "".join(c for c in str(args["title"]) if c.isalnum() or c in "-_") or "note"
-    target = notes / f"{name}.md"
-    target.write_text(str(args["text"]), encoding="utf-8")
-    return f"wrote notes/{target.name} ({len(str(args['text']))} chars)"
+    text = str(args["text"])
+    files.write_text(ctx.workdir, f"notes/{name}.md", text)
+    return f"wrote notes/{name}.md ({len(text)} chars)"
 
 
 DEMO_TOOLS = (
     Tool(
         name="list_dir",
-        description="List the entries of a directory inside the working directory.",
+        description=(
+            "List the entries of a directory inside the working directory (dirs end in /)."
+        ),
         input_schema={
             "type": "object",
             "properties": {"path": {"type": "string", "description": "Relative path."}},

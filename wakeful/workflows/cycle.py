@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
     from wakeful.agents import AgentRuntime
@@ -65,6 +66,7 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.state import WakeBudget
 
 __all__ = [
+    "ACTIVITY_FAILURES",
     "FEWER_STEPS",
     "LOCAL_TOOLS",
     "TOKEN_PRECHECK",
@@ -84,6 +86,17 @@ TOKEN_PRECHECK = "token-precheck-1"
 LOCAL_TOOLS = "local-tools-1"
 
 R = TypeVar("R")
+
+# What an activity that failed for good raises in a workflow, in every shape. A regular
+# activity's failure is an ActivityError. A local activity's is not always: an application
+# error arrives as the ApplicationError itself, and a timeout arrives as
+# ActivityError(cause=TimeoutError) when it happens but as the bare TimeoutError when a
+# worker replays its marker (temporalio 1.35). Catching fewer shapes made a local tool that
+# timed out a tool error when it ran and an exception that failed the workflow on replay:
+# the replay then never scheduled the next local activity, whose marker was in the history
+# ("[TMPRL1100] Nondeterminism error: Missing associated machine for LocalActivity(5)"),
+# and every later trigger of the agent failed the same way.
+ACTIVITY_FAILURES = (ActivityError, ApplicationError, ActivityTimeout)
 
 OnCall = Callable[[CompileOut, CallModelOut, datetime], None]
 Delegate = Callable[[WakeRef, int, CallModelOut, list[ToolCallRef]], Awaitable[None]]
@@ -213,8 +226,7 @@ class WakeCycle:
                     start_to_close=p.COMPILE_TIMEOUT,
                 )
                 self.opening = None
-            except (ActivityError, ApplicationError) as err:
-                # A local activity's failure arrives as the ApplicationError itself.
+            except ACTIVITY_FAILURES as err:
                 # Only deterministic failures get here (see policies.DETERMINISTIC_ERRORS):
                 # park the wake with its error; the agent goes on serving later triggers.
                 self.error = failure(err)
@@ -236,7 +248,7 @@ class WakeCycle:
                         tool_calls=b.tool_calls,
                     )
                 )
-            except (ActivityError, ApplicationError) as err:
+            except ACTIVITY_FAILURES as err:
                 self.error = failure(err)
                 return "model_error"
             b.model_calls += 1
@@ -337,7 +349,7 @@ class WakeCycle:
                             else None
                         ),
                     )
-            except (ActivityError, ApplicationError) as err:
+            except ACTIVITY_FAILURES as err:
                 failed.append(_result(call, f"{call.name} failed for good: {failure(err)}"))
             self.budget.tool_calls += 1
         if delegated:

