@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,7 @@ async def test_a_consolidation_racing_a_wake_loses_nothing_and_summarises_once(
     )
     ts = store.tenant(agent.tenant)
     register_agent(ts, agent)
-    old = datetime.now(UTC) - timedelta(days=2)
+    old = await env.get_current_time() - timedelta(days=2)  # the server's clock, not the wall's
     seeded = ts.append_events(
         "ops",
         [
