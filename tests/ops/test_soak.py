@@ -19,11 +19,9 @@ import asyncio
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -40,13 +38,13 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from tests.e2e.harness import message
+from tests.ops.pg_stack import stoppable_postgres
 from tests.ops.soak_worker import soak_agents
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.worker.client import connect, deliver
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent
-from wakeful.worker.settings import load_settings
 from wakeful.worker.stack import EmbeddedStack
 from wakeful.worker.worker import WORKFLOWS
 from wakeful.workflows.agent import workflow_id
@@ -71,26 +69,12 @@ PHASE_S = 240.0  # the longest any one phase may take before the soak fails
 def own_postgres(
     temporal_dev: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[EmbeddedStack]:
-    """A Postgres of this test's own, so it can be stopped (the session's is shared).
-
-    Its data lives outside pytest's temporary root: every pytest session that starts on the
-    machine resets that root's mode to 0700, and a Postgres running as its own account that
-    can no longer reach its data directory panics at shutdown, leaving its lock files behind.
-    """
+    """A Postgres of this test's own, so it can be stopped (the session's is shared)."""
     for name in list(os.environ):
         if name.startswith("WAKEFUL_"):
             monkeypatch.delenv(name)
-    root = Path(tempfile.mkdtemp(prefix="wksoak"))
-    settings = load_settings(
-        state_dir=root / "state",
-        temporal_address=temporal_dev.client.service_client.config.target_host,
-    )
-    stack = EmbeddedStack(settings)
-    try:
+    with stoppable_postgres(temporal_dev.client.service_client.config.target_host) as stack:
         yield stack
-    finally:
-        stack.down()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 async def _until(what: str, check: Callable[[], bool], timeout: float = PHASE_S) -> None:
