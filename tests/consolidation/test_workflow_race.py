@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,7 @@ async def test_a_consolidation_racing_a_wake_loses_nothing_and_summarises_once(
     )
     ts = store.tenant(agent.tenant)
     register_agent(ts, agent)
-    old = datetime.now(UTC) - timedelta(days=2)
+    old = await env.get_current_time() - timedelta(days=2)  # the server's clock, not the wall's
     seeded = ts.append_events(
         "ops",
         [
@@ -123,13 +123,16 @@ async def test_a_consolidation_racing_a_wake_loses_nothing_and_summarises_once(
             await env.client.get_workflow_handle(agent_workflow_id(agent.tenant, "ops")).terminate()
             # A day later, the finished wake's events are history like any other.
             await env.sleep(timedelta(days=1))
-            later = await env.client.execute_workflow(
-                ConsolidationWorkflow.run,
-                inp,
-                id=f"{workflow_id(agent.tenant, 'ops')}-later",
-                task_queue=queue,
-                result_type=ConsolidationResult,
-            )
+            # Without automatic skipping while it runs: the server would jump to any pending
+            # timer (an earlier test's workflow's ten-year run timeout) and expire the rule.
+            with env.auto_time_skipping_disabled():
+                later = await env.client.execute_workflow(
+                    ConsolidationWorkflow.run,
+                    inp,
+                    id=f"{workflow_id(agent.tenant, 'ops')}-later",
+                    task_queue=queue,
+                    result_type=ConsolidationResult,
+                )
         finally:
             with contextlib.suppress(RPCError):  # no agent workflow may hold the clock still
                 await env.client.get_workflow_handle(

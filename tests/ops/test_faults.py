@@ -27,6 +27,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, open_deps, restart_agent, running_worker
+from tests.ops.pg_stack import stoppable_postgres
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.contracts import CALL_MODEL, RUN_TOOL
 from wakeful.providers.simulator.script import Script
@@ -42,19 +43,14 @@ from wakeful.workflows.agent import workflow_id
 
 @pytest.fixture
 def own_postgres(
-    tmp_path: Path, temporal_dev: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
+    temporal_dev: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[EmbeddedStack]:
     """A Postgres of this test's own (Temporal is the session's dev server, not embedded)."""
     for name in list(os.environ):
         if name.startswith("WAKEFUL_"):
             monkeypatch.delenv(name)
-    settings = load_settings(
-        state_dir=tmp_path / "state",
-        temporal_address=temporal_dev.client.service_client.config.target_host,
-    )
-    stack = EmbeddedStack(settings)
-    yield stack
-    stack.down()
+    with stoppable_postgres(temporal_dev.client.service_client.config.target_host) as stack:
+        yield stack
 
 
 async def _until_a_tool_attempt_failed(client: Client, tenant: str, agent: str) -> None:

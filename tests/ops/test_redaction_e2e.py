@@ -17,6 +17,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, running_worker
 from tests.ops.conftest import MakeIngress, ingress_settings
+from tests.ops.decoded_history import history_text
 from tests.ops.hooks import post
 from tests.ops.test_redaction_policy import PEM, PLANTED
 from wakeful.activities.tools import RetryableToolError
@@ -103,15 +104,18 @@ async def test_no_planted_secret_reaches_storage_windows_or_history(
     )
 
     stored = _everything_stored(store, agent.tenant)
-    history = json.dumps(
-        (
-            await client.get_workflow_handle(workflow_id(agent.tenant, agent.name)).fetch_history()
-        ).to_json_dict()
-    )
+    fetched = await client.get_workflow_handle(
+        workflow_id(agent.tenant, agent.name)
+    ).fetch_history()
+    history = await history_text(fetched)
     for secret in [*FILE_SECRETS, *EVENT_SECRETS, PEM_BODY]:
         assert secret not in stored
         assert secret not in history
     assert "eu-west-1" in stored  # the search covers the rows that hold tool output
+    # ...and the history's payloads, decoded: the webhook's (redacted) text is in them, where
+    # a search of the compressed history's JSON could never find it.
+    assert "[REDACTED:openai_api_key]" in history
+    assert "[REDACTED:openai_api_key]" not in json.dumps(fetched.to_json_dict())
 
     # The second call's window: the redacted output is in it, framed as a tool result.
     calls = ts.model_calls(result.wake_id)
@@ -171,4 +175,6 @@ async def test_a_failing_tools_error_message_is_redacted_too(
         workflow_id(agent.tenant, agent.name)
     ).fetch_history()
     assert secret not in _everything_stored(store, agent.tenant)
-    assert secret not in json.dumps(history.to_json_dict())
+    text = await history_text(history)
+    assert secret not in text
+    assert "[REDACTED:github_token]" in text  # the decoded payloads hold the redacted error

@@ -138,13 +138,15 @@ def test_module_entry_point_serves_a_script(tmp_path: Path) -> None:
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        for _ in range(200):
+        deadline = time.monotonic() + 60  # a loaded machine starts Python slowly; only a bound
+        while True:
             try:
                 httpx.get(url + "/healthz", timeout=0.5)
                 break
             except httpx.TransportError:
                 if proc.poll() is not None:
                     pytest.fail(proc.stderr.read().decode() if proc.stderr else "exited")
+                assert time.monotonic() < deadline, "the simulator never answered /healthz"
                 time.sleep(0.05)
         reply = httpx.post(
             url + "/v1/messages", headers={"x-api-key": "cli"}, json=_message("cli")[1]

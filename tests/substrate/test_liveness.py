@@ -4,7 +4,6 @@ that meets the dead socket fails as a disconnect, after which the pool is fresh.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -29,9 +28,13 @@ def _backend(e: Engine) -> int:
 def _terminate(pg_url: str, pid: int) -> None:
     other = create_engine(pg_url, poolclass=None)
     with other.connect() as conn:
-        conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        # With a timeout the server waits until the backend has actually exited (true), so
+        # the test never races the signal; 60 s only bounds a server that never lets it go.
+        gone = conn.execute(
+            text("SELECT pg_terminate_backend(:pid, 60000)"), {"pid": pid}
+        ).scalar_one()
     other.dispose()
-    time.sleep(0.2)  # the backend exits after the signal
+    assert gone, f"backend {pid} did not exit within 60 s of pg_terminate_backend"
 
 
 def _pings(e: Engine) -> list[int]:
