@@ -164,6 +164,7 @@ def seed(ts: TenantStore, tag: str) -> Seeded:
         )
     )
     ts.set_index_cursor(AGENT, "events", out.event_ids[-1])
+    ts.claim_delivery(AGENT, "key-digest-shared", f"event-digest-{tag}")
     return out
 
 
@@ -180,6 +181,16 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
             AGENT, model="x", provider="anthropic", instructions="b", spec={}
         ),
         "get_agent": lambda b: b.get_agent(AGENT),
+        # Tenant A's key digest with A's event digest: B's own claim must answer, never A's.
+        "claim_delivery": lambda b: b.claim_delivery(
+            AGENT, "key-digest-shared", f"event-digest-{SECRET}"
+        ),
+        "claim_delivered": lambda b: b.claim_delivered(
+            AGENT, "key-digest-shared", f"event-digest-{SECRET}"
+        ),
+        "release_claim": lambda b: b.release_claim(
+            AGENT, "key-digest-shared", f"event-digest-{SECRET}"
+        ),
         "list_agents": lambda b: b.list_agents(),
         "start_wake": lambda b: b.start_wake(_wake(7, "b")),
         "finish_wake": lambda b: b.finish_wake(wid, "failed", NOW),
