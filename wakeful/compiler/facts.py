@@ -24,6 +24,7 @@ from wakeful.compiler.framing import (
 )
 from wakeful.compiler.ledger import EXCLUDED, LedgerRow
 from wakeful.compiler.policy import Ranking
+from wakeful.compiler.replies import call_arguments
 from wakeful.compiler.tokens import TokenCounter
 
 # A block's framing (role markers, content-block JSON) beyond its text; see costs in README.
@@ -263,13 +264,17 @@ def block_cost(
             tokens = counts[line] = counter.count(line)
         return tokens
     text = block.text
+    call = block.kind is BlockKind.TOOL_CALL and segment is not Segment.EVIDENCE
+    if call:
+        # A call is sent as its arguments alone (its text is their spelling: replies.py).
+        text = call_arguments(block)
     tokens = counts.get(text)
     if tokens is None:
         tokens = counts[text] = counter.count(text)
     tokens += BLOCK_OVERHEAD
     if block.tool_name:
         tokens += counter.count(block.tool_name)
-    if block.tool_input is not None:
+    if block.tool_input is not None and not call:
         tokens += counter.count(canonical_json(block.tool_input))
     if block.tool_call_id is not None and block.kind in _SENT_WITH_ID:
         if segment is not Segment.EVIDENCE:  # evidence is rendered as text, without ids

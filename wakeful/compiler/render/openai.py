@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from wakeful.compiler.blocks import Block, Segment, content_hash
-from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.blocks import Block, Role, Segment, content_hash
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import ROLE, Item, Mark, Rendered, Renderer
+from wakeful.compiler.replies import call_arguments
 
 
 def prompt_cache_key(layout: Layout, stable: Any) -> str:
@@ -34,7 +34,8 @@ class _OpenAIBase(Renderer):
     system_role: ClassVar[str] = "system"
 
     def arguments(self, block: Block) -> str:
-        return canonical_json(block.tool_input or {})
+        """The call's arguments as the model wrote them (``compiler.replies``)."""
+        return call_arguments(block)
 
     def result_text(self, item: Item) -> str:
         block = item.block
@@ -76,6 +77,16 @@ class _OpenAIBase(Renderer):
         return elements, owners, paths, marks
 
 
+def _same_reply(prev: tuple[dict[str, Any], Item], item: Item) -> bool:
+    """True when ``prev`` is an assistant message of the reply ``item`` belongs to (or both
+    belong to no known reply)."""
+    return (
+        prev[0]["role"] == "assistant"
+        and prev[1].role is Role.ASSISTANT
+        and prev[1].reply == item.reply
+    )
+
+
 class OpenAIChatRenderer(_OpenAIBase):
     provider: ClassVar[str] = "openai_chat"
 
@@ -111,11 +122,24 @@ class OpenAIChatRenderer(_OpenAIBase):
                         "arguments": self.arguments(item.block),
                     },
                 }
-                if prev is not None and prev[0]["role"] == "assistant" and prev[1].kind == "text":
-                    prev[0]["tool_calls"] = [call]
+                if (
+                    prev is not None
+                    and _same_reply(prev, item)
+                    and (item.reply is not None or prev[1].kind == "text")
+                ):
+                    prev[0].setdefault("tool_calls", []).append(call)
                     out[-1] = (prev[0], item)
                 else:
                     out.append(({"role": "assistant", "content": None, "tool_calls": [call]}, item))
+                continue
+            if item.role is Role.ASSISTANT:
+                if prev is not None and item.reply is not None and _same_reply(prev, item):
+                    # more text of the same reply (from a provider that allows text after a
+                    # call): a Chat message has one content string
+                    prev[0]["content"] = (prev[0]["content"] or "") + item.text
+                    out[-1] = (prev[0], item)
+                else:
+                    out.append(({"role": "assistant", "content": item.text}, item))
                 continue
             if (
                 prev is not None
