@@ -119,6 +119,7 @@ class Facts:
     """
 
     __slots__ = (
+        "arguments",
         "block",
         "digest",
         "fields",
@@ -195,6 +196,7 @@ class Facts:
         self.note: tuple[int, str, int] | None = None
         self.shown: tuple[Block, str] | None = None
         self.framed: tuple[Block, bool | None, str] | None = None
+        self.arguments: tuple[Block, str] | None = None  # a call's, as sent (render.base)
         # the last exclusion this compile made of the block, and its ledger row
         self.xrow: tuple[Any, LedgerRow] | None = None
         # The ledger row of a block the budget left out: the same every compile.

@@ -22,7 +22,7 @@ from wakeful.compiler.framing import (
     section_text,
 )
 from wakeful.compiler.place import Layout, Placed
-from wakeful.compiler.replies import reply_key
+from wakeful.compiler.replies import call_arguments, reply_key
 from wakeful.compiler.select import role_of
 
 # Wire names of roles and segments (a dict lookup is cheaper than ``Enum.value``).
@@ -85,6 +85,15 @@ def framed_section(placed: Placed) -> str:
     if memo is None or memo[0] is not block or memo[1] is not None:
         memo = f.framed = (block, None, section_text(block))
     return memo[2]
+
+
+def sent_arguments(placed: Placed) -> str:
+    """``call_arguments`` of a placed tool call, remembered on its facts."""
+    f, block = placed.facts, placed.block
+    memo = f.arguments
+    if memo is None or memo[0] is not block:
+        memo = f.arguments = (block, call_arguments(block))
+    return memo[1]
 
 
 class Renderer:
@@ -156,14 +165,14 @@ class Renderer:
         return items
 
     def event_items(self, placed: Placed, *, mergeable: bool) -> list[Item]:
-        """The items of one placed event. A tool call is its ``tool_use`` alone (its text is
-        its arguments, sent in the call); the model's text never merges with anything, so
-        an assistant message holds exactly the blocks of the reply it was."""
+        """The items of one placed event. A tool call is its ``tool_use`` alone, whose text
+        is its arguments as sent (the block's text is their spelling, never a text block of
+        its own); the model's text never merges with anything, so an assistant message
+        holds exactly the blocks of the reply it was."""
         block, seg = placed.block, placed.segment
         if block.kind is BlockKind.TOOL_CALL:
-            return [
-                Item("tool_use", Role.ASSISTANT, block.text, seg, block, False, reply_key(block))
-            ]
+            args = sent_arguments(placed)
+            return [Item("tool_use", Role.ASSISTANT, args, seg, block, False, reply_key(block))]
         if block.kind is BlockKind.TOOL_RESULT:
             return [Item("tool_result", Role.USER, block.text, seg, block, False)]
         if not block.text:

@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 from wakeful.compiler.blocks import Block, Role, Segment, content_hash
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import ROLE, Item, Mark, Rendered, Renderer
-from wakeful.compiler.replies import call_arguments
 
 
 def prompt_cache_key(layout: Layout, stable: Any) -> str:
@@ -33,9 +32,9 @@ def prompt_cache_key(layout: Layout, stable: Any) -> str:
 class _OpenAIBase(Renderer):
     system_role: ClassVar[str] = "system"
 
-    def arguments(self, block: Block) -> str:
-        """The call's arguments as the model wrote them (``compiler.replies``)."""
-        return call_arguments(block)
+    def arguments(self, item: Item) -> str:
+        """A ``tool_use`` item's arguments: as the model wrote them (``compiler.replies``)."""
+        return item.text
 
     def result_text(self, item: Item) -> str:
         block = item.block
@@ -119,7 +118,7 @@ class OpenAIChatRenderer(_OpenAIBase):
                     "type": "function",
                     "function": {
                         "name": self.tool_name(item.block),
-                        "arguments": self.arguments(item.block),
+                        "arguments": self.arguments(item),
                     },
                 }
                 if (
@@ -212,7 +211,7 @@ class OpenAIResponsesRenderer(_OpenAIBase):
                             "type": "function_call",
                             "call_id": block.tool_call_id,
                             "name": self.tool_name(block),
-                            "arguments": self.arguments(block),
+                            "arguments": self.arguments(item),
                         },
                         item,
                     )
