@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from wakeful.compiler import Block, BlockKind, Role
+from wakeful.compiler import Block, BlockKind, EstimatingCounter, Role
+from wakeful.compiler.facts import BLOCK_OVERHEAD
 from wakeful.compiler.framing import canonical_json
 from wakeful.compiler.window import CompiledWindow
 
@@ -228,3 +229,13 @@ def test_the_next_window_starts_with_the_bytes_of_the_last_request(provider: str
         assert a == b  # tools, system, instructions, cache key: unchanged
         if provider == "anthropic":
             assert_anthropic_valid(later.request)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_call_is_charged_its_arguments_once(provider: str) -> None:
+    """The ledger charges a call what is sent: its arguments (once), name, id, framing."""
+    counter = EstimatingCounter()
+    rows = {r.block_id: r for r in _compile(provider, 18, "w3").ledger.rows}
+    for call, args in (("c1", ARGS_1), ("c2", ARGS_2)):
+        sent = counter.count(args) + counter.count("read_file") + counter.count(call)
+        assert rows[f"{call}-call"].tokens == sent + BLOCK_OVERHEAD
