@@ -7,6 +7,7 @@ SDK speaks HTTP to 127.0.0.1.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -64,6 +65,12 @@ async def test_tool_use_round_trip(provider: AnthropicProvider) -> None:
     (call,) = first.tool_calls
     assert (call.name, call.input) == ("read_file", {"path": "notes/todo.md"})
     assert call.id.startswith("toolu_")
+    # the reply's blocks in the provider's order, each call with its arguments' spelling
+    assert [(b.type, b.text, b.call) for b in first.blocks] == [
+        (c["type"], c.get("text", ""), call if c["type"] == "tool_use" else None)
+        for c in first.raw["content"]
+    ]
+    assert json.loads(call.arguments) == call.input
 
     follow = [
         *ask,

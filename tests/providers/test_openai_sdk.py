@@ -61,6 +61,9 @@ async def test_chat_function_call_round_trip(chat: OpenAIChatProvider) -> None:
     assert first.stop_reason == "tool_use"
     (call,) = first.tool_calls
     assert (call.name, call.input) == ("list_dir", {"path": "src"})
+    (sent,) = first.raw["choices"][0]["message"]["tool_calls"]
+    assert call.arguments == sent["function"]["arguments"]  # the spelling, kept for replay
+    assert [b.type for b in first.blocks] == ["text"] * bool(first.text) + ["tool_use"]
     follow = [
         *ask,
         {
@@ -91,6 +94,11 @@ async def test_responses_function_call_round_trip(responses: OpenAIResponsesProv
     first = await responses.complete(body)
     (call,) = first.tool_calls
     assert (call.name, call.input, first.stop_reason) == ("list_dir", {"path": "docs"}, "tool_use")
+    output = first.raw["output"]
+    assert [b.type for b in first.blocks] == [
+        "text" if o["type"] == "message" else "tool_use" for o in output
+    ]
+    assert call.arguments == output[-1]["arguments"]  # the spelling, kept for replay
     body["input"] = [
         *body["input"],
         {

@@ -150,7 +150,10 @@ def trace_wake(ts: TenantStore, inp: FinishWakeIn, telemetry: Telemetry) -> None
 def record_reply(
     ts: TenantStore, wake: WakeRef, call_index: int, reply: ModelReply, at: datetime
 ) -> list[StoredEvent]:
-    """Append a model reply to the transcript: its text, then each tool call.
+    """Append a model reply to the transcript, one event per block in the provider's order:
+    each text block a turn, each tool call a ``tool_call`` event whose text is its arguments
+    as the provider spelled them. Every event carries ``meta["reply"]`` (the call index), so
+    the compiler sends the reply back as the one assistant message it was, block for block.
 
     Idempotent on the reply's step keys, so a retried step finds its first write.
     """
@@ -158,31 +161,38 @@ def record_reply(
         "session_id": wake.session_id,
         "wake_id": wake.wake_id,
         "event_time": at,
+        "meta": {"reply": str(call_index)},
     }
     items: list[EventIn] = []
-    if reply.text:
-        items.append(
-            EventIn(
-                step_key=step_key(wake, call_index, "text"),
-                kind="turn",
-                role="assistant",
-                text=reply.text,
-                **common,
+    texts = 0
+    for block in reply.content():
+        call = block.call
+        if block.type == "text" and block.text:
+            # The first text block keeps the key a reply's only text event always had.
+            parts: tuple[object, ...] = ("text",) if texts == 0 else ("text", texts)
+            texts += 1
+            items.append(
+                EventIn(
+                    step_key=step_key(wake, call_index, *parts),
+                    kind="turn",
+                    role="assistant",
+                    text=block.text,
+                    **common,
+                )
             )
-        )
-    for call in reply.tool_calls:
-        items.append(
-            EventIn(
-                step_key=step_key(wake, call_index, "call", call.id),
-                kind="tool_call",
-                role="assistant",
-                text=json.dumps(call.input, sort_keys=True),
-                tool_call_id=call.id,
-                tool_name=call.name,
-                tool_input=call.input,
-                **common,
+        elif block.type == "tool_use" and call is not None:
+            items.append(
+                EventIn(
+                    step_key=step_key(wake, call_index, "call", call.id),
+                    kind="tool_call",
+                    role="assistant",
+                    text=call.arguments or json.dumps(call.input, sort_keys=True),
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    tool_input=call.input,
+                    **common,
+                )
             )
-        )
     return ts.append_events(wake.agent, items)
 
 

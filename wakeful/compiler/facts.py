@@ -24,6 +24,7 @@ from wakeful.compiler.framing import (
 )
 from wakeful.compiler.ledger import EXCLUDED, LedgerRow
 from wakeful.compiler.policy import Ranking
+from wakeful.compiler.replies import call_arguments
 from wakeful.compiler.tokens import TokenCounter
 
 # A block's framing (role markers, content-block JSON) beyond its text; see costs in README.
@@ -118,6 +119,7 @@ class Facts:
     """
 
     __slots__ = (
+        "arguments",
         "block",
         "digest",
         "fields",
@@ -194,6 +196,7 @@ class Facts:
         self.note: tuple[int, str, int] | None = None
         self.shown: tuple[Block, str] | None = None
         self.framed: tuple[Block, bool | None, str] | None = None
+        self.arguments: tuple[Block, str] | None = None  # a call's, as sent (render.base)
         # the last exclusion this compile made of the block, and its ledger row
         self.xrow: tuple[Any, LedgerRow] | None = None
         # The ledger row of a block the budget left out: the same every compile.
@@ -263,13 +266,17 @@ def block_cost(
             tokens = counts[line] = counter.count(line)
         return tokens
     text = block.text
+    call = block.kind is BlockKind.TOOL_CALL and segment is not Segment.EVIDENCE
+    if call:
+        # A call is sent as its arguments alone (its text is their spelling: replies.py).
+        text = call_arguments(block)
     tokens = counts.get(text)
     if tokens is None:
         tokens = counts[text] = counter.count(text)
     tokens += BLOCK_OVERHEAD
     if block.tool_name:
         tokens += counter.count(block.tool_name)
-    if block.tool_input is not None:
+    if block.tool_input is not None and not call:
         tokens += counter.count(canonical_json(block.tool_input))
     if block.tool_call_id is not None and block.kind in _SENT_WITH_ID:
         if segment is not Segment.EVIDENCE:  # evidence is rendered as text, without ids

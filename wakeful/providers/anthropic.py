@@ -11,13 +11,14 @@ function, :func:`map_anthropic_error`, which decides retryability:
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anthropic
 
 from wakeful.errors import ProviderError
 from wakeful.providers._sdk import is_retryable_status, retry_after_seconds, split_body
-from wakeful.providers.base import ModelReply, ToolCall, Usage
+from wakeful.providers.base import ModelReply, ReplyBlock, ToolCall, Usage
 
 __all__ = ["AnthropicProvider", "map_anthropic_error", "usage_from_anthropic"]
 
@@ -92,14 +93,25 @@ class AnthropicProvider:
             raise map_anthropic_error(exc) from exc
         text: list[str] = []
         calls: list[ToolCall] = []
+        blocks: list[ReplyBlock] = []
         for block in message.content:
             if block.type == "text":
                 text.append(block.text)
+                blocks.append(ReplyBlock(type="text", text=block.text))
             elif block.type == "tool_use":
-                calls.append(ToolCall(id=block.id, name=block.name, input=dict(block.input)))
+                args = dict(block.input)
+                call = ToolCall(
+                    id=block.id,
+                    name=block.name,
+                    input=args,
+                    arguments=json.dumps(args, ensure_ascii=False),
+                )
+                calls.append(call)
+                blocks.append(ReplyBlock(type="tool_use", call=call))
         return ModelReply(
             text="".join(text),
             tool_calls=calls,
+            blocks=blocks,
             stop_reason=str(message.stop_reason or "end_turn"),
             usage=usage_from_anthropic(message.usage),
             model=message.model,

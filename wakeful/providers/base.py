@@ -7,7 +7,7 @@ usage fields named as the provider names them.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +18,21 @@ class ToolCall(BaseModel):
     id: str
     name: str
     input: dict[str, Any]
+    arguments: str = Field(
+        default="",
+        description="The arguments as the provider spelled them (OpenAI's JSON string; "
+        "Anthropic's input as JSON in its key order): what a faithful replay sends back.",
+    )
+
+
+class ReplyBlock(BaseModel):
+    """One block of a reply, in the provider's order: text, or a tool call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["text", "tool_use"]
+    text: str = ""
+    call: ToolCall | None = None
 
 
 class Usage(BaseModel):
@@ -49,6 +64,18 @@ class ModelReply(BaseModel):
     model: str
     provider: str
     raw: dict[str, Any] = Field(default_factory=dict, description="The provider's JSON reply.")
+    blocks: list[ReplyBlock] = Field(
+        default_factory=list,
+        description="Text and tool calls in the order the provider returned them.",
+    )
+
+    def content(self) -> list[ReplyBlock]:
+        """The reply's blocks in order; for replies stored before ``blocks`` existed, the
+        text first, then the calls (as they were recorded then)."""
+        if self.blocks:
+            return list(self.blocks)
+        out = [ReplyBlock(type="text", text=self.text)] if self.text else []
+        return out + [ReplyBlock(type="tool_use", call=c) for c in self.tool_calls]
 
 
 @runtime_checkable

@@ -21,7 +21,7 @@ import openai
 
 from wakeful.errors import ProviderError
 from wakeful.providers._sdk import is_retryable_status, retry_after_seconds, split_body
-from wakeful.providers.base import ModelReply, ToolCall, Usage
+from wakeful.providers.base import ModelReply, ReplyBlock, ToolCall, Usage
 
 __all__ = [
     "OpenAIChatProvider",
@@ -122,14 +122,22 @@ class OpenAIChatProvider(_OpenAIBase):
             raise map_openai_error(exc) from exc
         choice = completion.choices[0]
         calls = [
-            ToolCall(id=c.id, name=c.function.name, input=_arguments(c.function.arguments))
+            ToolCall(
+                id=c.id,
+                name=c.function.name,
+                input=_arguments(c.function.arguments),
+                arguments=c.function.arguments or "",
+            )
             for c in choice.message.tool_calls or []
             if getattr(c, "type", "function") == "function"
         ]
+        text = choice.message.content or ""
+        blocks = [ReplyBlock(type="text", text=text)] if text else []
         usage = completion.usage
         return ModelReply(
-            text=choice.message.content or "",
+            text=text,
             tool_calls=calls,
+            blocks=blocks + [ReplyBlock(type="tool_use", call=c) for c in calls],
             stop_reason=normalise_finish_reason(choice.finish_reason),
             usage=usage_from_openai(
                 usage.prompt_tokens if usage else 0,
@@ -151,11 +159,22 @@ class OpenAIResponsesProvider(_OpenAIBase):
             response = await create(**split_body(create, request))
         except openai.OpenAIError as exc:
             raise map_openai_error(exc) from exc
-        calls = [
-            ToolCall(id=item.call_id, name=item.name, input=_arguments(item.arguments))
-            for item in response.output
-            if item.type == "function_call"
-        ]
+        calls: list[ToolCall] = []
+        blocks: list[ReplyBlock] = []
+        for item in response.output:
+            if item.type == "function_call":
+                call = ToolCall(
+                    id=item.call_id,
+                    name=item.name,
+                    input=_arguments(item.arguments),
+                    arguments=item.arguments or "",
+                )
+                calls.append(call)
+                blocks.append(ReplyBlock(type="tool_use", call=call))
+            elif item.type == "message":
+                said = "".join(p.text for p in item.content if p.type == "output_text")
+                if said:
+                    blocks.append(ReplyBlock(type="text", text=said))
         incomplete = getattr(response.incomplete_details, "reason", None)
         if calls:
             stop = "tool_use"
@@ -167,6 +186,7 @@ class OpenAIResponsesProvider(_OpenAIBase):
         return ModelReply(
             text=response.output_text,
             tool_calls=calls,
+            blocks=blocks,
             stop_reason=stop,
             usage=usage_from_openai(
                 usage.input_tokens if usage else 0,

@@ -46,6 +46,9 @@ def event_block(e: StoredEvent) -> Block:
         session_id=e.session_id,
         wake_id=e.wake_id,
         external_id=e.external_id,
+        # Which model reply an assistant event is part of: the renderer sends a reply
+        # back as the one message it was (``compiler.render.base``).
+        meta={"reply": e.meta["reply"]} if "reply" in e.meta else {},
     )
 
 

@@ -9,7 +9,12 @@ RENDERERS: dict[str, type[Renderer]] = {
     "openai_chat": OpenAIChatRenderer,
     "openai_responses": OpenAIResponsesRenderer,
 }
-PROVIDER_ALIASES = {"openai": "openai_chat"}
+# The provider registry's names (``wakeful.providers.registry``) for the same renderers.
+PROVIDER_ALIASES = {
+    "openai": "openai_chat",
+    "openai-chat": "openai_chat",
+    "openai-responses": "openai_responses",
+}
 
 __all__ = [
     "PROVIDER_ALIASES",

@@ -9,9 +9,11 @@ Layout::
                history of earlier wakes… ← "history",
                user[evidence], current wake… ← "rolling"
 
-Messages alternate roles: consecutive same-role items merge into one message; a tool result
-always opens the user message right after its call, so results come first there and no
-tool_use is ever left without its result. The last message is always the user's.
+Messages alternate roles: consecutive same-role items merge into one message, except that
+each model reply is one assistant message of its own, holding exactly the blocks the
+provider returned (text and ``tool_use`` in order, never merged: ``compiler.replies``). The
+results of a reply's calls open the user message right after it, so no tool_use is ever
+left without its result. The last message is always the user's.
 
 The ``history`` breakpoint is what the next wake reads: that wake's evidence is new, but the
 history before it is the same bytes plus the wake that just ended.
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from wakeful.compiler.blocks import Block, Segment
+from wakeful.compiler.blocks import Block, Role, Segment
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import ROLE, Item, Mark, Rendered, Renderer
 
@@ -74,9 +76,14 @@ class AnthropicRenderer(Renderer):
         messages: list[dict[str, Any]] = []
         where: list[tuple[int, Item]] = []
         for item in items:
-            if messages and messages[-1]["role"] == ROLE[item.role]:
+            prev = where[-1][1] if where else None
+            if (
+                prev is not None
+                and prev.role is item.role
+                # two replies never share a message: each is sent back as it was received
+                and (item.role is Role.USER or prev.reply == item.reply)
+            ):
                 content = messages[-1]["content"]
-                prev = where[-1][1]
                 if (
                     item.kind == "text"
                     and prev.kind == "text"

@@ -22,6 +22,7 @@ from wakeful.compiler.framing import (
     section_text,
 )
 from wakeful.compiler.place import Layout, Placed
+from wakeful.compiler.replies import call_arguments, reply_key
 from wakeful.compiler.select import role_of
 
 # Wire names of roles and segments (a dict lookup is cheaper than ``Enum.value``).
@@ -38,6 +39,7 @@ class Item(NamedTuple):
     segment: Segment
     block: Block | None
     mergeable: bool
+    reply: str | None = None  # the model reply an assistant item is part of, when known
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +87,15 @@ def framed_section(placed: Placed) -> str:
     return memo[2]
 
 
+def sent_arguments(placed: Placed) -> str:
+    """``call_arguments`` of a placed tool call, remembered on its facts."""
+    f, block = placed.facts, placed.block
+    memo = f.arguments
+    if memo is None or memo[0] is not block:
+        memo = f.arguments = (block, call_arguments(block))
+    return memo[1]
+
+
 class Renderer:
     """Provider-independent pieces; subclasses add the provider's syntax."""
 
@@ -127,42 +138,92 @@ class Renderer:
         """Summaries as one user item, the history of earlier wakes, evidence as one user
         item, then the current wake.
 
-        History (``recent``) items may merge with their neighbours; current-wake items never
-        do, so the wake's earlier content blocks keep their bytes as the wake grows.
+        History (``recent``) user text may merge with its neighbours; current-wake items
+        never do, so the wake's earlier content blocks keep their bytes as the wake grows.
+        The model's own turns never merge, in either: each reply is sent back as the blocks
+        it was (``reply_order``), so a wake that becomes history keeps its bytes too.
         """
         items: list[Item] = []
         summaries = self.summaries_text(layout)
         if summaries:
             block = layout.summaries[-1].block
             items.append(Item("text", Role.USER, summaries, Segment.SUMMARIES, block, False))
+        recent: list[Item] = []
         for placed in layout.recent:
-            items.extend(self.event_items(placed, mergeable=True))
+            recent.extend(self.event_items(placed, mergeable=True))
+        items.extend(reply_order(recent))
         evidence = self.evidence_text(layout)
         if evidence:
             block = layout.evidence[-1].block
             items.append(Item("text", Role.USER, evidence, Segment.EVIDENCE, block, False))
+        tail: list[Item] = []
         for placed in layout.tail:
-            items.extend(self.event_items(placed, mergeable=False))
+            tail.extend(self.event_items(placed, mergeable=False))
+        items.extend(reply_order(tail))
         if items and items[0].role is Role.ASSISTANT:
             items.insert(0, Item("text", Role.USER, HISTORY_GAP, Segment.RECENT, None, False))
         return items
 
     def event_items(self, placed: Placed, *, mergeable: bool) -> list[Item]:
+        """The items of one placed event. A tool call is its ``tool_use`` alone, whose text
+        is its arguments as sent (the block's text is their spelling, never a text block of
+        its own); the model's text never merges with anything, so an assistant message
+        holds exactly the blocks of the reply it was."""
         block, seg = placed.block, placed.segment
         if block.kind is BlockKind.TOOL_CALL:
-            items = []
-            if block.text:
-                items.append(Item("text", Role.ASSISTANT, block.text, seg, block, mergeable))
-            items.append(Item("tool_use", Role.ASSISTANT, block.text, seg, block, False))
-            return items
+            args = sent_arguments(placed)
+            return [Item("tool_use", Role.ASSISTANT, args, seg, block, False, reply_key(block))]
         if block.kind is BlockKind.TOOL_RESULT:
             return [Item("tool_result", Role.USER, block.text, seg, block, False)]
         if not block.text:
             return []
-        return [Item("text", role_of(block), block.text, seg, block, mergeable)]
+        role = role_of(block)
+        if role is Role.ASSISTANT:
+            return [Item("text", role, block.text, seg, block, False, reply_key(block))]
+        return [Item("text", role, block.text, seg, block, mergeable)]
 
     def tool_name(self, block: Block) -> str:
         return block.tool_name or block.id
 
     def render(self, layout: Layout) -> Rendered:
         raise NotImplementedError
+
+
+def reply_order(items: list[Item]) -> list[Item]:
+    """Each reply's blocks together, in the order the model wrote them, then the results of
+    its calls (in the order of the calls).
+
+    Placement keeps a tool result right after its call (a pair is one unit), which splits
+    a reply with several calls, or with text after a call, into pieces. A run of items of
+    one reply and the results of its calls is put back together; items of no known reply
+    stay where they are.
+    """
+    out: list[Item] = []
+    n, i = len(items), 0
+    while i < n:
+        key = items[i].reply
+        if key is None:
+            out.append(items[i])
+            i += 1
+            continue
+        said: list[Item] = []
+        results: list[Item] = []
+        calls: set[str | None] = set()
+        while i < n:
+            item = items[i]
+            if item.reply == key:
+                said.append(item)
+                if item.kind == "tool_use" and item.block is not None:
+                    calls.add(item.block.tool_call_id)
+            elif (
+                item.kind == "tool_result"
+                and item.block is not None
+                and item.block.tool_call_id in calls
+            ):
+                results.append(item)
+            else:
+                break
+            i += 1
+        out.extend(said)
+        out.extend(results)
+    return out

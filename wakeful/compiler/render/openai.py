@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from wakeful.compiler.blocks import Block, Segment, content_hash
-from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.blocks import Block, Role, Segment, content_hash
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import ROLE, Item, Mark, Rendered, Renderer
 
@@ -33,8 +32,9 @@ def prompt_cache_key(layout: Layout, stable: Any) -> str:
 class _OpenAIBase(Renderer):
     system_role: ClassVar[str] = "system"
 
-    def arguments(self, block: Block) -> str:
-        return canonical_json(block.tool_input or {})
+    def arguments(self, item: Item) -> str:
+        """A ``tool_use`` item's arguments: as the model wrote them (``compiler.replies``)."""
+        return item.text
 
     def result_text(self, item: Item) -> str:
         block = item.block
@@ -76,6 +76,16 @@ class _OpenAIBase(Renderer):
         return elements, owners, paths, marks
 
 
+def _same_reply(prev: tuple[dict[str, Any], Item], item: Item) -> bool:
+    """True when ``prev`` is an assistant message of the reply ``item`` belongs to (or both
+    belong to no known reply)."""
+    return (
+        prev[0]["role"] == "assistant"
+        and prev[1].role is Role.ASSISTANT
+        and prev[1].reply == item.reply
+    )
+
+
 class OpenAIChatRenderer(_OpenAIBase):
     provider: ClassVar[str] = "openai_chat"
 
@@ -108,14 +118,27 @@ class OpenAIChatRenderer(_OpenAIBase):
                     "type": "function",
                     "function": {
                         "name": self.tool_name(item.block),
-                        "arguments": self.arguments(item.block),
+                        "arguments": self.arguments(item),
                     },
                 }
-                if prev is not None and prev[0]["role"] == "assistant" and prev[1].kind == "text":
-                    prev[0]["tool_calls"] = [call]
+                if (
+                    prev is not None
+                    and _same_reply(prev, item)
+                    and (item.reply is not None or prev[1].kind == "text")
+                ):
+                    prev[0].setdefault("tool_calls", []).append(call)
                     out[-1] = (prev[0], item)
                 else:
                     out.append(({"role": "assistant", "content": None, "tool_calls": [call]}, item))
+                continue
+            if item.role is Role.ASSISTANT:
+                if prev is not None and item.reply is not None and _same_reply(prev, item):
+                    # more text of the same reply (from a provider that allows text after a
+                    # call): a Chat message has one content string
+                    prev[0]["content"] = (prev[0]["content"] or "") + item.text
+                    out[-1] = (prev[0], item)
+                else:
+                    out.append(({"role": "assistant", "content": item.text}, item))
                 continue
             if (
                 prev is not None
@@ -188,7 +211,7 @@ class OpenAIResponsesRenderer(_OpenAIBase):
                             "type": "function_call",
                             "call_id": block.tool_call_id,
                             "name": self.tool_name(block),
-                            "arguments": self.arguments(block),
+                            "arguments": self.arguments(item),
                         },
                         item,
                     )
