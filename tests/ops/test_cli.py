@@ -13,61 +13,33 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
-from typer.testing import CliRunner, Result
 
 from tests.e2e.harness import open_deps
 from tests.ops import cli_agents
-from tests.ops.conftest import SECRET
+from tests.ops.cli_env import AGENTS, ROOT, make_env, one_line_error, run
 from tests.ops.hooks import event, signed
 from tests.substrate.test_locomo_import import SAMPLE
-from wakeful.cli.main import app
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.worker.ports import find_free_port
 from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import workflow_id
 
-AGENTS = "tests.ops.cli_agents:registry"
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture
 def env(
     pg_url: str, temporal_dev: WorkflowEnvironment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[dict[str, str]]:
+) -> dict[str, str]:
     """Explicit settings for one CLI session: external servers only, a fresh tenant."""
-    for name in list(os.environ):
-        if name.startswith("WAKEFUL_"):
-            monkeypatch.delenv(name)
-    values = {
-        "WAKEFUL_DATABASE_URL": pg_url,
-        "WAKEFUL_TEMPORAL_ADDRESS": temporal_dev.client.service_client.config.target_host,
-        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
-        "WAKEFUL_STATE_DIR": str(tmp_path / "state"),
-        "WAKEFUL_TENANT": f"cli-{uuid.uuid4().hex[:8]}",
-        "WAKEFUL_TASK_QUEUE": f"q-{uuid.uuid4().hex[:8]}",
-        "WAKEFUL_WEBHOOK_SECRET": SECRET,
-    }
-    yield values
-
-
-def run(args: list[str], env: dict[str, str]) -> Result:
-    return CliRunner().invoke(app, args, env=env)
-
-
-def _one_line_error(result: Result, code: int, says: str) -> None:
-    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert says in lines[0]
-    assert "Traceback" not in result.output
+    return make_env(
+        pg_url, temporal_dev.client.service_client.config.target_host, tmp_path, monkeypatch
+    )
 
 
 def test_agent_create_list_show(env: dict[str, str]) -> None:
@@ -85,23 +57,21 @@ def test_agent_create_list_show(env: dict[str, str]) -> None:
 
 
 def test_misuse_exits_2_with_one_line(env: dict[str, str]) -> None:
-    _one_line_error(run(["agent", "show", "ghost"], env), 2, "no agent 'ghost'")
-    _one_line_error(run(["agent", "create", "--agents", "nope"], env), 2, "package.module:registry")
-    _one_line_error(run(["handoff", "show", "ghost"], env), 2, "no handoff note")
+    one_line_error(run(["agent", "show", "ghost"], env), 2, "no agent 'ghost'")
+    one_line_error(run(["agent", "create", "--agents", "nope"], env), 2, "package.module:registry")
+    one_line_error(run(["handoff", "show", "ghost"], env), 2, "no handoff note")
     bad = env | {"WAKEFUL_WEBHOOK_MAX_BODY_BYTES": "-1"}
-    _one_line_error(run(["agent", "list"], bad), 2, "WAKEFUL_WEBHOOK_MAX_BODY_BYTES")
+    one_line_error(run(["agent", "list"], bad), 2, "WAKEFUL_WEBHOOK_MAX_BODY_BYTES")
 
 
 def test_a_server_down_exits_3_with_one_line(env: dict[str, str]) -> None:
     db_down = env | {"WAKEFUL_DATABASE_URL": "postgresql://x:pw-hidden@127.0.0.1:1/db"}
     result = run(["agent", "list", "--json"], db_down)
-    _one_line_error(result, 3, "Postgres")
+    one_line_error(result, 3, "Postgres")
     assert "pw-hidden" not in result.output
     assert run(["agent", "create", "--agents", AGENTS], env).exit_code == 0
     temporal_down = env | {"WAKEFUL_TEMPORAL_ADDRESS": "127.0.0.1:1"}
-    _one_line_error(
-        run(["trigger", "clerk", "-m", "hi", "--no-wait"], temporal_down), 3, "Temporal"
-    )
+    one_line_error(run(["trigger", "clerk", "-m", "hi", "--no-wait"], temporal_down), 3, "Temporal")
 
 
 async def test_trigger_no_wait_answers_json(
@@ -129,7 +99,7 @@ async def test_waiting_commands_refuse_at_once_when_no_worker_polls_the_queue(
     queue = env["WAKEFUL_TASK_QUEUE"]
     for args in (["trigger", "clerk", "-m", "hi", "--key", "k-none"], ["consolidate", "clerk"]):
         result = await asyncio.to_thread(run, args, env)
-        _one_line_error(result, 3, f"no worker polls task queue {queue!r}")
+        one_line_error(result, 3, f"no worker polls task queue {queue!r}")
         assert "wakeful worker --agents" in result.stderr
     # Nothing was delivered: the agent's workflow was never started.
     handle = temporal_dev.client.get_workflow_handle(workflow_id(env["WAKEFUL_TENANT"], "clerk"))
@@ -175,10 +145,10 @@ def test_import_appends_a_locomo_file_once_and_refuses_bad_input(
     events = store.tenant(env["WAKEFUL_TENANT"]).events("mem")
     assert [e.external_id for e in events] == ["D1:1", "D1:2", "D2:1"]
 
-    _one_line_error(run([*args[:4], "--sample", "conv-z"], env), 2, "has no sample 'conv-z'")
+    one_line_error(run([*args[:4], "--sample", "conv-z"], env), 2, "has no sample 'conv-z'")
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    _one_line_error(run(["import", str(broken), "--agent", "mem"], env), 2, "is not JSON")
+    one_line_error(run(["import", str(broken), "--agent", "mem"], env), 2, "is not JSON")
     assert len(store.tenant(env["WAKEFUL_TENANT"]).events("mem")) == 3  # nothing lost
 
 
@@ -222,7 +192,7 @@ def test_ingress_serve_runs_the_app_and_stops_cleanly(env: dict[str, str]) -> No
         accepted = httpx.post(f"{base}/hooks/clerk", content=body, headers=signed(body))
         assert accepted.status_code == 202, accepted.text
         busy = run(["ingress", "serve", "--port", str(port)], env)
-        _one_line_error(busy, 3, f"cannot listen on 127.0.0.1:{port}")
+        one_line_error(busy, 3, f"cannot listen on 127.0.0.1:{port}")
     finally:
         server.send_signal(signal.SIGTERM)  # what `docker stop` sends
         _, said = server.communicate(timeout=60)
