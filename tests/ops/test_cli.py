@@ -20,11 +20,13 @@ import pytest
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import open_deps
+from tests.e2e.harness import open_deps, serving
 from tests.ops import cli_agents
 from tests.ops.cli_env import AGENTS, ROOT, make_env, one_line_error, run
 from tests.ops.hooks import event, signed
 from tests.substrate.test_locomo_import import SAMPLE
+from wakeful.idempotency import trigger_key
+from wakeful.providers.simulator.script import Script
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.worker.ports import find_free_port
@@ -59,9 +61,33 @@ def test_agent_create_list_show(env: dict[str, str]) -> None:
 def test_misuse_exits_2_with_one_line(env: dict[str, str]) -> None:
     one_line_error(run(["agent", "show", "ghost"], env), 2, "no agent 'ghost'")
     one_line_error(run(["agent", "create", "--agents", "nope"], env), 2, "package.module:registry")
-    one_line_error(run(["handoff", "show", "ghost"], env), 2, "no handoff note")
+    for args in (
+        ["handoff", "show", "ghost"],
+        ["explain", "ghost", "--wake", "1"],
+        ["diff", "ghost", "--wake", "2", "--vs", "1"],
+        ["replay", "ghost", "--wake", "1"],
+    ):
+        one_line_error(run(args, env), 2, "no agent 'ghost'")
+    assert run(["agent", "create", "--agents", AGENTS], env).exit_code == 0
+    one_line_error(run(["handoff", "show", "clerk"], env), 2, "no handoff note")
+    one_line_error(run(["explain", "clerk", "--wake", "7"], env), 2, "has no wake number 7")
     bad = env | {"WAKEFUL_WEBHOOK_MAX_BODY_BYTES": "-1"}
     one_line_error(run(["agent", "list"], bad), 2, "WAKEFUL_WEBHOOK_MAX_BODY_BYTES")
+
+
+def test_an_agents_module_that_does_not_import_is_one_line(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    modules = tmp_path / "mods"
+    modules.mkdir()
+    (modules / "typo_agents.py").write_text("import os\n\ndef broken(:\n    pass\n")
+    (modules / "raising_agents.py").write_text("registry = undefined_name\n")
+    monkeypatch.syspath_prepend(str(modules))
+    typo = run(["agent", "create", "--agents", "typo_agents:registry"], env)
+    one_line_error(typo, 2, "cannot load agents from 'typo_agents:registry'")
+    assert "invalid syntax" in typo.stderr and "typo_agents.py, line 3" in typo.stderr
+    raising = run(["worker", "--agents", "raising_agents:registry"], env)
+    one_line_error(raising, 2, "importing raising_agents raised NameError")
 
 
 def test_a_server_down_exits_3_with_one_line(env: dict[str, str]) -> None:
@@ -262,3 +288,121 @@ def test_a_worker_stops_cleanly_on_sigterm(env: dict[str, str], sim: SimulatorSe
     assert worker.returncode == 0, said
     assert "serving clerk" in said and "worker stopped" in said
     assert "Traceback" not in said
+
+
+async def test_a_wake_that_does_not_end_done_exits_1_with_its_status_and_reason(
+    env: dict[str, str], temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
+) -> None:
+    """A refused model call ends the wake ``model_error``: the trigger says so in one line
+    on stderr and exits 1, not 0; and a key given with ``--key`` is answered as given but
+    stored and sent only as its digest."""
+    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
+    assert created.exit_code == 0
+    key = uuid.uuid4().hex
+    sim.simulator.set_script(
+        Script.parse([{"error": {"status": 400, "message": "messages: too long"}, "times": 2}]),
+        scope=key,
+    )
+    agents = cli_agents.registry(env["WAKEFUL_TENANT"])
+    secret = f"sk-live-{uuid.uuid4().hex}"
+    async with (
+        open_deps(store, agents, sim, key) as deps,
+        build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"]),
+    ):
+        try:
+            failed = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "hi"], env)
+            as_json = await asyncio.to_thread(
+                run, ["trigger", "clerk", "-m", "hi", "--key", secret, "--json"], env
+            )
+        finally:
+            handle = temporal_dev.client.get_workflow_handle(
+                workflow_id(env["WAKEFUL_TENANT"], "clerk")
+            )
+            history = (await handle.fetch_history()).to_json()
+            with contextlib.suppress(RPCError):
+                await handle.terminate("test over")
+    assert failed.exit_code == 1, failed.output
+    assert "model_error" in failed.stdout
+    (error,) = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
+    assert error.startswith("error: wake 1 of 'clerk' ended model_error: "), error
+    assert "messages: too long" in error and "Traceback" not in failed.output
+    assert as_json.exit_code == 1, as_json.output
+    body = json.loads(as_json.stdout)
+    assert (body["status"], body["idempotency_key"]) == ("model_error", secret)
+    assert "messages: too long" in body["error"]
+    wakes = store.tenant(env["WAKEFUL_TENANT"]).wakes("clerk")
+    assert wakes[-1].idempotency_key == trigger_key("cli", secret)
+    assert secret not in history and secret not in json.dumps(
+        [w.model_dump(mode="json") for w in wakes]
+    )
+
+
+async def test_trigger_timeout_is_one_line(
+    env: dict[str, str], temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
+) -> None:
+    """A worker polled the queue a moment ago (so the trigger is delivered) but none runs
+    now: ``--timeout`` ends the wait with one line and exit 3, not the SDK's traceback."""
+    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
+    assert created.exit_code == 0
+    agents = cli_agents.registry(env["WAKEFUL_TENANT"])
+    async with (
+        open_deps(store, agents, sim, uuid.uuid4().hex) as deps,
+        serving(build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"])),
+    ):
+        polled = await asyncio.to_thread(run, ["health", "--worker"], env)
+        assert polled.exit_code == 0, polled.output
+    try:
+        late = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "hi", "--timeout", "1"], env)
+    finally:
+        handle = temporal_dev.client.get_workflow_handle(
+            workflow_id(env["WAKEFUL_TENANT"], "clerk")
+        )
+        with contextlib.suppress(RPCError):
+            await handle.terminate("test over")
+    assert late.exit_code == 3, late.output
+    errors = [line for line in late.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [late.stderr.strip().splitlines()[-1]], late.stderr
+    assert "the wake of 'clerk' did not finish within 1s" in errors[0]
+    assert "Traceback" not in late.output
+
+
+READ_ONLY = (
+    ["agent", "list"],
+    ["agent", "show", "clerk"],
+    ["explain", "clerk", "--wake", "1"],
+    ["handoff", "show", "clerk"],
+    ["trigger", "clerk", "-m", "hi"],
+    ["consolidate", "clerk", "--log", "5"],
+    ["schedule", "list"],
+    ["stack", "status"],
+    ["stack", "down"],
+)
+
+
+@pytest.mark.parametrize("args", READ_ONLY, ids=lambda a: " ".join(a[:2]))
+def test_commands_that_need_a_project_refuse_where_there_is_none(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from a folder with no ``.wakeful`` here or above (and no WAKEFUL_STATE_DIR), a
+    command that only uses a project says so and how to fix it, instead of creating a state
+    directory and starting a second, empty stack."""
+    elsewhere = tmp_path / "not-a-project"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    for name in list(os.environ):
+        if name.startswith("WAKEFUL_"):
+            monkeypatch.delenv(name)
+    result = run(args, {"WAKEFUL_TENANT": "default"})
+    one_line_error(result, 2, "no Wakeful state here or above")
+    assert "`wakeful stack up`" in result.stderr and "WAKEFUL_STATE_DIR" in result.stderr
+    assert list(elsewhere.iterdir()) == []  # nothing created, nothing started
+
+
+def test_a_misspelt_variable_is_warned_about(env: dict[str, str]) -> None:
+    typo = env | {"WAKEFUL_DATABSE_URL": "postgresql://x@127.0.0.1:1/db"}
+    result = run(["agent", "list"], typo)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip().splitlines() == [
+        "warning: WAKEFUL_DATABSE_URL is not a Wakeful setting and is ignored;"
+        " did you mean WAKEFUL_DATABASE_URL?"
+    ]

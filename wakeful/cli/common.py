@@ -16,15 +16,16 @@ import typer
 
 from wakeful.errors import UserError, WakefulError
 from wakeful.substrate.store import Store
-from wakeful.worker.settings import Settings, load_settings
+from wakeful.worker.settings import Settings, load_settings, unknown_env_vars
 from wakeful.worker.stack import EmbeddedStack, StackEndpoints
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# Exit codes: 0 ok, 1 the command ran and found a difference/failure it reports,
-# 2 misuse (bad config, unknown agent), 3 a runtime failure (a server is down),
-# 130 interrupted (Ctrl-C).
+# Exit codes: 0 ok, 1 the command ran and reports a failure or a difference (a wake that
+# did not end done, windows that differ), 2 misuse (bad config, unknown agent, no state
+# here), 3 a runtime failure (a server is down or refused), 130 interrupted (Ctrl-C).
+EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_RUNTIME = 3
 EXIT_INTERRUPTED = 130
@@ -38,7 +39,7 @@ def friendly(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except WakefulError as exc:
-            typer.echo(f"error: {_one_line(str(exc))}", err=True)
+            typer.echo(f"error: {one_line(str(exc))}", err=True)
             raise typer.Exit(EXIT_USAGE if isinstance(exc, UserError) else EXIT_RUNTIME) from None
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
@@ -101,7 +102,7 @@ def _exit_code(code: object) -> int:
     return 1
 
 
-def _one_line(message: str) -> str:
+def one_line(message: str) -> str:
     """Errors are one line on stderr, even when a driver's message spans several."""
     return " ".join(message.split())
 
@@ -127,16 +128,31 @@ def _unreachable(exc: Exception) -> str | None:
 
 
 def settings() -> Settings:
+    """The settings, with one warning on stderr per ``WAKEFUL_*`` variable that sets nothing
+    (a typo would otherwise silently leave its default in place)."""
+    for name, suggestion in unknown_env_vars(os.environ):
+        hint = f"; did you mean {suggestion}?" if suggestion else ""
+        typer.echo(f"warning: {name} is not a Wakeful setting and is ignored{hint}", err=True)
     return load_settings()
 
 
-def endpoints(s: Settings) -> StackEndpoints:
-    """The configured servers; embedded ones are started (or reused) on demand."""
-    return EmbeddedStack(s).up()
+def endpoints(s: Settings, *, create: bool = False) -> StackEndpoints:
+    """The configured servers; embedded ones are started (or reused) on demand.
+
+    Only commands that set a project up pass ``create``: the others refuse, with the fix,
+    where no state directory exists, instead of starting a second, empty stack.
+    """
+    return EmbeddedStack(s).up(create=create)
 
 
-def open_store(s: Settings) -> Store:
-    return Store.connect(endpoints(s).database_url)
+def open_store(s: Settings, *, create: bool = False) -> Store:
+    return Store.connect(endpoints(s, create=create).database_url)
+
+
+def report_failure(message: str) -> NoReturn:
+    """The command ran and what it reports is a failure: one line on stderr, exit 1."""
+    typer.echo(f"error: {one_line(message)}", err=True)
+    raise typer.Exit(EXIT_FAILURE)
 
 
 def emit_json(obj: Any) -> None:
