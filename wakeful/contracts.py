@@ -236,6 +236,9 @@ class WakeResult(_Msg):
     idempotency_key: str = ""
     deduplicated: bool = False
     pacing: str = Field("", description="The pacing choice taken before this wake.")
+    error: str = Field(
+        "", description="Why the wake ended as it did when that was a failure (parked, ...)."
+    )
 
 
 # --- sessions, triggers and keep-warm ----------------------------------------------------

@@ -1,4 +1,8 @@
-"""An agent registry for CLI tests: ``tests.ops.cli_agents:registry`` (tenant from the env)."""
+"""Agent registries for CLI tests (tenant from the env).
+
+``tests.ops.cli_agents:registry`` is ``clerk`` alone; ``:with_responses`` adds ``scribe``,
+served through OpenAI's Responses API.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,21 @@ from wakeful.agents import Agent, AgentRegistry
 from wakeful.demo.tools import DEMO_TOOLS
 
 
+def _clerk(tenant: str) -> Agent:
+    return Agent(name="clerk", instructions="Answer briefly.", tools=DEMO_TOOLS, tenant=tenant)
+
+
 def registry(tenant: str | None = None) -> AgentRegistry:
+    return AgentRegistry([_clerk(tenant or os.environ["WAKEFUL_TENANT"])])
+
+
+def with_responses(tenant: str | None = None) -> AgentRegistry:
     tenant = tenant or os.environ["WAKEFUL_TENANT"]
-    return AgentRegistry(
-        [Agent(name="clerk", instructions="Answer briefly.", tools=DEMO_TOOLS, tenant=tenant)]
+    scribe = Agent(
+        name="scribe",
+        instructions="Answer briefly.",
+        provider="openai_responses",
+        model="gpt-5",
+        tenant=tenant,
     )
+    return AgentRegistry([_clerk(tenant), scribe])

@@ -13,61 +13,35 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
-from typer.testing import CliRunner, Result
 
-from tests.e2e.harness import open_deps
+from tests.e2e.harness import open_deps, serving
 from tests.ops import cli_agents
-from tests.ops.conftest import SECRET
+from tests.ops.cli_env import AGENTS, ROOT, make_env, one_line_error, run
 from tests.ops.hooks import event, signed
 from tests.substrate.test_locomo_import import SAMPLE
-from wakeful.cli.main import app
+from wakeful.idempotency import trigger_key
+from wakeful.providers.simulator.script import Script
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.worker.ports import find_free_port
 from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import workflow_id
 
-AGENTS = "tests.ops.cli_agents:registry"
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture
 def env(
     pg_url: str, temporal_dev: WorkflowEnvironment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[dict[str, str]]:
+) -> dict[str, str]:
     """Explicit settings for one CLI session: external servers only, a fresh tenant."""
-    for name in list(os.environ):
-        if name.startswith("WAKEFUL_"):
-            monkeypatch.delenv(name)
-    values = {
-        "WAKEFUL_DATABASE_URL": pg_url,
-        "WAKEFUL_TEMPORAL_ADDRESS": temporal_dev.client.service_client.config.target_host,
-        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
-        "WAKEFUL_STATE_DIR": str(tmp_path / "state"),
-        "WAKEFUL_TENANT": f"cli-{uuid.uuid4().hex[:8]}",
-        "WAKEFUL_TASK_QUEUE": f"q-{uuid.uuid4().hex[:8]}",
-        "WAKEFUL_WEBHOOK_SECRET": SECRET,
-    }
-    yield values
-
-
-def run(args: list[str], env: dict[str, str]) -> Result:
-    return CliRunner().invoke(app, args, env=env)
-
-
-def _one_line_error(result: Result, code: int, says: str) -> None:
-    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert says in lines[0]
-    assert "Traceback" not in result.output
+    return make_env(
+        pg_url, temporal_dev.client.service_client.config.target_host, tmp_path, monkeypatch
+    )
 
 
 def test_agent_create_list_show(env: dict[str, str]) -> None:
@@ -85,23 +59,45 @@ def test_agent_create_list_show(env: dict[str, str]) -> None:
 
 
 def test_misuse_exits_2_with_one_line(env: dict[str, str]) -> None:
-    _one_line_error(run(["agent", "show", "ghost"], env), 2, "no agent 'ghost'")
-    _one_line_error(run(["agent", "create", "--agents", "nope"], env), 2, "package.module:registry")
-    _one_line_error(run(["handoff", "show", "ghost"], env), 2, "no handoff note")
+    one_line_error(run(["agent", "show", "ghost"], env), 2, "no agent 'ghost'")
+    one_line_error(run(["agent", "create", "--agents", "nope"], env), 2, "package.module:registry")
+    for args in (
+        ["handoff", "show", "ghost"],
+        ["explain", "ghost", "--wake", "1"],
+        ["diff", "ghost", "--wake", "2", "--vs", "1"],
+        ["replay", "ghost", "--wake", "1"],
+    ):
+        one_line_error(run(args, env), 2, "no agent 'ghost'")
+    assert run(["agent", "create", "--agents", AGENTS], env).exit_code == 0
+    one_line_error(run(["handoff", "show", "clerk"], env), 2, "no handoff note")
+    one_line_error(run(["explain", "clerk", "--wake", "7"], env), 2, "has no wake number 7")
     bad = env | {"WAKEFUL_WEBHOOK_MAX_BODY_BYTES": "-1"}
-    _one_line_error(run(["agent", "list"], bad), 2, "WAKEFUL_WEBHOOK_MAX_BODY_BYTES")
+    one_line_error(run(["agent", "list"], bad), 2, "WAKEFUL_WEBHOOK_MAX_BODY_BYTES")
+
+
+def test_an_agents_module_that_does_not_import_is_one_line(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    modules = tmp_path / "mods"
+    modules.mkdir()
+    (modules / "typo_agents.py").write_text("import os\n\ndef broken(:\n    pass\n")
+    (modules / "raising_agents.py").write_text("registry = undefined_name\n")
+    monkeypatch.syspath_prepend(str(modules))
+    typo = run(["agent", "create", "--agents", "typo_agents:registry"], env)
+    one_line_error(typo, 2, "cannot load agents from 'typo_agents:registry'")
+    assert "invalid syntax" in typo.stderr and "typo_agents.py, line 3" in typo.stderr
+    raising = run(["worker", "--agents", "raising_agents:registry"], env)
+    one_line_error(raising, 2, "importing raising_agents raised NameError")
 
 
 def test_a_server_down_exits_3_with_one_line(env: dict[str, str]) -> None:
     db_down = env | {"WAKEFUL_DATABASE_URL": "postgresql://x:pw-hidden@127.0.0.1:1/db"}
     result = run(["agent", "list", "--json"], db_down)
-    _one_line_error(result, 3, "Postgres")
+    one_line_error(result, 3, "Postgres")
     assert "pw-hidden" not in result.output
     assert run(["agent", "create", "--agents", AGENTS], env).exit_code == 0
     temporal_down = env | {"WAKEFUL_TEMPORAL_ADDRESS": "127.0.0.1:1"}
-    _one_line_error(
-        run(["trigger", "clerk", "-m", "hi", "--no-wait"], temporal_down), 3, "Temporal"
-    )
+    one_line_error(run(["trigger", "clerk", "-m", "hi", "--no-wait"], temporal_down), 3, "Temporal")
 
 
 async def test_trigger_no_wait_answers_json(
@@ -129,7 +125,7 @@ async def test_waiting_commands_refuse_at_once_when_no_worker_polls_the_queue(
     queue = env["WAKEFUL_TASK_QUEUE"]
     for args in (["trigger", "clerk", "-m", "hi", "--key", "k-none"], ["consolidate", "clerk"]):
         result = await asyncio.to_thread(run, args, env)
-        _one_line_error(result, 3, f"no worker polls task queue {queue!r}")
+        one_line_error(result, 3, f"no worker polls task queue {queue!r}")
         assert "wakeful worker --agents" in result.stderr
     # Nothing was delivered: the agent's workflow was never started.
     handle = temporal_dev.client.get_workflow_handle(workflow_id(env["WAKEFUL_TENANT"], "clerk"))
@@ -175,10 +171,10 @@ def test_import_appends_a_locomo_file_once_and_refuses_bad_input(
     events = store.tenant(env["WAKEFUL_TENANT"]).events("mem")
     assert [e.external_id for e in events] == ["D1:1", "D1:2", "D2:1"]
 
-    _one_line_error(run([*args[:4], "--sample", "conv-z"], env), 2, "has no sample 'conv-z'")
+    one_line_error(run([*args[:4], "--sample", "conv-z"], env), 2, "has no sample 'conv-z'")
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    _one_line_error(run(["import", str(broken), "--agent", "mem"], env), 2, "is not JSON")
+    one_line_error(run(["import", str(broken), "--agent", "mem"], env), 2, "is not JSON")
     assert len(store.tenant(env["WAKEFUL_TENANT"]).events("mem")) == 3  # nothing lost
 
 
@@ -222,7 +218,7 @@ def test_ingress_serve_runs_the_app_and_stops_cleanly(env: dict[str, str]) -> No
         accepted = httpx.post(f"{base}/hooks/clerk", content=body, headers=signed(body))
         assert accepted.status_code == 202, accepted.text
         busy = run(["ingress", "serve", "--port", str(port)], env)
-        _one_line_error(busy, 3, f"cannot listen on 127.0.0.1:{port}")
+        one_line_error(busy, 3, f"cannot listen on 127.0.0.1:{port}")
     finally:
         server.send_signal(signal.SIGTERM)  # what `docker stop` sends
         _, said = server.communicate(timeout=60)
@@ -292,3 +288,121 @@ def test_a_worker_stops_cleanly_on_sigterm(env: dict[str, str], sim: SimulatorSe
     assert worker.returncode == 0, said
     assert "serving clerk" in said and "worker stopped" in said
     assert "Traceback" not in said
+
+
+async def test_a_wake_that_does_not_end_done_exits_1_with_its_status_and_reason(
+    env: dict[str, str], temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
+) -> None:
+    """A refused model call ends the wake ``model_error``: the trigger says so in one line
+    on stderr and exits 1, not 0; and a key given with ``--key`` is answered as given but
+    stored and sent only as its digest."""
+    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
+    assert created.exit_code == 0
+    key = uuid.uuid4().hex
+    sim.simulator.set_script(
+        Script.parse([{"error": {"status": 400, "message": "messages: too long"}, "times": 2}]),
+        scope=key,
+    )
+    agents = cli_agents.registry(env["WAKEFUL_TENANT"])
+    secret = f"sk-live-{uuid.uuid4().hex}"
+    async with (
+        open_deps(store, agents, sim, key) as deps,
+        build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"]),
+    ):
+        try:
+            failed = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "hi"], env)
+            as_json = await asyncio.to_thread(
+                run, ["trigger", "clerk", "-m", "hi", "--key", secret, "--json"], env
+            )
+        finally:
+            handle = temporal_dev.client.get_workflow_handle(
+                workflow_id(env["WAKEFUL_TENANT"], "clerk")
+            )
+            history = (await handle.fetch_history()).to_json()
+            with contextlib.suppress(RPCError):
+                await handle.terminate("test over")
+    assert failed.exit_code == 1, failed.output
+    assert "model_error" in failed.stdout
+    (error,) = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
+    assert error.startswith("error: wake 1 of 'clerk' ended model_error: "), error
+    assert "messages: too long" in error and "Traceback" not in failed.output
+    assert as_json.exit_code == 1, as_json.output
+    body = json.loads(as_json.stdout)
+    assert (body["status"], body["idempotency_key"]) == ("model_error", secret)
+    assert "messages: too long" in body["error"]
+    wakes = store.tenant(env["WAKEFUL_TENANT"]).wakes("clerk")
+    assert wakes[-1].idempotency_key == trigger_key("cli", secret)
+    assert secret not in history and secret not in json.dumps(
+        [w.model_dump(mode="json") for w in wakes]
+    )
+
+
+async def test_trigger_timeout_is_one_line(
+    env: dict[str, str], temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
+) -> None:
+    """A worker polled the queue a moment ago (so the trigger is delivered) but none runs
+    now: ``--timeout`` ends the wait with one line and exit 3, not the SDK's traceback."""
+    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
+    assert created.exit_code == 0
+    agents = cli_agents.registry(env["WAKEFUL_TENANT"])
+    async with (
+        open_deps(store, agents, sim, uuid.uuid4().hex) as deps,
+        serving(build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"])),
+    ):
+        polled = await asyncio.to_thread(run, ["health", "--worker"], env)
+        assert polled.exit_code == 0, polled.output
+    try:
+        late = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "hi", "--timeout", "1"], env)
+    finally:
+        handle = temporal_dev.client.get_workflow_handle(
+            workflow_id(env["WAKEFUL_TENANT"], "clerk")
+        )
+        with contextlib.suppress(RPCError):
+            await handle.terminate("test over")
+    assert late.exit_code == 3, late.output
+    errors = [line for line in late.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [late.stderr.strip().splitlines()[-1]], late.stderr
+    assert "the wake of 'clerk' did not finish within 1s" in errors[0]
+    assert "Traceback" not in late.output
+
+
+READ_ONLY = (
+    ["agent", "list"],
+    ["agent", "show", "clerk"],
+    ["explain", "clerk", "--wake", "1"],
+    ["handoff", "show", "clerk"],
+    ["trigger", "clerk", "-m", "hi"],
+    ["consolidate", "clerk", "--log", "5"],
+    ["schedule", "list"],
+    ["stack", "status"],
+    ["stack", "down"],
+)
+
+
+@pytest.mark.parametrize("args", READ_ONLY, ids=lambda a: " ".join(a[:2]))
+def test_commands_that_need_a_project_refuse_where_there_is_none(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from a folder with no ``.wakeful`` here or above (and no WAKEFUL_STATE_DIR), a
+    command that only uses a project says so and how to fix it, instead of creating a state
+    directory and starting a second, empty stack."""
+    elsewhere = tmp_path / "not-a-project"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    for name in list(os.environ):
+        if name.startswith("WAKEFUL_"):
+            monkeypatch.delenv(name)
+    result = run(args, {"WAKEFUL_TENANT": "default"})
+    one_line_error(result, 2, "no Wakeful state here or above")
+    assert "`wakeful stack up`" in result.stderr and "WAKEFUL_STATE_DIR" in result.stderr
+    assert list(elsewhere.iterdir()) == []  # nothing created, nothing started
+
+
+def test_a_misspelt_variable_is_warned_about(env: dict[str, str]) -> None:
+    typo = env | {"WAKEFUL_DATABSE_URL": "postgresql://x@127.0.0.1:1/db"}
+    result = run(["agent", "list"], typo)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip().splitlines() == [
+        "warning: WAKEFUL_DATABSE_URL is not a Wakeful setting and is ignored;"
+        " did you mean WAKEFUL_DATABASE_URL?"
+    ]

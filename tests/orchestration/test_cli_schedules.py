@@ -88,3 +88,25 @@ def test_durations() -> None:
     assert parse_duration("90s").total_seconds() == 90
     with pytest.raises(UserError):
         parse_duration("1.5h")
+
+
+def test_adding_an_existing_schedule_or_acting_on_a_missing_one_is_one_line(
+    cli_env: dict[str, str],
+) -> None:
+    args = ["add", "scout", "nightly", "-m", "list_dir .", "--every", "1d", "--paused"]
+    assert run(args, cli_env).exit_code == 0
+    try:
+        again = run(args, cli_env)
+        assert again.exit_code == 2, again.output
+        assert again.stderr.strip().splitlines() == [
+            "error: agent 'scout' already has a schedule 'nightly': delete it first"
+            " (`wakeful schedule delete scout nightly`) or choose another name"
+        ]
+    finally:
+        assert run(["delete", "scout", "nightly"], cli_env).exit_code == 0
+    for verb in ("pause", "unpause", "trigger", "delete"):
+        missing = run([verb, "scout", "nightly"], cli_env)
+        assert missing.exit_code == 2, (verb, missing.output)
+        assert missing.stderr.strip().splitlines() == [
+            "error: agent 'scout' has no schedule 'nightly'; see `wakeful schedule list`"
+        ], verb

@@ -10,7 +10,13 @@ import pytest
 
 from wakeful.errors import ConfigError
 from wakeful.worker import ports, settings
-from wakeful.worker.settings import Settings, env_var_names, load_settings
+from wakeful.worker.settings import (
+    Settings,
+    env_var_names,
+    find_state_dir,
+    load_settings,
+    unknown_env_vars,
+)
 
 _PLAIN = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 
@@ -182,3 +188,40 @@ def test_public_names_exist() -> None:
     for module in (settings, ports):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def test_the_state_directory_is_found_like_git_finds_dot_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("WAKEFUL_STATE_DIR", raising=False)
+    project = tmp_path / "project"
+    (project / ".wakeful").mkdir(parents=True)
+    deeper = project / "src" / "pkg"
+    deeper.mkdir(parents=True)
+    monkeypatch.chdir(deeper)
+    assert find_state_dir(deeper) == (project / ".wakeful").resolve()
+    found = load_settings()
+    assert found.state_dir == (project / ".wakeful").resolve()
+    assert found.qdrant_path == (project / ".wakeful" / "qdrant").resolve()
+    monkeypatch.setenv("WAKEFUL_STATE_DIR", str(tmp_path / "elsewhere"))
+    assert load_settings().state_dir == tmp_path / "elsewhere"  # the variable wins
+    monkeypatch.delenv("WAKEFUL_STATE_DIR")
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    monkeypatch.chdir(bare)
+    assert find_state_dir(bare) is None
+    assert load_settings().state_dir == Path(".wakeful")  # none: here, when a command creates it
+
+
+def test_unknown_wakeful_variables_are_named_with_the_closest_setting() -> None:
+    environ = {
+        "WAKEFUL_DATABSE_URL": "postgresql://x",
+        "WAKEFUL_TENANT": "ops",
+        "WAKEFUL_AGENTS": "pkg:registry",
+        "WAKEFUL_FROBNICATE": "1",
+        "HOME": "/root",
+    }
+    assert unknown_env_vars(environ) == [
+        ("WAKEFUL_DATABSE_URL", "WAKEFUL_DATABASE_URL"),
+        ("WAKEFUL_FROBNICATE", None),
+    ]

@@ -7,12 +7,25 @@ import importlib
 import uuid
 
 import typer
+from temporalio.client import Client, WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.service import RPCError
 
 from wakeful.agents import AgentRegistry, AgentRuntime
-from wakeful.cli.common import emit_json, endpoints, friendly, open_store, progress, settings
+from wakeful.cli.common import (
+    emit_json,
+    endpoints,
+    friendly,
+    one_line,
+    open_store,
+    progress,
+    report_failure,
+    settings,
+)
 from wakeful.compiler.blocks import Goal, GoalKind
-from wakeful.contracts import Trigger, oversized_trigger
+from wakeful.contracts import Trigger, WakeResult, oversized_trigger
 from wakeful.errors import ConfigError, RuntimeFailure, UserError
+from wakeful.idempotency import trigger_key
+from wakeful.substrate.store import Store
 
 app = typer.Typer(help="Register, list and inspect agents.")
 
@@ -29,7 +42,7 @@ def create(
 
     s = settings()
     registry = load_registry(agents)
-    store = open_store(s)
+    store = open_store(s, create=True)
     rows = []
     for agent in registry:
         ts = store.tenant(agent.tenant)
@@ -81,8 +94,18 @@ def load_registry(spec: str) -> AgentRegistry:
         raise ConfigError(f"--agents {spec!r} must look like 'package.module:registry'")
     try:
         obj = getattr(importlib.import_module(module_name), attr)
+    except SyntaxError as exc:  # its file and line, not a traceback
+        where = f"{exc.filename}, line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
+        raise ConfigError(
+            f"cannot load agents from {spec!r}: {exc.msg} ({where}); fix that module"
+        ) from None
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"cannot load agents from {spec!r}: {exc}") from exc
+        raise ConfigError(f"cannot load agents from {spec!r}: {exc}") from None
+    except Exception as exc:  # the module's own code failed while it was imported
+        raise ConfigError(
+            f"cannot load agents from {spec!r}: importing {module_name} raised"
+            f" {type(exc).__name__}: {one_line(str(exc))}"
+        ) from None
     registry = obj() if callable(obj) and not isinstance(obj, AgentRegistry) else obj
     if not isinstance(registry, AgentRegistry):
         raise ConfigError(f"{spec!r} is not an AgentRegistry")
@@ -94,13 +117,22 @@ def trigger(
     message: str = typer.Option(
         ..., "--message", "-m", help="What to ask the agent (at most 512 KiB)."
     ),
-    key: str | None = typer.Option(None, "--key", help="Idempotency key (default: random)."),
+    key: str | None = typer.Option(
+        None,
+        "--key",
+        help="Idempotency key: a trigger with a key already used is not woken again (default:"
+        " random). Only its SHA-256 digest is stored or sent.",
+    ),
     new_session: bool = typer.Option(False, "--new-session", help="Start a fresh session."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Return once Temporal has it."),
     timeout: float = typer.Option(300.0, help="Seconds to wait for the wake to finish."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Wake an agent with a message (starting its workflow if needed)."""
+    """Wake an agent with a message (starting its workflow if needed).
+
+    Exits 0 when the wake is done, 1 when it ended otherwise (parked, model_error, a
+    budget, rejected...), with its status and reason on stderr.
+    """
     friendly(_trigger)(agent, message, key, new_session, no_wait, timeout, json_out)
 
 
@@ -115,9 +147,10 @@ def _trigger(
 ) -> None:
     from wakeful.worker.client import connect, deliver, require_worker, wake
 
+    user_key = key if key is not None else uuid.uuid4().hex
     t = Trigger(
         goal=Goal(kind=GoalKind.MESSAGE, text=message),
-        idempotency_key=key or f"cli-{uuid.uuid4().hex}",
+        idempotency_key=trigger_key("cli", user_key),
         new_session=new_session,
     )
     too_large = oversized_trigger(t, agent)  # before any server is contacted
@@ -125,18 +158,14 @@ def _trigger(
         raise UserError(too_large)
     s = settings()
     ep = endpoints(s)
-    row = open_store(s).tenant(s.tenant).get_agent(agent)
+    row = Store.connect(ep.database_url).tenant(s.tenant).get_agent(agent)
     runtime = AgentRuntime.model_validate(row["spec"]["runtime"])
 
-    async def go() -> None:
+    async def go() -> WakeResult | None:
         client = await connect(ep.temporal_address, ep.temporal_namespace)
         if no_wait:
             await deliver(client, runtime, t, s.task_queue)
-            if json_out:
-                emit_json({"delivered": True, "idempotency_key": t.idempotency_key})
-            else:
-                typer.echo(f"delivered {t.idempotency_key}")
-            return
+            return None
         # Nothing is delivered when no worker would run it: the caller can start one first,
         # or queue the trigger on purpose with --no-wait.
         await require_worker(
@@ -146,22 +175,72 @@ def _trigger(
         )
         progress(f"waiting for the wake of {agent!r} (Ctrl-C stops waiting, not the wake)")
         try:
-            result = await asyncio.wait_for(wake(client, runtime, t, s.task_queue), timeout)
-        except TimeoutError:
-            raise RuntimeFailure(
-                f"the wake of {agent!r} did not finish within {timeout:.0f}s; is a worker running"
-                f" on task queue {s.task_queue!r}? Start one with `wakeful worker --agents ...`"
-            ) from None
-        if json_out:
-            emit_json(result.model_dump(mode="json"))
-        else:
-            typer.echo(
-                f"wake {result.number} ({result.session_id}) {result.status}:"
-                f" {result.model_calls} model call(s), {result.tool_calls} tool call(s),"
-                f" ${result.cost_usd:.4f}{' (deduplicated)' if result.deduplicated else ''}"
-            )
+            return await asyncio.wait_for(wake(client, runtime, t, s.task_queue), timeout)
+        except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError) as exc:
+            # The SDK answers a wait cut short (our timeout, or the workflow's run ending
+            # under it) with its own error: say which it was, and what to do.
+            why = await no_result(client, runtime, s.task_queue, timeout, exc)
+            raise RuntimeFailure(why) from None
 
-    asyncio.run(go())
+    result = asyncio.run(go())
+    if result is None:
+        if json_out:
+            emit_json({"delivered": True, "idempotency_key": user_key})
+        else:
+            typer.echo(f"delivered {user_key}")
+        return
+    # The sender's own key, not the digest the trigger carried.
+    result = result.model_copy(update={"idempotency_key": user_key})
+    if json_out:
+        emit_json(result.model_dump(mode="json"))
+    else:
+        typer.echo(
+            f"wake {result.number} ({result.session_id}) {result.status}:"
+            f" {result.model_calls} model call(s), {result.tool_calls} tool call(s),"
+            f" ${result.cost_usd:.4f}{' (deduplicated)' if result.deduplicated else ''}"
+        )
+    if result.status != "done":
+        report_failure(wake_failure(agent, result))
+
+
+def wake_failure(agent: str, result: WakeResult) -> str:
+    """One line: which wake (or trigger) of ``agent`` did not succeed, how, and why."""
+    status, _, detail = result.status.partition(": ")
+    reason = one_line(result.error or detail) or "no reason given"
+    if not result.number:  # the trigger never started a wake
+        return f"the trigger of {agent!r} was {status.replace('_', ' ')}: {reason}"
+    return f"wake {result.number} of {agent!r} ended {status}: {reason}"
+
+
+async def no_result(
+    client: Client, runtime: AgentRuntime, task_queue: str, waited_s: float, exc: BaseException
+) -> str:
+    """Why a wake's result did not come: the agent's run ended, the wait timed out, or
+    Temporal refused the call."""
+    from temporalio.client import WorkflowExecutionStatus
+
+    from wakeful.workflows.agent import workflow_id
+
+    wid = workflow_id(runtime.tenant, runtime.name)
+    try:
+        status = (await client.get_workflow_handle(wid).describe()).status
+    except RPCError:
+        status = None
+    if status is not None and status != WorkflowExecutionStatus.RUNNING:
+        return (
+            f"the workflow of agent {runtime.name!r} is {status.name.lower()} (workflow id"
+            f" {wid!r}), so this wake has no result; trigger again to start a new run"
+        )
+    if isinstance(exc, RPCError):
+        return (
+            f"Temporal refused the wake of {runtime.name!r} ({exc.status.name}:"
+            f" {one_line(exc.message)[:160]})"
+        )
+    return (
+        f"the wake of {runtime.name!r} did not finish within {waited_s:g}s (it may still run;"
+        f" see `wakeful agent show {runtime.name}`); is a worker running on task queue"
+        f" {task_queue!r}? Raise --timeout, or start one with `wakeful worker --agents ...`"
+    )
 
 
 def worker(

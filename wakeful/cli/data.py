@@ -35,7 +35,7 @@ def _import(file: Path, agent: str, sample: str | None, json_out: bool) -> None:
         if not samples:
             raise UserError(f"{file} has no sample {sample!r}")
     s = settings()
-    ts = open_store(s).tenant(s.tenant)
+    ts = open_store(s, create=True).tenant(s.tenant)
     try:
         ts.get_agent(agent)
     except UnknownAgentError:

@@ -61,7 +61,7 @@ def serve(
             "warning: no webhook secret is configured (WAKEFUL_WEBHOOK_SECRET, "
             "WAKEFUL_WEBHOOK_TENANT_SECRETS): every delivery will be refused with 401"
         )
-    ep = endpoints(s)
+    ep = endpoints(s, create=True)
     store = Store.connect(ep.database_url)
 
     async def client_factory() -> Client:

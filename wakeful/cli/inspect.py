@@ -18,7 +18,11 @@ JSON = typer.Option(False, "--json")
 
 
 def compile_of(ts: TenantStore, agent: str, wake: int, call: int) -> CompileRecord:
-    rec = ts.wake_by_number(agent, wake)
+    ts.get_agent(agent)  # an unknown agent is misuse (exit 2), named as such
+    try:
+        rec = ts.wake_by_number(agent, wake)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
     compiles = ts.compiles(rec.wake_id)
     if not compiles:
         raise StoreError(f"wake {wake} of {agent!r} has no compiled window")
@@ -138,7 +142,9 @@ def _replay(agent: str, wake: int, call: int, json_out: bool) -> None:
 def handoff_show(agent: str, json_out: bool = JSON) -> None:
     """The latest handoff note of an agent."""
     s = settings()
-    note = open_store(s).tenant(s.tenant).latest_handoff(agent)
+    ts = open_store(s).tenant(s.tenant)
+    ts.get_agent(agent)  # an unknown agent is misuse (exit 2), named as such
+    note = ts.latest_handoff(agent)
     if note is None:
         raise UserError(f"agent {agent!r} has no handoff note yet; it writes one after each wake")
     if json_out:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from enum import StrEnum
+from typing import Any
 
 import typer
 
@@ -11,7 +12,7 @@ from wakeful.cli import agents, bench, data, inspect, stack
 from wakeful.cli import consolidate as consolidate_cli
 from wakeful.cli import ingress as ingress_cli
 from wakeful.cli import schedules as schedules_cli
-from wakeful.cli.common import friendly, settings
+from wakeful.cli.common import friendly, run_then_exit, settings
 
 
 class DemoProvider(StrEnum):
@@ -19,7 +20,17 @@ class DemoProvider(StrEnum):
     OPENAI = "openai"
 
 
-app = typer.Typer(
+class _Program(typer.Typer):
+    """The ``wakeful`` program: run as a process (the console script, ``python -m``), it
+    exits through :func:`run_then_exit`, so its exit code is the command's, never an abort
+    of the Temporal SDK's threads at interpreter exit. In-process runners (``CliRunner``)
+    call the click command and are unaffected."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        run_then_exit(lambda: super(_Program, self).__call__(*args, **kwargs))
+
+
+app = _Program(
     help="Wakeful: durable, event-driven runtime for long-running agents.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -12,7 +12,8 @@ from datetime import timedelta
 from typing import TypeVar
 
 import typer
-from temporalio.client import Client, ScheduleOverlapPolicy
+from temporalio.client import Client, ScheduleAlreadyRunningError, ScheduleOverlapPolicy
+from temporalio.service import RPCError, RPCStatusCode
 
 from wakeful.agents import AgentRuntime
 from wakeful.cli.common import emit_json, endpoints, friendly, open_store, settings
@@ -71,21 +72,27 @@ def add(
     runtime = AgentRuntime.model_validate(row["spec"]["runtime"])
     if overlap not in _OVERLAP:
         raise UserError(f"--overlap {overlap!r} must be one of {', '.join(_OVERLAP)}")
-    handle = _run(
-        lambda c: create_schedule(
-            c,
-            runtime,
-            name,
-            message=message,
-            task_queue=s.task_queue,
-            every=parse_duration(every) if every else None,
-            cron=cron,
-            catchup_window=parse_duration(catchup),
-            overlap=_OVERLAP[overlap],
-            paused=paused,
-            new_session=new_session,
+    try:
+        handle = _run(
+            lambda c: create_schedule(
+                c,
+                runtime,
+                name,
+                message=message,
+                task_queue=s.task_queue,
+                every=parse_duration(every) if every else None,
+                cron=cron,
+                catchup_window=parse_duration(catchup),
+                overlap=_OVERLAP[overlap],
+                paused=paused,
+                new_session=new_session,
+            )
         )
-    )
+    except ScheduleAlreadyRunningError:
+        raise UserError(
+            f"agent {agent!r} already has a schedule {name!r}: delete it first"
+            f" (`wakeful schedule delete {agent} {name}`) or choose another name"
+        ) from None
     typer.echo(f"created {handle.id}{' (paused)' if paused else ''}")
 
 
@@ -123,7 +130,14 @@ def _act(verb: str) -> Callable[[str, str], None]:
             "delete": sch.delete_schedule,
         }[verb]
         tenant = settings().tenant
-        _run(lambda c: fn(c, tenant, agent, name))
+        try:
+            _run(lambda c: fn(c, tenant, agent, name))
+        except RPCError as exc:
+            if exc.status != RPCStatusCode.NOT_FOUND:
+                raise
+            raise UserError(
+                f"agent {agent!r} has no schedule {name!r}; see `wakeful schedule list`"
+            ) from None
         typer.echo(f"{verb}: {sch.schedule_id(tenant, agent, name)}")
 
     command.__doc__ = {

@@ -30,7 +30,9 @@ def up(json_out: bool = typer.Option(False, "--json", help="Print endpoints as J
 @friendly
 def down() -> None:
     """Stop the embedded servers; their data stays in the state directory."""
-    EmbeddedStack(settings()).down()
+    stack = EmbeddedStack(settings())
+    stack.require_state()
+    stack.down()
     typer.echo("stopped")
 
 
@@ -38,7 +40,9 @@ def down() -> None:
 @friendly
 def status(json_out: bool = typer.Option(False, "--json")) -> None:
     """Show each piece: embedded or external, running or not, where."""
-    st = EmbeddedStack(settings()).status()
+    stack = EmbeddedStack(settings())
+    stack.require_state()
+    st = stack.status()
     if json_out:
         emit_json(st.model_dump(mode="json"))
         return

@@ -1,7 +1,10 @@
 """Build a provider by name: the one place that knows which class serves which name.
 
-Names: ``anthropic`` (Messages API), ``openai`` / ``openai-chat`` (Chat Completions),
-``openai-responses`` (Responses). The simulator needs no name of its own: point any of
+The names are the compiler's (``wakeful.compiler.render.RENDERERS``), so every agent the
+compiler can render a window for has a provider here: ``anthropic`` (Messages API),
+``openai_chat`` (Chat Completions; alias ``openai``) and ``openai_responses`` (Responses).
+The hyphenated spellings ``openai-chat`` and ``openai-responses`` are accepted here too; an
+agent must use the compiler's names. The simulator needs no name of its own: point any of
 these at its ``base_url``.
 """
 
@@ -9,20 +12,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from wakeful.compiler.render import PROVIDER_ALIASES, RENDERERS
 from wakeful.errors import ConfigError
 from wakeful.providers.anthropic import AnthropicProvider
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
 
-__all__ = ["PROVIDER_NAMES", "build_provider"]
+__all__ = ["PROVIDER_NAMES", "build_provider", "canonical_provider"]
 
 _FACTORIES: dict[str, Callable[..., ModelProvider]] = {
     "anthropic": AnthropicProvider,
-    "openai": OpenAIChatProvider,
-    "openai-chat": OpenAIChatProvider,
-    "openai-responses": OpenAIResponsesProvider,
+    "openai_chat": OpenAIChatProvider,
+    "openai_responses": OpenAIResponsesProvider,
 }
-PROVIDER_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+_SPELLINGS = {"openai-chat": "openai_chat", "openai-responses": "openai_responses"}
+PROVIDER_NAMES: tuple[str, ...] = (*RENDERERS, *PROVIDER_ALIASES)
+"""Every provider name an agent may declare: the compiler's names and their aliases."""
+
+
+def canonical_provider(name: str) -> str:
+    """The compiler's name for ``name``; raises :class:`ConfigError` naming the choices."""
+    canonical = PROVIDER_ALIASES.get(name) or _SPELLINGS.get(name) or name
+    if canonical not in _FACTORIES:
+        raise ConfigError(
+            f"unknown model provider {name!r}; choose one of {', '.join(PROVIDER_NAMES)}"
+        )
+    return canonical
 
 
 def build_provider(
@@ -33,9 +48,5 @@ def build_provider(
     timeout: float = 120.0,
 ) -> ModelProvider:
     """A ready provider; raises :class:`ConfigError` naming the valid choices."""
-    factory = _FACTORIES.get(provider_name)
-    if factory is None:
-        raise ConfigError(
-            f"unknown model provider {provider_name!r}; choose one of {', '.join(PROVIDER_NAMES)}"
-        )
+    factory = _FACTORIES[canonical_provider(provider_name)]
     return factory(api_key, base_url=base_url, timeout=timeout)

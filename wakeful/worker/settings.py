@@ -11,7 +11,10 @@ A missing URL means "run it here": no ``database_url`` starts embedded Postgres,
 
 from __future__ import annotations
 
+import difflib
+import os
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,9 +25,21 @@ from wakeful.errors import ConfigError
 from wakeful.names import NAME_RULE, is_name
 from wakeful.worker import ports
 
-__all__ = ["ENV_PREFIX", "Settings", "env_var_names", "load_settings"]
+__all__ = [
+    "ENV_PREFIX",
+    "STATE_DIR_NAME",
+    "Settings",
+    "env_var_names",
+    "find_state_dir",
+    "load_settings",
+    "unknown_env_vars",
+]
 
 ENV_PREFIX = "WAKEFUL_"
+STATE_DIR_NAME = ".wakeful"
+# WAKEFUL_* names Wakeful reads that are not settings: the agents a container's worker
+# serves (docker-compose, deploy/wakeful.env.example) and the test suite's snapshot switch.
+_NOT_SETTINGS = frozenset({"WAKEFUL_AGENTS", "WAKEFUL_UPDATE_SNAPSHOTS"})
 
 
 def _also(field: str, plain: str) -> AliasChoices:
@@ -253,12 +268,52 @@ def env_var_names(field: str) -> tuple[str, ...]:
     return (ENV_PREFIX + field.upper(),)
 
 
+def find_state_dir(start: Path) -> Path | None:
+    """The nearest ``.wakeful`` directory in ``start`` or above it, as git finds ``.git``."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / STATE_DIR_NAME
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def unknown_env_vars(environ: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """``WAKEFUL_*`` variables that set nothing, each with the closest known name (or None).
+
+    pydantic-settings ignores them, so a typo such as ``WAKEFUL_DATABSE_URL`` would leave
+    the default in place without a word.
+    """
+    known = {name for field in Settings.model_fields for name in env_var_names(field)}
+    known = {name for name in known if name.startswith(ENV_PREFIX)}
+    found = []
+    for name in sorted(environ):
+        if not name.startswith(ENV_PREFIX) or name in known or name in _NOT_SETTINGS:
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+        found.append((name, close[0] if close else None))
+    return found
+
+
+def _state_dir_given(overrides: Iterable[str]) -> bool:
+    return "state_dir" in overrides or bool(os.environ.get(ENV_PREFIX + "STATE_DIR", "").strip())
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Build :class:`Settings` from the environment plus ``overrides``.
+
+    Unless ``WAKEFUL_STATE_DIR`` (or a ``state_dir`` override) says where, the state
+    directory is the nearest ``.wakeful`` in the current directory or above it, so a
+    command run from a project's subfolder finds the project's stack; where there is none,
+    it is ``./.wakeful``.
 
     Raises :class:`~wakeful.errors.ConfigError` with one line per the CLI's needs: which
     variable is wrong and what it accepts, never the value of a secret.
     """
+    if not _state_dir_given(overrides):
+        nearest = find_state_dir(Path.cwd())
+        if nearest is not None:
+            overrides["state_dir"] = nearest
     try:
         return Settings(**overrides)
     except ValidationError as err:

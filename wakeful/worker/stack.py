@@ -34,7 +34,7 @@ from typing import Any
 import psutil
 from pydantic import BaseModel
 
-from wakeful.errors import StackError
+from wakeful.errors import ConfigError, StackError
 from wakeful.worker import ports
 from wakeful.worker.settings import Settings
 from wakeful.worker.stack_models import (
@@ -84,8 +84,13 @@ class EmbeddedStack:
 
     # --- public ---------------------------------------------------------------------
 
-    def up(self) -> StackEndpoints:
-        """Start what is not running (reusing what is) and return the endpoints."""
+    def up(self, *, create: bool = True) -> StackEndpoints:
+        """Start what is not running (reusing what is) and return the endpoints.
+
+        ``create=False`` (commands that only use an existing project) refuses with
+        :class:`~wakeful.errors.ConfigError` when an embedded server is needed and the state
+        directory does not exist, instead of creating it and starting an empty stack.
+        """
         s = self._settings
         embedded: set[Piece] = set()
         if s.database_url is None:
@@ -94,6 +99,9 @@ class EmbeddedStack:
             embedded.add("temporal")
         if s.qdrant_url is None:
             embedded.add("qdrant")
+        if not create:
+            self.require_state()
+        if "qdrant" in embedded and create:
             self._qdrant.mkdir(parents=True, exist_ok=True)
         database_url, temporal_address = s.database_url, s.temporal_address
         if embedded & {"postgres", "temporal"}:
@@ -120,6 +128,17 @@ class EmbeddedStack:
             qdrant_path=self._qdrant if "qdrant" in embedded else None,
             embedded=frozenset(embedded),
         )
+
+    def require_state(self) -> None:
+        """Raise :class:`~wakeful.errors.ConfigError`, with the fix, when an embedded server
+        is configured and its state directory does not exist (a command run from the wrong
+        folder), rather than let a caller create it."""
+        s = self._settings
+        if (s.database_url is None or s.temporal_address is None) and not self._dir.is_dir():
+            raise ConfigError(
+                f"no Wakeful state here or above (no {self._dir}); run `wakeful stack up` to"
+                " create it, cd to your project, or set WAKEFUL_STATE_DIR"
+            )
 
     def down(self) -> None:
         """Stop every embedded server of this state directory, whatever the settings say now.

@@ -347,6 +347,7 @@ class AgentWorkflow:
             handoff_id=done.handoff_id,
             idempotency_key=trigger.idempotency_key,
             pacing=decision.choice,
+            error=cycle.error,
         )
 
     def _on_call(self, compiled: CompileOut, reply: CallModelOut, started: datetime) -> None:

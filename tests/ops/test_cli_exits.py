@@ -1,0 +1,93 @@
+"""Exit codes a script can trust: ``wakeful`` run as a process, the way a shell runs it,
+against the session's Postgres and Temporal and a stock ``wakeful worker`` process."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.ops.cli_env import DOCUMENTED_EXIT_CODES, ROOT, make_env, run, shell
+from wakeful.providers.simulator.server import SimulatorServer
+
+AGENTS = "tests.ops.cli_agents:with_responses"
+
+
+@pytest.fixture
+def env(
+    pg_url: str, temporal_dev: WorkflowEnvironment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    return make_env(
+        pg_url, temporal_dev.client.service_client.config.target_host, tmp_path, monkeypatch
+    )
+
+
+@pytest.fixture
+def worker(env: dict[str, str], sim: SimulatorServer) -> Iterator[dict[str, str]]:
+    """``wakeful worker`` serving ``clerk`` (Anthropic's API) and ``scribe`` (OpenAI's
+    Responses API), both answered by the simulator; stopped with SIGTERM afterwards."""
+    key = f"k-{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in env.items() if k != "WAKEFUL_QDRANT_URL"} | {
+        "ANTHROPIC_API_KEY": key,
+        "ANTHROPIC_BASE_URL": sim.base_url,
+        "OPENAI_API_KEY": key,
+        "OPENAI_BASE_URL": sim.openai_base_url,
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wakeful.cli.main", "worker", "--agents", AGENTS],
+        env=os.environ | env,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60  # a failure timeout, not a sync point
+        while run(["health", "--worker"], env).exit_code != 0:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the worker never polled its task queue"
+            time.sleep(0.5)
+        yield env
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=60)
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_twenty_triggers_in_a_shell_loop_all_exit_0(worker: dict[str, str]) -> None:
+    """``for i in $(seq 20); do wakeful trigger ...; echo $?; done`` prints only documented
+    codes, and here only 0: the Temporal SDK's threads never abort the process at exit
+    (``Fatal Python error: PyGILState_Release``, 134) after the wake's output is printed."""
+    loop = (
+        "for i in $(seq 20); do"
+        ' wakeful trigger clerk -m "hello $i" --key "loop-$i"; echo "rc=$?";'
+        " done"
+    )
+    done = shell(loop, worker)
+    codes = [int(line[3:]) for line in done.stdout.splitlines() if line.startswith("rc=")]
+    assert len(codes) == 20, done.stdout + done.stderr
+    assert set(codes) <= DOCUMENTED_EXIT_CODES, (codes, done.stderr)
+    assert codes == [0] * 20, (codes, done.stderr)
+    assert "Fatal Python error" not in done.stderr
+    assert done.stdout.count(" done: ") == 20, done.stdout
+
+
+def test_a_stock_worker_serves_a_responses_api_agent(worker: dict[str, str]) -> None:
+    """An agent on ``openai_responses`` (the compiler's name for OpenAI's Responses API) is
+    served by ``wakeful worker`` as it stands: its wake goes through the OpenAI SDK's
+    Responses client to the simulator and completes."""
+    done = shell("wakeful trigger scribe -m 'hello' --key r-1 --timeout 60 --json", worker)
+    assert done.returncode == 0, done.stdout + done.stderr
+    body = json.loads(done.stdout)
+    assert (body["status"], body["model_calls"]) == ("done", 1), body
