@@ -268,7 +268,7 @@ class ConsolidateActivities:
         prompt = build_prompt(span.level, items, registry, superseded)
         body = request_body(inp.provider, inp.model, prompt, a.policy.summary_max_tokens)
         try:
-            reply = await self.deps.providers(inp.provider).complete(body)
+            reply = await self.deps.provider(inp.provider).complete(body)
         except ProviderError as exc:
             raise ApplicationError(
                 f"{inp.provider} summary of span {span.key} for agent {a.agent} failed: {exc}",

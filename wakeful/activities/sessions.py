@@ -99,7 +99,7 @@ class SessionActivities:
             if key in request:
                 request[key] = max(inp.max_tokens, floor)
         try:
-            reply = await self.deps.providers(inp.runtime.provider).complete(request)
+            reply = await self.deps.provider(inp.runtime.provider).complete(request)
         except ProviderError as exc:
             raise ApplicationError(
                 f"keep-warm call {inp.ping} after wake {inp.wake.wake_id} failed: {exc}",

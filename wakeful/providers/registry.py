@@ -2,9 +2,9 @@
 
 The names are the compiler's (``wakeful.compiler.render.RENDERERS``), so every agent the
 compiler can render a window for has a provider here: ``anthropic`` (Messages API),
-``openai_chat`` (Chat Completions; alias ``openai``) and ``openai_responses`` (Responses).
-The hyphenated spellings ``openai-chat`` and ``openai-responses`` are accepted here too; an
-agent must use the compiler's names. The simulator needs no name of its own: point any of
+``openai_chat`` (Chat Completions) and ``openai_responses`` (Responses). The compiler's
+aliases (``openai``, ``openai-chat``, ``openai-responses``: ``PROVIDER_ALIASES``) are
+accepted here and there alike. The simulator needs no name of its own: point any of
 these at its ``base_url``.
 """
 
@@ -25,14 +25,13 @@ _FACTORIES: dict[str, Callable[..., ModelProvider]] = {
     "openai_chat": OpenAIChatProvider,
     "openai_responses": OpenAIResponsesProvider,
 }
-_SPELLINGS = {"openai-chat": "openai_chat", "openai-responses": "openai_responses"}
 PROVIDER_NAMES: tuple[str, ...] = (*RENDERERS, *PROVIDER_ALIASES)
 """Every provider name an agent may declare: the compiler's names and their aliases."""
 
 
 def canonical_provider(name: str) -> str:
     """The compiler's name for ``name``; raises :class:`ConfigError` naming the choices."""
-    canonical = PROVIDER_ALIASES.get(name) or _SPELLINGS.get(name) or name
+    canonical = PROVIDER_ALIASES.get(name, name)
     if canonical not in _FACTORIES:
         raise ConfigError(
             f"unknown model provider {name!r}; choose one of {', '.join(PROVIDER_NAMES)}"
