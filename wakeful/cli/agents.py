@@ -101,6 +101,8 @@ def load_registry(spec: str) -> AgentRegistry:
         ) from None
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"cannot load agents from {spec!r}: {exc}") from None
+    except UserError:  # an agent defined wrongly: Wakeful's own line names it and the fix
+        raise
     except Exception as exc:  # the module's own code failed while it was imported
         raise ConfigError(
             f"cannot load agents from {spec!r}: importing {module_name} raised"

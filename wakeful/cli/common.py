@@ -64,11 +64,12 @@ def run_then_exit(main: Callable[[], object]) -> NoReturn:
     over. When the main thread gets the result, prints and returns while that thread is
     still finishing, finalisation stops the thread mid-call and the process aborts
     (``Fatal Python error: PyGILState_Release``, exit 134) with its output already printed:
-    about 1 run in 10 of ``wakeful trigger`` (temporalio/sdk-python#300). The SDK has no call that shuts a client or its
-    runtime down and joins those threads (and dropping the runtime from Python would wait
-    for them while holding the GIL they need), so a finished command does what finalisation
-    does first (join non-daemon threads, run ``atexit`` handlers, flush output) and leaves
-    with ``os._exit``, which stops the runtime's threads wherever they are.
+    about 1 run in 10 of ``wakeful trigger`` (temporalio/sdk-python#300). The SDK has no
+    call that shuts a client or its runtime down and joins those threads (and dropping the
+    runtime from Python would wait for them while holding the GIL they need), so a finished
+    command does what finalisation does first (join non-daemon threads, run ``atexit``
+    handlers, flush output) and leaves with ``os._exit``, which stops the runtime's threads
+    wherever they are.
     """
     code: int
     try:
