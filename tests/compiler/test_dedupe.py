@@ -14,6 +14,7 @@ def test_exact_duplicate_keeps_the_most_stable_copy() -> None:
     w = compile_(snapshot([*base_blocks(), dup]))
     row = w.ledger.row("ret-dup")
     assert row is not None and row.reason == "duplicate" and "rule-1" in row.detail
+    assert "earlier in the window, in stable" in row.detail  # the rule that picked rule-1
     assert row.rule == "dedupe.content" and row.tokens_freed > 0
 
 

@@ -71,6 +71,20 @@ def freshness_rank(part: Partition, f: Facts) -> tuple[bool, bool, float, int, s
     return (b.load_bearing, b.authoritative, f.ts, f.seq, f.id, -part.tb[f])
 
 
+def _basis(winner: Facts, loser: Facts) -> str:
+    """Why ``winner`` is the copy kept, for the loser's ledger row."""
+    if winner.segment is not loser.segment:
+        return f"the copy earlier in the window, in {winner.segment.value}"
+    w, b = winner.block, loser.block
+    if w.load_bearing != b.load_bearing:
+        return "the load-bearing copy"
+    if w.authoritative != b.authoritative:
+        return "the authoritative copy"
+    if (winner.ts, winner.seq) != (loser.ts, loser.seq):
+        return "the fresher copy"
+    return "the same age, first by id"
+
+
 def text_group(part: Partition, text: str) -> None:
     """Exclude every copy of ``text`` but the best one."""
     members = part.texts.get(text, [])
@@ -82,7 +96,8 @@ def text_group(part: Partition, text: str) -> None:
                 continue
             del part.dd[f]
         else:
-            why = Exclusion("duplicate", "dedupe.content", f"duplicate of {winner.id}")
+            detail = f"duplicate of {winner.id}, {_basis(winner, f)}"
+            why = Exclusion("duplicate", "dedupe.content", detail)
             if old == why:
                 continue
             part.dd[f] = why
