@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from wakeful.compiler import BlockKind
 
@@ -13,6 +14,7 @@ def test_exact_duplicate_keeps_the_most_stable_copy() -> None:
     w = compile_(snapshot([*base_blocks(), dup]))
     row = w.ledger.row("ret-dup")
     assert row is not None and row.reason == "duplicate" and "rule-1" in row.detail
+    assert "earlier in the window, in stable" in row.detail  # the rule that picked rule-1
     assert row.rule == "dedupe.content" and row.tokens_freed > 0
 
 
@@ -82,3 +84,33 @@ def test_identical_turns_are_two_events_not_duplicates() -> None:
     w = compile_(snapshot(blocks))
     assert w.ledger.row("again-1").position >= 0  # type: ignore[union-attr]
     assert w.ledger.row("again-2").position >= 0  # type: ignore[union-attr]
+
+
+def test_evidence_the_current_wake_repeats_is_kept_where_it_was_and_says_why() -> None:
+    """Dedupe never edits a block that precedes new content: the model's reply in the
+    current wake repeats a retrieved turn, and the evidence (placed before the wake) keeps
+    it, with the rule named in its ledger row; call 1 begins with call 0's bytes."""
+    from wakeful.compiler import CountingCache, Role
+
+    from .factory import pair, turn
+
+    echo = "Runbook: rotate logs."  # the text of base_blocks()' ret-1
+    call0 = base_blocks()
+    reply = turn("reply", 21, Role.ASSISTANT, text=echo, wake_id="wake-7")
+    call, result = pair("c-22", 22, wake="wake-7")
+    cache = CountingCache()
+    first = compile_(snapshot(call0), cache=cache)
+    second = compile_(snapshot([*call0, reply, call, result]), cache=cache)
+    row, later = second.ledger.row("ret-1"), second.ledger.row("reply")
+    assert row is not None and later is not None and 0 <= row.position < later.position
+    assert "dedupe.prefix_stable" in row.detail and "reply" in row.detail
+    assert first.ledger.row("ret-1").detail == ""  # type: ignore[union-attr]
+
+    def content(w: Any) -> list[dict[str, Any]]:  # in cache order, markers aside
+        out = [*w.request["system"]]
+        for message in w.request["messages"]:
+            out += [{"role": message["role"], **c} for c in message["content"]]
+        return [{k: v for k, v in c.items() if k != "cache_control"} for c in out]
+
+    before = content(first)
+    assert content(second)[: len(before)] == before

@@ -9,6 +9,13 @@ one wins (``authoritative`` first, then ``captured_at``, ``seq``, ``id``). The c
 is never evicted, and a load-bearing block only yields to another load-bearing block. Every
 skip is a ledger row naming the winner.
 
+*Order*: dedupe never edits a block that precedes new content. Copies in an earlier segment
+win exact duplicates (they sit earlier in the window), and the current wake, which comes
+last, is never compared with the blocks before it: an evidence block whose text the wake
+repeats (the model's reply quoting a retrieved turn) stays as the wake's first call sent
+it, so the provider's cache of that call still serves the next one. The ledger names the
+rule on such a kept block (:data:`PREFIX_RULE`, :func:`later_copies`).
+
 Each text and each key is a group decided from its members alone, so the partition redoes
 only the groups a new snapshot touched. The one exception: excluding half of a tool pair
 excludes the other half too, and if that half belongs to another key group the order in
@@ -22,12 +29,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from wakeful.compiler.blocks import SEGMENT_ORDER
-from wakeful.compiler.work import LOAD_BEARING, SUPERSEDES, Exclusion, Facts
+from wakeful.compiler.work import LOAD_BEARING, SUPERSEDES, Exclusion, Facts, Work
 
 if TYPE_CHECKING:
     from wakeful.compiler.partition import Partition
 
 _SEGMENT_RANK = {seg: -n for n, seg in enumerate(SEGMENT_ORDER)}
+
+# The ledger's name for "kept although a later block repeats it".
+PREFIX_RULE = "dedupe.prefix_stable"
+
+
+def later_copies(work: Work) -> dict[str, str]:
+    """Texts of the current wake -> the first of its blocks with that text: a block placed
+    before the wake with one of these texts is kept, and its ledger row says so."""
+    out: dict[str, str] = {}
+    for f in work.tail:
+        out.setdefault(f.block.text, f.id)
+    return out
+
+
+def kept_detail(copy: str) -> str:
+    return f"kept: {copy} repeats it later in the window ({PREFIX_RULE})"
 
 
 def content_rank(part: Partition, f: Facts) -> tuple[int, bool, bool, float, int, str, int]:
@@ -48,6 +71,20 @@ def freshness_rank(part: Partition, f: Facts) -> tuple[bool, bool, float, int, s
     return (b.load_bearing, b.authoritative, f.ts, f.seq, f.id, -part.tb[f])
 
 
+def _basis(winner: Facts, loser: Facts) -> str:
+    """Why ``winner`` is the copy kept, for the loser's ledger row."""
+    if winner.segment is not loser.segment:
+        return f"the copy earlier in the window, in {winner.segment.value}"
+    w, b = winner.block, loser.block
+    if w.load_bearing != b.load_bearing:
+        return "the load-bearing copy"
+    if w.authoritative != b.authoritative:
+        return "the authoritative copy"
+    if (winner.ts, winner.seq) != (loser.ts, loser.seq):
+        return "the fresher copy"
+    return "the same age, first by id"
+
+
 def text_group(part: Partition, text: str) -> None:
     """Exclude every copy of ``text`` but the best one."""
     members = part.texts.get(text, [])
@@ -59,7 +96,8 @@ def text_group(part: Partition, text: str) -> None:
                 continue
             del part.dd[f]
         else:
-            why = Exclusion("duplicate", "dedupe.content", f"duplicate of {winner.id}")
+            detail = f"duplicate of {winner.id}, {_basis(winner, f)}"
+            why = Exclusion("duplicate", "dedupe.content", detail)
             if old == why:
                 continue
             part.dd[f] = why

@@ -58,8 +58,10 @@ class Breakpoint(BaseModel):
 # Bumped when the same inputs compile to a different window or ledger: a replay of a compile
 # made by another version can then say why it differs. 2: tool-call ids are charged. 3: the
 # model's replies are sent back as returned (a call's text is its arguments, no longer a
-# text block of its own, and is charged once; a reply's blocks stay one message).
-COMPILER_VERSION = 3
+# text block of its own, and is charged once; a reply's blocks stay one message). 4: a
+# duplicate's row says why the other copy won; an evidence block the current wake repeats
+# says why it stays (``dedupe.prefix_stable``).
+COMPILER_VERSION = 4
 
 
 class Ledger(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import partial
 
 from wakeful.compiler.blocks import content_hash
+from wakeful.compiler.dedupe import kept_detail, later_copies
 from wakeful.compiler.encode import request_parts
 from wakeful.compiler.framing import canonical_json
 from wakeful.compiler.ledger import (
@@ -25,7 +26,7 @@ from wakeful.compiler.place import Layout
 from wakeful.compiler.prefix import HashChains, hash_states
 from wakeful.compiler.render.base import SEGMENT, Mark, Rendered
 from wakeful.compiler.window import CompiledWindow
-from wakeful.compiler.work import Facts, Work
+from wakeful.compiler.work import DEDUPE, Facts, Work
 
 # A LedgerRow from a tuple of its fields, without the NamedTuple's Python-level __new__.
 _row = partial(tuple.__new__, LedgerRow)
@@ -64,6 +65,8 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
     partner, collapsed, injected = part.partner, part.collapsed, work.injected
     framed: set[str] = set()  # the first retrieved turns in window order pay the shared frame
     by_bucket = dict.fromkeys(SEGMENT.values(), 0)
+    later = later_copies(work)
+    tail = set(work.tail) if later else ()
     for n, item in enumerate(layout.ordered()):
         f = item.facts
         reason = admitted.get(f) or admitted[partner[f]]
@@ -85,6 +88,10 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
         detail = f"trigger {injected[f]}" if f in injected else ""
         if item.stale:
             detail = (detail + "; stale").lstrip("; ")
+        if later and f.flags & DEDUPE and f not in tail:
+            copy = later.get(f.block.text)
+            if copy is not None:
+                detail = (detail + "; " + kept_detail(copy)).lstrip("; ")
         running += tokens
         cumulative.append(running)
         segment = SEGMENT[item.segment]

@@ -330,13 +330,18 @@ def retrieve_into(
     the hits and the blob hash the compile record keeps for replays.
 
     Evidence is gathered once per wake: a later call of the same wake reuses the hits of
-    the wake's first compile. The evidence segment sits before the recent turns, so hits
+    the wake's first compile. The evidence segment sits before the current wake, so hits
     that drift as the wake's own events reach the index would rewrite it on every call and
     cost the prompt cache everything after it; the question of a wake does not change.
+    For the same reason a reused hit is dropped only for a copy that precedes it (an event
+    of the history), never for one of the wake's own events: those come after the evidence,
+    and dedupe never edits a block that precedes new content (a reply that repeats a
+    retrieved turn leaves the evidence as the first call sent it).
     """
     earlier = _first_hits(ts, snapshot.current_wake_id) if call_index > 0 else None
     if earlier is not None:
-        skip_ids, skip_hashes = _present(snapshot.blocks)
+        wake = snapshot.current_wake_id
+        skip_ids, skip_hashes = _present(b for b in snapshot.blocks if b.wake_id != wake)
         hits = [
             h
             for h in earlier.hits
