@@ -13,7 +13,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import running_worker
 from tests.ops.conftest import MakeIngress, ingress_settings
-from tests.ops.history import decoded_history
+from tests.ops.decoded_history import history_text
 from tests.ops.hooks import event, post, signals, terminate
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
@@ -173,7 +173,8 @@ async def test_a_canary_key_is_in_no_row_and_no_history_payload(
     stored = "\n".join(rows)
     assert "deploy 9 failed" in stored  # the rows searched hold the event
     assert canary not in stored
-    history = await decoded_history(client, workflow_id(agent.tenant, agent.name))
+    handle = client.get_workflow_handle(workflow_id(agent.tenant, agent.name))
+    history = await history_text(await handle.fetch_history())
     assert "deploy 9 failed" in history  # the decoded payloads are really searched
     assert canary not in history
 
