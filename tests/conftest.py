@@ -16,6 +16,23 @@ from wakeful.substrate.store import Store, TenantStore
 from wakeful.worker.codec import data_converter
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Give this session a temporary root of its own.
+
+    pytest's shared root (``/tmp/pytest-of-<user>``) is made private (mode 0700) and pruned
+    to its three newest sessions by every session that starts. The embedded Postgres servers
+    of the stack tests run as another user and need to traverse their parents, so a second
+    pytest session on the machine (a developer's, another checkout's) would cut the first
+    one's servers off from their data mid-run. Under a root of its own, no other session
+    touches this one's directories. An explicit ``--basetemp`` is kept; xdist workers get
+    theirs from the controller.
+    """
+    if config.option.basetemp is None and not hasattr(config, "workerinput"):
+        root = Path(tempfile.mkdtemp(prefix="wakeful-pytest-"))
+        config.option.basetemp = str(root)
+        config.add_cleanup(lambda: shutil.rmtree(root, ignore_errors=True))
+
+
 def _binary(name: str) -> str:
     """The pip-installed server binaries sit next to the interpreter."""
     beside = Path(sys.executable).parent / name
