@@ -91,3 +91,30 @@ def test_a_stock_worker_serves_a_responses_api_agent(worker: dict[str, str]) -> 
     assert done.returncode == 0, done.stdout + done.stderr
     body = json.loads(done.stdout)
     assert (body["status"], body["model_calls"]) == ("done", 1), body
+
+
+async def test_a_trigger_to_a_workflow_failing_its_tasks_is_one_line_and_exit_3(
+    worker: dict[str, str], temporal_dev: WorkflowEnvironment
+) -> None:
+    """An agent whose workflow fails every workflow task (here its input cannot be decoded:
+    it was started by hand without a runtime's provider and model) cannot take a trigger.
+    ``wakeful trigger`` says so in one line, naming the workflow, and exits 3."""
+    from wakeful.workflows.state import workflow_id
+
+    tenant = worker["WAKEFUL_TENANT"]
+    wf = workflow_id(tenant, "clerk")
+    await temporal_dev.client.start_workflow(
+        "AgentWorkflow",
+        {"runtime": {"tenant": tenant, "name": "clerk"}},
+        id=wf,
+        task_queue=worker["WAKEFUL_TASK_QUEUE"],
+    )
+    try:
+        done = shell("wakeful trigger clerk -m hello --key broken-1 --timeout 60", worker)
+    finally:
+        await temporal_dev.client.get_workflow_handle(wf).terminate("test over")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 3, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert lines[-1].startswith("error: "), done.stderr
+    assert wf in lines[-1], lines[-1]

@@ -233,6 +233,15 @@ async def no_result(
             f"the workflow of agent {runtime.name!r} is {status.name.lower()} (workflow id"
             f" {wid!r}), so this wake has no result; trigger again to start a new run"
         )
+    if isinstance(exc, RPCError) and "Workflow Task in failed state" in exc.message:
+        # The agent's workflow fails every workflow task: its code or its input is broken,
+        # and no trigger is taken until that is fixed. The worker's log has the failure.
+        return (
+            f"the workflow of agent {runtime.name!r} (workflow id {wid!r}) is failing its"
+            " workflow tasks, so it takes no trigger; read the worker's log for the failure,"
+            " fix and restart the worker, or terminate the workflow"
+            f" (`temporal workflow terminate --workflow-id '{wid}'`) to start afresh"
+        )
     if isinstance(exc, RPCError):
         return (
             f"Temporal refused the wake of {runtime.name!r} ({exc.status.name}:"
