@@ -242,16 +242,23 @@ def test_a_tool_left_running_too_often_is_refused_without_a_thread(
     assert (ok.is_error, ok.event_id, result.text) == (False, result.id, "probe ok")
 
 
-def test_a_cancelled_tool_blocked_in_a_call_records_nothing_and_is_counted(
+def test_a_cancelled_tool_that_keeps_running_records_nothing_and_is_counted(
     store: Store, tenant: TenantStore, release: threading.Event
 ) -> None:
+    """The cancellation is raised in the tool's thread too. This tool does not stop on it
+    (as one blocked in a system call cannot): the activity ends at once all the same,
+    records nothing, and counts the thread as left running until it ends."""
     left = LeftRunning()
-    entered = threading.Event()
+    entered, cancelled_in_tool = threading.Event(), threading.Event()
     env = _env(60)  # the cancellation, not the deadline, ends this attempt
 
     def probe(args: dict[str, Any], ctx: ToolContext) -> str:
-        entered.set()
-        release.wait()  # blocked: the forwarded cancellation cannot reach it here
+        while not release.is_set():
+            try:
+                entered.set()
+                release.wait()
+            except CancelledError:
+                cancelled_in_tool.set()
         return "probe ok"
 
     def cancel_once_entered() -> None:
@@ -266,4 +273,10 @@ def test_a_cancelled_tool_blocked_in_a_call_records_nothing_and_is_counted(
         env.run(activities.run_tool, inp)
     canceller.join(30)
     assert not tenant.events("a1", wake_id=inp.wake.wake_id), "a cancelled tool left a result"
-    assert left.count((tenant.name, "a1", "probe")) == 1
+    key = (tenant.name, "a1", "probe")
+    assert left.count(key) == 1
+
+    release.set()
+    _until(cancelled_in_tool.is_set, "the cancellation never reached the tool's thread")
+    _until(lambda: left.count(key) == 0, "the tool's thread still counts after it ended")
+    assert not tenant.events("a1", wake_id=inp.wake.wake_id), "a late result was recorded"

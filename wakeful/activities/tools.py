@@ -85,8 +85,10 @@ class ToolActivities:
             )
         budget = attempt_budget_s(activity.info())
         run = ToolThread(name, fn)
-        run.start()
         try:
+            # Inside the try: a cancellation may land in this thread while it waits for
+            # the tool's thread to start, by which time the tool may be running.
+            run.start()
             returned = run.wait(budget)
         except CancelledError:
             with activity.shield_thread_cancel_exception():
@@ -145,7 +147,10 @@ class ToolActivities:
             except Exception as exc:  # the model sees the failure and can recover
                 is_error = True
                 text = f"{type(exc).__name__}: {exc}"
-                activity.logger.info("tool %s failed: %s", call.name, traceback.format_exc(limit=2))
+                # The innermost frames: the outer ones are the thread plumbing.
+                activity.logger.info(
+                    "tool %s failed: %s", call.name, traceback.format_exc(limit=-2)
+                )
             self.deps.telemetry.record_tool(span, is_error=is_error, output=text)
         redacted = self.redaction.redact(text)
         text = redacted.text
