@@ -76,6 +76,14 @@ def _call(tenant: TenantStore, wake: WakeRef | None = None) -> RunToolIn:
     )
 
 
+def _env(start_to_close_s: float = 60) -> ActivityEnvironment:
+    """An activity environment whose attempt has this timeout. The tool's deadline derives
+    from it; the default leaves a tool that returns at once far from its deadline."""
+    env = ActivityEnvironment()
+    env.info = replace(env.info, start_to_close_timeout=timedelta(seconds=start_to_close_s))
+    return env
+
+
 @contextmanager
 def cancel_on_event_insert(store: Store, env: ActivityEnvironment) -> Iterator[list[str]]:
     """Cancel the activity the moment its tool result is sent to the database."""
@@ -97,7 +105,7 @@ def test_a_tool_cancelled_while_it_runs_records_nothing_and_its_retry_runs_it_ag
     store: Store, tenant: TenantStore
 ) -> None:
     runs: list[int] = []
-    env = ActivityEnvironment()
+    env = _env()
 
     def probe(args: dict[str, Any], ctx: ToolContext) -> str:
         runs.append(1)
@@ -114,7 +122,7 @@ def test_a_tool_cancelled_while_it_runs_records_nothing_and_its_retry_runs_it_ag
     assert tenant.event_by_step(step_key(inp.wake, 0, "result", inp.tool_call.id)) is None
     assert not tenant.events("a1", wake_id=inp.wake.wake_id), "a cancelled tool left a result"
 
-    retry = ActivityEnvironment().run(activities.run_tool, inp)
+    retry = _env().run(activities.run_tool, inp)
     assert (len(runs), retry.reused, retry.is_error) == (2, False, False)
     (result,) = tenant.events("a1", wake_id=inp.wake.wake_id)
     assert result.text == "probe ok"
@@ -125,7 +133,7 @@ def test_a_tool_heartbeats_and_sees_its_activity_from_its_own_thread(
 ) -> None:
     """The tool's thread runs in a copy of the activity's context: without it,
     ``ctx.heartbeat`` would find no activity and silently send nothing."""
-    env = ActivityEnvironment()
+    env = _env()
     beats: list[Any] = []
     env.on_heartbeat = lambda *details: beats.append(details)
 
@@ -143,7 +151,7 @@ def test_a_tool_heartbeats_and_sees_its_activity_from_its_own_thread(
 def test_a_cancellation_during_the_write_is_raised_after_the_write_commits(
     store: Store, tenant: TenantStore
 ) -> None:
-    env = ActivityEnvironment()
+    env = _env()
     activities = _activities(store, tenant, lambda args, ctx: "probe ok")
     inp = _call(tenant)
     with cancel_on_event_insert(store, env) as sent, pytest.raises(CancelledError):
@@ -152,14 +160,8 @@ def test_a_cancellation_during_the_write_is_raised_after_the_write_commits(
     (result,) = tenant.events("a1", wake_id=inp.wake.wake_id)
     assert (result.text, result.is_error) == ("probe ok", False)
 
-    retry = ActivityEnvironment().run(activities.run_tool, inp)
+    retry = _env().run(activities.run_tool, inp)
     assert (retry.reused, retry.event_id) == (True, result.id)
-
-
-def _env(start_to_close_s: float) -> ActivityEnvironment:
-    env = ActivityEnvironment()
-    env.info = replace(env.info, start_to_close_timeout=timedelta(seconds=start_to_close_s))
-    return env
 
 
 def _until(condition: Any, failure: str, limit_s: float = 30) -> None:
@@ -237,7 +239,7 @@ def test_a_tool_left_running_too_often_is_refused_without_a_thread(
     # Once the stuck calls end, the tool runs again.
     release.set()
     _until(lambda: left.count((tenant.name, "a1", "probe")) == 0, "released tools still count")
-    ok = _env(5).run(activities.run_tool, _call(tenant, wake))
+    ok = _env().run(activities.run_tool, _call(tenant, wake))
     result = tenant.events("a1", wake_id=wake.wake_id)[-1]
     assert (ok.is_error, ok.event_id, result.text) == (False, result.id, "probe ok")
 
@@ -250,7 +252,7 @@ def test_a_cancelled_tool_that_keeps_running_records_nothing_and_is_counted(
     records nothing, and counts the thread as left running until it ends."""
     left = LeftRunning()
     entered, cancelled_in_tool = threading.Event(), threading.Event()
-    env = _env(60)  # the cancellation, not the deadline, ends this attempt
+    env = _env()  # the cancellation, not the deadline, ends this attempt
 
     def probe(args: dict[str, Any], ctx: ToolContext) -> str:
         while not release.is_set():

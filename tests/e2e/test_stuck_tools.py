@@ -98,9 +98,9 @@ async def test_tools_that_never_return_leave_the_worker_serving_other_agents(
         return "echo ok"
 
     tenant = f"stuck-{uuid.uuid4().hex[:8]}"
-    hang_tool = Tool("hang", "Block.", NO_ARGS, hang, timeout_s=4)
+    hang_tool = Tool("hang", "Block.", NO_ARGS, hang, timeout_s=8)
     stuck = [_agent(tenant, f"stuck{i}", hang_tool, tmp_path) for i in range(MAX_LEFT_RUNNING)]
-    other = _agent(tenant, "other", Tool("echo", "Echo.", NO_ARGS, echo, timeout_s=4), tmp_path)
+    other = _agent(tenant, "other", Tool("echo", "Echo.", NO_ARGS, echo, timeout_s=8), tmp_path)
     for a in (*stuck, other):
         register_agent(store.tenant(tenant), a)
     client = temporal_dev.client
@@ -129,7 +129,7 @@ async def test_tools_that_never_return_leave_the_worker_serving_other_agents(
                     (tool_result,) = _tool_results(store, a, result.wake_id)
                     assert tool_result.is_error
                     assert tool_result.text == (
-                        "hang did not return within 3 s; it was left running and will not be"
+                        "hang did not return within 6 s; it was left running and will not be"
                         " retried"
                     )
                     assert await _run_tool_attempts(client, a) == [1]
