@@ -231,8 +231,8 @@ def test_a_tool_left_running_too_often_is_refused_without_a_thread(
     assert (out.is_error, out.event_id, refusal.is_error) == (True, refusal.id, True)
     assert refusal.text == (
         f"probe not run: {MAX_LEFT_RUNNING} earlier calls of it are still running past their"
-        " timeout in this worker; make the tool return within its timeout_s (a blocking call"
-        " needs a timeout of its own), then restart the worker"
+        " timeout in this worker; make the tool return within its timeout_s (give a blocking call"
+        " a timeout of its own) and restart the worker"
     )
     assert len(entered) == MAX_LEFT_RUNNING  # no thread started for the refused call
 

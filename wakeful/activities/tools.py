@@ -57,7 +57,7 @@ class RetryableToolError(Exception):
     """Raise from a tool for a transient failure that Temporal should retry."""
 
 
-class _LeftRunning(Exception):
+class _ToolStuck(Exception):
     """The tool did not return in time, or too many calls of it have not: an error result
     the model sees, never retried (a retry would only strand another thread)."""
 
@@ -78,10 +78,10 @@ class ToolActivities:
         name = key[2]
         stuck = self.left_running.count(key)
         if stuck >= MAX_LEFT_RUNNING:
-            raise _LeftRunning(
+            raise _ToolStuck(
                 f"{name} not run: {stuck} earlier calls of it are still running past their"
-                " timeout in this worker; make the tool return within its timeout_s (a"
-                " blocking call needs a timeout of its own), then restart the worker"
+                " timeout in this worker; make the tool return within its timeout_s (give a"
+                " blocking call a timeout of its own) and restart the worker"
             )
         budget = attempt_budget_s(activity.info())
         run = ToolThread(name, fn)
@@ -97,7 +97,7 @@ class ToolActivities:
             raise
         if not returned and run.abandon(cancelled=False):
             self.left_running.add(key, run.thread)
-            raise _LeftRunning(
+            raise _ToolStuck(
                 f"{name} did not return within {budget:g} s; it was left running and will"
                 " not be retried"
             )
@@ -136,7 +136,7 @@ class ToolActivities:
                 )
             except CancelledError:
                 raise
-            except _LeftRunning as stuck:
+            except _ToolStuck as stuck:
                 is_error = True
                 text = str(stuck)
                 activity.logger.warning("tool %s: %s", call.name, text)
