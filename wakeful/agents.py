@@ -46,6 +46,8 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     fn: ToolFn
+    # A call not returned by then (less a margin to record it: a quarter, at most 2 s) is an
+    # error result the model sees, not retried; its thread is left running, not waited for.
     timeout_s: float = 60.0
     max_attempts: int = 3
     heartbeat_s: float | None = None

@@ -3,34 +3,44 @@
 Temporal cancels a running synchronous activity by raising ``CancelledError`` in its thread,
 wherever that thread is. A cancelled tool must record nothing (a retry runs it again), and a
 cancellation that lands during the substrate write must wait for the write to finish.
+
+The tool runs in a thread of its own: one that does not return by the attempt's deadline
+becomes an error result, and its thread is left running (tests release it at their end).
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import event
+from temporalio import activity
 from temporalio.exceptions import CancelledError
 from temporalio.testing import ActivityEnvironment
 
 from tests.activities.test_model_activity import T0, _wake
 from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.tool_thread import MAX_LEFT_RUNNING, LeftRunning
 from wakeful.activities.tools import ToolActivities
 from wakeful.activities.wake import step_key
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.compiler import EstimatingCounter
-from wakeful.contracts import RunToolIn, ToolCallRef
+from wakeful.contracts import RunToolIn, ToolCallRef, WakeRef
 from wakeful.providers.base import ModelReply, ToolCall, Usage
 from wakeful.substrate.store import Store, TenantStore
 
 NO_ARGS = {"type": "object", "properties": {}}
 
 
-def _activities(store: Store, tenant: TenantStore, fn: Any) -> ToolActivities:
+def _activities(
+    store: Store, tenant: TenantStore, fn: Any, left_running: LeftRunning | None = None
+) -> ToolActivities:
     agent = Agent(
         name="a1",
         instructions="x",
@@ -43,11 +53,11 @@ def _activities(store: Store, tenant: TenantStore, fn: Any) -> ToolActivities:
         providers=lambda name: None,  # type: ignore[arg-type,return-value]
         counter=EstimatingCounter(),
     )
-    return ToolActivities(deps)
+    return ToolActivities(deps, left_running=left_running or LeftRunning())
 
 
-def _call(tenant: TenantStore) -> RunToolIn:
-    wake = _wake(tenant)
+def _call(tenant: TenantStore, wake: WakeRef | None = None) -> RunToolIn:
+    wake = wake or _wake(tenant)
     call_id = f"call-{uuid.uuid4().hex[:6]}"
     reply = ModelReply(
         tool_calls=[ToolCall(id=call_id, name="probe", input={})],
@@ -64,6 +74,14 @@ def _call(tenant: TenantStore) -> RunToolIn:
         tool_call=ToolCallRef(id=call_id, name="probe"),
         at=T0,
     )
+
+
+def _env(start_to_close_s: float = 60) -> ActivityEnvironment:
+    """An activity environment whose attempt has this timeout. The tool's deadline derives
+    from it; the default leaves a tool that returns at once far from its deadline."""
+    env = ActivityEnvironment()
+    env.info = replace(env.info, start_to_close_timeout=timedelta(seconds=start_to_close_s))
+    return env
 
 
 @contextmanager
@@ -87,7 +105,7 @@ def test_a_tool_cancelled_while_it_runs_records_nothing_and_its_retry_runs_it_ag
     store: Store, tenant: TenantStore
 ) -> None:
     runs: list[int] = []
-    env = ActivityEnvironment()
+    env = _env()
 
     def probe(args: dict[str, Any], ctx: ToolContext) -> str:
         runs.append(1)
@@ -104,16 +122,36 @@ def test_a_tool_cancelled_while_it_runs_records_nothing_and_its_retry_runs_it_ag
     assert tenant.event_by_step(step_key(inp.wake, 0, "result", inp.tool_call.id)) is None
     assert not tenant.events("a1", wake_id=inp.wake.wake_id), "a cancelled tool left a result"
 
-    retry = ActivityEnvironment().run(activities.run_tool, inp)
+    retry = _env().run(activities.run_tool, inp)
     assert (len(runs), retry.reused, retry.is_error) == (2, False, False)
     (result,) = tenant.events("a1", wake_id=inp.wake.wake_id)
     assert result.text == "probe ok"
 
 
+def test_a_tool_heartbeats_and_sees_its_activity_from_its_own_thread(
+    store: Store, tenant: TenantStore
+) -> None:
+    """The tool's thread runs in a copy of the activity's context: without it,
+    ``ctx.heartbeat`` would find no activity and silently send nothing."""
+    env = _env()
+    beats: list[Any] = []
+    env.on_heartbeat = lambda *details: beats.append(details)
+
+    def probe(args: dict[str, Any], ctx: ToolContext) -> str:
+        ctx.heartbeat("halfway")
+        return f"probe ok in {activity.info().activity_id} on {threading.current_thread().name}"
+
+    inp = _call(tenant)
+    out = env.run(_activities(store, tenant, probe).run_tool, inp)
+    (result,) = tenant.events("a1", wake_id=inp.wake.wake_id)
+    assert (out.is_error, result.text) == (False, "probe ok in test on wakeful-tool-probe")
+    assert beats == [("halfway",)]
+
+
 def test_a_cancellation_during_the_write_is_raised_after_the_write_commits(
     store: Store, tenant: TenantStore
 ) -> None:
-    env = ActivityEnvironment()
+    env = _env()
     activities = _activities(store, tenant, lambda args, ctx: "probe ok")
     inp = _call(tenant)
     with cancel_on_event_insert(store, env) as sent, pytest.raises(CancelledError):
@@ -122,5 +160,125 @@ def test_a_cancellation_during_the_write_is_raised_after_the_write_commits(
     (result,) = tenant.events("a1", wake_id=inp.wake.wake_id)
     assert (result.text, result.is_error) == ("probe ok", False)
 
-    retry = ActivityEnvironment().run(activities.run_tool, inp)
+    retry = _env().run(activities.run_tool, inp)
     assert (retry.reused, retry.event_id) == (True, result.id)
+
+
+def _until(condition: Any, failure: str, limit_s: float = 30) -> None:
+    """Wait for ``condition``; the limit is a failure timeout only."""
+    tick = threading.Event()  # never set: a bounded pause between checks
+    for _ in range(int(limit_s * 20)):
+        if condition():
+            return
+        tick.wait(0.05)
+    raise AssertionError(failure)
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def test_a_tool_that_does_not_return_becomes_an_error_and_its_late_result_is_dropped(
+    store: Store, tenant: TenantStore, release: threading.Event
+) -> None:
+    left = LeftRunning()
+
+    def probe(args: dict[str, Any], ctx: ToolContext) -> str:
+        release.wait()
+        return "probe ok, too late"
+
+    activities = _activities(store, tenant, probe, left)
+    inp = _call(tenant)
+    out = _env(0.4).run(activities.run_tool, inp)
+    assert (out.is_error, out.reused) == (True, False)
+    (result,) = tenant.events("a1", wake_id=inp.wake.wake_id)
+    assert result.text == (
+        "probe did not return within 0.3 s; it was left running and will not be retried"
+    )
+    key = (tenant.name, "a1", "probe")
+    assert left.count(key) == 1
+
+    release.set()
+    _until(lambda: left.count(key) == 0, "the released tool still counts as left running")
+    (after,) = tenant.events("a1", wake_id=inp.wake.wake_id)
+    assert (after.id, after.text, after.is_error) == (result.id, result.text, True)
+    again = _env(0.4).run(activities.run_tool, inp)
+    assert (again.reused, again.event_id) == (True, result.id)
+
+
+def test_a_tool_left_running_too_often_is_refused_without_a_thread(
+    store: Store, tenant: TenantStore, release: threading.Event
+) -> None:
+    left = LeftRunning()
+    entered: list[str] = []
+
+    def probe(args: dict[str, Any], ctx: ToolContext) -> str:
+        entered.append(ctx.tool_call_id)
+        release.wait()
+        return "probe ok"
+
+    activities = _activities(store, tenant, probe, left)
+    wake = _wake(tenant)
+    for _ in range(MAX_LEFT_RUNNING):
+        assert _env(0.2).run(activities.run_tool, _call(tenant, wake)).is_error
+    assert len(entered) == MAX_LEFT_RUNNING
+
+    out = _env(0.2).run(activities.run_tool, _call(tenant, wake))
+    refusal = tenant.events("a1", wake_id=wake.wake_id)[-1]
+    assert (out.is_error, out.event_id, refusal.is_error) == (True, refusal.id, True)
+    assert refusal.text == (
+        f"probe not run: {MAX_LEFT_RUNNING} earlier calls of it are still running past their"
+        " timeout in this worker; make the tool return within its timeout_s (give a blocking call"
+        " a timeout of its own) and restart the worker"
+    )
+    assert len(entered) == MAX_LEFT_RUNNING  # no thread started for the refused call
+
+    # Once the stuck calls end, the tool runs again.
+    release.set()
+    _until(lambda: left.count((tenant.name, "a1", "probe")) == 0, "released tools still count")
+    ok = _env().run(activities.run_tool, _call(tenant, wake))
+    result = tenant.events("a1", wake_id=wake.wake_id)[-1]
+    assert (ok.is_error, ok.event_id, result.text) == (False, result.id, "probe ok")
+
+
+def test_a_cancelled_tool_that_keeps_running_records_nothing_and_is_counted(
+    store: Store, tenant: TenantStore, release: threading.Event
+) -> None:
+    """The cancellation is raised in the tool's thread too. This tool does not stop on it
+    (as one blocked in a system call cannot): the activity ends at once all the same,
+    records nothing, and counts the thread as left running until it ends."""
+    left = LeftRunning()
+    entered, cancelled_in_tool = threading.Event(), threading.Event()
+    env = _env()  # the cancellation, not the deadline, ends this attempt
+
+    def probe(args: dict[str, Any], ctx: ToolContext) -> str:
+        while not release.is_set():
+            try:
+                entered.set()
+                release.wait()
+            except CancelledError:
+                cancelled_in_tool.set()
+        return "probe ok"
+
+    def cancel_once_entered() -> None:
+        if entered.wait(30):
+            env.cancel()
+
+    activities = _activities(store, tenant, probe, left)
+    inp = _call(tenant)
+    canceller = threading.Thread(target=cancel_once_entered, daemon=True)
+    canceller.start()
+    with pytest.raises(CancelledError):
+        env.run(activities.run_tool, inp)
+    canceller.join(30)
+    assert not tenant.events("a1", wake_id=inp.wake.wake_id), "a cancelled tool left a result"
+    key = (tenant.name, "a1", "probe")
+    assert left.count(key) == 1
+
+    release.set()
+    _until(cancelled_in_tool.is_set, "the cancellation never reached the tool's thread")
+    _until(lambda: left.count(key) == 0, "the tool's thread still counts after it ended")
+    assert not tenant.events("a1", wake_id=inp.wake.wake_id), "a late result was recorded"

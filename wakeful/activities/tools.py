@@ -6,17 +6,21 @@ retry that finds the result already recorded returns it without running the tool
 
 Cancellation is not a tool failure. Temporal cancels a running tool when its workflow is
 gone (a child past its timeout), its heartbeat lapses or the worker shuts down, by raising
-:class:`~temporalio.exceptions.CancelledError` in the tool's thread: that is re-raised, and
-nothing is recorded, so a retry on another worker runs the tool again instead of reading
-back "cancelled" as its result. The substrate reads and writes are shielded, so a
-cancellation arriving during one is raised once it has finished, never inside the database
-driver.
+:class:`~temporalio.exceptions.CancelledError` in the activity's thread, which raises it in
+the tool's thread too: that is re-raised, and nothing is recorded, so a retry on another
+worker runs the tool again instead of reading back "cancelled" as its result. (A tool
+blocked in a system call cannot take the exception; its thread is left running, and counted,
+as below.) The substrate reads and writes are shielded, so a cancellation arriving during
+one is raised once it has finished, never inside the database driver.
 
-A tool must return within its timeout. A timed-out attempt is retried (and, once its
-attempts are spent, becomes an error result the model sees), but Python cannot stop a
-thread: a tool blocked in a system call past its timeout keeps its thread of the worker's
-activity pool until the call returns, and every retry that blocks takes another. Tools
-that touch files go through :mod:`wakeful.files`, which never opens anything that blocks.
+A tool must return within its timeout. Python cannot stop a thread, so the tool runs in a
+thread of its own (:mod:`wakeful.activities.tool_thread`) and the activity waits for it
+until the attempt's deadline, less a margin to record the outcome. A tool that has not
+returned by then becomes an error result the model sees ("did not return within N s"), not
+retried: the activity's slot is freed and its thread left running, and once
+``MAX_LEFT_RUNNING`` calls of one tool are left running in this worker, further calls of it
+are refused at once. Whatever such a tool returns later is dropped (and logged). Tools that
+touch files go through :mod:`wakeful.files`, which never opens anything that blocks.
 
 Tool output is untrusted: it is redacted (``wakeful.redaction``) before it is stored, so no
 secret a tool read reaches the substrate, a window or a handoff note. It is stored as a
@@ -27,11 +31,20 @@ prompt's notice that tool results are data, never instructions.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 
 from temporalio import activity
 from temporalio.exceptions import CancelledError
 
 from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.tool_thread import (
+    LEFT_RUNNING,
+    MAX_LEFT_RUNNING,
+    Key,
+    LeftRunning,
+    ToolThread,
+    attempt_budget_s,
+)
 from wakeful.activities.wake import step_key
 from wakeful.agents import ToolContext
 from wakeful.contracts import RUN_TOOL, RunToolIn, RunToolOut
@@ -44,10 +57,51 @@ class RetryableToolError(Exception):
     """Raise from a tool for a transient failure that Temporal should retry."""
 
 
+class _ToolStuck(Exception):
+    """The tool did not return in time, or too many calls of it have not: an error result
+    the model sees, never retried (a retry would only strand another thread)."""
+
+
 class ToolActivities:
-    def __init__(self, deps: ActivityDeps, redaction: RedactionPolicy | None = None) -> None:
+    def __init__(
+        self,
+        deps: ActivityDeps,
+        redaction: RedactionPolicy | None = None,
+        left_running: LeftRunning = LEFT_RUNNING,
+    ) -> None:
         self.deps = deps
         self.redaction = redaction if redaction is not None else default_policy()
+        self.left_running = left_running
+
+    def _run_in_thread(self, key: Key, fn: Callable[[], str]) -> str:
+        """Run ``fn`` in a thread of its own and wait for it until the attempt's deadline."""
+        name = key[2]
+        stuck = self.left_running.count(key)
+        if stuck >= MAX_LEFT_RUNNING:
+            raise _ToolStuck(
+                f"{name} not run: {stuck} earlier calls of it are still running past their"
+                " timeout in this worker; make the tool return within its timeout_s (give a"
+                " blocking call a timeout of its own) and restart the worker"
+            )
+        budget = attempt_budget_s(activity.info())
+        run = ToolThread(name, fn)
+        try:
+            # Inside the try: a cancellation may land in this thread while it waits for
+            # the tool's thread to start, by which time the tool may be running.
+            run.start()
+            returned = run.wait(budget)
+        except CancelledError:
+            with activity.shield_thread_cancel_exception():
+                if run.abandon(cancelled=True):
+                    self.left_running.add(key, run.thread)
+            raise
+        if not returned and run.abandon(cancelled=False):
+            self.left_running.add(key, run.thread)
+            raise _ToolStuck(
+                f"{name} did not return within {budget:g} s; it was left running and will"
+                " not be retried"
+            )
+        return run.outcome()
 
     @activity.defn(name=RUN_TOOL)
     def run_tool(self, inp: RunToolIn) -> RunToolOut:
@@ -77,9 +131,15 @@ class ToolActivities:
         ) as span:
             try:
                 tool = agent.tool(call.name)
-                text = tool.fn(args, ctx)
+                text = self._run_in_thread(
+                    (wake.tenant, wake.agent, call.name), lambda: tool.fn(args, ctx)
+                )
             except CancelledError:
                 raise
+            except _ToolStuck as stuck:
+                is_error = True
+                text = str(stuck)
+                activity.logger.warning("tool %s: %s", call.name, text)
             except RetryableToolError as exc:
                 # Its message reaches Temporal's history and, once retries run out, the
                 # model: redacted like any other tool output.
@@ -87,7 +147,10 @@ class ToolActivities:
             except Exception as exc:  # the model sees the failure and can recover
                 is_error = True
                 text = f"{type(exc).__name__}: {exc}"
-                activity.logger.info("tool %s failed: %s", call.name, traceback.format_exc(limit=2))
+                # The innermost frames: the outer ones are the thread plumbing.
+                activity.logger.info(
+                    "tool %s failed: %s", call.name, traceback.format_exc(limit=-2)
+                )
             self.deps.telemetry.record_tool(span, is_error=is_error, output=text)
         redacted = self.redaction.redact(text)
         text = redacted.text
