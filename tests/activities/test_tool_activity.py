@@ -39,12 +39,16 @@ NO_ARGS = {"type": "object", "properties": {}}
 
 
 def _activities(
-    store: Store, tenant: TenantStore, fn: Any, left_running: LeftRunning | None = None
+    store: Store,
+    tenant: TenantStore,
+    fn: Any,
+    left_running: LeftRunning | None = None,
+    timeout_s: float = 60,
 ) -> ToolActivities:
     agent = Agent(
         name="a1",
         instructions="x",
-        tools=(Tool("probe", "Probe.", NO_ARGS, fn, heartbeat_s=5),),
+        tools=(Tool("probe", "Probe.", NO_ARGS, fn, timeout_s=timeout_s, heartbeat_s=5),),
         tenant=tenant.name,
     )
     deps = ActivityDeps(
@@ -76,11 +80,11 @@ def _call(tenant: TenantStore, wake: WakeRef | None = None) -> RunToolIn:
     )
 
 
-def _env(start_to_close_s: float = 60) -> ActivityEnvironment:
-    """An activity environment whose attempt has this timeout. The tool's deadline derives
-    from it; the default leaves a tool that returns at once far from its deadline."""
+def _env() -> ActivityEnvironment:
+    """An activity environment whose attempt has a 60 s timeout, like the probe's own (the
+    tool's deadline derives from its declared ``timeout_s``)."""
     env = ActivityEnvironment()
-    env.info = replace(env.info, start_to_close_timeout=timedelta(seconds=start_to_close_s))
+    env.info = replace(env.info, start_to_close_timeout=timedelta(seconds=60))
     return env
 
 
@@ -190,9 +194,9 @@ def test_a_tool_that_does_not_return_becomes_an_error_and_its_late_result_is_dro
         release.wait()
         return "probe ok, too late"
 
-    activities = _activities(store, tenant, probe, left)
+    activities = _activities(store, tenant, probe, left, timeout_s=0.4)
     inp = _call(tenant)
-    out = _env(0.4).run(activities.run_tool, inp)
+    out = _env().run(activities.run_tool, inp)
     assert (out.is_error, out.reused) == (True, False)
     (result,) = tenant.events("a1", wake_id=inp.wake.wake_id)
     assert result.text == (
@@ -205,7 +209,7 @@ def test_a_tool_that_does_not_return_becomes_an_error_and_its_late_result_is_dro
     _until(lambda: left.count(key) == 0, "the released tool still counts as left running")
     (after,) = tenant.events("a1", wake_id=inp.wake.wake_id)
     assert (after.id, after.text, after.is_error) == (result.id, result.text, True)
-    again = _env(0.4).run(activities.run_tool, inp)
+    again = _env().run(activities.run_tool, inp)
     assert (again.reused, again.event_id) == (True, result.id)
 
 
@@ -220,13 +224,13 @@ def test_a_tool_left_running_too_often_is_refused_without_a_thread(
         release.wait()
         return "probe ok"
 
-    activities = _activities(store, tenant, probe, left)
+    activities = _activities(store, tenant, probe, left, timeout_s=0.2)
     wake = _wake(tenant)
     for _ in range(MAX_LEFT_RUNNING):
-        assert _env(0.2).run(activities.run_tool, _call(tenant, wake)).is_error
+        assert _env().run(activities.run_tool, _call(tenant, wake)).is_error
     assert len(entered) == MAX_LEFT_RUNNING
 
-    out = _env(0.2).run(activities.run_tool, _call(tenant, wake))
+    out = _env().run(activities.run_tool, _call(tenant, wake))
     refusal = tenant.events("a1", wake_id=wake.wake_id)[-1]
     assert (out.is_error, out.event_id, refusal.is_error) == (True, refusal.id, True)
     assert refusal.text == (

@@ -73,15 +73,17 @@ class LeftRunning:
 LEFT_RUNNING = LeftRunning()
 
 
-def attempt_budget_s(info: activity.Info) -> float | None:
-    """Seconds the tool may run in this attempt: the attempt's start-to-close timeout less a
-    margin for recording the result. Measured from now on this host's monotonic clock (the
-    server's ``started_time`` is on another clock, and a little earlier, which the margin
-    covers). ``None`` when the attempt has no start-to-close timeout."""
-    if info.start_to_close_timeout is None:
-        return None
-    timeout = info.start_to_close_timeout.total_seconds()
-    return timeout - min(MARGIN_MAX_S, timeout * MARGIN_SHARE)
+def budget_s(timeout_s: float) -> float:
+    """Seconds a tool may run: its declared ``timeout_s`` less a margin for recording the
+    result before Temporal times the attempt out, measured from when the tool starts on
+    this host's monotonic clock.
+
+    The declared timeout, not the attempt's: they are the same, except when the server has
+    cut the attempt's timeout down to its workflow's deadline (a child agent with a timeout
+    of its own). That workflow ends first then, and a heartbeating tool learns it as a
+    cancellation; cutting the tool short too would race the workflow's timeout.
+    """
+    return timeout_s - min(MARGIN_MAX_S, timeout_s * MARGIN_SHARE)
 
 
 class ToolThread:

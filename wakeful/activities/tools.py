@@ -43,7 +43,7 @@ from wakeful.activities.tool_thread import (
     Key,
     LeftRunning,
     ToolThread,
-    attempt_budget_s,
+    budget_s,
 )
 from wakeful.activities.wake import step_key
 from wakeful.agents import ToolContext
@@ -73,8 +73,9 @@ class ToolActivities:
         self.redaction = redaction if redaction is not None else default_policy()
         self.left_running = left_running
 
-    def _run_in_thread(self, key: Key, fn: Callable[[], str]) -> str:
-        """Run ``fn`` in a thread of its own and wait for it until the attempt's deadline."""
+    def _run_in_thread(self, key: Key, fn: Callable[[], str], timeout_s: float) -> str:
+        """Run ``fn`` in a thread of its own and wait for it until shortly before
+        ``timeout_s``, the tool's own timeout."""
         name = key[2]
         stuck = self.left_running.count(key)
         if stuck >= MAX_LEFT_RUNNING:
@@ -83,7 +84,7 @@ class ToolActivities:
                 " timeout in this worker; make the tool return within its timeout_s (give a"
                 " blocking call a timeout of its own) and restart the worker"
             )
-        budget = attempt_budget_s(activity.info())
+        budget = budget_s(timeout_s)
         run = ToolThread(name, fn)
         try:
             # Inside the try: a cancellation may land in this thread while it waits for
@@ -132,7 +133,9 @@ class ToolActivities:
             try:
                 tool = agent.tool(call.name)
                 text = self._run_in_thread(
-                    (wake.tenant, wake.agent, call.name), lambda: tool.fn(args, ctx)
+                    (wake.tenant, wake.agent, call.name),
+                    lambda: tool.fn(args, ctx),
+                    tool.timeout_s,
                 )
             except CancelledError:
                 raise
