@@ -101,11 +101,17 @@ async def test_up_reuse_down_and_up_again_keeps_data(make_stack: MakeStack, tmp_
 
 def _up_in_subprocesses(state: Path, count: int) -> list[list[Any]]:
     """Run ``up()`` in ``count`` concurrent processes; each reports address and pids."""
+    # Each process ends the way the ``wakeful`` command does (run_then_exit): the readiness
+    # probe's Temporal client would otherwise abort it at interpreter exit now and then
+    # (temporalio/sdk-python#300), after its work was done.
     script = (
         "import json, sys; from wakeful.worker.settings import load_settings;"
         "from wakeful.worker.stack import EmbeddedStack;"
-        "s = EmbeddedStack(load_settings(state_dir=sys.argv[1])); e = s.up();"
-        "print(json.dumps([e.temporal_address, s.status().postgres.pid, s.status().temporal.pid]))"
+        "from wakeful.cli.common import run_then_exit;"
+        "s = EmbeddedStack(load_settings(state_dir=sys.argv[1]));"
+        "up = lambda e: print(json.dumps("
+        "[e.temporal_address, s.status().postgres.pid, s.status().temporal.pid]));"
+        "run_then_exit(lambda: up(s.up()))"
     )
     procs = [
         subprocess.Popen(
