@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from sqlalchemy import select
 from temporalio.testing import WorkflowEnvironment
@@ -41,6 +43,16 @@ async def _woken(env: WorkflowEnvironment, agent: Agent, queue: str, key: str) -
     )
 
 
+@asynccontextmanager
+async def _serving(
+    env: WorkflowEnvironment, store: Store, sim: SimulatorServer, agent: Agent
+) -> AsyncIterator[str]:
+    """A worker serving ``agent`` on a task queue of its own; yields the queue."""
+    registry = AgentRegistry([agent])
+    async with running_worker(env.client, store, registry, sim, uuid.uuid4().hex) as queue:
+        yield queue
+
+
 async def test_of_twenty_concurrent_deliveries_of_one_key_one_wins_and_none_vanish(
     temporal_dev: WorkflowEnvironment,
     store: Store,
@@ -48,9 +60,7 @@ async def test_of_twenty_concurrent_deliveries_of_one_key_one_wins_and_none_vani
     agent: Agent,
     make_ingress: MakeIngress,
 ) -> None:
-    async with running_worker(
-        temporal_dev.client, store, AgentRegistry([agent]), sim, uuid.uuid4().hex
-    ) as queue:
+    async with _serving(temporal_dev, store, sim, agent) as queue:
         ingress = make_ingress(ingress_settings(agent, task_queue=queue))
         bodies = [event("evt-race", text=f"report {i} of the race") for i in range(20)]
         answers = await asyncio.gather(
@@ -72,9 +82,7 @@ async def test_same_body_concurrently_is_accepted_once_and_never_lost(
     agent: Agent,
     make_ingress: MakeIngress,
 ) -> None:
-    async with running_worker(
-        temporal_dev.client, store, AgentRegistry([agent]), sim, uuid.uuid4().hex
-    ) as queue:
+    async with _serving(temporal_dev, store, sim, agent) as queue:
         ingress = make_ingress(ingress_settings(agent, task_queue=queue))
         body = event("evt-same", text="one report, sent eight times at once")
         answers = await asyncio.gather(
@@ -100,7 +108,7 @@ async def test_a_resend_after_the_workflow_was_terminated_wakes_the_agent_once(
     client = temporal_dev.client
     key = trigger_key("webhook", "evt-lost")
     body = event("evt-lost", text="the queued report")
-    async with running_worker(client, store, AgentRegistry([agent]), sim, uuid.uuid4().hex) as q:
+    async with _serving(temporal_dev, store, sim, agent) as q:
         ingress = make_ingress(ingress_settings(agent, task_queue=f"nobody-polls-{q}"))
         first = await post(ingress, f"/hooks/{agent.name}", body)
         assert first.status_code == 202
@@ -129,9 +137,7 @@ async def test_a_nul_in_the_text_wakes_the_agent_instead_of_stalling_it(
     agent: Agent,
     make_ingress: MakeIngress,
 ) -> None:
-    async with running_worker(
-        temporal_dev.client, store, AgentRegistry([agent]), sim, uuid.uuid4().hex
-    ) as queue:
+    async with _serving(temporal_dev, store, sim, agent) as queue:
         ingress = make_ingress(ingress_settings(agent, task_queue=queue))
         nul = await post(ingress, f"/hooks/{agent.name}", event("evt-nul", text="bin\u0000ary"))
         assert nul.status_code == 202, nul.text
@@ -154,7 +160,7 @@ async def test_a_canary_key_is_in_no_row_and_no_history_payload(
     canary = f"canary-{uuid.uuid4().hex}"
     client = temporal_dev.client
     body = json.dumps({"type": "deploy.failed", "text": "deploy 9 failed"}).encode()
-    async with running_worker(client, store, AgentRegistry([agent]), sim, uuid.uuid4().hex) as q:
+    async with _serving(temporal_dev, store, sim, agent) as q:
         ingress = make_ingress(ingress_settings(agent, task_queue=q))
         path = f"/hooks/{agent.name}"
         accepted = await post(ingress, path, body, headers={"Idempotency-Key": canary})
