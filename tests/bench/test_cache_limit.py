@@ -27,9 +27,15 @@ def test_first_call_caches_nothing_and_an_identical_window_everything() -> None:
     assert again.cause is None and again.lost_to_layout == 0
 
 
+def _without_evidence() -> list[Block]:
+    """The first call's evidence is recorded with the wake, and later calls send it from
+    there; a test of a later call alone leaves it out."""
+    return [b for b in base_blocks() if b.kind not in (BlockKind.MEMORY, BlockKind.RETRIEVED)]
+
+
 def test_only_new_tokens_are_uncacheable_when_history_grows_at_the_end() -> None:
-    a = _ledger(base_blocks())
-    grown = [*base_blocks(), turn("t-21", 21, Role.ASSISTANT, text="On it.", wake_id=WAKE)]
+    a = _ledger(_without_evidence())
+    grown = [*_without_evidence(), turn("t-21", 21, Role.ASSISTANT, text="On it.", wake_id=WAKE)]
     grown.append(turn("t-22", 22, text="Thanks, go ahead.", wake_id=WAKE))
     b = _ledger(grown)
     limit = call_limit(a, b, 30, POLICY)
@@ -39,7 +45,8 @@ def test_only_new_tokens_are_uncacheable_when_history_grows_at_the_end() -> None
     assert limit.prefix == limit.cacheable, "appending never breaks the prefix"
 
 
-def test_changed_evidence_loses_everything_after_it_and_names_the_cause() -> None:
+def test_changed_evidence_loses_only_itself_and_names_the_cause() -> None:
+    """Evidence ends the window: a change to it loses nothing that follows."""
     a = _ledger(base_blocks())
     changed = [
         b if b.id != "ret-1" else block("ret-2", BlockKind.RETRIEVED, "Runbook: add disk.", seq=8)
@@ -52,7 +59,7 @@ def test_changed_evidence_loses_everything_after_it_and_names_the_cause() -> Non
     after = sum(r.tokens for r in rows[at + 1 :])
     assert limit.cacheable == limit.total - rows[at].tokens
     assert limit.prefix == sum(r.tokens for r in rows[:at])
-    assert limit.lost_to_layout == after > 0
+    assert limit.lost_to_layout == after == 0
     assert limit.cause == "evidence:removed:retrieved (left the snapshot)"
 
 
@@ -70,7 +77,7 @@ def test_an_idle_gap_expires_all_but_the_hour_long_stable_prefix() -> None:
 def test_shortfall_adds_up_calls_and_ranks_causes() -> None:
     a = _ledger(base_blocks())
     changed = [
-        b.model_copy(update={"text": "new"}) if b.id == "ret-1" else b for b in base_blocks()
+        b.model_copy(update={"text": "new"}) if b.id == "sum-1" else b for b in base_blocks()
     ]
     b = _ledger(changed)
     s = Shortfall()
@@ -79,6 +86,6 @@ def test_shortfall_adds_up_calls_and_ranks_causes() -> None:
     assert s.total == _tokens(a) + 2 * _tokens(b)
     assert 0 < s.prefix_ratio < s.limit_ratio < 1
     (cause,) = s.causes()
-    assert cause["first_difference"] == "evidence:content_changed:retrieved"
+    assert cause["first_difference"] == "summaries:content_changed:summary"
     assert cause["calls"] == 1
     assert cause["tokens"] == s.cacheable - s.prefix

@@ -166,19 +166,26 @@ def test_wakeful_windows_are_compiled_with_the_wakes_retrieval(
         assert body.count('"cache_control"') <= 4
 
 
-def test_evidence_is_rendered_after_the_history_just_before_the_current_wake(
+def test_a_wakes_evidence_follows_its_ask_and_stays_there_in_every_later_call(
     plans: Calls,
 ) -> None:
+    """The first call of a wake with documents sends them right after the ask; every later
+    call (of the wake, and later wakes of the session) sends that same text at that same
+    place, right after the same ask."""
     found = 0
+    first: dict[str, str] = {}
     for ctx, plan, _ in plans["wakeful"]:
-        if not ctx.docs.get(ctx.ref.wake_id):
-            continue
         texts = [block.get("text", "") for m in plan.request["messages"] for block in m["content"]]
-        at = next(i for i, t in enumerate(texts) if t.startswith("<evidence"))
-        ask = next(i for i, t in enumerate(texts) if t == ctx.wake.ask)
-        assert at < ask and all(not t.startswith("<evidence") for t in texts[at + 1 : ask])
-        found += 1
-    assert found
+        if ctx.docs.get(ctx.ref.wake_id) and ctx.turn is ctx.wake.turns[0]:
+            ask = texts.index(ctx.wake.ask)
+            if ask + 1 < len(texts):  # else every document is in the window already
+                assert texts[ask + 1].startswith("<evidence")
+                first[ctx.wake.ask] = texts[ask + 1]
+        for said, evidence in first.items():
+            if said in texts:
+                assert texts[texts.index(said) + 1] == evidence
+                found += 1
+    assert found > len(first) > 0
 
 
 def test_quantized_history_moves_in_steps(

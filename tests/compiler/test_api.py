@@ -32,6 +32,7 @@ EXPECTED = {
     "Segment",
     "Snapshot",
     "Stability",
+    "Retrieval",
     "Staleness",
     "TokenCounter",
     "Trigger",

@@ -86,25 +86,38 @@ def test_identical_turns_are_two_events_not_duplicates() -> None:
     assert w.ledger.row("again-2").position >= 0  # type: ignore[union-attr]
 
 
-def test_evidence_the_current_wake_repeats_is_kept_where_it_was_and_says_why() -> None:
-    """Dedupe never edits a block that precedes new content: the model's reply in the
-    current wake repeats a retrieved turn, and the evidence (placed before the wake) keeps
-    it, with the rule named in its ledger row; call 1 begins with call 0's bytes."""
+def test_recorded_evidence_keeps_the_first_calls_bytes_when_the_wake_repeats_it() -> None:
+    """Evidence goes after the current wake's content, and the next call of the wake sends
+    it from the wake's recorded evidence (a user turn listing the blocks it holds): the
+    memory and retrieved chunk it holds are not sent again, a reply that repeats a retrieved
+    turn edits nothing before it, and call 1 begins with call 0's bytes."""
     from wakeful.compiler import CountingCache, Role
+    from wakeful.compiler.evidence import EVIDENCE_META
 
     from .factory import pair, turn
 
     echo = "Runbook: rotate logs."  # the text of base_blocks()' ret-1
     call0 = base_blocks()
-    reply = turn("reply", 21, Role.ASSISTANT, text=echo, wake_id="wake-7")
-    call, result = pair("c-22", 22, wake="wake-7")
     cache = CountingCache()
     first = compile_(snapshot(call0), cache=cache)
-    second = compile_(snapshot([*call0, reply, call, result]), cache=cache)
-    row, later = second.ledger.row("ret-1"), second.ledger.row("reply")
-    assert row is not None and later is not None and 0 <= row.position < later.position
-    assert "dedupe.prefix_stable" in row.detail and "reply" in row.detail
-    assert first.ledger.row("ret-1").detail == ""  # type: ignore[union-attr]
+    assert first.evidence_blocks == ("mem-1", "ret-1") or set(first.evidence_blocks) == {
+        "mem-1",
+        "ret-1",
+    }
+    assert first.ledger.decisions["evidence.placement"].startswith("with_wake")
+    ask = max((b for b in call0 if b.wake_id == "wake-7"), key=lambda b: b.seq)
+    recorded = turn(
+        "evidence-7",
+        ask.seq + 1,
+        text=first.evidence_text,
+        wake_id="wake-7",
+        meta={EVIDENCE_META: " ".join(first.evidence_blocks)},
+    )
+    reply = turn("reply", 21, Role.ASSISTANT, text=echo, wake_id="wake-7")
+    call, result = pair("c-22", 22, wake="wake-7")
+    second = compile_(snapshot([*call0, recorded, reply, call, result]), cache=cache)
+    assert second.evidence_text == ""  # nothing new to bring: the recorded one holds it all
+    assert second.request_json.count("db-2 disks are 2 TB.") == 1
 
     def content(w: Any) -> list[dict[str, Any]]:  # in cache order, markers aside
         out = [*w.request["system"]]

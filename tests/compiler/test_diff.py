@@ -55,8 +55,9 @@ def test_model_change_is_reported_first() -> None:
 def test_ledger_accepts_orchestrator_notes_without_mutation() -> None:
     ledger = compile_(snapshot([*base_blocks(), turn("x", 30, Role.USER)])).ledger
     noted = ledger.with_note("pacing: continue now").with_decision("pacing", "continue")
-    assert noted.notes == ("pacing: continue now",) and noted.decisions == {"pacing": "continue"}
-    assert ledger.notes == () and ledger.decisions == {}
+    assert noted.notes == ("pacing: continue now",)
+    assert noted.decisions == {**ledger.decisions, "pacing": "continue"}
+    assert ledger.notes == () and "pacing" not in ledger.decisions
     assert type(ledger).model_validate_json(noted.model_dump_json()) == noted
 
 

@@ -1,15 +1,16 @@
 """Evidence stays byte-identical across the calls of one wake.
 
-A tool wake compiles once per model call. The retrieved evidence sits before the current
-wake in the window, so whatever the wake adds after it (the model's reply, a tool result)
-must leave it alone: dedupe may drop a later duplicate, never an earlier block because of
-content that arrived after it. Here the model's reply repeats, word for word, an assistant
-turn of an earlier session that retrieval found; the second call must still begin with
-every byte of the first one, and the provider's cache (the simulator's Anthropic rules)
-must read all of it.
+A tool wake compiles once per model call. The first call's retrieved evidence goes after
+the wake's content and is recorded with the wake (an ``evidence`` event, as the compile
+activity records it); the second call sends it from there, so whatever the wake adds after
+it (the model's reply, a tool result) leaves it alone. Here the model's reply repeats, word
+for word, an assistant turn of an earlier session that retrieval found; the second call
+must still begin with every byte of the first one, and the provider's cache (the
+simulator's Anthropic rules) must read all of it.
 
-Real parts: the event log and the index cursor in embedded Postgres, the event index, the
-retrieval reuse of a wake's later calls (``retrieve_into``), the compiler, the simulator.
+Real parts: the event log and the index cursor in embedded Postgres, the event index,
+retrieval (``retrieve_into``), the evidence event the compile activity appends, the
+compiler, the simulator.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from wakeful.activities.compile import evidence_event
 from wakeful.compiler import CompiledWindow, CountingCache, EstimatingCounter, Policy
 from wakeful.compiler.blocks import AgentProfile, BlockKind, Goal, GoalKind, Snapshot
+from wakeful.contracts import WakeRef
 from wakeful.providers.simulator.anthropic_cache import apply_cache, parse_request
 from wakeful.providers.simulator.state import CacheStore
 from wakeful.substrate.embedders import HashingEmbedder
@@ -30,6 +33,9 @@ from wakeful.substrate.vectors.memory import MemoryVectorStore
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 WAKE = "w-tool"
+WAKE_REF = WakeRef(
+    tenant="t", agent="a1", wake_id=WAKE, session_id="s2", workflow_id="wf", number=1
+)
 ECHO = "Let me read the deploy config before I change the rotation schedule."
 ASK = "Move the deploy key rotation to Wednesdays and tell me what the config says."
 MODEL = "claude-sonnet-4-5"
@@ -100,6 +106,8 @@ def _call(
     )
     goal = Goal(kind=GoalKind.MESSAGE, text=ASK)
     window = compile_window_(snap, goal, policy, now, cache)
+    if window.evidence_text:
+        ts.append_events("a1", [evidence_event(WAKE_REF, call_index, window, now)])
     ts.record_compile(
         CompileRecord(
             agent="a1",
@@ -210,7 +218,7 @@ def test_a_reply_repeating_evidence_leaves_the_evidence_of_the_next_call_unchang
     read = apply_cache(store, model=MODEL, blocks=blocks, breakpoints=marks, now=30.0)
     written = wrote.cache_read_input_tokens + wrote.cache_creation_input_tokens
     assert read.cache_read_input_tokens == written
-    # The evidence of call 0 is still there, unchanged, and the ledger says why it stayed.
-    assert [b for b in snap1.blocks if b.kind is BlockKind.RETRIEVED] == evidence
-    row = second.ledger.row(echoed)
-    assert row is not None and row.position >= 0 and "dedupe.prefix_stable" in row.detail
+    # Call 1 retrieved nothing: it sends call 0's evidence as the wake recorded it, once.
+    assert not [b for b in snap1.blocks if b.kind is BlockKind.RETRIEVED]
+    texts = [c.get("text") for m in second.request["messages"] for c in m["content"]]
+    assert second.evidence_text == "" and texts.count(first.evidence_text) == 1

@@ -31,7 +31,7 @@ def test_edges_first_puts_the_weakest_in_the_middle() -> None:
 
 def test_segments_are_placed_stable_first() -> None:
     w = compile_(snapshot())
-    order = ["stable", "semi_stable", "summaries", "recent", "evidence", "ask"]
+    order = ["stable", "semi_stable", "summaries", "recent", "ask", "evidence"]
     segments = [r.segment for r in w.ledger.included()]
     assert segments == sorted(segments, key=order.index)
     assert set(segments) == set(order)

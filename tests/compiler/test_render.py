@@ -85,7 +85,9 @@ def test_nothing_volatile_in_the_cacheable_segments() -> None:
 
 
 def test_long_tool_loops_get_a_bridge_breakpoint() -> None:
-    blocks = [b for b in base_blocks() if b.id != "sum-1"]
+    # no evidence: it would follow the loop (a later call sends it as the wake recorded it)
+    evidence = (BlockKind.MEMORY, BlockKind.RETRIEVED)
+    blocks = [b for b in base_blocks() if b.id != "sum-1" and b.kind not in evidence]
     for k in range(14):
         blocks.extend(pair(f"loop-{k}", 30 + 2 * k, wake=WAKE))
     w = compile_(snapshot(blocks))
@@ -112,7 +114,9 @@ def test_openai_chat_pairs_tool_calls_with_tool_messages() -> None:
             following = messages[n + 1 : n + 1 + len(ids)]
             assert [f["role"] for f in following] == ["tool"] * len(ids)
             assert [f["tool_call_id"] for f in following] == ids
-    assert messages[-1]["role"] == "tool"
+    # the results end the wake; the evidence this call brings follows them
+    assert messages[-2]["role"] == "tool"
+    assert messages[-1]["role"] == "user" and messages[-1]["content"] == w.evidence_text
     assert w.prompt_cache_key == w.request["prompt_cache_key"]
     assert w.request["max_completion_tokens"] == 8192
 

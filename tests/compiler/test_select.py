@@ -5,6 +5,9 @@ from wakeful.compiler import BlockKind, Role
 from .factory import WAKE, base_blocks, block, pair, snapshot, turn
 from .helpers import assert_anthropic_valid, compile_
 
+# Evidence follows the ask; these tests are about the ask itself.
+EVIDENCE_KINDS = (BlockKind.MEMORY, BlockKind.RETRIEVED)
+
 
 def test_current_wake_is_the_tail_in_seq_order() -> None:
     blocks = [*base_blocks(), *pair("live", 21, wake=WAKE)]
@@ -17,7 +20,7 @@ def test_current_wake_is_the_tail_in_seq_order() -> None:
 
 
 def test_goal_becomes_the_ask_when_the_wake_has_no_blocks() -> None:
-    blocks = [b for b in base_blocks() if b.wake_id is None]
+    blocks = [b for b in base_blocks() if b.wake_id is None and b.kind not in EVIDENCE_KINDS]
     w = compile_(snapshot(blocks))
     row = w.ledger.row("ask:wake-7")
     assert row is not None and row.kind == "current_ask" and row.segment == "ask"
@@ -27,7 +30,8 @@ def test_goal_becomes_the_ask_when_the_wake_has_no_blocks() -> None:
 
 
 def test_an_assistant_ending_gets_the_goal_appended() -> None:
-    blocks = [*base_blocks(), turn("reply", 21, Role.ASSISTANT, wake_id=WAKE)]
+    kept = [b for b in base_blocks() if b.kind not in EVIDENCE_KINDS]
+    blocks = [*kept, turn("reply", 21, Role.ASSISTANT, wake_id=WAKE)]
     w = compile_(snapshot(blocks))
     assert w.ledger.included()[-1].block_id == "ask:wake-7"
     assert_anthropic_valid(w.request)

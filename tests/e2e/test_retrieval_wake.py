@@ -29,6 +29,7 @@ from wakeful.worker.worker import build_worker
 
 FACT = "Remember this: the deploy key for checkout rotates every Tuesday at noon."
 QUESTION = "When does the deploy key for checkout rotate?"
+LAST = "Thanks. Is the checkout deploy key rotation documented anywhere else?"
 
 
 async def test_an_old_fact_is_retrieved_into_a_new_session_and_replays(
@@ -52,6 +53,8 @@ async def test_an_old_fact_is_retrieved_into_a_new_session_and_replays(
     try:
         async with build_worker(temporal_dev.client, deps, queue):
             one = await wake(temporal_dev.client, rt, message(FACT), queue)
+            # The handoff note that opens the next session quotes this wake's ask.
+            await wake(temporal_dev.client, rt, message(LAST), queue)
             two = await wake(temporal_dev.client, rt, message(QUESTION, new_session=True), queue)
     finally:
         vectors.close()
@@ -68,6 +71,8 @@ async def test_an_old_fact_is_retrieved_into_a_new_session_and_replays(
     hit_ids = [h.chunk_id for h in stored.hits]
     assert f"ev:{fact.id}" in hit_ids  # indexed by the compile activity, then retrieved
     assert f"ev:{asked.id}" not in hit_ids  # already in the window as the current ask
+    last = next(e for e in ts.events(agent.name) if e.text == LAST)
+    assert f"ev:{last.id}" not in hit_ids  # already in the window, quoted by the handoff note
 
     ledger = Ledger.model_validate_json(ts.get_blob(compiled.ledger_hash))
     rows = {r.block_id: r for r in ledger.rows}

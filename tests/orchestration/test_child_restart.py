@@ -110,9 +110,13 @@ async def test_a_worker_killed_mid_child_is_replaced_and_each_step_recorded_once
     for name, wake_id in (("lead", result.wake_id), ("lead/child/1", "lead/child/1:1")):
         events = ts.events(name, wake_id=wake_id)
         assert all(n == 1 for n in Counter(e.step_key for e in events).values())
-        assert [e.kind for e in events] == ["turn", "tool_call", "tool_result", "turn"]
+        turns = [e.kind for e in events if e.kind != "evidence"]
+        assert turns == ["turn", "tool_call", "tool_result", "turn"]
     child_events = ts.events("lead/child/1", wake_id="lead/child/1:1")
     assert child_events[2].text == "scan complete: 3 services healthy"
     assert len(list(markers.glob("started-*"))) == 2  # ran on both workers, recorded once
     (card,) = [m for m in ts.memories("lead") if m.source == "child:lead/child/1"]
     assert '"summary":"3 services healthy"' in card.text
+    # The lead's second call brought the card as evidence, recorded once with its wake.
+    (evidence,) = [e for e in ts.events("lead", wake_id=result.wake_id) if e.kind == "evidence"]
+    assert evidence.meta["evidence"].split() == [f"memory:{card.id}"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from wakeful.compiler.blocks import Block, BlockKind, Role
 from wakeful.compiler.policy import Policy
@@ -179,9 +180,13 @@ def test_query_adds_the_latest_user_turn_and_cap_follows_the_policy() -> None:
     assert retrieval_query("the goal", asks) == "the goal\nask two"
     assert retrieval_query("ask two", asks) == "ask two"
     policy = Policy.default()
-    room = policy.budget.input_budget * 0.6  # evidence + summaries + recent shares
-    assert retrieval_cap(policy, 10**9) == int(room)
+    assert retrieval_cap(policy, 10**9) == policy.retrieval.max_tokens  # what a wake brings
     assert retrieval_cap(policy, 500) == 500
+    unbounded = policy.model_copy(
+        update={"retrieval": policy.retrieval.model_copy(update={"max_tokens": 10**9})}
+    )
+    room = policy.budget.input_budget * 0.6  # evidence + summaries + recent shares
+    assert retrieval_cap(unbounded, 10**9) == int(room)
 
 
 def test_edge_store_serves_the_same_index(tenant: TenantStore, tmp_path: Path) -> None:
@@ -217,71 +222,58 @@ def test_public_api_is_listed() -> None:
     assert public <= set(mod.__all__), public - set(mod.__all__)
 
 
-def test_later_calls_of_a_wake_reuse_the_first_calls_hits(tenant: TenantStore) -> None:
+def test_only_a_wakes_first_call_retrieves_and_the_next_wake_skips_what_it_recorded(
+    tenant: TenantStore,
+) -> None:
+    """A later call of the wake sends the first call's evidence from the wake's recorded
+    evidence: it retrieves nothing. The next wake's retrieval leaves out what a recorded
+    evidence block in its snapshot holds (it is in the window already)."""
     from wakeful.compiler.blocks import AgentProfile, Snapshot
+    from wakeful.compiler.evidence import EVIDENCE_META
     from wakeful.substrate.indexing import retrieve_into
-    from wakeful.substrate.records import CompileRecord
 
     ids = seed(tenant)
     index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
     profile = AgentProfile(tenant=tenant.name, name="a1", model="m", instructions="i")
     snap = Snapshot(agent=profile, as_of=T0, current_wake_id="w-9", blocks=())
     policy = Policy.default()
-    first, digest = retrieve_into(
-        index,
+    kw: dict[str, Any] = {"policy": policy, "max_event_id": ids[-1], "max_tokens": 200}
+    first, digest = retrieve_into(index, tenant, snap, goal_text="deploy key", **kw)
+    found = [b for b in first.blocks if b.kind is BlockKind.RETRIEVED]
+    assert digest is not None and any(b.external_id == "D0" for b in found)
+    again, none = retrieve_into(index, tenant, snap, goal_text="deploy key", call_index=1, **kw)
+    assert none is None and again is snap
+
+    recorded = Block(
+        id="ev:999",
+        kind=BlockKind.TURN,
+        text="<evidence>...</evidence>",
+        source="events:999",
+        seq=999,
+        role=Role.USER,
+        wake_id="w-9",
+        meta={EVIDENCE_META: " ".join(b.id for b in found if b.external_id == "D0")},
+    )
+    later = snap.model_copy(update={"current_wake_id": "w-10", "blocks": (recorded,)})
+    nxt, _ = retrieve_into(index, tenant, later, goal_text="deploy key", **kw)
+    brought = [b.external_id for b in nxt.blocks if b.kind is BlockKind.RETRIEVED]
+    assert brought and "D0" not in brought
+
+
+def test_hits_below_the_policys_score_floor_are_not_brought(tenant: TenantStore) -> None:
+    ids = seed(tenant)
+    index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
+    everything = index.gather(
+        tenant, "a1", query="deploy key rotation", max_event_id=ids[-1], token_cap=10_000
+    )
+    best = index.gather(
         tenant,
-        snap,
-        goal_text="deploy key",
-        policy=policy,
+        "a1",
+        query="deploy key rotation",
         max_event_id=ids[-1],
-        max_tokens=200,
+        token_cap=10_000,
+        min_score=1.0,
     )
-    assert any(b.external_id == "D0" for b in first.blocks)
-    tenant.record_compile(
-        CompileRecord(
-            agent="a1",
-            wake_id="w-9",
-            step_key="w-9:0",
-            call_index=0,
-            as_of=T0,
-            max_event_id=ids[-1],
-            goal={},
-            policy_hash="p",
-            snapshot_hash="s",
-            window_hash="w",
-            ledger_hash="l",
-            stable_prefix_hash="x",
-            input_tokens=1,
-            tokens_by_bucket={},
-            retrieval_hash=digest,
-        )
-    )
-    # Call 1 asks about something else entirely, yet keeps call 0's evidence byte for byte.
-    again, same = retrieve_into(
-        index,
-        tenant,
-        snap,
-        goal_text="pizza olives",
-        policy=policy,
-        max_event_id=ids[-1],
-        max_tokens=200,
-        call_index=1,
-    )
-    assert same == digest and again.blocks == first.blocks
-    # ...minus what has since become a raw turn of the snapshot.
-    (raw,) = [event_block(e) for e in tenant.events("a1") if e.external_id == "D0"]
-    grown = snap.model_copy(update={"blocks": (raw,)})
-    later, other = retrieve_into(
-        index,
-        tenant,
-        grown,
-        goal_text="x",
-        policy=policy,
-        max_event_id=ids[-1],
-        max_tokens=200,
-        call_index=2,
-    )
-    assert other != digest
-    assert [b.external_id for b in later.blocks if b.kind is BlockKind.RETRIEVED] == [
-        b.external_id for b in first.blocks if b.external_id != "D0"
-    ]
+    assert 0 < len([h for h in best if h.neighbour_of is None]) < len(everything)
+    top = max(h.score for h in everything)
+    assert all(h.score == top for h in best if h.neighbour_of is None)

@@ -22,12 +22,20 @@ from temporalio import activity
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.snapshot_hash import snapshot_hash
 from wakeful.activities.wake import open_wake, step_key
-from wakeful.compiler import compile_window
+from wakeful.compiler import CompiledWindow, compile_window
 from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Snapshot
+from wakeful.compiler.evidence import EVIDENCE_META
 from wakeful.compiler.ledger import Ledger
-from wakeful.contracts import COMPILE, BreakpointRef, CompileIn, CompileOut, LedgerAnnotations
+from wakeful.contracts import (
+    COMPILE,
+    BreakpointRef,
+    CompileIn,
+    CompileOut,
+    LedgerAnnotations,
+    WakeRef,
+)
 from wakeful.substrate.indexing import retrieve_into
-from wakeful.substrate.records import CompileRecord
+from wakeful.substrate.records import CompileRecord, EventIn
 from wakeful.substrate.snapshot import RECENT_PAGE, load_blocks
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
@@ -170,6 +178,9 @@ class CompileActivities:
         ]
         with ts.tx():
             window_hash, ledger_hash, policy_hash, spec_hash = ts.put_blobs(blobs)
+            if window.evidence_text:
+                evidence = evidence_event(wake, inp.call_index, window, inp.now)
+                ts.append_events(wake.agent, [evidence])
             rec = ts.record_compile(
                 CompileRecord(
                     agent=wake.agent,
@@ -204,6 +215,25 @@ class CompileActivities:
                 ledger if rec.ledger_hash == ledger_hash else stored_ledger(ts, rec.ledger_hash)
             ),
         )
+
+
+def evidence_event(wake: WakeRef, call_index: int, window: CompiledWindow, at: datetime) -> EventIn:
+    """The evidence a window brought, as an event of its wake (see ``compiler.place``).
+
+    Appended with the compile record (the step key is the call's): a retried compile finds
+    it there, and the wake's later calls, and later wakes, send it again as this text,
+    where this call put it.
+    """
+    return EventIn(
+        step_key=step_key(wake, call_index, "evidence"),
+        kind="evidence",
+        role="user",
+        text=window.evidence_text,
+        session_id=wake.session_id,
+        wake_id=wake.wake_id,
+        event_time=at,
+        meta={EVIDENCE_META: " ".join(window.evidence_blocks)},
+    )
 
 
 def annotate(ledger: Ledger, annotations: LedgerAnnotations | None) -> Ledger:

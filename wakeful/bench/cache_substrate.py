@@ -58,6 +58,8 @@ class MemorySubstrate:
         self._summaries: list[SummaryRecord] = []
         self._memories: list[MemoryRecord] = []
         self._by_call: dict[str, int] = {}  # tool_call_id -> index of its result event
+        self._last_id = 0
+        self._slots: dict[str, int] = {}
 
     # --- reads (TenantStore's signatures) -----------------------------------------------
 
@@ -104,6 +106,28 @@ class MemorySubstrate:
 
     def max_event_id(self, agent: str) -> int:
         return self._events[-1].id if self._events else 0
+
+    def slot(self, key: str) -> int:
+        """An event id reserved under ``key`` (the same id for every caller): where each
+        compiled strategy records the evidence its compile of one call brought, between
+        what preceded the call and the reply. Event ids in Postgres have gaps too."""
+        if key not in self._slots:
+            self._last_id += 1
+            self._slots[key] = self._last_id
+        return self._slots[key]
+
+    def events_with_positions(
+        self, agent: str, *, after_id: int, upto_id: int, limit: int
+    ) -> list[tuple[StoredEvent, int]]:
+        """What the event index reads (``EventIndex.catch_up``)."""
+        position: dict[str | None, int] = {}
+        out: list[tuple[StoredEvent, int]] = []
+        for e in self._events:
+            n = position.get(e.session_id, 0)
+            position[e.session_id] = n + 1
+            if after_id < e.id <= upto_id and len(out) < limit:
+                out.append((e, n if e.session_id is not None else 0))
+        return out
 
     # ``revision`` is accepted and ignored: this substrate lives for one bench run, with no
     # consolidation racing a compile, so it is always read as it stands.
@@ -160,7 +184,8 @@ class MemorySubstrate:
     # --- writes (what the activities record) --------------------------------------------
 
     def _append(self, item: EventIn) -> StoredEvent:
-        n = len(self._events) + 1
+        self._last_id += 1
+        n = self._last_id
         stored = StoredEvent(
             **item.model_dump(), id=n, content_hash=f"ev{n}", ingest_time=item.event_time
         )
@@ -191,6 +216,7 @@ class MemorySubstrate:
             "wake_id": ref.wake_id,
             "event_time": when,
             "role": "assistant",
+            "meta": {"reply": str(turn.index)},  # one reply, sent back as one message
         }
         text = self._append(
             EventIn(

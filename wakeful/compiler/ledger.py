@@ -60,8 +60,9 @@ class Breakpoint(BaseModel):
 # model's replies are sent back as returned (a call's text is its arguments, no longer a
 # text block of its own, and is charged once; a reply's blocks stay one message). 4: a
 # duplicate's row says why the other copy won; an evidence block the current wake repeats
-# says why it stays (``dedupe.prefix_stable``).
-COMPILER_VERSION = 4
+# says why it stays (``dedupe.prefix_stable``). 5: evidence follows the current wake's
+# content (``evidence.placement``) and a wake's recorded evidence is sent as one item.
+COMPILER_VERSION = 5
 
 
 class Ledger(BaseModel):

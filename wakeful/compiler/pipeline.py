@@ -30,6 +30,7 @@ from datetime import datetime
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Snapshot
 from wakeful.compiler.budget import budget
 from wakeful.compiler.encode import JsonMemo
+from wakeful.compiler.evidence import without_recorded
 from wakeful.compiler.freshness import freshness
 from wakeful.compiler.lookup import FactsTable
 from wakeful.compiler.partition import Partition, get_partition
@@ -134,7 +135,7 @@ def compile_window(
     """
     name = resolve_provider(provider or snapshot.agent.provider)
     cache = cache or CountingCache()
-    work = prepare(snapshot, goal, policy, now, counter, cache)
+    work = prepare(without_recorded(snapshot), goal, policy, now, counter, cache)
     freshness(work)
     min_relevance(work)
     try:
@@ -144,5 +145,6 @@ def compile_window(
         raise
     memo = cache.state(("json",), JsonMemo)
     layout = place(work, memo.dumps, memo.join)
-    rendered = (renderer or RENDERERS[name]()).render(layout)
-    return record(work, layout, rendered, name)
+    chosen = renderer or RENDERERS[name]()
+    rendered = chosen.render(layout)
+    return record(work, layout, rendered, name, chosen.evidence_text(layout))

@@ -1,12 +1,16 @@
 """Pass 8 — place: order the admitted blocks, stable first.
 
     stable (tools, then instructions and rules) → semi-stable → summaries → recent
-    → evidence → ask (the current wake)
+    → ask (the current wake) → evidence
 
-Evidence sits after the history of earlier wakes and before the current wake: retrieval
-changes at every wake, and a changed block invalidates the cache for everything after it.
-Here it costs only itself and the previous wake's turns; placed before the history it
-would cost all of it on every wake. The session history stays append-only.
+Evidence is what retrieval brought for this wake, and it goes after the wake's content,
+where the next call of the wake and every later wake find it again: the compile activity
+records it with the wake (an ``evidence`` event), so it stays in place as the wake grows
+and as history once the wake ends, written to the prompt cache once and read from then
+on. Placed before the current wake it would sit between the history and each new wake,
+and every wake would write the previous wake and its own evidence again. Only the first
+call of a wake brings evidence (``substrate.indexing.retrieve_into``); a later call and a
+later wake see it as an event of the wake.
 
 Within segments: cacheable segments by kind then ``(seq, id)``; summaries, recent turns and
 the tail chronologically, with every tool result directly after its call; evidence by score
@@ -74,8 +78,8 @@ class Layout:
             + self.semi_stable
             + self.summaries
             + self.recent
-            + self.evidence
             + self.tail
+            + self.evidence
         )
 
 

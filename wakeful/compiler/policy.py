@@ -121,6 +121,24 @@ class Eviction(_Model):
     )
 
 
+class Retrieval(_Model):
+    """How much evidence retrieval brings a wake (``substrate.indexing.retrieve_into``).
+
+    A wake's evidence is recorded with it and stays in the window with the wake, read from
+    the prompt cache on every later call: what it brings should follow what is relevant,
+    not fill a share of the window.
+    """
+
+    max_tokens: int = Field(4000, ge=0, description="Most tokens of evidence one wake brings.")
+    min_score: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="A hit scoring below this share of the best match is left out (the turns "
+        "around a hit that is brought may still come with it).",
+    )
+
+
 class Staleness(_Model):
     """What happens to a block past ``stale_after`` (or older than ``max_age_hours``)."""
 
@@ -184,6 +202,7 @@ class Policy(_Model):
     ranking: Ranking = Ranking()
     eviction: Eviction = Eviction()
     staleness: Staleness = Staleness()
+    retrieval: Retrieval = Retrieval()
     cache: Cache = Cache()
     triggers: tuple[Trigger, ...] = ()
 

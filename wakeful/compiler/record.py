@@ -116,6 +116,13 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
     return rows, cumulative, by_bucket
 
 
+EVIDENCE_RULE = "evidence.placement"
+EVIDENCE_PLACEMENT = (
+    "with_wake: after the current wake's content, recorded with the wake and sent again in "
+    "place by every later call (written to the cache once, then read)"
+)
+
+
 def _in_order(marks: list[Mark], elements: int) -> list[Mark]:
     """The marks up to the first one out of element order (or past the last element),
     which ends the checkpoints."""
@@ -127,7 +134,9 @@ def _in_order(marks: list[Mark], elements: int) -> list[Mark]:
     return kept
 
 
-def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> CompiledWindow:
+def record(
+    work: Work, layout: Layout, rendered: Rendered, provider: str, evidence: str = ""
+) -> CompiledWindow:
     encode = layout.encode
     agent = layout.agent
     chains = work.cache.state(("hash-chains",), HashChains)
@@ -190,7 +199,7 @@ def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> Com
         breakpoints=tuple(breakpoints),
         rows=tuple(rows),
         notes=(),
-        decisions={},
+        decisions={EVIDENCE_RULE: EVIDENCE_PLACEMENT} if evidence else {},
     )
     return CompiledWindow.model_construct(
         provider=provider,
@@ -205,4 +214,6 @@ def record(work: Work, layout: Layout, rendered: Rendered, provider: str) -> Com
         tokens_by_bucket=by_bucket,
         breakpoints=tuple(breakpoints),
         ledger=ledger,
+        evidence_text=evidence,
+        evidence_blocks=tuple(p.block.id for p in layout.evidence) if evidence else (),
     )

@@ -28,3 +28,12 @@ class CompiledWindow(BaseModel):
     tokens_by_bucket: dict[str, int]
     breakpoints: tuple[Breakpoint, ...]
     ledger: Ledger
+    evidence_text: str = Field(
+        "",
+        description="The evidence this call brought, as sent (one user item after the current "
+        "wake's content). The compile activity records it with the wake, so later calls send "
+        "it again unchanged.",
+    )
+    evidence_blocks: tuple[str, ...] = Field(
+        (), description="Ids of the blocks the evidence was made of, in window order."
+    )

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict
 class SpanItem(BaseModel):
     """What the rules, the prompt and the gate need to know about one piece of history.
 
-    ``kind`` is the event kind (``turn``, ``tool_call``, ``tool_result``) or ``summary``;
+    ``kind`` is the event kind (``turn``, ``tool_call``, ``tool_result``, ``evidence``) or
+    ``summary``;
     ``id`` is the event id, or the summary id for a summary.
     """
 

@@ -55,6 +55,8 @@ def build_prompt(
         "## Span",
     ]
     for item in items:
+        if item.kind == "evidence":
+            continue  # copies of older turns, retired with its wake but never summarised
         who = item.role or item.kind
         if item.kind == "tool_call":
             who = f"tool_call {item.tool_name}"

@@ -30,6 +30,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict
 
 from wakeful.compiler.blocks import Block, BlockKind, Snapshot, content_hash
+from wakeful.compiler.evidence import EVIDENCE_META
 from wakeful.compiler.policy import Policy
 from wakeful.errors import UserError
 from wakeful.substrate.embedders import Embedder
@@ -61,6 +62,7 @@ TokenCounter = Callable[[str], int]
 # carry what is worth finding again.
 INDEXED_KINDS: tuple[str, ...] = ("turn", "tool_result")
 _EVENT_BLOCKS = frozenset({BlockKind.TURN, BlockKind.TOOL_CALL, BlockKind.TOOL_RESULT})
+_NOTE_KINDS = frozenset({BlockKind.HANDOFF_NOTE, BlockKind.SUMMARY})
 
 
 def chunk_id(event_id: int) -> str:
@@ -194,32 +196,46 @@ class EventIndex:
         token_cap: int,
         present: Iterable[Block] = (),
         count_tokens: TokenCounter | None = None,
+        min_score: float = 0.0,
     ) -> list[RetrievalHit]:
         """Catch up, then retrieve under ``token_cap``: the compile's retrieval candidates.
 
-        Events already among ``present`` (the snapshot's raw turns and tool traffic) are left
-        out by event id and by content hash, and so are events past ``max_event_id``.
-        Hit texts are measured with ``count_tokens`` (default: the index's own counter).
+        Events already among ``present`` (the snapshot's raw turns and tool traffic, and
+        what its recorded evidence holds) are left out by event id and by content hash, and
+        so are events past ``max_event_id`` and turns the handoff note or a summary quotes.
+        A candidate scoring below ``min_score`` times the best match is not packed (the
+        turns around a packed hit still may be). Hit texts are measured with
+        ``count_tokens`` (default: the index's own counter).
         """
         count = count_tokens or self._count
         if count is None:
             raise UserError("EventIndex.gather needs count_tokens, or an index built with one")
         if not query.strip() or token_cap <= 0:
             return []
+        present = list(present)
         skip_ids, skip_hashes = _present(present)
+        held = _held_texts(present)
         with self._lock:
             self._catch_up(ts, agent, max_event_id)
 
-            def keep(hit_chunk: str, source_hash: str) -> bool:
+            def keep(hit_chunk: str, source_hash: str, text: str) -> bool:
                 event = event_id_of(hit_chunk)
                 if event is not None and (event in skip_ids or event > max_event_id):
                     return False
-                return source_hash not in skip_hashes
+                if source_hash in skip_hashes:
+                    return False
+                quoted = text.strip()
+                return not quoted or not any(quoted in t for t in held)
 
             found = self.retriever.candidates(
                 query, tenant=ts.name, agent=agent, token_cap=token_cap
             )
-            kept = [c for c in found if keep(c.hit.chunk_id, c.hit.source_hash)]
+            floor = min_score * max((c.score for c in found), default=0.0)
+            kept = [
+                c
+                for c in found
+                if c.score >= floor and keep(c.hit.chunk_id, c.hit.source_hash, c.hit.text)
+            ]
             packed = self.retriever.pack(
                 kept,
                 tenant=ts.name,
@@ -228,13 +244,15 @@ class EventIndex:
                 count_tokens=count,
             )
         # Neighbours are read back after the filter above: filter them too.
-        return [h for h in packed if keep(h.chunk_id, h.source_hash)]
+        return [h for h in packed if keep(h.chunk_id, h.source_hash, h.text)]
 
     def close(self) -> None:
         self.vectors.close()
 
 
 def _present(blocks: Iterable[Block]) -> tuple[set[int], set[str]]:
+    """Event ids and content hashes of what the window holds already: raw events, and the
+    events a wake's recorded evidence brought (listed in its meta)."""
     ids: set[int] = set()
     hashes: set[str] = set()
     for b in blocks:
@@ -246,7 +264,17 @@ def _present(blocks: Iterable[Block]) -> tuple[set[int], set[str]]:
         # The event log's content hash (see TenantStore.append_events).
         role = b.role.value if b.role else ""
         hashes.add(content_hash(b.text, b.kind.value, role, b.tool_call_id or ""))
+        for held in b.meta.get(EVIDENCE_META, "").split():
+            event = event_id_of(held.removeprefix("retrieved:"))
+            if event is not None:
+                ids.add(event)
     return ids, hashes
+
+
+def _held_texts(blocks: Iterable[Block]) -> tuple[str, ...]:
+    """Texts that already carry old turns into the window: the handoff note and summaries.
+    A hit whose text one of them quotes would say it twice."""
+    return tuple(b.text for b in blocks if b.kind in _NOTE_KINDS and b.text)
 
 
 def retrieval_query(goal_text: str, blocks: Iterable[Block]) -> str:
@@ -263,12 +291,13 @@ def retrieval_query(goal_text: str, blocks: Iterable[Block]) -> str:
 
 
 def retrieval_cap(policy: Policy, max_tokens: int) -> int:
-    """Tokens of candidates to gather: as much as evidence could ever take in this policy's
-    window (its own share plus what summaries and recent turns might leave), at most
-    ``max_tokens``. The compiler takes what fits; the rest is out-ranked in the ledger."""
+    """Tokens of candidates to gather: the policy's ``retrieval.max_tokens`` (what one wake
+    may bring), within what evidence could ever take in its window (its own share plus what
+    summaries and recent turns might leave), at most ``max_tokens``. The compiler takes what
+    fits; the rest is out-ranked in the ledger."""
     shares = policy.budget.allocations
     room = policy.budget.input_budget * (shares.evidence + shares.summaries + shares.recent)
-    return max(0, min(max_tokens, int(room)))
+    return max(0, min(max_tokens, policy.retrieval.max_tokens, int(room)))
 
 
 def retrieved_blocks(hits: Sequence[RetrievalHit]) -> list[Block]:
@@ -325,49 +354,29 @@ def retrieve_into(
     max_event_id: int,
     max_tokens: int,
     call_index: int = 0,
-) -> tuple[Snapshot, str]:
+) -> tuple[Snapshot, str | None]:
     """Gather retrieval candidates for a compile and store them; returns the snapshot with
-    the hits and the blob hash the compile record keeps for replays.
+    the hits and the blob hash the compile record keeps for replays (None: no retrieval).
 
-    Evidence is gathered once per wake: a later call of the same wake reuses the hits of
-    the wake's first compile. The evidence segment sits before the current wake, so hits
-    that drift as the wake's own events reach the index would rewrite it on every call and
-    cost the prompt cache everything after it; the question of a wake does not change.
-    For the same reason a reused hit is dropped only for a copy that precedes it (an event
-    of the history), never for one of the wake's own events: those come after the evidence,
-    and dedupe never edits a block that precedes new content (a reply that repeats a
-    retrieved turn leaves the evidence as the first call sent it).
+    Only a wake's first call retrieves. What it brings is recorded with the wake (an
+    ``evidence`` event, see ``compiler.place``), so the wake's later calls send it again
+    from there, in the same place, and retrieving again would only rewrite what follows
+    it; the question of a wake does not change. Hits are what is relevant enough
+    (``retrieval.min_score``) up to ``retrieval.max_tokens``, never what the window holds
+    already (raw turns, earlier wakes' recorded evidence, the handoff note, summaries).
     """
-    earlier = _first_hits(ts, snapshot.current_wake_id) if call_index > 0 else None
-    if earlier is not None:
-        wake = snapshot.current_wake_id
-        skip_ids, skip_hashes = _present(b for b in snapshot.blocks if b.wake_id != wake)
-        hits = [
-            h
-            for h in earlier.hits
-            if event_id_of(h.chunk_id) not in skip_ids and h.source_hash not in skip_hashes
-        ]
-        query, cap, mode = earlier.query, earlier.token_cap, earlier.mode
-    else:
-        mode = index.mode
-        query = retrieval_query(goal_text, snapshot.blocks)
-        cap = retrieval_cap(policy, max_tokens)
-        hits = index.gather(
-            ts,
-            snapshot.agent.name,
-            query=query,
-            max_event_id=max_event_id,
-            token_cap=cap,
-            present=snapshot.blocks,
-        )
-    digest = ts.put_blob("retrieval", dump_hits(query, cap, hits, mode))
+    if call_index > 0:
+        return snapshot, None
+    query = retrieval_query(goal_text, snapshot.blocks)
+    cap = retrieval_cap(policy, max_tokens)
+    hits = index.gather(
+        ts,
+        snapshot.agent.name,
+        query=query,
+        max_event_id=max_event_id,
+        token_cap=cap,
+        present=snapshot.blocks,
+        min_score=policy.retrieval.min_score,
+    )
+    digest = ts.put_blob("retrieval", dump_hits(query, cap, hits, index.mode))
     return with_hits(snapshot, hits), digest
-
-
-def _first_hits(ts: TenantStore, wake_id: str | None) -> RetrievalRecord | None:
-    if wake_id is None:
-        return None
-    for rec in ts.compiles(wake_id):  # in call order
-        if rec.retrieval_hash is not None:
-            return load_hits(ts.get_blob(rec.retrieval_hash))
-    return None

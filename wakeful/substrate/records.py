@@ -10,7 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-EventKind = Literal["turn", "tool_call", "tool_result"]
+# ``evidence``: what retrieval brought a wake, as the window sent it (recorded by the compile
+# activity; never indexed, summarised or counted as a turn).
+EventKind = Literal["turn", "tool_call", "tool_result", "evidence"]
 
 
 class EventIn(BaseModel):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from wakeful.compiler.blocks import Block, BlockKind, Role
+from wakeful.compiler.evidence import EVIDENCE_META
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
@@ -24,6 +25,7 @@ RECENT_PAGE = 100  # ... and at most this many fewer than one more page
 
 _EVENT_KIND = {
     "turn": BlockKind.TURN,
+    "evidence": BlockKind.TURN,  # a user item of its wake, sent as recorded
     "tool_call": BlockKind.TOOL_CALL,
     "tool_result": BlockKind.TOOL_RESULT,
 }
@@ -46,10 +48,17 @@ def event_block(e: StoredEvent) -> Block:
         session_id=e.session_id,
         wake_id=e.wake_id,
         external_id=e.external_id,
-        # Which model reply an assistant event is part of: the renderer sends a reply
-        # back as the one message it was (``compiler.render.base``).
-        meta={"reply": e.meta["reply"]} if "reply" in e.meta else {},
+        meta=_block_meta(e),
     )
+
+
+def _block_meta(e: StoredEvent) -> dict[str, str]:
+    # Which model reply an assistant event is part of: the renderer sends a reply back as
+    # the one message it was (``compiler.render.base``). A wake's recorded evidence lists
+    # the blocks it holds (``compiler.evidence``).
+    if e.kind == "evidence":
+        return {EVIDENCE_META: e.meta.get(EVIDENCE_META, "")}
+    return {"reply": e.meta["reply"]} if "reply" in e.meta else {}
 
 
 def _event_blocks(
@@ -75,7 +84,7 @@ def _drop_orphans(events: list[StoredEvent]) -> list[StoredEvent]:
     return [
         e
         for e in events
-        if e.kind == "turn"
+        if e.kind in ("turn", "evidence")
         or (e.kind == "tool_call" and e.tool_call_id in results)
         or (e.kind == "tool_result" and e.tool_call_id in calls)
         # An unanswered call of the current wake is work in progress, not an orphan.

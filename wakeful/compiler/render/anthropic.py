@@ -7,16 +7,17 @@ Layout::
     system[1]  skills index, task frame, decisions, handoff   ← "semi_stable"
     messages:  user[summaries] ← "summaries",
                history of earlier wakes… ← "history",
-               user[evidence], current wake… ← "rolling"
+               current wake…, user[evidence it brings] ← "rolling"
 
-Messages alternate roles: consecutive same-role items merge into one message, except that
-each model reply is one assistant message of its own, holding exactly the blocks the
-provider returned (text and ``tool_use`` in order, never merged: ``compiler.replies``). The
-results of a reply's calls open the user message right after it, so no tool_use is ever
-left without its result. The last message is always the user's.
+Messages alternate roles: consecutive same-role items go into one message. Each model
+reply is one assistant message, holding exactly the blocks the provider returned (text and
+``tool_use`` in order, never merged: ``compiler.replies``); two replies share one only when
+the budget evicted everything between them, as the API would join them anyway. The results
+of a reply's calls open the user message right after it, so no tool_use is ever left
+without its result. The last message is always the user's.
 
-The ``history`` breakpoint is what the next wake reads: that wake's evidence is new, but the
-history before it is the same bytes plus the wake that just ended.
+The ``history`` breakpoint is what the next wake reads: the history before it is the same
+bytes plus the wake that just ended, its evidence included.
 
 The 20-block lookback: the provider finds an earlier cache entry only within ~20 content
 blocks before a breakpoint. Summaries and evidence are one content block each and history
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from wakeful.compiler.blocks import Block, Role, Segment
+from wakeful.compiler.blocks import Block, Segment
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import ROLE, Item, Mark, Rendered, Renderer
 
@@ -77,12 +78,10 @@ class AnthropicRenderer(Renderer):
         where: list[tuple[int, Item]] = []
         for item in items:
             prev = where[-1][1] if where else None
-            if (
-                prev is not None
-                and prev.role is item.role
-                # two replies never share a message: each is sent back as it was received
-                and (item.role is Role.USER or prev.reply == item.reply)
-            ):
+            # Same role, same message. Two replies meet only when the budget evicted what
+            # separated them, and the API would join the two turns anyway; otherwise a user
+            # message always does, and each reply is one message, as it was received.
+            if prev is not None and prev.role is item.role:
                 content = messages[-1]["content"]
                 if (
                     item.kind == "text"

@@ -14,6 +14,7 @@ from itertools import groupby
 from typing import Any, ClassVar, NamedTuple
 
 from wakeful.compiler.blocks import Block, BlockKind, Role, Segment
+from wakeful.compiler.evidence import is_evidence
 from wakeful.compiler.framing import (
     DATA_NOTICE,
     HISTORY_GAP,
@@ -135,13 +136,15 @@ class Renderer:
         return layout.join("\n\n", parts)
 
     def conversation(self, layout: Layout) -> list[Item]:
-        """Summaries as one user item, the history of earlier wakes, evidence as one user
-        item, then the current wake.
+        """Summaries as one user item, the history of earlier wakes, the current wake, then
+        the evidence this call brings as one user item.
 
         History (``recent``) user text may merge with its neighbours; current-wake items
         never do, so the wake's earlier content blocks keep their bytes as the wake grows.
         The model's own turns never merge, in either: each reply is sent back as the blocks
         it was (``reply_order``), so a wake that becomes history keeps its bytes too.
+        Evidence never merges either: it is recorded with the wake as the text sent here,
+        and comes back as an item of its own in every later window (``is_evidence``).
         """
         items: list[Item] = []
         summaries = self.summaries_text(layout)
@@ -152,14 +155,14 @@ class Renderer:
         for placed in layout.recent:
             recent.extend(self.event_items(placed, mergeable=True))
         items.extend(reply_order(recent))
-        evidence = self.evidence_text(layout)
-        if evidence:
-            block = layout.evidence[-1].block
-            items.append(Item("text", Role.USER, evidence, Segment.EVIDENCE, block, False))
         tail: list[Item] = []
         for placed in layout.tail:
             tail.extend(self.event_items(placed, mergeable=False))
         items.extend(reply_order(tail))
+        evidence = self.evidence_text(layout)
+        if evidence:
+            block = layout.evidence[-1].block
+            items.append(Item("text", Role.USER, evidence, Segment.EVIDENCE, block, False))
         if items and items[0].role is Role.ASSISTANT:
             items.insert(0, Item("text", Role.USER, HISTORY_GAP, Segment.RECENT, None, False))
         return items
@@ -180,7 +183,7 @@ class Renderer:
         role = role_of(block)
         if role is Role.ASSISTANT:
             return [Item("text", role, block.text, seg, block, False, reply_key(block))]
-        return [Item("text", role, block.text, seg, block, mergeable)]
+        return [Item("text", role, block.text, seg, block, mergeable and not is_evidence(block))]
 
     def tool_name(self, block: Block) -> str:
         return block.tool_name or block.id

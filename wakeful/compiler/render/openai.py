@@ -6,7 +6,7 @@ agent to the same cache. The key is derived from tenant, agent name and the stab
 hash: stable per agent, and it moves exactly when the cached prefix could no longer match.
 
 Chat: ``system`` (stable) → ``system`` (semi-stable) → ``user`` summaries → history →
-``user`` evidence → current wake; tool calls are ``tool_calls`` on the assistant message,
+current wake → ``user`` evidence it brings; tool calls are ``tool_calls`` on the assistant message,
 each answered by a ``role: tool`` message right after it. Responses: ``instructions`` holds
 the stable text, the semi-stable text is the first ``developer`` input item, and tool
 traffic is ``function_call`` / ``function_call_output`` items.

@@ -1,0 +1,46 @@
+"""A wake's recorded evidence: what retrieval brought it, sent again where it was first sent.
+
+The first call of a wake places the evidence it brings after the wake's content
+(``place``); the compile activity records that text with the wake as an ``evidence`` event,
+which the snapshot hands back as a user turn whose meta lists the blocks it holds
+(:data:`EVIDENCE_META`). Every later window sends that turn in place (the wake's later
+calls, and later wakes as history) and leaves out the blocks it holds
+(:func:`without_recorded`): sent again as new evidence they would repeat themselves and
+rewrite the prompt cache after the current wake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from wakeful.compiler.blocks import Block, BlockKind, Snapshot
+
+__all__ = ["EVIDENCE_META", "is_evidence", "recorded_ids", "without_recorded"]
+
+# The meta key of a wake's recorded evidence; its value is the ids of the blocks it holds,
+# space-separated (``CompiledWindow.evidence_blocks``).
+EVIDENCE_META = "evidence"
+
+
+def is_evidence(block: Block) -> bool:
+    """Whether ``block`` is a wake's recorded evidence (sent as recorded, never merged)."""
+    return block.kind is BlockKind.TURN and EVIDENCE_META in block.meta
+
+
+def recorded_ids(blocks: Iterable[Block]) -> set[str]:
+    """Ids of the blocks that the recorded evidence among ``blocks`` holds."""
+    out: set[str] = set()
+    for b in blocks:
+        if is_evidence(b):
+            out.update(b.meta[EVIDENCE_META].split())
+    return out
+
+
+def without_recorded(snapshot: Snapshot) -> Snapshot:
+    """The snapshot less the blocks its recorded evidence holds (memories, retrieved chunks,
+    tool output without a call: whatever the evidence segment held)."""
+    held = recorded_ids(snapshot.blocks)
+    if not held:
+        return snapshot
+    kept = tuple(b for b in snapshot.blocks if b.id not in held or is_evidence(b))
+    return snapshot.model_copy(update={"blocks": kept})
