@@ -205,16 +205,16 @@ class _Builder:
         """One wake: the ask, then a call per tool step, then the reply."""
         number = len(self.wakes) + 1
         planted = self._plant()
-        user_decision = agent_decision = None
+        user_decision: Decision | None = None
+        agent_decision: Decision | None = None
         if planted is not None:
             ident = f"D-{len(self.decisions) + 1}"
-            decision = Decision(ident, planted[0], self.index, planted[1])
-            self.decisions.append(decision)
-            line = f"DECISION {ident}: {planted[0]}"
+            stated = Decision(ident, planted[0], self.index, planted[1])
+            self.decisions.append(stated)
             if planted[1]:
-                user_decision, ask = decision, f"{ask}\n{line}"
+                user_decision, ask = stated, f"{ask}\nDECISION {ident}: {planted[0]}"
             else:
-                agent_decision = decision
+                agent_decision = stated
         turns: list[Turn] = []
         at = self.now + 0.5
         texts = [self._step_text(uses) for uses in steps] + [reply]
