@@ -7,8 +7,9 @@ thrown away: a window whose end keeps changing, an evidence block rewritten ever
 cache that expired in an idle gap before anyone came back.
 
 :class:`ReadTracker` computes this exactly from the requests in the order they were sent,
-with the simulator's own parsing (:func:`~wakeful.providers.simulator.anthropic_cache.parse_request`)
-and prefix digests, and the usage the simulator billed for each:
+with the simulator's own parsing
+(:func:`~wakeful.providers.simulator.anthropic_cache.parse_request`) and prefix digests,
+and the usage the simulator billed for each:
 
 * a request's blocks get the simulator's running prefix digests and token positions;
 * its cache read of ``A`` tokens ends at the block boundary at ``A``; every block up to
