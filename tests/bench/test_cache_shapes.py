@@ -179,7 +179,12 @@ def test_exchanges_pair_the_users_turns_with_the_replies() -> None:
             "session_1": [
                 {"speaker": "Bo", "dia_id": "D1:1", "text": "Hi Ann!"},
                 {"speaker": "Ann", "dia_id": "D1:2", "text": "Hi."},
-                {"speaker": "Ann", "dia_id": "D1:3", "text": "Guess what.", "blip_caption": "a cat"},
+                {
+                    "speaker": "Ann",
+                    "dia_id": "D1:3",
+                    "text": "Guess what.",
+                    "blip_caption": "a cat",
+                },
                 {"speaker": "Bo", "dia_id": "D1:4", "text": "What?"},
                 {"speaker": "Ann", "dia_id": "D1:5", "text": "Bye!"},
             ],
