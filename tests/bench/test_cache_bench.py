@@ -100,6 +100,7 @@ def test_numbers_are_consistent(report: dict[str, Any]) -> None:
         assert max(outputs) - min(outputs) <= 0.02 * max(outputs), "same scripted replies"
         assert full["load_bearing_kept"] is True, "nothing ever leaves the full history"
         assert set(full["load_bearing_held_share"].values()) == {1.0}
+        assert all(r["question_evidence_in_window"] is None for r in s.values()), "no questions"
         assert s["wakeful"]["load_bearing_kept"] is True, (name, "the registry keeps them")
         assert s["sliding_window"]["load_bearing_kept"] is False, (name, "4 turns cannot")
         assert min(s["sliding_window"]["load_bearing_held_share"].values()) < 1

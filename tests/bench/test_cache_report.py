@@ -6,7 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wakeful.bench.cache_reads import ReadTracker
-from wakeful.bench.cache_report import held_decisions, kept_decisions, strategy_report
+from wakeful.bench.cache_report import (
+    all_held,
+    held_decisions,
+    kept_decisions,
+    strategy_report,
+)
 from wakeful.bench.cache_session import Decision
 from wakeful.providers.base import Usage
 
@@ -25,6 +30,7 @@ class FakeTally:
     last_request: dict[str, Any] = field(default_factory=dict)
     reads: ReadTracker = field(default_factory=ReadTracker)
     held: dict[str, list[int]] = field(default_factory=dict)
+    evidence: list[int] = field(default_factory=lambda: [0, 0])
 
 
 def test_a_decision_counts_as_kept_only_verbatim() -> None:
@@ -66,3 +72,12 @@ def test_held_share_counts_only_the_calls_after_a_decision_was_stated() -> None:
     r = strategy_report(tally, DECISIONS)
     assert r["load_bearing_held_share"] == {"D-1": 1.0, "D-2": 0.0}
     assert r["cost_vs_full_history"] == 0.0, "no full history to compare with"
+
+
+def test_evidence_counts_only_when_every_turn_is_held() -> None:
+    request = {"messages": [{"content": [{"type": "tool_result", "content": "[D1:3] Ann: hi"}]}]}
+    assert all_held(request, ["Ann: hi"])
+    assert not all_held(request, ["Ann: hi", "Bo: bye"])
+    tally = FakeTally(evidence=[4, 3])
+    assert strategy_report(tally, DECISIONS)["question_evidence_in_window"] == 0.75
+    assert strategy_report(FakeTally(), DECISIONS)["question_evidence_in_window"] is None

@@ -136,6 +136,18 @@ def test_handoffs_ask_about_what_was_said_in_earlier_sessions(
     assert asked == shape.questions
 
 
+def test_question_wakes_carry_the_text_that_answers_them(shapes: dict[str, Shape]) -> None:
+    for name in ("handoffs", "retrieval_heavy"):
+        shape = shapes[name]
+        assert len(shape.evidence) == shape.questions, name
+        for number, texts in shape.evidence.items():
+            wake = shape.session.wakes[number - 1]
+            earlier = [w for w in shape.session.wakes if w.session < wake.session]
+            said = "\n".join(w.ask + "\n" + w.turns[-1].text for w in earlier)
+            assert texts and all(t in said for t in texts), (name, number)
+    assert all(not shapes[n].evidence for n in ("short_chat", "long_session", "synthetic"))
+
+
 def test_tool_heavy_wakes_make_several_calls_with_large_results(shapes: dict[str, Shape]) -> None:
     s = shapes["tool_heavy"].session
     several = [w for w in s.wakes if 3 <= len(w.turns) <= 6]

@@ -30,7 +30,7 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ import anthropic
 from wakeful.bench.cache_limit import Shortfall, call_limit
 from wakeful.bench.cache_locomo import DEFAULT_DATASET, SPLITS, load_split
 from wakeful.bench.cache_reads import ReadTracker
-from wakeful.bench.cache_report import held_decisions, shape_report
+from wakeful.bench.cache_report import all_held, held_decisions, shape_report
 from wakeful.bench.cache_session import AgentSession, Turn
 from wakeful.bench.cache_shapes import SHAPES, Shape, build_shape
 from wakeful.bench.cache_strategies import (
@@ -89,6 +89,7 @@ class Tally:
     last_request: dict[str, Any] = field(default_factory=dict)
     reads: ReadTracker = field(default_factory=ReadTracker)
     held: dict[str, list[int]] = field(default_factory=dict)
+    evidence: list[int] = field(default_factory=lambda: [0, 0])  # question calls, answered
 
 
 def _step(turn: Turn) -> Step:
@@ -121,9 +122,11 @@ async def replay(
     session: AgentSession,
     strategies: list[Strategy],
     say: Callable[[str], None],
+    evidence: Mapping[int, tuple[str, ...]] | None = None,
 ) -> tuple[dict[str, Tally], dict[str, Shortfall]]:
     """Replay the session through every strategy; return tallies, and the shortfall of
-    every Wakeful strategy's windows against the limit."""
+    every Wakeful strategy's windows against the limit. ``evidence`` maps a question
+    wake's number to the text that answers it (counted when a request holds all of it)."""
     sub = MemorySubstrate()
     clock = ManualClock(start=EPOCH.timestamp())
     tallies = {s.name: Tally() for s in strategies}
@@ -150,7 +153,12 @@ async def replay(
                 turn = item.turn
                 clock.advance(EPOCH.timestamp() + turn.at - clock())
                 for strategy in strategies:
-                    await _call(runner, strategy, item, tallies[strategy.name], session)
+                    tally = tallies[strategy.name]
+                    await _call(runner, strategy, item, tally, session)
+                    answer = (evidence or {}).get(turn.wake)
+                    if answer:
+                        tally.evidence[0] += 1
+                        tally.evidence[1] += all_held(tally.last_request, answer)
                 gap = turn.at - previous_at if previous_at is not None else 0.0
                 for w in compiled:
                     prev = w.windows[-2].ledger if len(w.windows) > 1 else None
@@ -222,7 +230,7 @@ def run_shape(
             )
         )
         what[f"wakeful_{variant.name}"] = variant.what
-    tallies, shortfalls = asyncio.run(replay(session, strategies, say))
+    tallies, shortfalls = asyncio.run(replay(session, strategies, say, shape.evidence))
     return shape_report(
         session,
         tallies,

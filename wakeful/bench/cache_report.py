@@ -17,8 +17,11 @@ the turns' ``input_tokens`` (uncached), ``cache_read_tokens``, ``cache_write_tok
 every cache write of the strategy, maintenance calls included; see
 :mod:`wakeful.bench.cache_reads`); ``load_bearing_kept`` (every planted decision's text is,
 verbatim, in the request of the last turn; ``load_bearing_missing`` lists the ones that are
-not) and ``load_bearing_held_share`` (per decision, the share of the calls after it was
-stated whose request held it).
+not, ``load_bearing_in_final_request`` the ones that are) and ``load_bearing_held_share``
+(per decision, the share of the calls after it was stated whose request held it);
+``question_evidence_in_window``: of the calls that answer a question about an earlier
+session, the share whose request held every evidence turn's text (null without questions):
+a strategy is cheap for nothing if it cannot see the answer.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from wakeful.providers.pricing import price_for
 __all__ = [
     "BASELINES",
     "CHECKS",
+    "all_held",
     "held_decisions",
     "kept_decisions",
     "shape_report",
@@ -60,6 +64,7 @@ class TallyLike(Protocol):
     last_request: dict[str, Any]
     reads: ReadTracker
     held: dict[str, list[int]]  # decision id -> [calls after it was stated, calls holding it]
+    evidence: list[int]  # [calls of question wakes, calls whose request held the answer]
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -77,6 +82,12 @@ def kept_decisions(request: Mapping[str, Any], decisions: Sequence[Decision]) ->
     """Ids of the decisions whose exact text is in one of the request's strings."""
     strings = list(_strings(request))
     return [d.id for d in decisions if any(d.text in text for text in strings)]
+
+
+def all_held(request: Mapping[str, Any], texts: Sequence[str]) -> bool:
+    """Whether every one of ``texts`` is, verbatim, in one of the request's strings."""
+    strings = list(_strings(request))
+    return all(any(t in s for s in strings) for t in texts)
 
 
 def held_decisions(
@@ -117,11 +128,15 @@ def strategy_report(
         "written_never_read_tokens": tally.reads.never_read_tokens,
         "written_never_read_share": round(tally.reads.never_read_share, 4),
         "load_bearing_kept": len(kept) == len(decisions),
+        "load_bearing_in_final_request": kept,
         "load_bearing_missing": [d.id for d in decisions if d.id not in kept],
         "load_bearing_held_share": {
             d.id: _ratio(*reversed(tally.held[d.id])) if d.id in tally.held else None
             for d in decisions
         },
+        "question_evidence_in_window": (
+            _ratio(tally.evidence[1], tally.evidence[0]) if tally.evidence[0] else None
+        ),
         "maintenance_calls": len(tally.maintenance),
         "maintenance_cost_usd": round(tally.maintenance_cost, 4),
     }

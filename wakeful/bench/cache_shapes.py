@@ -77,6 +77,8 @@ class Shape:
     session: AgentSession
     source: str  # conversation id, or "synthetic"
     questions: int = 0  # asks that are questions about an earlier session
+    # wake number of each question -> the text of the turns that answer it
+    evidence: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _fmt(line: Line) -> str:
@@ -96,6 +98,7 @@ class _Builder:
     decisions: list[Decision] = field(default_factory=list)
     said: dict[int, set[str]] = field(default_factory=dict)  # session -> dia ids replayed
     questions: int = 0
+    evidence: dict[int, tuple[str, ...]] = field(default_factory=dict)
     now: float = 0.0
     index: int = 0
     session: int = 1
@@ -281,6 +284,8 @@ class _Builder:
                 [ToolUse(ident, "read_notes", {"date": source.date_text}, text, seconds=2.0)]
             )
         reply = f"From what you told me on {source.date_text}: {q.answer}."
+        lines = {line.dia_id: line.text for ep in self.conv.episodes for line in ep.lines}
+        self.evidence[len(self.wakes) + 1] = tuple(lines[e] for e in q.evidence if e in lines)
         self.wake(prefix + q.text, reply, steps)
         self.questions += 1
 
@@ -303,7 +308,7 @@ class _Builder:
             ordered,
             self.seed,
         )
-        return Shape(shape, session, self.conv.sample_id, self.questions)
+        return Shape(shape, session, self.conv.sample_id, self.questions, dict(self.evidence))
 
 
 def _exchanges(conv: Conversation, first: int) -> Iterator[tuple[Episode, Exchange]]:
