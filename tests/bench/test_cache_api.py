@@ -9,9 +9,13 @@ import pytest
 
 MODULES = [
     "wakeful.bench.cache_bench",
+    "wakeful.bench.cache_chat_text",
     "wakeful.bench.cache_limit",
+    "wakeful.bench.cache_locomo",
+    "wakeful.bench.cache_reads",
     "wakeful.bench.cache_report",
     "wakeful.bench.cache_session",
+    "wakeful.bench.cache_shapes",
     "wakeful.bench.cache_strategies",
     "wakeful.bench.cache_substrate",
     "wakeful.bench.cache_text",

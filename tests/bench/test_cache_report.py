@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from wakeful.bench.cache_report import kept_decisions, strategy_report
+from wakeful.bench.cache_reads import ReadTracker
+from wakeful.bench.cache_report import (
+    all_held,
+    held_decisions,
+    kept_decisions,
+    strategy_report,
+)
 from wakeful.bench.cache_session import Decision
 from wakeful.providers.base import Usage
 
@@ -22,6 +28,9 @@ class FakeTally:
     cost: float = 0.0
     maintenance_cost: float = 0.0
     last_request: dict[str, Any] = field(default_factory=dict)
+    reads: ReadTracker = field(default_factory=ReadTracker)
+    held: dict[str, list[int]] = field(default_factory=dict)
+    evidence: list[int] = field(default_factory=lambda: [0, 0])
 
 
 def test_a_decision_counts_as_kept_only_verbatim() -> None:
@@ -42,10 +51,33 @@ def test_strategy_report_sums_turns_and_splits_out_maintenance() -> None:
         maintenance_cost=0.5,
         last_request={"system": [{"text": DECISIONS[1].text}]},
     )
-    r = strategy_report(tally, DECISIONS)
+    r = strategy_report(tally, DECISIONS, full_history_cost=3.0)
     assert (r["input_tokens"], r["cache_read_tokens"], r["cache_write_tokens"]) == (10, 180, 10)
     assert r["cache_hit_ratio"] == 0.9
     assert r["mean_window_tokens"] == 100
     assert r["cost_usd"] == 1.5 and r["maintenance_cost_usd"] == 0.5
+    assert r["cost_vs_full_history"] == 0.5
     assert r["maintenance_calls"] == 1
     assert r["load_bearing_kept"] is False and r["load_bearing_missing"] == ["D-1"]
+
+
+def test_held_share_counts_only_the_calls_after_a_decision_was_stated() -> None:
+    tally = FakeTally()
+    both = {"system": [{"text": DECISIONS[1].text}], "messages": [{"content": DECISIONS[0].text}]}
+    only_first = {"messages": [{"content": [{"type": "text", "text": DECISIONS[0].text}]}]}
+    for index, request in ((1, both), (2, both), (3, only_first), (4, only_first)):
+        held_decisions(tally, request, DECISIONS, index)
+    # D-1 was stated at call 1: calls 2-4 come after it; D-2 at call 2: calls 3-4.
+    assert tally.held == {"D-1": [3, 3], "D-2": [2, 0]}
+    r = strategy_report(tally, DECISIONS)
+    assert r["load_bearing_held_share"] == {"D-1": 1.0, "D-2": 0.0}
+    assert r["cost_vs_full_history"] == 0.0, "no full history to compare with"
+
+
+def test_evidence_counts_only_when_every_turn_is_held() -> None:
+    request = {"messages": [{"content": [{"type": "tool_result", "content": "[D1:3] Ann: hi"}]}]}
+    assert all_held(request, ["Ann: hi"])
+    assert not all_held(request, ["Ann: hi", "Bo: bye"])
+    tally = FakeTally(evidence=[4, 3])
+    assert strategy_report(tally, DECISIONS)["question_evidence_in_window"] == 0.75
+    assert strategy_report(FakeTally(), DECISIONS)["question_evidence_in_window"] is None

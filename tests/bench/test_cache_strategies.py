@@ -14,6 +14,7 @@ from wakeful.bench.cache_strategies import (
     SUMMARIZE_INSTRUCTION,
     CallContext,
     FullHistory,
+    FullHistorySystem,
     Plan,
     SlidingWindow,
     Strategy,
@@ -79,6 +80,7 @@ def plans() -> Calls:
                 renderer=EvidenceBeforeHistoryRenderer(),
             ),
             FullHistory(),
+            FullHistorySystem(),
             SlidingWindow(5),
             SummarizeThreshold(12_000),
         ]
@@ -91,7 +93,9 @@ def test_every_request_is_valid_for_the_provider(
     for name, calls in plans.items():
         for _, plan, _ in calls:
             marks = _accepted(plan.request)
-            if not name.startswith(("wakeful", "small")):
+            if name == "full_history_system":
+                assert marks == 2, "the system prompt's and the rolling one"
+            elif not name.startswith(("wakeful", "small")):
                 assert marks == 1, f"{name}: one breakpoint, as a careful user sets it"
             for extra in plan.maintenance:
                 _accepted(extra.request)
@@ -100,10 +104,25 @@ def test_every_request_is_valid_for_the_provider(
 def test_baselines_mark_only_the_last_block(
     plans: Calls,
 ) -> None:
-    for name in ("full_history", "sliding_window", "summarize_threshold"):
+    for name in ("full_history", "full_history_system", "sliding_window", "summarize_threshold"):
         for _, plan, _ in plans[name]:
             last = plan.request["messages"][-1]["content"][-1]
             assert last["cache_control"] == {"type": "ephemeral", "ttl": "5m"}
+
+
+def test_full_history_system_adds_an_hour_long_breakpoint_on_the_system_prompt(
+    plans: Calls,
+) -> None:
+    for (_, plain, _), (ctx, marked, _) in zip(
+        plans["full_history"], plans["full_history_system"], strict=True
+    ):
+        (system,) = marked.request["system"]
+        assert system == {
+            "type": "text",
+            "text": ctx.session.instructions,
+            "cache_control": {"type": "ephemeral", "ttl": "1h"},
+        }
+        assert marked.request["messages"] == plain.request["messages"]
 
 
 def test_full_history_holds_every_event_and_each_wakes_documents(

@@ -1,9 +1,11 @@
 """The baselines: three ways a hand-written agent loop builds each call's request.
 
-Wakeful's own strategy is :class:`wakeful.bench.cache_wakeful.Wakeful`; all four read the
-same substrate events.
+Wakeful's own strategy is :class:`wakeful.bench.cache_wakeful.Wakeful`; all of them read
+the same substrate events.
 
 * :class:`FullHistory` — every event since the start, one breakpoint at the end;
+* :class:`FullHistorySystem` — the same, plus a 1-hour breakpoint on the system prompt,
+  so tools and instructions stay cached across idle gaps longer than 5 minutes;
 * :class:`SlidingWindow` — the events of the last ``n`` model turns, one breakpoint;
 * :class:`SummarizeThreshold` — full history until the request passes ``threshold``
   tokens, then the oldest whole wakes are summarised (a model call, charged) until the
@@ -29,6 +31,7 @@ from wakeful.substrate.records import StoredEvent
 __all__ = [
     "CallContext",
     "FullHistory",
+    "FullHistorySystem",
     "Maintenance",
     "Plan",
     "SlidingWindow",
@@ -103,6 +106,20 @@ class FullHistory(Strategy):
     def plan(self, ctx: CallContext) -> Plan:
         events = ctx.substrate.events(AGENT)
         return Plan(_body(ctx.session, mark_last(render_events(events, ctx.docs))))
+
+
+class FullHistorySystem(Strategy):
+    """Full history with a second, hour-long breakpoint on the system prompt (a 1-hour
+    breakpoint may precede 5-minute ones, never follow them)."""
+
+    name = "full_history_system"
+
+    def plan(self, ctx: CallContext) -> Plan:
+        events = ctx.substrate.events(AGENT)
+        body = _body(ctx.session, mark_last(render_events(events, ctx.docs)))
+        system = {"type": "text", "text": ctx.session.instructions}
+        body["system"] = [{**system, "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+        return Plan(body)
 
 
 class SlidingWindow(Strategy):

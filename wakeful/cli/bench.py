@@ -55,12 +55,32 @@ def consolidation(
 @friendly
 def cache(
     json_out: bool = typer.Option(False, "--json"),
-    turns: int = typer.Option(200, help="Model calls in the generated session."),
-    seed: int = typer.Option(11, help="Seed of the generated session."),
-    variants: bool = typer.Option(True, help="Also run the what-if variants of Wakeful."),
+    split: str = typer.Option(
+        "holdout", help="LoCoMo split the shapes are built from: dev|holdout."
+    ),
+    shape: list[str] = typer.Option(
+        [], "--shape", help="Only this shape (repeatable); all shapes by default."
+    ),
+    dataset: str = typer.Option(
+        "../shared/bench/locomo-dev.json", help="The LoCoMo file the shapes are built from."
+    ),
+    turns: int = typer.Option(200, help="Model calls in the synthetic shape."),
+    seed: int = typer.Option(11, help="Seed of every shape."),
+    variants: bool = typer.Option(True, help="Also run Wakeful's what-if variants (synthetic)."),
 ) -> None:
-    """Prompt-cache economics: Wakeful vs full history, sliding window, summarize."""
-    _report(_run("cache_bench", turns=turns, seed=seed, variants=variants), json_out)
+    """Prompt-cache economics over many session shapes: Wakeful vs the baselines."""
+    _report(
+        _run(
+            "cache_bench",
+            turns=turns,
+            seed=seed,
+            split=split,
+            shapes=shape,
+            dataset=dataset,
+            variants=variants,
+        ),
+        json_out,
+    )
 
 
 @app.command("fleet")
