@@ -137,6 +137,11 @@ class CompileOut(_Msg):
     input_tokens: int
     max_event_id: int
     breakpoints: tuple[BreakpointRef, ...] = ()
+    fresh_tokens: int | None = Field(
+        None,
+        description="Tokens a fresh session would write after the stable prefix "
+        "(Ledger.fresh_session_tokens); None from compiles that did not say.",
+    )
 
 
 class CallModelIn(_Msg):

@@ -219,3 +219,47 @@ def test_ttl_names() -> None:
     assert ttl_seconds("openai", None) == 300
     with pytest.raises(ValueError, match="unknown cache TTL"):
         ttl_seconds("anthropic", "2h")
+
+
+def test_a_fresh_session_is_priced_with_the_evidence_it_would_pull_back() -> None:
+    """The compile says what a fresh session writes (registry, note, summaries and the
+    evidence its first wake retrieves of this session); the clock takes that, not the
+    semi-stable prefix alone, and an idle session whose history a fresh one would fetch
+    back anyway continues."""
+    from wakeful.compiler import Policy
+    from wakeful.compiler.ledger import Ledger
+    from wakeful.contracts import BreakpointRef
+
+    marks = (
+        BreakpointRef(name="stable", ttl="1h", prefix_tokens=4_000),
+        BreakpointRef(name="semi_stable", ttl="5m", prefix_tokens=5_500),
+    )
+    buckets = {"semi_stable": 1_500, "summaries": 500, "recent": 15_000, "evidence": 0}
+    ledger = Ledger.model_construct(tokens_by_bucket=buckets)
+    fresh = ledger.fresh_session_tokens(Policy.default().retrieval.max_tokens)
+    assert fresh == 1_500 + 500 + 4_000  # at most one wake's evidence comes back
+    reply = CallModelOut(
+        output_hash="o",
+        stop_reason="end_turn",
+        input_tokens=0,
+        cache_read_input_tokens=4_000,
+        cache_creation_input_tokens=16_000,
+    )
+    base = {"window_hash": "w", "stable_prefix_hash": "s", "input_tokens": 21_000}
+    said = CompileOut(**base, max_event_id=9, breakpoints=marks, fresh_tokens=fresh)
+    older = CompileOut(**base, max_event_id=9, breakpoints=marks)
+    model = ("anthropic", "claude-sonnet-4-6")
+    honest = update_clock(clock(), *model, said, reply, T0)
+    assert honest.fresh_tokens == 6_000 and honest.session_tokens == 16_000
+    assert update_clock(clock(), *model, older, reply, T0).fresh_tokens == 1_500  # as before
+    d = decide(PacingInput(now=T0 + timedelta(minutes=10), clock=honest, rates=SONNET))
+    # 6,000 fresh tokens written would cost less than 16,000 rewritten: still a handoff ...
+    assert d.choice == "handoff"
+    assert d.option("handoff").cost_usd == pytest.approx(
+        4_000 * 0.3e-6 + 6_000 * 3.75e-6 + 10_000 * 0.3e-6
+    )
+    # ... but a session no bigger than what a fresh one would fetch back continues.
+    small = honest.model_copy(update={"session_tokens": 5_000})
+    d = decide(PacingInput(now=T0 + timedelta(minutes=10), clock=small, rates=SONNET))
+    assert d.choice == "continue_now"
+    assert "fresh prefix 6000 tokens written" in d.option("handoff").why

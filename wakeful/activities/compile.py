@@ -206,14 +206,14 @@ class CompileActivities:
         if rec.window_hash == window_hash:  # committed: the model call may take it from here
             self.deps.windows.put(window_hash, window.request_json)
         # A retry after a crash returns the first compile, so the model sees one window.
+        used = ledger if rec.ledger_hash == ledger_hash else stored_ledger(ts, rec.ledger_hash)
         return CompileOut(
             window_hash=rec.window_hash,
             stable_prefix_hash=rec.stable_prefix_hash,
             input_tokens=rec.input_tokens,
             max_event_id=rec.max_event_id,
-            breakpoints=breakpoint_refs(
-                ledger if rec.ledger_hash == ledger_hash else stored_ledger(ts, rec.ledger_hash)
-            ),
+            breakpoints=breakpoint_refs(used),
+            fresh_tokens=used.fresh_session_tokens(policy.retrieval.max_tokens),
         )
 
 

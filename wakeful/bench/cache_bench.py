@@ -230,7 +230,12 @@ def run_shape(
             )
         )
         what[f"wakeful_{variant.name}"] = variant.what
-    tallies, shortfalls = asyncio.run(replay(session, strategies, say, shape.evidence))
+    try:
+        tallies, shortfalls = asyncio.run(replay(session, strategies, say, shape.evidence))
+    finally:
+        for s in strategies:
+            if isinstance(s, Wakeful):
+                s.close()  # its event index (a Qdrant Edge shard in a temporary folder)
     return shape_report(
         session,
         tallies,

@@ -60,6 +60,8 @@ class MemorySubstrate:
         self._by_call: dict[str, int] = {}  # tool_call_id -> index of its result event
         self._last_id = 0
         self._slots: dict[str, int] = {}
+        self._pending: list[tuple[str, str, int]] = []  # decisions stated, not registered yet
+        self._session: str | None = None
 
     # --- reads (TenantStore's signatures) -----------------------------------------------
 
@@ -193,7 +195,11 @@ class MemorySubstrate:
         return stored
 
     def start_wake(self, ref: WakeRef, wake: Wake) -> None:
-        """The ask event (and a decision the user states in it)."""
+        """The ask event (and a decision the user states in it). A new session first
+        registers the decisions stated in the sessions before it (see ``_decide``)."""
+        if self._session is not None and ref.session_id != self._session:
+            self._register(at(wake.at))
+        self._session = ref.session_id
         ask = self._append(
             EventIn(
                 step_key=f"{ref.wake_id}:ask",
@@ -287,7 +293,9 @@ class MemorySubstrate:
         )
 
     def consolidate(self, summaries: list[tuple[int, int, str]], when: datetime) -> None:
-        """Write level-1 summaries over event id spans and retire those raw events."""
+        """Register the decisions stated so far, write level-1 summaries over event id
+        spans and retire those raw events."""
+        self._register(when)
         for start, end, text in summaries:
             self._summaries.append(
                 SummaryRecord(
@@ -306,11 +314,20 @@ class MemorySubstrate:
                     self._events[n] = e.model_copy(update={"retired_at": when})
 
     def _decide(self, ident: str, text: str, source: int, when: datetime) -> None:
-        self._decisions.append(
-            DecisionRecord(
-                decision_id=ident, agent=AGENT, text=text, source_event=source, created_at=when
+        """A decision is stated. The worker registers decisions when it consolidates
+        (``consolidation.rules``: promotion before a span is retired), which its schedule
+        does between sessions: here, when the next session starts or history is
+        consolidated, whichever comes first. Until then the turn that stated it holds it."""
+        self._pending.append((ident, text, source))
+
+    def _register(self, when: datetime) -> None:
+        for ident, text, source in self._pending:
+            self._decisions.append(
+                DecisionRecord(
+                    decision_id=ident, agent=AGENT, text=text, source_event=source, created_at=when
+                )
             )
-        )
+        self._pending.clear()
 
     def _mark_resolved(self, call_id: str) -> None:
         for n, e in enumerate(self._events):

@@ -85,16 +85,19 @@ def budget(work: Work) -> None:
     }
     weight_sum = sum(weights.values())
     spent = 0
-    dynamic: tuple[Segment, ...] = DYNAMIC
     spill: tuple[Segment, ...] = SPILL_ORDER
     if weight_sum > 0:
-        history = admit_history(work, int(room * weights[Segment.RECENT] / weight_sum))
+        # Summaries and evidence take their shares first; the history takes the rest. A cut
+        # in the history costs the prompt cache everything after it, so the history is cut
+        # only when the window is full, not when it outgrows a share others leave unused.
+        for seg in (Segment.SUMMARIES, Segment.EVIDENCE):
+            spent += buckets[seg].fill(int(room * weights[seg] / weight_sum), work, "ranked")
+        history = admit_history(work, room - spent)
         if history is not None:  # the history is cut at its anchor: nothing more joins it
             spent += history
-            dynamic = tuple(s for s in DYNAMIC if s is not Segment.RECENT)
             spill = tuple(s for s in SPILL_ORDER if s is not Segment.RECENT)
-        for seg in dynamic:
-            spent += buckets[seg].fill(int(room * weights[seg] / weight_sum), work, "ranked")
+        else:
+            spent += buckets[Segment.RECENT].fill(room - spent, work, "ranked")
     for seg in spill:
         spent += buckets[seg].fill(room - spent, work, "spill")
 

@@ -104,3 +104,12 @@ class Ledger(BaseModel):
 
     def with_decision(self, key: str, value: str) -> Ledger:
         return self.model_copy(update={"decisions": {**self.decisions, key: value}})
+
+    def fresh_session_tokens(self, evidence_limit: int) -> int:
+        """What a fresh session's first call would write after the stable prefix: the
+        semi-stable segment (the registry, a handoff note), the summaries, and the evidence
+        its first wake would bring back of this session (its history and evidence, up to
+        ``evidence_limit``, what one wake may bring: the policy's retrieval.max_tokens)."""
+        b = self.tokens_by_bucket
+        session = b.get("recent", 0) + b.get("evidence", 0)
+        return b.get("semi_stable", 0) + b.get("summaries", 0) + min(session, evidence_limit)

@@ -49,7 +49,12 @@ def update_clock(
         (ttl_seconds(provider, b.ttl) for b in later), default=ttl_seconds(provider, None)
     )
     semi = marks.get("semi_stable")
-    fresh = semi.prefix_tokens - stable_tokens if semi is not None else clock.fresh_tokens
+    if compiled.fresh_tokens is not None:
+        # Everything a fresh session writes: the registry and a note, the summaries, and
+        # the evidence it would retrieve of this session (not the semi-stable part alone).
+        fresh = compiled.fresh_tokens
+    else:  # a compile recorded before it said (replays of older histories decide as then)
+        fresh = semi.prefix_tokens - stable_tokens if semi is not None else clock.fresh_tokens
     cached = reply.cache_read_input_tokens + reply.cache_creation_input_tokens
     return CacheClock(
         provider=provider,
