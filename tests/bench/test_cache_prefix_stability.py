@@ -52,9 +52,9 @@ def test_every_call_reads_back_the_whole_previous_request_across_wakes_tools_and
             sent.cache_read_input_tokens + sent.cache_creation_input_tokens + sent.input_tokens
         )
         got = usage[k]
-        same_session = wake_ref(wake_of[before.wake]).session_id == wake_ref(
-            wake_of[now.wake]
-        ).session_id
+        same_session = (
+            wake_ref(wake_of[before.wake]).session_id == wake_ref(wake_of[now.wake]).session_id
+        )
         if not same_session:
             continue  # days apart: even the 1 h stable prefix has expired
         if wake_of[now.wake].session > 1:
