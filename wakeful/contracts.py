@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from wakeful.agents import AgentRuntime
 from wakeful.compiler.blocks import Goal
+from wakeful.workflows.pacing import CacheTtls as CacheTtls  # sent with each compile
 
 # Activity names are a wire contract.
 START_WAKE = "wakeful.start_wake"
@@ -116,6 +117,9 @@ class CompileIn(_Msg):
     call_index: int
     now: datetime
     annotations: LedgerAnnotations | None = None
+    ttls: CacheTtls | None = Field(
+        None, description="TTLs that replace the policy's cache TTLs (None: the policy's)."
+    )
     open: StartWakeIn | None = Field(
         None,
         description="Open the wake first (what start_wake does): sent with a wake's first "

@@ -263,3 +263,37 @@ def test_a_fresh_session_is_priced_with_the_evidence_it_would_pull_back() -> Non
     d = decide(PacingInput(now=T0 + timedelta(minutes=10), clock=small, rates=SONNET))
     assert d.choice == "continue_now"
     assert "fresh prefix 6000 tokens written" in d.option("handoff").why
+
+
+def test_cache_ttls_follow_the_idle_gaps_and_what_a_miss_would_cost() -> None:
+    from wakeful.workflows.pacing import cache_ttls
+
+    burst = clock(gaps=(30, 60, 45), written=(800, 900, 700), stable_ttl_s=300)
+    assert (cache_ttls(burst, SONNET).stable, cache_ttls(burst, SONNET).session) == ("5m", "5m")
+    assert cache_ttls(clock(gaps=(), stable_ttl_s=3600), SONNET).stable == "5m"  # nothing seen
+    # Gaps of 10-40 minutes between wakes, a 20k session prefix, 1k written per wake: a
+    # missed prefix (rewritten at 3.75/MTok instead of read at 0.30) costs far more than
+    # the 1 h premium (6.00 - 3.75) on what the wakes write.
+    chatty = clock(gaps=(600, 90, 2400, 1200), written=(1000,) * 4, session_tokens=20_000)
+    ttls = cache_ttls(chatty, SONNET)
+    assert (ttls.stable, ttls.session) == ("1h", "1h")
+    assert "3 of the last 4 idle gap(s) between 5 min and 1 h" in ttls.why
+    # The same gaps with lumpy writes (a history cut rewrote 60k): the premium would not pay.
+    lumpy = chatty.model_copy(update={"written": (1000, 60_000, 1000, 60_000)})
+    assert (cache_ttls(lumpy, SONNET).stable, cache_ttls(lumpy, SONNET).session) == ("1h", "5m")
+    # One long gap: the stable prefix takes 1 h (and keeps it), the session does not.
+    once = clock(gaps=(900, 60, 60), written=(1000,) * 3, stable_ttl_s=300)
+    assert (cache_ttls(once, SONNET).stable, cache_ttls(once, SONNET).session) == ("1h", "5m")
+    later = clock(gaps=(60, 60, 60), written=(1000,) * 3, stable_ttl_s=3600)
+    assert cache_ttls(later, SONNET).stable == "1h"
+
+
+def test_the_clock_remembers_gaps_and_writes_per_wake() -> None:
+    c = clock(gaps=(), written=(), wake_written=0)
+    window = CompileOut(window_hash="w", stable_prefix_hash="s", input_tokens=5_000, max_event_id=0)
+    wrote = CallModelOut(output_hash="o", stop_reason="end_turn", cache_creation_input_tokens=1_200)
+    c = update_clock(c, "anthropic", "claude-sonnet-4-6", window, wrote, T0)
+    c = update_clock(c, "anthropic", "claude-sonnet-4-6", window, wrote, T0 + timedelta(seconds=5))
+    assert c.wake_written == 2_400
+    c = c.with_gap(T0 + timedelta(minutes=12))
+    assert (c.gaps, c.written, c.wake_written) == ((715,), (2_400,), 0)

@@ -29,6 +29,7 @@ from wakeful.compiler.ledger import Ledger
 from wakeful.contracts import (
     COMPILE,
     BreakpointRef,
+    CacheTtls,
     CompileIn,
     CompileOut,
     LedgerAnnotations,
@@ -140,7 +141,7 @@ class CompileActivities:
                 revision=revision,
                 tail_cache=self.deps.tail_cache,
             )
-        policy = self.deps.policy(inp.runtime.policy)
+        policy = self.deps.policy(inp.runtime.policy, inp.ttls)
         retrieval_hash = None
         index = self.deps.event_index()
         if index is not None:
@@ -168,7 +169,7 @@ class CompileActivities:
                     cache=self.deps.cache,
                 )
             telemetry.record_compile(window, agent=wake.agent, span=span)
-        ledger = annotate(window.ledger, inp.annotations)
+        ledger = annotate(window.ledger, inp.annotations, inp.ttls)
         digest = snapshot_hash(snapshot, memo=self.deps.block_hashes)  # before the tx opens
         blobs = [
             ("window", window.request_json),
@@ -236,8 +237,12 @@ def evidence_event(wake: WakeRef, call_index: int, window: CompiledWindow, at: d
     )
 
 
-def annotate(ledger: Ledger, annotations: LedgerAnnotations | None) -> Ledger:
+def annotate(
+    ledger: Ledger, annotations: LedgerAnnotations | None, ttls: CacheTtls | None = None
+) -> Ledger:
     """Attach the orchestrator's decisions (e.g. pacing and its prices) to the ledger."""
+    if ttls is not None:
+        ledger = ledger.with_decision("pacing.cache_ttl", ttls.why)
     if annotations is None:
         return ledger
     for key, value in sorted(annotations.decisions.items()):

@@ -12,6 +12,7 @@ from temporalio.exceptions import ApplicationError
 from wakeful.activities.snapshot_hash import BlockHashes
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import CountingCache, Policy, TokenCounter
+from wakeful.contracts import CacheTtls
 from wakeful.errors import ConfigError, UserError
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.pricing import price_for
@@ -55,14 +56,21 @@ class ActivityDeps:
     # Spans and metrics of compiles, model calls and tools; records nothing by default.
     telemetry: Telemetry = field(default_factory=Telemetry.disabled)
     _index: EventIndex | None = field(default=None, init=False, repr=False)
+    _with_ttls: dict[str, Policy] = field(default_factory=dict, init=False, repr=False)
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
-    def policy(self, name: str) -> Policy:
+    def policy(self, name: str, ttls: CacheTtls | None = None) -> Policy:
+        """The named policy; with ``ttls``, with pacing's cache TTLs in place of its own."""
         if name == "default" and name not in self.policies:
             # Kept: a policy is frozen, and its fingerprint (hashed once) is cached on it.
             self.policies[name] = Policy.default()
         check_policy(self.policies, name)
-        return self.policies[name]
+        if ttls is None:
+            return self.policies[name]
+        key = f"{name}\x00{ttls.stable}\x00{ttls.session}"
+        if key not in self._with_ttls:
+            self._with_ttls[key] = self.policies[name].with_ttls(ttls.stable, ttls.session)
+        return self._with_ttls[key]
 
     def provider(self, name: str) -> ModelProvider:
         """The provider ``name`` for an activity: a configuration error (no key, an unknown

@@ -162,7 +162,8 @@ async def replay(
                 gap = turn.at - previous_at if previous_at is not None else 0.0
                 for w in compiled:
                     prev = w.windows[-2].ledger if len(w.windows) > 1 else None
-                    shortfalls[w.name].add(call_limit(prev, w.windows[-1].ledger, gap, w.policy))
+                    limit = call_limit(prev, w.windows[-1].ledger, gap, w.call_policy)
+                    shortfalls[w.name].add(limit)
                 previous_at = turn.at
                 if (turn.index + 1) % 50 == 0:
                     say(f"turn {turn.index + 1}/{len(session.turns)}")
@@ -192,6 +193,7 @@ async def _call(
         usage = await runner.send(strategy.name, extra.request, Step(text=extra.reply))
         _charge(tally, session, extra.kind, extra.request, usage)
     usage = await runner.send(strategy.name, plan.request, _step(ctx.turn))
+    strategy.observe(ctx, usage)
     _charge(tally, session, "turn", plan.request, usage)
     held_decisions(tally, plan.request, session.decisions, ctx.turn.index)
     tally.last_request = plan.request

@@ -25,6 +25,7 @@ from wakeful.bench.cache_session import AgentSession, Doc, Turn, Wake
 from wakeful.bench.cache_substrate import AGENT, MemorySubstrate
 from wakeful.bench.cache_transcript import mark_last, render_events, summarize_events
 from wakeful.contracts import WakeRef
+from wakeful.providers.base import Usage
 from wakeful.providers.simulator.tokens import block_text, count_tokens
 from wakeful.substrate.records import StoredEvent
 
@@ -80,6 +81,9 @@ class Strategy:
 
     def plan(self, ctx: CallContext) -> Plan:
         raise NotImplementedError
+
+    def observe(self, ctx: CallContext, usage: Usage) -> None:
+        """What the provider reported for the turn's request (a worker sees it too)."""
 
 
 def _body(session: AgentSession, messages: list[dict[str, Any]]) -> dict[str, Any]:

@@ -25,10 +25,10 @@ import shutil
 import tempfile
 from typing import Any
 
-from wakeful.activities.compile import build_snapshot, evidence_event
+from wakeful.activities.compile import breakpoint_refs, build_snapshot, evidence_event
 from wakeful.bench.cache_session import AgentSession
 from wakeful.bench.cache_strategies import CallContext, Plan, Strategy
-from wakeful.bench.cache_substrate import AGENT, MemorySubstrate, goal_of
+from wakeful.bench.cache_substrate import AGENT, MemorySubstrate, at, goal_of
 from wakeful.compiler import (
     Block,
     BlockKind,
@@ -39,12 +39,16 @@ from wakeful.compiler import (
     TokenCounter,
     compile_window,
 )
+from wakeful.contracts import CallModelOut, CompileOut
+from wakeful.providers.base import Usage
 from wakeful.substrate.embedders import HashingEmbedder
 from wakeful.substrate.indexing import EventIndex, retrieve_into
 from wakeful.substrate.records import EventIn, StoredEvent
 from wakeful.substrate.snapshot import RECENT_LIMIT, RECENT_PAGE
 from wakeful.substrate.tail import tail_start
 from wakeful.substrate.vectors.edge import EdgeVectorStore
+from wakeful.workflows.cache import rates_for, update_clock
+from wakeful.workflows.pacing import CacheClock, cache_ttls
 
 __all__ = ["RETRIEVAL_MAX_TOKENS", "WORKER_RECENT_LIMIT", "StrategyView", "Wakeful"]
 
@@ -151,9 +155,14 @@ class Wakeful(Strategy):
         recent_limit: int = WORKER_RECENT_LIMIT,
         recent_page: int = RECENT_PAGE,
         renderer: Renderer | None = None,
+        adaptive_ttl: bool = True,
     ) -> None:
         self.name = name
         self.policy = policy
+        self.adaptive_ttl = adaptive_ttl
+        self.clock = CacheClock()
+        self.rates = rates_for("anthropic", session.model)
+        self._policy = policy
         self.counter = counter
         self.recent_limit = recent_limit
         self.recent_page = recent_page
@@ -172,6 +181,11 @@ class Wakeful(Strategy):
             "instructions": session.instructions,
             "tools": [dict(t) for t in session.tools],
         }
+
+    @property
+    def call_policy(self) -> Policy:
+        """The policy of the latest call: the strategy's, with pacing's TTLs."""
+        return self._policy
 
     def view(self, shared: MemorySubstrate) -> StrategyView:
         if self._view is None or self._view.shared is not shared:
@@ -194,6 +208,12 @@ class Wakeful(Strategy):
             recent_page=self.recent_page,
         )
         snapshot = snapshot.model_copy(update={"blocks": self._intern(snapshot.blocks)})
+        if call_index == 0 and self.adaptive_ttl:
+            # As the agent workflow does: the idle gap before the wake, then pacing's TTLs.
+            self.clock = self.clock.with_gap(at(ctx.turn.at))
+            ttls = cache_ttls(self.clock, self.rates)
+            self._policy = self.policy.with_ttls(ttls.stable, ttls.session)
+        policy = self._policy
         if call_index == 0 and self.scripted:
             snapshot = snapshot.model_copy(
                 update={"blocks": snapshot.blocks + self._retrieved(ctx)}
@@ -204,14 +224,14 @@ class Wakeful(Strategy):
                 sub,  # type: ignore[arg-type]
                 snapshot,
                 goal_text=goal_of(ctx.wake).text,
-                policy=self.policy,
+                policy=policy,
                 max_event_id=max_event_id,
                 max_tokens=RETRIEVAL_MAX_TOKENS,
             )
         window = compile_window(
             snapshot,
             goal_of(ctx.wake),
-            self.policy,
+            policy,
             ctx.now,
             counter=self.counter,
             cache=self.cache,
@@ -221,6 +241,26 @@ class Wakeful(Strategy):
             sub.record(_stored(evidence_event(ctx.ref, call_index, window, ctx.now), slot))
         self.windows.append(window)
         return Plan(window.request)
+
+    def observe(self, ctx: CallContext, usage: Usage) -> None:
+        """Keep the cache clock as the agent workflow keeps it (``update_clock``)."""
+        window = self.windows[-1]
+        compiled = CompileOut(
+            window_hash=window.window_hash,
+            stable_prefix_hash=window.stable_prefix_hash,
+            input_tokens=window.input_tokens,
+            max_event_id=0,
+            breakpoints=breakpoint_refs(window.ledger),
+        )
+        reply = CallModelOut(
+            output_hash="",
+            stop_reason="",
+            input_tokens=usage.input_tokens,
+            cache_creation_input_tokens=usage.cache_creation_input_tokens,
+            cache_read_input_tokens=usage.cache_read_input_tokens,
+        )
+        model = str(self.spec["model"])
+        self.clock = update_clock(self.clock, "anthropic", model, compiled, reply, ctx.now)
 
     def _event_index(self) -> EventIndex:
         if self._index is None:

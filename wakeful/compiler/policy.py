@@ -159,6 +159,17 @@ class Cache(_Model):
         20, ge=1, description="How far back the provider looks for an earlier cache entry."
     )
 
+    def with_ttls(self, stable: Ttl, session: Ttl) -> Cache:
+        """These TTLs for the stable entry and for every later one (the session's)."""
+        return self.model_copy(
+            update={
+                "stable_ttl": stable,
+                "semi_stable_ttl": session,
+                "summaries_ttl": session,
+                "rolling_ttl": session,
+            }
+        )
+
     @model_validator(mode="after")
     def _ordered(self) -> Cache:
         ttls = [self.stable_ttl, self.semi_stable_ttl, self.summaries_ttl, self.rolling_ttl]
@@ -222,6 +233,17 @@ class Policy(_Model):
     @classmethod
     def default(cls) -> Policy:
         return cls()
+
+    def with_ttls(self, stable: Ttl, session: Ttl) -> Policy:
+        """This policy with other cache TTLs (pacing's choice; see ``Cache.with_ttls``),
+        validated afresh: its fingerprint is its own."""
+        if (self.cache.stable_ttl, self.cache.rolling_ttl) == (stable, session) and (
+            self.cache.semi_stable_ttl == self.cache.summaries_ttl == session
+        ):
+            return self
+        data = self.model_dump()
+        data["cache"] = self.cache.with_ttls(stable, session).model_dump()
+        return Policy.model_validate(data)
 
     @cached_property
     def fingerprint(self) -> str:

@@ -46,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.cache import pacing_annotations, rates_for, update_clock
     from wakeful.workflows.child import delegate_calls
     from wakeful.workflows.cycle import WakeCycle, store
-    from wakeful.workflows.pacing import PacingInput, PacingPolicy, decide
+    from wakeful.workflows.pacing import PacingInput, PacingPolicy, cache_ttls, decide
     from wakeful.workflows.sessions import Sessions
     from wakeful.workflows.state import (
         AgentInput,
@@ -283,6 +283,10 @@ class AgentWorkflow:
     async def _wake(self, trigger: Trigger, inp: AgentInput) -> WakeResult:
         rt, s = self.rt, self.state
         policy = self._policy(inp)
+        s.clock = s.clock.with_gap(workflow.now())
+        # Only Anthropic takes TTLs per breakpoint; the others keep prefixes as they do.
+        adaptive = policy.adaptive_ttl and rt.provider == "anthropic"
+        ttls = cache_ttls(s.clock, rates_for(rt.provider, rt.model)) if adaptive else None
         decision = decide(
             PacingInput(
                 now=workflow.now(),
@@ -316,6 +320,7 @@ class AgentWorkflow:
             trigger.goal,
             trigger.idempotency_key,
             annotations=pacing_annotations(decision, session_note, notes),
+            ttls=ttls,
             stop=lambda: self.stop_requested,
             on_call=self._on_call,
             delegate=self._delegate,

@@ -43,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
         RECORD_TOOL_RESULTS,
         RUN_TOOL,
         START_WAKE,
+        CacheTtls,
         CallModelIn,
         CallModelOut,
         CompileIn,
@@ -154,12 +155,14 @@ class WakeCycle:
         idempotency_key: str,
         *,
         annotations: LedgerAnnotations | None = None,
+        ttls: CacheTtls | None = None,
         stop: Callable[[], bool] = lambda: False,
         on_call: OnCall | None = None,
         delegate: Delegate | None = None,
     ) -> None:
         self.rt, self.wake, self.goal, self.key = rt, wake, goal, idempotency_key
         self.annotations = annotations
+        self.ttls = ttls
         self.stop, self.on_call, self.delegate = stop, on_call, delegate
         self.budget = WakeBudget(
             max_model_calls=rt.max_model_calls_per_wake,
@@ -221,6 +224,7 @@ class WakeCycle:
                         now=workflow.now(),
                         annotations=self.annotations if index == 0 else None,
                         open=self.opening,
+                        ttls=self.ttls,
                     ),
                     CompileOut,
                     start_to_close=p.COMPILE_TIMEOUT,

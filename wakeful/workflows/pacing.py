@@ -31,12 +31,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "OPTIONS",
+    "RECENT_GAPS",
     "CacheClock",
+    "CacheTtls",
     "PacingDecision",
     "PacingInput",
     "PacingOption",
     "PacingPolicy",
     "Rates",
+    "cache_ttls",
     "decide",
     "ttl_seconds",
 ]
@@ -76,6 +79,15 @@ class Rates(_Model):
         return self.cache_write_1h if ttl_s > 300 else self.cache_write_5m
 
 
+class CacheTtls(_Model):
+    """Prompt-cache TTLs pacing chose for a wake (:func:`cache_ttls`): the stable prefix's,
+    and the session's (semi-stable, summaries, history, rolling). Sent with each compile."""
+
+    stable: Literal["5m", "1h"]
+    session: Literal["5m", "1h"]
+    why: str = ""
+
+
 class CacheClock(_Model):
     """What the orchestrator knows about one agent's prompt cache at one provider/model.
 
@@ -94,6 +106,27 @@ class CacheClock(_Model):
     session_tokens: int = 0
     session_ttl_s: int = 300
     fresh_tokens: int = 0
+    gaps: tuple[int, ...] = Field(
+        (), description="Seconds from the last cache use to each of the latest wakes."
+    )
+    written: tuple[int, ...] = Field(
+        (), description="Cache-write tokens of each of the latest wakes."
+    )
+    wake_written: int = Field(0, description="Cache-write tokens of the wake under way.")
+
+    def with_gap(self, at: datetime) -> CacheClock:
+        """The clock that remembers, for a wake starting ``at``, the idle gap before it and
+        what the wake before it wrote to the cache."""
+        if self.last_used_at is None:
+            return self
+        gap = max(0, int((at - self.last_used_at).total_seconds()))
+        return self.model_copy(
+            update={
+                "gaps": (*self.gaps, gap)[-RECENT_GAPS:],
+                "written": (*self.written, self.wake_written)[-RECENT_GAPS:],
+                "wake_written": 0,
+            }
+        )
 
     def warm_until(self, part: Literal["stable", "session"]) -> datetime | None:
         if self.last_used_at is None:
@@ -113,6 +146,11 @@ class CacheClock(_Model):
 class PacingPolicy(_Model):
     """Which options an agent allows, and the numbers that price them."""
 
+    adaptive_ttl: bool = Field(
+        True,
+        description="Choose 5m or 1h cache TTLs from the agent's recent idle gaps "
+        "(cache_ttls); off: the compile policy's TTLs.",
+    )
     allow_keep_warm: bool = True
     max_keep_warm_calls: int = Field(3, ge=0, description="Per idle period.")
     keep_warm_output_tokens: int = Field(1, ge=1, description="max_tokens of a keep-warm call.")
@@ -180,6 +218,52 @@ class PacingDecision(_Model):
             + ("" if o.allowed or o.cost_usd is None else "(not allowed)")
             for o in self.options
         )
+
+
+RECENT_GAPS = 8  # idle gaps a clock remembers
+
+
+def cache_ttls(clock: CacheClock, rates: Rates | None = None) -> CacheTtls:
+    """The TTLs that pay for an agent, from its latest idle gaps and session prefix.
+
+    A 1 h entry costs more to write than a 5 min one (Anthropic: 2x the input price, not
+    1.25x) and saves only when the next use comes after 5 minutes and within the hour;
+    sooner it is read either way, later it is gone either way. With ``p`` the share of the
+    latest gaps in that span, per wake:
+
+    * 5 min entries rewrite the session prefix ``S`` after such a gap:
+      ``p * (write_5m - read) * S``;
+    * 1 h entries pay the premium on everything a wake writes ``W`` (the mean of the
+      latest wakes' cache writes): ``(write_1h - write_5m) * W``.
+
+    The session's entries (semi-stable, summaries, history) take 1 h when two gaps at
+    least fell in the span and the first costs twice the second; the stable prefix (tools,
+    instructions: it never grows) as soon as any gap did, and keeps it. With no gap seen
+    yet, 5 minutes: a burst of calls never pays the premium.
+    Prices are the model's (``rates``), else Anthropic's ratios.
+    """
+    gaps = clock.gaps
+    within = sum(1 for g in gaps if 300 < g <= 3600)
+    p = within / len(gaps) if gaps else 0.0
+    r = rates or Rates(
+        input=1.0, output=5.0, cache_read=0.1, cache_write_5m=1.25, cache_write_1h=2.0
+    )
+    added = sum(clock.written) / len(clock.written) if clock.written else 0.0
+    miss = p * (r.cache_write_5m - r.cache_read) * clock.session_tokens
+    premium = (r.cache_write_1h - r.cache_write_5m) * added
+    # The stable prefix keeps 1 h once it has it: it is rarely written, and a gap that
+    # leaves the window of remembered gaps says nothing about the next one.
+    kept = bool(gaps) and clock.stable_ttl_s >= 3600
+    stable: Literal["5m", "1h"] = "1h" if within or kept else "5m"
+    # Writes come in lumps (a history cut, a consolidation) that a mean hides: the session
+    # takes the premium only for two such gaps at least and twice the price of a miss.
+    session: Literal["5m", "1h"] = "1h" if within >= 2 and miss > 2 * premium else "5m"
+    why = (
+        f"{within} of the last {len(gaps)} idle gap(s) between 5 min and 1 h; a missed "
+        f"session prefix of {clock.session_tokens} tokens vs the 1 h premium on "
+        f"{added:.0f} written per wake: stable {stable}, session {session}"
+    )
+    return CacheTtls(stable=stable, session=session, why=why)
 
 
 def _per_token(usd_per_mtok: float, tokens: int) -> float:
