@@ -4,6 +4,7 @@ the first compile's ledger says so, with the prices."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -56,6 +57,17 @@ async def test_an_idle_gap_longer_than_the_ttl_changes_the_pacing_decision(
     assert "idle 10m0" in cold.notes[0] and "> session TTL 5m00s" in cold.notes[0]
     prices = dict(p.split("=") for p in cold.decisions["pacing.prices_usd"].split())
     assert float(prices["handoff"]) < float(prices["continue_now"])
+    # TTLs follow the gaps: a 1 min gap keeps 5 min entries; after a 10 min one the stable
+    # prefix is written for an hour (one such gap is not enough for the session's).
+    assert warm.decisions["pacing.cache_ttl"].endswith("stable 5m, session 5m")
+    assert cold.decisions["pacing.cache_ttl"].startswith("1 of the last 2 idle gap(s)")
+    assert cold.decisions["pacing.cache_ttl"].endswith("stable 1h, session 5m")
+
+    def system_ttl(wake_id: str) -> str:
+        window = json.loads(ts.get_blob(ts.compiles(wake_id)[0].window_hash))
+        return str(window["system"][0]["cache_control"]["ttl"])
+
+    assert (system_ttl(two.wake_id), system_ttl(three.wake_id)) == ("5m", "1h")
     # Calls 2+ of a wake carry no pacing annotations (the decision is per wake).
     assert (
         "pacing"
