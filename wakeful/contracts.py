@@ -175,6 +175,11 @@ class ToolCallRef(_Msg):
     name: str
 
 
+# An answer travels in the agent workflow's history (a wake's result): a capped preview of
+# the stored reply, whose blob holds all of it.
+ANSWER_MAX_CHARS = 2000
+
+
 class CallModelOut(_Msg):
     output_hash: str
     stop_reason: str
@@ -187,6 +192,12 @@ class CallModelOut(_Msg):
     handoff_id: int = Field(
         0, description="The handoff note's id when this call finished the wake (finish)."
     )
+    answer: str = Field(
+        "",
+        description=f"A reply that calls no tools: its text, at most {ANSWER_MAX_CHARS} "
+        "characters (the whole reply is the blob ``output_hash``).",
+    )
+    answer_chars: int = Field(0, description="Characters of the whole answer.")
 
 
 class RecordOutputIn(_Msg):
@@ -247,6 +258,15 @@ class WakeResult(_Msg):
     pacing: str = Field("", description="The pacing choice taken before this wake.")
     error: str = Field(
         "", description="Why the wake ended as it did when that was a failure (parked, ...)."
+    )
+    output: str = Field(
+        "",
+        description=f"The agent's answer: the text of the wake's last reply, at most "
+        f"{ANSWER_MAX_CHARS} characters (a wake's result is kept in its workflow's history).",
+    )
+    output_truncated: bool = Field(False, description="The answer is longer than ``output``.")
+    output_ref: str = Field(
+        "", description="The stored reply holding the whole answer (a blob hash), if any."
     )
 
 

@@ -29,6 +29,7 @@ from wakeful.idempotency import trigger_key
 from wakeful.providers.simulator.script import Script
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.worker.client import require_worker
 from wakeful.worker.ports import find_free_port
 from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import workflow_id
@@ -60,7 +61,11 @@ def test_agent_create_list_show(env: dict[str, str]) -> None:
 
 def test_misuse_exits_2_with_one_line(env: dict[str, str]) -> None:
     one_line_error(run(["agent", "show", "ghost"], env), 2, "no agent 'ghost'")
-    one_line_error(run(["agent", "create", "--agents", "nope"], env), 2, "package.module:registry")
+    one_line_error(
+        run(["agent", "create", "--agents", "nope"], env),
+        2,
+        "'module:registry' or 'path/to/file.py:registry'",
+    )
     for args in (
         ["handoff", "show", "ghost"],
         ["explain", "ghost", "--wake", "1"],
@@ -322,7 +327,7 @@ async def test_a_wake_that_does_not_end_done_exits_1_with_its_status_and_reason(
             with contextlib.suppress(RPCError):
                 await handle.terminate("test over")
     assert failed.exit_code == 1, failed.output
-    assert "model_error" in failed.stdout
+    assert failed.stdout == "" and "model_error" in failed.stderr  # no answer to print
     (error,) = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
     assert error.startswith("error: wake 1 of 'clerk' ended model_error: "), error
     assert "messages: too long" in error and "Traceback" not in failed.output
@@ -349,6 +354,9 @@ async def test_trigger_timeout_is_one_line(
         open_deps(store, agents, sim, uuid.uuid4().hex) as deps,
         serving(build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"])),
     ):
+        # Until the worker's first poll reaches the server (slow on a loaded machine): a
+        # bound for failing, not the thing under test.
+        await require_worker(temporal_dev.client, env["WAKEFUL_TASK_QUEUE"], "test", grace_s=120)
         polled = await asyncio.to_thread(run, ["health", "--worker"], env)
         assert polled.exit_code == 0, polled.output
     try:
@@ -406,3 +414,51 @@ def test_a_misspelt_variable_is_warned_about(env: dict[str, str]) -> None:
         "warning: WAKEFUL_DATABSE_URL is not a Wakeful setting and is ignored;"
         " did you mean WAKEFUL_DATABASE_URL?"
     ]
+
+
+async def test_trigger_prints_the_agents_answer_whole_and_the_client_returns_it(
+    env: dict[str, str], temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
+) -> None:
+    """The answer comes back: ``wakeful trigger`` prints it alone on stdout (the summary
+    goes to stderr) and in ``--json``; an answer longer than a result carries is printed
+    whole from the stored reply; ``wakeful.Client`` returns it in ``WakeResult.output``,
+    and the same key asked again returns the first wake's result."""
+    from wakeful.worker.client import Client
+
+    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
+    assert created.exit_code == 0
+    key = uuid.uuid4().hex
+    long = " ".join(f"line {n}: checkout p99 is {200 + n} ms." for n in range(200))
+    sim.simulator.set_script(
+        Script.parse([{"text": "Checkout is healthy."}, {"text": long}, {"text": "Typed."}]),
+        scope=key,
+    )
+    agents = cli_agents.registry(env["WAKEFUL_TENANT"])
+    async with (
+        open_deps(store, agents, sim, key) as deps,
+        build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"]),
+    ):
+        try:
+            plain = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "status?"], env)
+            whole = await asyncio.to_thread(
+                run, ["trigger", "clerk", "-m", "details?", "--json"], env
+            )
+            client = Client(temporal_dev.client, task_queue=env["WAKEFUL_TASK_QUEUE"])
+            clerk = agents.get(env["WAKEFUL_TENANT"], "clerk")
+            handle = await client.start(clerk, "and now?", key="c-1")
+            first = await handle.result()
+            again = await client.wake(clerk, "and now?", key="c-1")
+        finally:
+            handle_wf = temporal_dev.client.get_workflow_handle(
+                workflow_id(env["WAKEFUL_TENANT"], "clerk")
+            )
+            with contextlib.suppress(RPCError):
+                await handle_wf.terminate("test over")
+    assert plain.exit_code == 0, plain.output
+    assert plain.stdout == "Checkout is healthy.\n"
+    assert "wake 1 (" in plain.stderr and "done" in plain.stderr
+    body = json.loads(whole.stdout)
+    assert body["output"] == long and body["output_truncated"] is False  # printed whole
+    assert (first.status, first.output, first.output_truncated) == ("done", "Typed.", False)
+    assert first.output_ref and handle.idempotency_key == "c-1"
+    assert again == first  # the same wake: Temporal answers a repeated update with its result

@@ -80,7 +80,9 @@ def test_twenty_triggers_in_a_shell_loop_all_exit_0(worker: dict[str, str]) -> N
     assert set(codes) <= DOCUMENTED_EXIT_CODES, (codes, done.stderr)
     assert codes == [0] * 20, (codes, done.stderr)
     assert "Fatal Python error" not in done.stderr
-    assert done.stdout.count(" done: ") == 20, done.stdout
+    assert done.stderr.count(" done: ") == 20, done.stderr  # each wake's summary
+    answers = [line for line in done.stdout.splitlines() if not line.startswith("rc=")]
+    assert answers == [f"You said: hello {i}" for i in range(1, 21)], done.stdout
 
 
 def test_a_stock_worker_serves_a_responses_api_agent(worker: dict[str, str]) -> None:

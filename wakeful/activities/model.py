@@ -28,7 +28,14 @@ from temporalio.exceptions import ApplicationError
 from wakeful.activities.deps import ActivityDeps, config_failure
 from wakeful.activities.wake import close_wake, record_reply, step_key
 from wakeful.compiler.blocks import Goal, content_hash
-from wakeful.contracts import CALL_MODEL, CallModelIn, CallModelOut, FinishWakeIn, ToolCallRef
+from wakeful.contracts import (
+    ANSWER_MAX_CHARS,
+    CALL_MODEL,
+    CallModelIn,
+    CallModelOut,
+    FinishWakeIn,
+    ToolCallRef,
+)
 from wakeful.errors import ProviderError, UserError
 from wakeful.providers.base import ModelReply
 from wakeful.providers.pricing import cost_usd
@@ -60,6 +67,9 @@ def _out(rec: ModelCallRecord, reply: ModelReply) -> CallModelOut:
         cache_creation_input_tokens=rec.cache_creation_input_tokens,
         cache_read_input_tokens=rec.cache_read_input_tokens,
         cost_usd=rec.cost_usd,
+        # The final reply (no tools called) is the wake's answer: a capped copy comes back.
+        answer="" if reply.tool_calls else reply.text[:ANSWER_MAX_CHARS],
+        answer_chars=0 if reply.tool_calls else len(reply.text),
     )
 
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
+import os
+import sys
 import uuid
+from pathlib import Path
+from typing import Any
 
 import typer
 from temporalio.client import Client, WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError
 
-from wakeful.agents import AgentRegistry, AgentRuntime
+from wakeful.agents import Agent, AgentRegistry, AgentRuntime
 from wakeful.cli.common import (
     emit_json,
     endpoints,
@@ -25,7 +30,8 @@ from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger, WakeResult, oversized_trigger
 from wakeful.errors import ConfigError, RuntimeFailure, UserError
 from wakeful.idempotency import trigger_key
-from wakeful.substrate.store import Store
+from wakeful.providers.base import ModelReply
+from wakeful.substrate.store import Store, TenantStore
 
 app = typer.Typer(help="Register, list and inspect agents.")
 
@@ -88,30 +94,65 @@ def show(name: str, json_out: bool = typer.Option(False, "--json")) -> None:
 
 
 def load_registry(spec: str) -> AgentRegistry:
-    """``package.module:attribute`` naming an AgentRegistry (or a callable returning one)."""
-    module_name, _, attr = spec.partition(":")
-    if not attr:
-        raise ConfigError(f"--agents {spec!r} must look like 'package.module:registry'")
+    """``module:attribute`` or ``path/to/file.py:attribute`` naming an AgentRegistry, an
+    Agent, a list of Agents, or a callable returning one of them.
+
+    A module is found from the current directory first, as ``python -m`` finds it (a
+    console script does not put the current directory on ``sys.path``).
+    """
+    target, _, attr = spec.rpartition(":")
+    if not target or not attr:
+        raise ConfigError(
+            f"--agents {spec!r} must look like 'module:registry' or 'path/to/file.py:registry'"
+        )
     try:
-        obj = getattr(importlib.import_module(module_name), attr)
+        obj = getattr(_import(target), attr)
     except SyntaxError as exc:  # its file and line, not a traceback
         where = f"{exc.filename}, line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
         raise ConfigError(
             f"cannot load agents from {spec!r}: {exc.msg} ({where}); fix that module"
         ) from None
-    except (ImportError, AttributeError) as exc:
+    except (ImportError, AttributeError, FileNotFoundError) as exc:
         raise ConfigError(f"cannot load agents from {spec!r}: {exc}") from None
     except UserError:  # an agent defined wrongly: Wakeful's own line names it and the fix
         raise
     except Exception as exc:  # the module's own code failed while it was imported
         raise ConfigError(
-            f"cannot load agents from {spec!r}: importing {module_name} raised"
+            f"cannot load agents from {spec!r}: importing {target} raised"
             f" {type(exc).__name__}: {one_line(str(exc))}"
         ) from None
-    registry = obj() if callable(obj) and not isinstance(obj, AgentRegistry) else obj
-    if not isinstance(registry, AgentRegistry):
-        raise ConfigError(f"{spec!r} is not an AgentRegistry")
-    return registry
+    found = obj() if callable(obj) and not isinstance(obj, (AgentRegistry, Agent)) else obj
+    if isinstance(found, Agent):
+        found = AgentRegistry([found])
+    elif isinstance(found, (list, tuple)) and found and all(isinstance(a, Agent) for a in found):
+        found = AgentRegistry(list(found))
+    if not isinstance(found, AgentRegistry):
+        raise ConfigError(
+            f"{spec!r} is a {type(found).__name__}, not an AgentRegistry, an Agent or a list"
+            " of Agents"
+        )
+    return found
+
+
+def _import(target: str) -> Any:
+    """The module ``target`` names: a file path (ends in ``.py`` or holds a ``/``), else a
+    module found from the current directory first."""
+    if target.endswith(".py") or "/" in target or os.sep in target:
+        path = Path(target).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"no such file: {target}")
+        name = f"wakeful_agents_{path.stem}"
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError(f"cannot import {target} as a Python module")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module  # dataclasses and pickling look modules up by name
+        sys.path.insert(0, str(path.parent))  # its own imports of modules beside it
+        module_spec.loader.exec_module(module)
+        return module
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    return importlib.import_module(target)
 
 
 def trigger(
@@ -191,18 +232,30 @@ def _trigger(
         else:
             typer.echo(f"delivered {user_key}")
         return
-    # The sender's own key, not the digest the trigger carried.
-    result = result.model_copy(update={"idempotency_key": user_key})
+    # The sender's own key, not the digest the trigger carried; the whole answer.
+    answer = full_answer(Store.connect(ep.database_url).tenant(s.tenant), result)
+    result = result.model_copy(
+        update={"idempotency_key": user_key, "output": answer, "output_truncated": False}
+    )
     if json_out:
         emit_json(result.model_dump(mode="json"))
     else:
-        typer.echo(
+        if answer:
+            typer.echo(answer)  # the answer alone on stdout, ready for a pipe
+        progress(
             f"wake {result.number} ({result.session_id}) {result.status}:"
             f" {result.model_calls} model call(s), {result.tool_calls} tool call(s),"
             f" ${result.cost_usd:.4f}{' (deduplicated)' if result.deduplicated else ''}"
         )
     if result.status != "done":
         report_failure(wake_failure(agent, result))
+
+
+def full_answer(ts: TenantStore, result: WakeResult) -> str:
+    """The wake's whole answer: the result's copy, or the stored reply when it was cut."""
+    if not result.output_truncated or not result.output_ref:
+        return result.output
+    return ModelReply.model_validate_json(ts.get_blob(result.output_ref)).text
 
 
 def wake_failure(agent: str, result: WakeResult) -> str:

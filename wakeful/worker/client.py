@@ -4,29 +4,38 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Sequence
 
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-from temporalio.client import Client, Interceptor, WithStartWorkflowOperation
+from temporalio.client import Client as TemporalClient
+from temporalio.client import (
+    Interceptor,
+    WithStartWorkflowOperation,
+    WorkflowUpdateHandle,
+    WorkflowUpdateStage,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 
-from wakeful.agents import AgentRuntime
+from wakeful.agents import Agent, AgentRuntime
+from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger, WakeResult, oversized_trigger
 from wakeful.errors import RuntimeFailure, UserError
+from wakeful.idempotency import trigger_key
 from wakeful.worker.codec import data_converter
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
 
 
 async def connect(
     address: str, namespace: str, *, interceptors: Sequence[Interceptor] = ()
-) -> Client:
+) -> TemporalClient:
     """A client with Wakeful's data converter (pydantic, compressed: see ``codec``).
 
     ``interceptors`` that are also worker interceptors (Temporal's ``TracingInterceptor``)
     apply to workers built on it too."""
-    return await Client.connect(
+    return await TemporalClient.connect(
         address,
         namespace=namespace,
         data_converter=data_converter,
@@ -35,7 +44,7 @@ async def connect(
 
 
 async def require_worker(
-    client: Client, task_queue: str, hint: str, *, grace_s: float = 5.0
+    client: TemporalClient, task_queue: str, hint: str, *, grace_s: float = 5.0
 ) -> None:
     """Raise :class:`RuntimeFailure` when no worker polls ``task_queue`` within ``grace_s``
     (a worker started a moment ago may not have polled yet), before a caller waits for work
@@ -68,6 +77,9 @@ def _start_op(
     )
 
 
+WAKE_UPDATE = "wake"  # AgentWorkflow.wake
+
+
 def check_trigger(runtime: AgentRuntime, trigger: Trigger) -> None:
     """Refuse a trigger larger than ``MAX_TRIGGER_BYTES`` before it reaches Temporal."""
     why = oversized_trigger(trigger, runtime.name)
@@ -76,22 +88,27 @@ def check_trigger(runtime: AgentRuntime, trigger: Trigger) -> None:
 
 
 async def wake(
-    client: Client, runtime: AgentRuntime, trigger: Trigger, task_queue: str
+    client: TemporalClient, runtime: AgentRuntime, trigger: Trigger, task_queue: str
 ) -> WakeResult:
     """Deliver a trigger (starting the agent's workflow if needed) and wait for its wake.
 
     Raises :class:`~wakeful.errors.UserError` for a trigger over ``MAX_TRIGGER_BYTES``.
     """
     check_trigger(runtime, trigger)
-    return await client.execute_update_with_start_workflow(
-        AgentWorkflow.wake,
+    # By name with its result type: the SDK's typing does not see an async update's result.
+    result: WakeResult = await client.execute_update_with_start_workflow(
+        WAKE_UPDATE,
         trigger,
+        result_type=WakeResult,
         start_workflow_operation=_start_op(runtime, task_queue),
         id=f"wake:{trigger.idempotency_key}",
     )
+    return result
 
 
-async def deliver(client: Client, runtime: AgentRuntime, trigger: Trigger, task_queue: str) -> None:
+async def deliver(
+    client: TemporalClient, runtime: AgentRuntime, trigger: Trigger, task_queue: str
+) -> None:
     """Deliver a trigger without waiting (signal-with-start). Returns once Temporal has it.
 
     Raises :class:`~wakeful.errors.UserError` for a trigger over ``MAX_TRIGGER_BYTES``.
@@ -106,3 +123,100 @@ async def deliver(client: Client, runtime: AgentRuntime, trigger: Trigger, task_
         start_signal="trigger",
         start_signal_args=[trigger],
     )
+
+
+class WakeHandle:
+    """A wake that was delivered and accepted; :meth:`result` waits for it to finish."""
+
+    def __init__(self, update: WorkflowUpdateHandle[WakeResult], key: str) -> None:
+        self._update = update
+        self.idempotency_key = key
+
+    async def result(self) -> WakeResult:
+        """The wake's result (its answer in ``output``), once it has finished. Wrap it in
+        ``asyncio.timeout`` to wait at most so long (the wake goes on)."""
+        return await self._update.result()
+
+
+class Client:
+    """Wake agents from Python, and get their answers back.
+
+    ::
+
+        client = await wakeful.Client.connect()
+        result = await client.wake(agent, "How is checkout doing?")
+        print(result.status, result.output)
+
+    ``agent`` is the :class:`~wakeful.agents.Agent` a worker serves (or its runtime). A
+    wake is keyed by its idempotency key: the same key never wakes the agent twice, and
+    asking again returns the first wake's result.
+    """
+
+    def __init__(self, temporal: TemporalClient, *, task_queue: str = "wakeful") -> None:
+        self.temporal = temporal
+        self.task_queue = task_queue
+
+    @classmethod
+    async def connect(
+        cls,
+        address: str | None = None,
+        namespace: str | None = None,
+        *,
+        task_queue: str | None = None,
+    ) -> Client:
+        """Connect to Temporal: ``address`` and ``namespace``, else the settings
+        (``WAKEFUL_TEMPORAL_ADDRESS``, ``WAKEFUL_TEMPORAL_NAMESPACE``), else the embedded
+        stack a local ``wakeful worker`` runs."""
+        from wakeful.worker.settings import load_settings
+
+        s = load_settings()
+        if address is None:
+            if s.temporal_address:
+                address = s.temporal_address
+            else:
+                from wakeful.worker.stack import EmbeddedStack
+
+                address = (await asyncio.to_thread(EmbeddedStack(s).up)).temporal_address
+        temporal = await connect(address, namespace or s.temporal_namespace)
+        return cls(temporal, task_queue=task_queue or s.task_queue)
+
+    async def wake(
+        self,
+        agent: Agent | AgentRuntime,
+        message: str,
+        *,
+        key: str | None = None,
+        new_session: bool = False,
+    ) -> WakeResult:
+        """Wake ``agent`` with ``message`` and wait for the wake's result."""
+        handle = await self.start(agent, message, key=key, new_session=new_session)
+        return await handle.result()
+
+    async def start(
+        self,
+        agent: Agent | AgentRuntime,
+        message: str,
+        *,
+        key: str | None = None,
+        new_session: bool = False,
+    ) -> WakeHandle:
+        """Deliver the message and return once the agent's workflow has accepted it."""
+        runtime = agent.runtime() if isinstance(agent, Agent) else agent
+        user_key = key if key is not None else uuid.uuid4().hex
+        trigger = Trigger(
+            goal=Goal(kind=GoalKind.MESSAGE, text=message),
+            idempotency_key=trigger_key("client", user_key),
+            new_session=new_session,
+        )
+        check_trigger(runtime, trigger)
+        update: WorkflowUpdateHandle[
+            WakeResult
+        ] = await self.temporal.start_update_with_start_workflow(
+            WAKE_UPDATE,
+            trigger,
+            result_type=WakeResult,
+            start_workflow_operation=_start_op(runtime, self.task_queue),
+            id=f"wake:{trigger.idempotency_key}",
+            wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+        )
+        return WakeHandle(update, user_key)

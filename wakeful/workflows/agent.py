@@ -25,6 +25,7 @@ before it enters the history; a ``trigger`` signal (which cannot be refused) is 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -353,6 +354,7 @@ class AgentWorkflow:
             idempotency_key=trigger.idempotency_key,
             pacing=decision.choice,
             error=cycle.error,
+            **answer_fields(cycle.answer),
         )
 
     def _on_call(self, compiled: CompileOut, reply: CallModelOut, started: datetime) -> None:
@@ -390,3 +392,14 @@ def _not_run(trigger: Trigger, status: str) -> WakeResult:
         handoff_id=0,
         idempotency_key=trigger.idempotency_key,
     )
+
+
+def answer_fields(reply: CallModelOut | None) -> dict[str, Any]:
+    """A wake result's answer: the final reply's capped text and where the whole is."""
+    if reply is None:
+        return {}
+    return {
+        "output": reply.answer,
+        "output_truncated": reply.answer_chars > len(reply.answer),
+        "output_ref": reply.output_hash,
+    }

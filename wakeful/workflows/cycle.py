@@ -175,6 +175,7 @@ class WakeCycle:
         self.merged = False
         self.opening: StartWakeIn | None = None  # the wake, until a compile has opened it
         self.closed: FinishWakeOut | None = None  # set when call_model closed the wake
+        self.answer: CallModelOut | None = None  # the reply that called no tools
         # call_model needs the provider and model, not the tool limits: sent without them,
         # the runtime does not repeat them in every model call's history event.
         self.model_rt = rt.model_copy(update={"tools": ()})
@@ -276,6 +277,7 @@ class WakeCycle:
                     RecordOutputOut,
                 )
             if not reply.tool_calls:
+                self.answer = reply  # the wake's answer (a capped copy; see WakeResult)
                 if merged:  # call_model closed the wake
                     self.closed = FinishWakeOut(handoff_id=reply.handoff_id)
                 return "done"
