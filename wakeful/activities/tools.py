@@ -199,7 +199,7 @@ class ToolActivities:
                         is_error=is_error,
                         event_time=inp.at,
                         meta={"result_blob": result_hash}
-                        | ({"retry": True} if retry else {})
+                        | ({"retry": "1"} if retry else {})
                         | ({"redacted": redacted.summary()} if redacted.changed else {}),
                     )
                 ],
