@@ -262,7 +262,10 @@ class Agent:
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             from wakeful.typed_tools import build_tool
 
-            self._add_tool(build_tool(fn, **options))
+            # A Tool (made by @wakeful.tool, or by hand) is added as it is.
+            self._add_tool(
+                fn if isinstance(fn, Tool) and not options else build_tool(fn, **options)
+            )
             return fn
 
         return register(target) if target is not None else register

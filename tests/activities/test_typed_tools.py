@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
@@ -193,10 +195,13 @@ def test_agent_tool_registers_functions_and_still_looks_tools_up() -> None:
     async def pong_fn() -> int:
         return 1
 
+    agent.tool(optional_params)  # a Tool made by @tool is added as it is
+    assert agent.tool("optional_params") is optional_params
     assert ping("h") == "h", "the decorated function is returned as it was"
-    assert [t.name for t in agent.tools] == ["docstring_only", "ping", "pong"]
+    names = ["docstring_only", "ping", "pong", "optional_params"]
+    assert [t.name for t in agent.tools] == names
     assert agent.tool("pong").max_retries == 0 and agent.tool("pong").timeout_s == 5
-    assert [t.name for t in agent.runtime().tools] == ["docstring_only", "ping", "pong"]
+    assert [t.name for t in agent.runtime().tools] == names
     with pytest.raises(UserError, match="two tools are named 'ping'"):
         agent.tool(ping)
     with pytest.raises(UserError, match="has no tool 'nope'"):
@@ -225,6 +230,16 @@ def test_a_signature_the_model_cannot_fill_is_refused_with_one_line() -> None:
         tool(late_ctx)
     with pytest.raises(UserError, match="max_retries must be an integer >= 0"):
         tool(max_retries=-1)(lambda path: path)
+
+
+def test_defining_agents_and_tools_does_not_load_temporal_or_the_substrate() -> None:
+    code = (
+        "import sys; from wakeful import Agent, AgentRegistry, ToolContext, ToolRetry, tool;"
+        " print(sorted(m for m in ('temporalio', 'sqlalchemy', 'anthropic', 'openai')"
+        " if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_the_package_exports_its_public_api_lazily() -> None:
