@@ -1,0 +1,92 @@
+"""Wakeful: durable, long-running LLM agents on Temporal.
+
+The public API is what this package exports::
+
+    from wakeful import Agent, AgentRegistry, ToolContext, ToolRetry, tool
+
+Names are imported on first use (PEP 562), so ``import wakeful`` stays light: the Temporal
+SDK, the substrate and the providers load only with what needs them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wakeful.activities.tools import RetryableToolError
+    from wakeful.agents import Agent, AgentRegistry, Delegation, Tool, ToolContext
+    from wakeful.contracts import WakeResult
+    from wakeful.errors import (
+        BudgetError,
+        ConfigError,
+        PolicyError,
+        ProviderError,
+        RuntimeFailure,
+        StackError,
+        StoreError,
+        UnknownAgentError,
+        UserError,
+        WakefulError,
+    )
+    from wakeful.typed_tools import ToolRetry, tool
+
+# Public name -> the module defining it.
+_EXPORTS: dict[str, str] = {
+    "Agent": "wakeful.agents",
+    "AgentRegistry": "wakeful.agents",
+    "Delegation": "wakeful.agents",
+    "Tool": "wakeful.agents",
+    "ToolContext": "wakeful.agents",
+    "tool": "wakeful.typed_tools",
+    "ToolRetry": "wakeful.typed_tools",
+    "RetryableToolError": "wakeful.activities.tools",
+    "WakeResult": "wakeful.contracts",
+    "WakefulError": "wakeful.errors",
+    "UserError": "wakeful.errors",
+    "ConfigError": "wakeful.errors",
+    "PolicyError": "wakeful.errors",
+    "UnknownAgentError": "wakeful.errors",
+    "RuntimeFailure": "wakeful.errors",
+    "BudgetError": "wakeful.errors",
+    "StackError": "wakeful.errors",
+    "StoreError": "wakeful.errors",
+    "ProviderError": "wakeful.errors",
+    # CLIENT: the Python client (wakeful.worker.client) is exported here as "Client" once
+    # it exists: add it to _EXPORTS, __all__ and the TYPE_CHECKING imports above.
+}
+
+__all__ = [
+    "Agent",
+    "AgentRegistry",
+    "BudgetError",
+    "ConfigError",
+    "Delegation",
+    "PolicyError",
+    "ProviderError",
+    "RetryableToolError",
+    "RuntimeFailure",
+    "StackError",
+    "StoreError",
+    "Tool",
+    "ToolContext",
+    "ToolRetry",
+    "UnknownAgentError",
+    "UserError",
+    "WakeResult",
+    "WakefulError",
+    "tool",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wakeful' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

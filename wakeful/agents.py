@@ -7,9 +7,9 @@ workflow never holds a callable or a window.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -34,7 +34,9 @@ class ToolContext(BaseModel):
             activity.heartbeat(*details)
 
 
-ToolFn = Callable[[dict[str, Any], ToolContext], str]
+# A tool's function: the model's arguments and the call's context in, the text the model
+# reads out; or an awaitable of it (an ``async def`` tool), which the tool activity runs.
+ToolFn = Callable[[dict[str, Any], ToolContext], str | Awaitable[str]]
 
 # The longest timeout a local tool may declare: Temporal's default workflow task timeout.
 LOCAL_TOOL_MAX_S = 10.0
@@ -56,10 +58,15 @@ class Tool:
     # activity costs. A local activity cannot heartbeat and should finish well within a
     # workflow task's timeout, so only short tools without heartbeats may.
     local: bool = False
+    # Calls per wake the model may get wrong (invalid arguments, or the tool raising
+    # ToolRetry) and be asked to correct; one more is answered with "do not call it again
+    # in this wake", and later calls are refused without running the tool.
+    max_retries: int = 2
 
     def __post_init__(self) -> None:
         where = f"tool {self.name!r}"
         _at_least(where, "max_attempts", self.max_attempts, 1)
+        _at_least(where, "max_retries", self.max_retries, 0)
         _positive(where, "timeout_s", self.timeout_s)
         if self.heartbeat_s is not None:
             _positive(where, "heartbeat_s", self.heartbeat_s)
@@ -166,6 +173,7 @@ class Agent:
     instructions: str
     model: str = "claude-sonnet-4-6"
     provider: str = "anthropic"
+    # Tools, or plain functions made tools as ``@tool`` would; more with ``@agent.tool``.
     tools: tuple[Tool, ...] = ()
     policy: str = "default"
     max_model_calls_per_wake: int = 8
@@ -183,6 +191,12 @@ class Agent:
     local_model_calls: bool = False
 
     def __post_init__(self) -> None:
+        # Plain functions in ``tools`` are made tools as ``@tool`` would (Tool is frozen, as
+        # is Agent: the replaced tuple is set the way a frozen dataclass sets its fields).
+        given = self.tools
+        object.__setattr__(self, "tools", ())
+        for t in given:
+            self._add_tool(t)
         check_tenant(self.tenant, f"Agent {self.name!r}")
         if not self._is_child():
             check_agent_name(self.name, f"Agent(tenant={self.tenant!r})")
@@ -213,11 +227,65 @@ class Agent:
         known = ", ".join(d.name for d in self.delegations) or "none"
         raise UserError(f"agent {self.name!r} has no delegation {name!r} (known: {known})")
 
-    def tool(self, name: str) -> Tool:
+    @overload
+    def tool(self, name: str, /) -> Tool: ...
+
+    @overload
+    def tool(self, fn: Callable[..., Any], /) -> Callable[..., Any]: ...
+
+    @overload
+    def tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        timeout_s: float = 60.0,
+        max_attempts: int = 3,
+        local: bool = False,
+        heartbeat_s: float | None = None,
+        max_retries: int = 2,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
+
+    def tool(self, target: Any = None, /, **options: Any) -> Any:  # type: ignore[misc]
+        """``@agent.tool`` / ``@agent.tool(name=..., ...)``: make a function one of this
+        agent's tools (as :func:`wakeful.tool` does; the function is returned unchanged).
+
+        ``agent.tool("name")`` looks a tool up by name, as it always has."""
+        if isinstance(target, str):
+            if options:
+                raise UserError(
+                    f"agent {self.name!r}: agent.tool({target!r}) looks a tool up; to name a"
+                    f" new tool write @agent.tool(name={target!r})"
+                )
+            return self.get_tool(target)
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            from wakeful.typed_tools import build_tool
+
+            # A Tool (made by @wakeful.tool, or by hand) is added as it is.
+            self._add_tool(
+                fn if isinstance(fn, Tool) and not options else build_tool(fn, **options)
+            )
+            return fn
+
+        return register(target) if target is not None else register
+
+    def get_tool(self, name: str) -> Tool:
         for tool in self.tools:
             if tool.name == name:
                 return tool
         raise UserError(f"agent {self.name!r} has no tool {name!r}")
+
+    def _add_tool(self, tool: Tool | Callable[..., Any]) -> None:
+        if not isinstance(tool, Tool):
+            from wakeful.typed_tools import build_tool
+
+            tool = build_tool(tool)
+        if any(t.name == tool.name for t in self.tools):
+            raise UserError(f"agent {self.name!r}: two tools are named {tool.name!r}")
+        # The agent is frozen for its users; its tools grow only while it is being defined
+        # (constructor and decorators), before a worker serves it.
+        object.__setattr__(self, "tools", (*self.tools, tool))
 
     def runtime(self) -> AgentRuntime:
         return AgentRuntime(

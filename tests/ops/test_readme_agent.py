@@ -51,4 +51,4 @@ async def test_the_readme_agent_runs_its_tool_in_a_wake(
     assert (result.status, result.tool_calls) == ("done", 1)
     events = store.tenant(tenant).events(agent.name, wake_id=result.wake_id)
     (tool_result,) = [e for e in events if e.kind == "tool_result"]
-    assert tool_result.text == "billing: last deploy failed at step 'migrate' (exit 1)"
+    assert tool_result.text == '{"failed_step":"migrate","service":"billing","status":"failed"}'

@@ -14,15 +14,27 @@ The tool's thread runs in a copy of the activity's context variables, so
 threaded sync activity hands the call to the worker's event loop
 (``asyncio.run_coroutine_threadsafe``), which is safe from any thread, and is a no-op once
 the activity is done.
+
+An ``async def`` tool returns a coroutine, which runs on an event loop of its own in the
+tool's thread (``asyncio.run``), not on the worker's loop. The tool activity is a sync
+activity, run by the worker's thread pool, because its substrate reads and writes are
+blocking; and on the worker's loop, an async tool that blocks anywhere (a sync HTTP client,
+a slow ``json.loads``) would stall every workflow task and heartbeat of the worker, with no
+deadline that could stop it. In its own thread the tool keeps the deadline and the
+left-running accounting of a sync tool, and gets more: it can be stopped, since a coroutine
+takes a cancellation at any ``await``. So an async tool cancelled by Temporal, or past its
+deadline, has its task cancelled on its loop, and ends there instead of running on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import ctypes
+import inspect
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -89,12 +101,14 @@ def budget_s(timeout_s: float) -> float:
 class ToolThread:
     """One call of a tool, running in a daemon thread of its own."""
 
-    def __init__(self, name: str, fn: Callable[[], str]) -> None:
+    def __init__(self, name: str, fn: Callable[[], str | Awaitable[str]]) -> None:
         self.name = name
         self._fn = fn
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._abandoned = False
+        # An async tool's loop and task, while it runs: what abandon() cancels.
+        self._task: tuple[asyncio.AbstractEventLoop, asyncio.Task[str]] | None = None
         self._result: str | None = None
         self._error: BaseException | None = None
         context = contextvars.copy_context()
@@ -104,7 +118,10 @@ class ToolThread:
 
     def _main(self) -> None:
         try:
-            self._result = self._fn()
+            result = self._fn()
+            if inspect.isawaitable(result):
+                result = asyncio.run(self._until_done(result))
+            self._result = result
         except BaseException as exc:  # handed to the activity thread, which decides
             self._error = exc
         with self._lock:
@@ -116,6 +133,18 @@ class ToolThread:
                 self.name,
                 "error" if self._error is not None else "result",
             )
+
+    async def _until_done(self, awaitable: Awaitable[str]) -> str:
+        task = asyncio.ensure_future(awaitable)
+        with self._lock:
+            self._task = (asyncio.get_running_loop(), task)
+            if self._abandoned:  # given up on before the coroutine started
+                task.cancel()
+        try:
+            return await task
+        finally:
+            with self._lock:
+                self._task = None
 
     def start(self) -> None:
         self.thread.start()
@@ -146,7 +175,11 @@ class ToolThread:
             if self._done.is_set():
                 return False
             self._abandoned = True
-            if cancelled and self.thread.ident is not None:
+            if self._task is not None:
+                # An async tool stops at its next await, cancelled or past its deadline.
+                loop, task = self._task
+                loop.call_soon_threadsafe(task.cancel)
+            elif cancelled and self.thread.ident is not None:
                 _raise_in_thread(self.thread.ident, CancelledError)
             return True
 

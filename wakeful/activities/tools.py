@@ -4,6 +4,12 @@ A tool raising :class:`RetryableToolError` is retried by Temporal under the tool
 policy; any other exception becomes an error result the model sees (so it can recover). A
 retry that finds the result already recorded returns it without running the tool again.
 
+A tool raising :class:`~wakeful.typed_tools.ToolRetry` (a typed tool does when the model's
+arguments do not validate) asks the model, not Temporal, to try again: its message is an
+error result. Those results are marked, and counted per tool and wake: past the tool's
+``max_retries`` the model is told to stop calling it, and later calls are refused unrun, so
+a model that cannot get the arguments right costs a bounded number of calls.
+
 Cancellation is not a tool failure. Temporal cancels a running tool when its workflow is
 gone (a child past its timeout), its heartbeat lapses or the worker shuts down, by raising
 :class:`~temporalio.exceptions.CancelledError` in the activity's thread, which raises it in
@@ -31,7 +37,7 @@ prompt's notice that tool results are data, never instructions.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from temporalio import activity
 from temporalio.exceptions import CancelledError
@@ -51,6 +57,7 @@ from wakeful.contracts import RUN_TOOL, RunToolIn, RunToolOut
 from wakeful.providers.base import ModelReply
 from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.substrate.records import EventIn
+from wakeful.typed_tools import ToolRetry
 
 
 class RetryableToolError(Exception):
@@ -73,7 +80,9 @@ class ToolActivities:
         self.redaction = redaction if redaction is not None else default_policy()
         self.left_running = left_running
 
-    def _run_in_thread(self, key: Key, fn: Callable[[], str], timeout_s: float) -> str:
+    def _run_in_thread(
+        self, key: Key, fn: Callable[[], str | Awaitable[str]], timeout_s: float
+    ) -> str:
         """Run ``fn`` in a thread of its own and wait for it until shortly before
         ``timeout_s``, the tool's own timeout."""
         name = key[2]
@@ -117,6 +126,13 @@ class ToolActivities:
                     event_id=e.id, result_hash=e.content_hash, is_error=e.is_error, reused=True
                 )
             reply = ModelReply.model_validate_json(ts.get_blob(inp.output_hash))
+            # This tool's calls the model got wrong earlier in this wake: the tool calls of
+            # a wake run one at a time, so each call counts those recorded before it.
+            wrong = sum(
+                1
+                for e in ts.events(wake.agent, wake_id=wake.wake_id)
+                if e.kind == "tool_result" and e.tool_name == call.name and e.meta.get("retry")
+            )
         args = next(c.input for c in reply.tool_calls if c.id == call.id)
         agent = self.deps.agents.get(wake.tenant, wake.agent)
         ctx = ToolContext(
@@ -126,12 +142,18 @@ class ToolActivities:
             tool_call_id=call.id,
             workdir=agent.workdir,
         )
-        is_error = False
+        is_error = retry = False
         with self.deps.telemetry.tool_span(
             call.name, call.id, wake=(wake.tenant, wake.wake_id)
         ) as span:
             try:
-                tool = agent.tool(call.name)
+                tool = agent.get_tool(call.name)
+                if wrong > tool.max_retries:
+                    raise _ToolStuck(
+                        f"{call.name} not run: the model called it wrongly {wrong} times in"
+                        f" this wake, more than its max_retries={tool.max_retries}; do not"
+                        " call it again in this wake"
+                    )
                 text = self._run_in_thread(
                     (wake.tenant, wake.agent, call.name),
                     lambda: tool.fn(args, ctx),
@@ -139,6 +161,9 @@ class ToolActivities:
                 )
             except CancelledError:
                 raise
+            except ToolRetry as exc:
+                is_error = retry = True
+                text = _retry_text(call.name, str(exc), wrong, tool.max_retries)
             except _ToolStuck as stuck:
                 is_error = True
                 text = str(stuck)
@@ -174,6 +199,7 @@ class ToolActivities:
                         is_error=is_error,
                         event_time=inp.at,
                         meta={"result_blob": result_hash}
+                        | ({"retry": "1"} if retry else {})
                         | ({"redacted": redacted.summary()} if redacted.changed else {}),
                     )
                 ],
@@ -181,3 +207,15 @@ class ToolActivities:
         return RunToolOut(
             event_id=event.id, result_hash=result_hash, is_error=event.is_error, reused=False
         )
+
+
+def _retry_text(name: str, message: str, wrong_before: int, max_retries: int) -> str:
+    """A :class:`ToolRetry`'s message as the model reads it: what was wrong, and whether it
+    may call the tool again in this wake (``wrong_before`` calls of it already went wrong)."""
+    left = max_retries - wrong_before
+    if left > 0:
+        return f"{message}\nCorrect this and call {name} again ({left} more tries in this wake)."
+    return (
+        f"{message}\n{name} went wrong {wrong_before + 1} times in this wake, more than its"
+        f" max_retries={max_retries}: do not call it again in this wake; go on without it."
+    )

@@ -1,0 +1,79 @@
+"""Async tools in the tool activity (real Postgres): the coroutine runs on a loop of its own
+in the tool's thread, so it keeps a sync tool's deadline, and it is stopped, not left
+running, when the deadline passes or Temporal cancels the attempt."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+from temporalio.exceptions import CancelledError
+
+from tests.activities.test_tool_activity import _activities, _call, _env, _until
+from wakeful.activities.tool_thread import LeftRunning
+from wakeful.agents import ToolContext
+from wakeful.substrate.store import Store, TenantStore
+
+
+def test_an_async_tool_past_its_deadline_is_cancelled_and_stops_counting(
+    store: Store, tenant: TenantStore
+) -> None:
+    left = LeftRunning()
+    cancelled = threading.Event()
+
+    async def never(ctx: ToolContext) -> str:
+        try:
+            await asyncio.Event().wait()  # nothing will set it
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "unreachable"
+
+    def probe(args: dict[str, Any], ctx: ToolContext) -> Any:
+        return never(ctx)
+
+    activities = _activities(store, tenant, probe, left, timeout_s=0.4)
+    inp = _call(tenant)
+    out = _env().run(activities.run_tool, inp)
+    assert out.is_error
+    (result,) = tenant.events("a1", wake_id=inp.wake.wake_id)
+    assert result.text.startswith("probe did not return within 0.3 s")
+    _until(cancelled.is_set, "the async tool was not cancelled at its deadline")
+    _until(lambda: left.count((tenant.name, "a1", "probe")) == 0, "its thread still counts")
+
+
+def test_a_cancelled_async_tool_is_cancelled_on_its_loop_and_records_nothing(
+    store: Store, tenant: TenantStore
+) -> None:
+    left = LeftRunning()
+    entered, cancelled = threading.Event(), threading.Event()
+    env = _env()
+
+    async def waits(ctx: ToolContext) -> str:
+        entered.set()
+        try:
+            await asyncio.sleep(3600)  # a long await: the loop sits in select()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "unreachable"
+
+    def probe(args: dict[str, Any], ctx: ToolContext) -> Any:
+        return waits(ctx)
+
+    def cancel_once_entered() -> None:
+        if entered.wait(30):
+            env.cancel()
+
+    activities = _activities(store, tenant, probe, left)
+    inp = _call(tenant)
+    canceller = threading.Thread(target=cancel_once_entered, daemon=True)
+    canceller.start()
+    with pytest.raises(CancelledError):
+        env.run(activities.run_tool, inp)
+    canceller.join(30)
+    _until(cancelled.is_set, "the cancellation never reached the coroutine")
+    _until(lambda: left.count((tenant.name, "a1", "probe")) == 0, "its thread still counts")
+    assert not tenant.events("a1", wake_id=inp.wake.wake_id), "a cancelled tool left a result"
