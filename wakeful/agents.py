@@ -110,6 +110,10 @@ class AgentRuntime(BaseModel):
     max_model_calls_per_wake: int = 8
     max_tool_calls_per_wake: int = 16
     max_tokens_per_wake: int = 200_000
+    # Spend caps (None: no cap), checked before each model call (wakeful.workflows.spend).
+    max_usd_per_wake: float | None = None
+    max_usd_per_day: float | None = None
+    max_tokens_per_day: int | None = None
     tools: tuple[ToolLimits, ...] = ()
     policy: str = Field(default="default", description="Name of the compile policy.")
     local_model_calls: bool = Field(
@@ -179,6 +183,11 @@ class Agent:
     max_model_calls_per_wake: int = 8
     max_tool_calls_per_wake: int = 16
     max_tokens_per_wake: int = 200_000
+    # Spend caps (None: no cap): dollars per wake, dollars and tokens per UTC day. Checked
+    # before each model call from the recorded usage; a reached cap ends the wake ``budget``.
+    max_usd_per_wake: float | None = None
+    max_usd_per_day: float | None = None
+    max_tokens_per_day: int | None = None
     workdir: str = "."
     tenant: str = "default"
     meta: dict[str, str] = field(default_factory=dict)
@@ -209,6 +218,11 @@ class Agent:
         _at_least(where, "max_tool_calls_per_wake", self.max_tool_calls_per_wake, 0)
         _at_least(where, "max_tokens_per_wake", self.max_tokens_per_wake, 1)
         _at_least(where, "max_parallel_children", self.max_parallel_children, 1)
+        for cap in ("max_usd_per_wake", "max_usd_per_day"):
+            if getattr(self, cap) is not None:
+                _positive(where, cap, getattr(self, cap), "dollars (or None: no cap)")
+        if self.max_tokens_per_day is not None:
+            _at_least(where, "max_tokens_per_day", self.max_tokens_per_day, 1)
 
     def _is_child(self) -> bool:
         """A child agent, ``<parent>/child/<n>``, as Wakeful builds it (its meta names the
@@ -296,6 +310,9 @@ class Agent:
             max_model_calls_per_wake=self.max_model_calls_per_wake,
             max_tool_calls_per_wake=self.max_tool_calls_per_wake,
             max_tokens_per_wake=self.max_tokens_per_wake,
+            max_usd_per_wake=self.max_usd_per_wake,
+            max_usd_per_day=self.max_usd_per_day,
+            max_tokens_per_day=self.max_tokens_per_day,
             tools=tuple(
                 ToolLimits(
                     name=t.name,
@@ -320,7 +337,17 @@ class Agent:
             "tools": [t.schema() for t in self.tools]
             + ([delegate_schema(self.delegations)] if self.delegations else []),
             "instructions": self.instructions,
+        } | ({"spend_caps": caps} if (caps := self.spend_caps()) else {})
+
+    def spend_caps(self) -> dict[str, float | int]:
+        """The spend caps that are set (stored with the spec for ``wakeful agent show``;
+        an agent without caps keeps the spec, and its hash, it always had)."""
+        caps = {
+            "max_usd_per_wake": self.max_usd_per_wake,
+            "max_usd_per_day": self.max_usd_per_day,
+            "max_tokens_per_day": self.max_tokens_per_day,
         }
+        return {k: v for k, v in caps.items() if v is not None}
 
 
 def _at_least(where: str, field: str, value: object, low: int) -> None:
@@ -329,10 +356,11 @@ def _at_least(where: str, field: str, value: object, low: int) -> None:
         raise UserError(f"{where}: {field} must be an integer >= {low} (got {value!r})")
 
 
-def _positive(where: str, field: str, value: object) -> None:
-    """A positive number of seconds, or one line naming it."""
+def _positive(where: str, field: str, value: object, unit: str = "") -> None:
+    """A positive number (of seconds unless ``unit`` says), or one line naming it."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise UserError(f"{where}: {field} must be a number > 0 (got {value!r})")
+        of = f" of {unit}" if unit else ""
+        raise UserError(f"{where}: {field} must be a number > 0{of} (got {value!r})")
 
 
 def delegate_schema(delegations: tuple[Delegation, ...]) -> dict[str, Any]:

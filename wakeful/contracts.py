@@ -146,6 +146,14 @@ class CompileOut(_Msg):
         description="Tokens a fresh session would write after the stable prefix "
         "(Ledger.fresh_session_tokens); None from compiles that did not say.",
     )
+    spent_today_usd: float | None = Field(
+        None,
+        description="What the agent's model calls cost today (UTC, by workflow time), for "
+        "its daily spend cap; None when it has none (not read).",
+    )
+    spent_today_tokens: int | None = Field(
+        None, description="The tokens those calls used (input of every kind and output)."
+    )
 
 
 class CallModelIn(_Msg):

@@ -40,6 +40,7 @@ from wakeful.substrate.records import CompileRecord, EventIn
 from wakeful.substrate.snapshot import RECENT_PAGE, load_blocks
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
+from wakeful.workflows.spend import day_start, has_day_cap
 
 
 def profile_blocks(agent_name: str, tools: list[dict[str, Any]]) -> list[Block]:
@@ -141,6 +142,10 @@ class CompileActivities:
                 revision=revision,
                 tail_cache=self.deps.tail_cache,
             )
+            # Read only for an agent with a daily cap: the cycle checks it before the call.
+            spent = (
+                ts.spend_since(wake.agent, day_start(inp.now)) if has_day_cap(inp.runtime) else None
+            )
         policy = self.deps.policy(inp.runtime.policy, inp.ttls)
         retrieval_hash = None
         index = self.deps.event_index()
@@ -215,6 +220,8 @@ class CompileActivities:
             max_event_id=rec.max_event_id,
             breakpoints=breakpoint_refs(used),
             fresh_tokens=used.fresh_session_tokens(policy.retrieval.max_tokens),
+            spent_today_usd=None if spent is None else spent.usd,
+            spent_today_tokens=None if spent is None else spent.tokens,
         )
 
 

@@ -217,10 +217,15 @@ def build_handoff(ts: TenantStore, inp: FinishWakeIn) -> HandoffBody:
         ),
         decisions=[d.decision_id for d in ts.live_decisions(inp.wake.agent, inp.at)],
         blockers=[f"{e.tool_name}: {_clip(e.text, 200)}" for e in errors]
-        + ([f"model call failed: {_clip(inp.error, 300)}"] if inp.error else []),
+        + ([f"{_failed(inp.status)}: {_clip(inp.error, 300)}"] if inp.error else []),
         next_actions=next_actions,
         evidence=[f"events:{e.id} ({e.tool_name})" for e in results],
     )
+
+
+def _failed(status: str) -> str:
+    """What a wake's error is about: a failed model call, or the status it ended with."""
+    return "model call failed" if status == "model_error" else f"ended {status}"
 
 
 def _clip(text: str, limit: int) -> str:

@@ -8,6 +8,7 @@ import importlib.util
 import os
 import sys
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from wakeful.errors import ConfigError, RuntimeFailure, UserError
 from wakeful.idempotency import trigger_key
 from wakeful.providers.base import ModelReply
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.workflows.spend import day_start
 
 app = typer.Typer(help="Register, list and inspect agents.")
 
@@ -78,19 +80,44 @@ def list_agents(json_out: bool = typer.Option(False, "--json")) -> None:
 @app.command()
 @friendly
 def show(name: str, json_out: bool = typer.Option(False, "--json")) -> None:
-    """An agent's spec and its wakes."""
+    """An agent's spec, its spend caps and today's spend, and its wakes."""
     s = settings()
     ts = open_store(s).tenant(s.tenant)
     row = ts.get_agent(name)
     wakes = ts.wakes(name)
+    caps: dict[str, float | int] = row["spec"].get("spend_caps", {})
+    today = day_start(datetime.now(UTC))
+    spent = ts.spend_since(name, today)
     if json_out:
-        emit_json({"agent": row, "wakes": [w.model_dump(mode="json") for w in wakes]})
+        emit_json(
+            {
+                "agent": row,
+                "spend_caps": caps,
+                "spent_today": {"day": f"{today:%Y-%m-%d}", **spent.model_dump()},
+                "wakes": [w.model_dump(mode="json") for w in wakes],
+            }
+        )
         return
     typer.echo(f"{row['name']}  {row['provider']}/{row['model']}  spec {row['spec_hash'][:12]}")
+    typer.echo(f"  {spend_line(caps, spent.usd, spent.tokens, today)}")
     for w in wakes:
         typer.echo(
             f"  wake {w.number:>4}  {w.session_id:<24} {w.status:<12} {w.started_at:%Y-%m-%d %H:%M}"
         )
+
+
+def spend_line(caps: dict[str, float | int], usd: float, tokens: int, day: datetime) -> str:
+    """Today's spend against the agent's caps, on one line."""
+    per_day, tokens_cap = caps.get("max_usd_per_day"), caps.get("max_tokens_per_day")
+    of_usd = f" of ${per_day:g}" if per_day is not None else ""
+    of_tokens = f" of {tokens_cap:,}" if tokens_cap is not None else ""
+    per_wake = caps.get("max_usd_per_wake")
+    wake = f"; ${per_wake:g} per wake" if per_wake is not None else ""
+    none = "" if caps else " (no spend caps)"
+    return (
+        f"spent today (UTC {day:%Y-%m-%d}): ${usd:.4f}{of_usd}, {tokens:,} tokens{of_tokens}"
+        f"{wake}{none}"
+    )
 
 
 def load_registry(spec: str) -> AgentRegistry:

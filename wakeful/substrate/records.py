@@ -108,6 +108,13 @@ class ModelCallRecord(BaseModel):
     cost_usd: float
 
 
+class Spend(BaseModel):
+    """What model calls cost: dollars and tokens (input of every kind, and output)."""
+
+    usd: float = 0.0
+    tokens: int = 0
+
+
 class HandoffBody(BaseModel):
     """A handoff note's stable sections, in a fixed order (it sits in the cached prefix)."""
 

@@ -88,6 +88,9 @@ wakes = Table(
     ForeignKeyConstraint(["tenant", "agent"], ["agents.tenant", "agents.name"]),
     # The wake a trigger's idempotency key woke, long after the workflow forgot it.
     Index("ix_wakes_idempotency_key", "tenant", "agent", "idempotency_key", "number"),
+    # An agent's wakes since a time: its spend today, read before each model call of an
+    # agent with a daily cap (TenantStore.spend_since).
+    Index("ix_wakes_started_at", "tenant", "agent", "started_at"),
 )
 
 events = Table(

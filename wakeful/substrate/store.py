@@ -43,6 +43,7 @@ from wakeful.substrate.pg_safe import pg_json
 from wakeful.substrate.records import (
     CompileRecord,
     ModelCallRecord,
+    Spend,
     WakeRecord,
 )
 
@@ -247,6 +248,17 @@ class TenantStore(EventsMixin, KnowledgeMixin, BlobsMixin, ClaimsMixin):
     def model_calls(self, wake_id: str) -> list[ModelCallRecord]:
         return [ModelCallRecord.model_validate(r) for r in self._by_wake(t.model_calls, wake_id)]
 
+    def spend_since(self, agent: str, since: datetime) -> Spend:
+        """What ``agent``'s model calls cost in the wakes it started at or after ``since``.
+
+        A call counts at its wake's start (workflow time, so a time-skipping test server's
+        clock and a replay agree), not at the row's wall-clock insert time: a wake that runs
+        across midnight is spent on the day it started."""
+        params = {"tenant": self.name, "agent": agent, "since": since}
+        with self.tx() as conn:
+            usd, tokens = conn.execute(_SPEND_SINCE, params).one()
+        return Spend(usd=float(usd), tokens=int(tokens))
+
     def model_call_by_step(self, step_key: str) -> ModelCallRecord | None:
         with self.tx() as conn:
             query = _BY_STEP[t.model_calls]
@@ -301,6 +313,31 @@ _WAKE_BY_KEY = (
     )
     .order_by(t.wakes.c.number)
     .limit(1)
+)
+
+
+_mc, _w = t.model_calls.c, t.wakes.c
+_SPEND_SINCE = (
+    select(
+        func.coalesce(func.sum(_mc.cost_usd), 0.0),
+        func.coalesce(
+            func.sum(
+                _mc.input_tokens
+                + _mc.output_tokens
+                + _mc.cache_creation_input_tokens
+                + _mc.cache_read_input_tokens
+            ),
+            0,
+        ),
+    )
+    .select_from(
+        t.wakes.join(t.model_calls, (_mc.tenant == _w.tenant) & (_mc.wake_id == _w.wake_id))
+    )
+    .where(
+        _w.tenant == bindparam("tenant"),
+        _w.agent == bindparam("agent"),
+        _w.started_at >= bindparam("since"),
+    )
 )
 
 

@@ -8,7 +8,8 @@ wake with two model calls and a tool is two compiles, two model calls and a tool
 ending any other way (a stop, a budget, a failure) is closed by ``finish_wake``.
 
 It ends when the model stops calling tools, a budget (model calls, tool calls, input tokens)
-is spent or the next window would overspend it (that window is not sent), a stop is
+is spent or the next window would overspend it (that window is not sent), a spend cap is
+reached (``budget``: the wake's or the day's dollars or tokens, see ``spend``), a stop is
 requested, or the model call fails for good (``model_error``: a 400, or retries exhausted).
 Every tool call of a reply gets a recorded result — run, failed, handed to child agents, or
 cancelled by a stop — so the transcript never holds an unanswered call.
@@ -64,6 +65,7 @@ with workflow.unsafe.imports_passed_through():
         WakeRef,
     )
     from wakeful.workflows import policies as p
+    from wakeful.workflows.spend import spend_cap
     from wakeful.workflows.state import WakeBudget
 
 __all__ = [
@@ -236,6 +238,10 @@ class WakeCycle:
                 # park the wake with its error; the agent goes on serving later triggers.
                 self.error = failure(err)
                 return "parked"
+            why = self._spend_cap(compiled)
+            if why is not None:
+                self.error = why
+                return "budget"
             if self._over_budget(compiled):
                 return "token_budget"
             started = workflow.now()
@@ -286,6 +292,10 @@ class WakeCycle:
                 return "stopped"
             if b.tool_calls >= rt.max_tool_calls_per_wake:
                 return "tool_budget"
+            why = self._spend_cap(None)  # the wake's own cap, without compiling again
+            if why is not None:
+                self.error = why
+                return "budget"
             if b.input_tokens >= rt.max_tokens_per_wake:
                 return "token_budget"
         return "call_budget"
@@ -304,6 +314,19 @@ class WakeCycle:
             return reply
         return await act(
             CALL_MODEL, arg, CallModelOut, start_to_close=p.MODEL_TIMEOUT, retry=p.MODEL_RETRY
+        )
+
+    def _spend_cap(self, compiled: CompileOut | None) -> str | None:
+        """Why the next model call may not be sent: a spend cap reached (None: none is).
+        The day's spend comes with the ``compiled`` window (without it, only the wake's own
+        cap is checked). Only agents with a cap can get a reason, so histories of runs
+        without caps replay unchanged."""
+        return spend_cap(
+            self.rt,
+            wake_usd=self.totals.cost_usd,
+            today_usd=None if compiled is None else compiled.spent_today_usd,
+            today_tokens=None if compiled is None else compiled.spent_today_tokens,
+            now=workflow.now(),
         )
 
     def _over_budget(self, compiled: CompileOut) -> bool:
