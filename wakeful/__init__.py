@@ -2,7 +2,7 @@
 
 The public API is what this package exports::
 
-    from wakeful import Agent, AgentRegistry, ToolContext, ToolRetry, tool
+    from wakeful import Agent, AgentRegistry, Client, ToolContext, ToolRetry, tool
 
 Names are imported on first use (PEP 562), so ``import wakeful`` stays light: the Temporal
 SDK, the substrate and the providers load only with what needs them.
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         WakefulError,
     )
     from wakeful.typed_tools import ToolRetry, tool
+    from wakeful.worker.client import Client, WakeHandle
 
 # Public name -> the module defining it.
 _EXPORTS: dict[str, str] = {
@@ -52,14 +53,15 @@ _EXPORTS: dict[str, str] = {
     "StackError": "wakeful.errors",
     "StoreError": "wakeful.errors",
     "ProviderError": "wakeful.errors",
-    # CLIENT: the Python client (wakeful.worker.client) is exported here as "Client" once
-    # it exists: add it to _EXPORTS, __all__ and the TYPE_CHECKING imports above.
+    "Client": "wakeful.worker.client",
+    "WakeHandle": "wakeful.worker.client",
 }
 
 __all__ = [
     "Agent",
     "AgentRegistry",
     "BudgetError",
+    "Client",
     "ConfigError",
     "Delegation",
     "PolicyError",
@@ -73,6 +75,7 @@ __all__ = [
     "ToolRetry",
     "UnknownAgentError",
     "UserError",
+    "WakeHandle",
     "WakeResult",
     "WakefulError",
     "tool",

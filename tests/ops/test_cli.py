@@ -423,7 +423,7 @@ async def test_trigger_prints_the_agents_answer_whole_and_the_client_returns_it(
     goes to stderr) and in ``--json``; an answer longer than a result carries is printed
     whole from the stored reply; ``wakeful.Client`` returns it in ``WakeResult.output``,
     and the same key asked again returns the first wake's result."""
-    from wakeful.worker.client import Client
+    from wakeful import Client
 
     created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
     assert created.exit_code == 0

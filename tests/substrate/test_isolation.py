@@ -223,6 +223,8 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
         "compiles": lambda b: b.compiles(wid),
         "model_calls": lambda b: b.model_calls(wid),
         "model_call_by_step": lambda b: b.model_call_by_step("wf:w-shared:0:model"),
+        # its statement is checked for its tenant like every other (a sum shows no secret)
+        "spend_since": lambda b: b.spend_since(AGENT, NOW - timedelta(days=3650)),
         "write_handoff": lambda b: b.write_handoff(
             HandoffRecord(agent=AGENT, session_id="s0", wake_id="w0", step_key="hand", body=body)
         ),
