@@ -38,6 +38,8 @@ class ToolContext(BaseModel):
 # reads out; or an awaitable of it (an ``async def`` tool), which the tool activity runs.
 ToolFn = Callable[[dict[str, Any], ToolContext], str | Awaitable[str]]
 
+FINAL_RESULT = "final_result"  # the output tool (wakeful.typed_tools.output_tool)
+
 # The longest timeout a local tool may declare: Temporal's default workflow task timeout.
 LOCAL_TOOL_MAX_S = 10.0
 
@@ -62,11 +64,15 @@ class Tool:
     # ToolRetry) and be asked to correct; one more is answered with "do not call it again
     # in this wake", and later calls are refused without running the tool.
     max_retries: int = 2
+    # A longer result is stored whole; the window gets its head and tail and a handle the
+    # model pages through with the built-in ``read_result`` tool (wakeful.tool_results).
+    max_result_chars: int = 40_000
 
     def __post_init__(self) -> None:
         where = f"tool {self.name!r}"
         _at_least(where, "max_attempts", self.max_attempts, 1)
         _at_least(where, "max_retries", self.max_retries, 0)
+        _at_least(where, "max_result_chars", self.max_result_chars, 1_000)
         _positive(where, "timeout_s", self.timeout_s)
         if self.heartbeat_s is not None:
             _positive(where, "heartbeat_s", self.heartbeat_s)
@@ -119,6 +125,10 @@ class AgentRuntime(BaseModel):
     local_model_calls: bool = Field(
         default=False,
         description="Model calls run as local activities (see wakeful.workflows.policies).",
+    )
+    output_tool: str | None = Field(
+        default=None,
+        description="The tool whose valid call is the answer and ends the wake (typed output).",
     )
 
     # Checked here too, not only on Agent: a runtime also arrives as workflow input, and a
@@ -198,6 +208,10 @@ class Agent:
     # marker in the history, not an event each, and a query waits while a long call holds
     # the workflow task (wakeful.workflows.policies). Off: model calls are activities.
     local_model_calls: bool = False
+    # A typed answer: a pydantic model (or any type pydantic validates). The agent then
+    # answers by calling the ``final_result`` tool with it (every reply must call a tool),
+    # and the validated value is the wake's output. None: the answer is the reply's text.
+    output_type: Any = None
 
     def __post_init__(self) -> None:
         # Plain functions in ``tools`` are made tools as ``@tool`` would (Tool is frozen, as
@@ -206,6 +220,10 @@ class Agent:
         object.__setattr__(self, "tools", ())
         for t in given:
             self._add_tool(t)
+        if self.output_type is not None:
+            from wakeful.typed_tools import output_tool
+
+            self._add_tool(output_tool(self.output_type))
         check_tenant(self.tenant, f"Agent {self.name!r}")
         if not self._is_child():
             check_agent_name(self.name, f"Agent(tenant={self.tenant!r})")
@@ -325,19 +343,24 @@ class Agent:
             ),
             policy=self.policy,
             local_model_calls=self.local_model_calls,
+            output_tool=FINAL_RESULT if self.output_type is not None else None,
         )
 
     def spec(self) -> dict[str, Any]:
         """A JSON description of the agent, stored with it (no callables)."""
-        return {
-            "name": self.name,
-            "model": self.model,
-            "provider": self.provider,
-            "policy": self.policy,
-            "tools": [t.schema() for t in self.tools]
-            + ([delegate_schema(self.delegations)] if self.delegations else []),
-            "instructions": self.instructions,
-        } | ({"spend_caps": caps} if (caps := self.spend_caps()) else {})
+        return (
+            {
+                "name": self.name,
+                "model": self.model,
+                "provider": self.provider,
+                "policy": self.policy,
+                "tools": [t.schema() for t in self.tools]
+                + ([delegate_schema(self.delegations)] if self.delegations else []),
+                "instructions": self.instructions,
+            }
+            | ({"spend_caps": caps} if (caps := self.spend_caps()) else {})
+            | ({"tool_choice": "any"} if self.output_type is not None else {})
+        )
 
     def spend_caps(self) -> dict[str, float | int]:
         """The spend caps that are set (stored with the spec for ``wakeful agent show``;

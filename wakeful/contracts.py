@@ -8,13 +8,16 @@ deserialize these.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from wakeful.agents import AgentRuntime
 from wakeful.compiler.blocks import Goal
+from wakeful.errors import UserError
 from wakeful.workflows.pacing import CacheTtls as CacheTtls  # sent with each compile
+
+T = TypeVar("T")
 
 # Activity names are a wire contract.
 START_WAKE = "wakeful.start_wake"
@@ -232,6 +235,12 @@ class RunToolOut(_Msg):
     result_hash: str
     is_error: bool
     reused: bool = Field(description="True when a retry found the result already recorded.")
+    answer: str = Field(
+        "",
+        description=f"A valid call of the output tool (typed output): its result, at most "
+        f"{ANSWER_MAX_CHARS} characters.",
+    )
+    answer_chars: int = Field(0, description="Characters of the whole answer.")
 
 
 class FinishWakeIn(_Msg):
@@ -276,6 +285,16 @@ class WakeResult(_Msg):
     output_ref: str = Field(
         "", description="The stored reply holding the whole answer (a blob hash), if any."
     )
+
+    def output_as(self, output_type: type[T]) -> T:
+        """The typed answer of an agent with ``output_type``, validated again from
+        ``output`` (the output tool's canonical JSON)."""
+        if self.output_truncated:
+            raise UserError(
+                f"the answer of wake {self.number} is longer than a result carries; read it"
+                " whole with `wakeful trigger --json` or from the wake's final_result event"
+            )
+        return TypeAdapter(output_type).validate_json(self.output)
 
 
 # --- sessions, triggers and keep-warm ----------------------------------------------------

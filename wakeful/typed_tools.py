@@ -30,10 +30,10 @@ import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.json_schema import GenerateJsonSchema
 
-from wakeful.agents import Tool, ToolContext
+from wakeful.agents import FINAL_RESULT, Tool, ToolContext
 from wakeful.errors import UserError
 
-__all__ = ["ToolRetry", "build_tool", "result_text", "tool"]
+__all__ = ["FINAL_RESULT", "ToolRetry", "build_tool", "output_tool", "result_text", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -233,4 +233,46 @@ def result_text(value: Any) -> str:
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
+    )
+
+
+def output_tool(output_type: Any) -> Tool:
+    """The tool whose arguments are the agent's final answer, validated as ``output_type``.
+
+    A pydantic model's fields are the tool's parameters; any other type is the value of a
+    single ``result`` parameter. An answer that does not validate comes back to the model
+    as an error naming each field (counted against ``max_retries``, like any tool's wrong
+    arguments); a valid one is stored as the tool's result, canonical JSON, and ends the
+    wake: it is ``WakeResult.output``.
+    """
+    adapter: TypeAdapter[Any] = TypeAdapter(output_type)
+    is_model = isinstance(output_type, type) and issubclass(output_type, BaseModel)
+    schema = adapter.json_schema(schema_generator=_ToolSchema)
+    if not is_model:
+        schema = {
+            "type": "object",
+            "properties": {"result": schema},
+            "required": ["result"],
+            "additionalProperties": False,
+        }
+
+    def answer(args: dict[str, Any], ctx: ToolContext) -> str:
+        try:
+            value = adapter.validate_python(args if is_model else args.get("result"))
+        except ValidationError as err:
+            raise ToolRetry(invalid_arguments(FINAL_RESULT, err)) from None
+        return result_text(value)
+
+    return Tool(
+        name=FINAL_RESULT,
+        description=(
+            "Give your final answer by calling this tool: its arguments are the answer. "
+            "Do not answer in plain text; call it once you are done."
+        ),
+        input_schema=schema,
+        fn=answer,
+        timeout_s=10.0,
+        max_attempts=1,
+        local=True,  # pure validation: no reason to go through the task queue
+        max_retries=2,
     )

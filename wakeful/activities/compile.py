@@ -40,6 +40,7 @@ from wakeful.substrate.records import CompileRecord, EventIn
 from wakeful.substrate.snapshot import RECENT_PAGE, load_blocks
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
+from wakeful.tool_results import CAPPED_META, read_result_schema
 from wakeful.workflows.spend import day_start, has_day_cap
 
 
@@ -84,7 +85,7 @@ def build_snapshot(
     ``tail_cache`` keeps the raw tail between compiles (:mod:`wakeful.substrate.tail_cache`).
     """
     name = spec["name"]
-    blocks = profile_blocks(name, spec["tools"]) + load_blocks(
+    events = load_blocks(
         ts,
         name,
         max_event_id=max_event_id,
@@ -96,6 +97,10 @@ def build_snapshot(
         revision=revision,
         tail_cache=tail_cache,
     )
+    tools = list(spec["tools"])
+    if any(CAPPED_META in b.meta for b in events):  # a result shown in part: read on
+        tools += [t for t in (read_result_schema(),) if t["name"] not in {x["name"] for x in tools}]
+    blocks = profile_blocks(name, tools) + events
     blocks += retrieved
     return Snapshot(
         agent=AgentProfile(
@@ -104,6 +109,7 @@ def build_snapshot(
             model=spec["model"],
             provider=spec["provider"],
             instructions=spec["instructions"],
+            tool_choice=spec.get("tool_choice"),
         ),
         as_of=as_of,
         session_id=session_id,

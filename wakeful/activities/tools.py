@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import CancelledError
@@ -52,11 +53,14 @@ from wakeful.activities.tool_thread import (
     budget_s,
 )
 from wakeful.activities.wake import step_key
-from wakeful.agents import ToolContext
-from wakeful.contracts import RUN_TOOL, RunToolIn, RunToolOut
+from wakeful.agents import FINAL_RESULT, ToolContext
+from wakeful.contracts import ANSWER_MAX_CHARS, RUN_TOOL, RunToolIn, RunToolOut
+from wakeful.errors import StoreError
 from wakeful.providers.base import ModelReply
 from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.substrate.records import EventIn
+from wakeful.substrate.store import TenantStore
+from wakeful.tool_results import CAPPED_META, READ_RESULT, page, shorten
 from wakeful.typed_tools import ToolRetry
 
 
@@ -79,6 +83,17 @@ class ToolActivities:
         self.deps = deps
         self.redaction = redaction if redaction is not None else default_policy()
         self.left_running = left_running
+
+    @staticmethod
+    def _page(ts: TenantStore, args: dict[str, Any]) -> tuple[bool, str]:
+        """``read_result``: a page of a stored tool result of this tenant (is_error, text)."""
+        handle, offset = args.get("handle"), args.get("offset", 0)
+        if not isinstance(handle, str) or not isinstance(offset, int) or offset < 0:
+            return True, "read_result needs handle (a string) and offset (an integer >= 0)"
+        try:
+            return False, page(ts.get_blob(handle), offset)
+        except StoreError:
+            return True, f"no stored tool result has the handle {handle!r}"
 
     def _run_in_thread(
         self, key: Key, fn: Callable[[], str | Awaitable[str]], timeout_s: float
@@ -123,7 +138,11 @@ class ToolActivities:
             e = ts.event_by_step(key)
             if e is not None:
                 return RunToolOut(
-                    event_id=e.id, result_hash=e.content_hash, is_error=e.is_error, reused=True
+                    event_id=e.id,
+                    result_hash=e.content_hash,
+                    is_error=e.is_error,
+                    reused=True,
+                    **_answer(call.name, e.text, e.is_error),
                 )
             reply = ModelReply.model_validate_json(ts.get_blob(inp.output_hash))
             # This tool's calls the model got wrong earlier in this wake: the tool calls of
@@ -146,8 +165,12 @@ class ToolActivities:
         with self.deps.telemetry.tool_span(
             call.name, call.id, wake=(wake.tenant, wake.wake_id)
         ) as span:
+            limit = DEFAULT_RESULT_CHARS
             try:
+                if call.name == READ_RESULT:
+                    raise _Paged(self._page(ts, args))
                 tool = agent.get_tool(call.name)
+                limit = tool.max_result_chars
                 if wrong > tool.max_retries:
                     raise _ToolStuck(
                         f"{call.name} not run: the model called it wrongly {wrong} times in"
@@ -161,6 +184,8 @@ class ToolActivities:
                 )
             except CancelledError:
                 raise
+            except _Paged as paged:
+                is_error, text = paged.is_error, paged.text
             except ToolRetry as exc:
                 is_error = retry = True
                 text = _retry_text(call.name, str(exc), wrong, tool.max_retries)
@@ -184,6 +209,8 @@ class ToolActivities:
         text = redacted.text
         with activity.shield_thread_cancel_exception(), ts.tx():
             result_hash = ts.put_blob("tool_result", text)
+            whole = len(text)
+            text = shorten(text, limit, result_hash)  # stored whole; the window gets a part
             (event,) = ts.append_events(
                 wake.agent,
                 [
@@ -199,14 +226,37 @@ class ToolActivities:
                         is_error=is_error,
                         event_time=inp.at,
                         meta={"result_blob": result_hash}
+                        | ({CAPPED_META: str(whole)} if len(text) < whole else {})
                         | ({"retry": "1"} if retry else {})
                         | ({"redacted": redacted.summary()} if redacted.changed else {}),
                     )
                 ],
             )
         return RunToolOut(
-            event_id=event.id, result_hash=result_hash, is_error=event.is_error, reused=False
+            event_id=event.id,
+            result_hash=result_hash,
+            is_error=event.is_error,
+            reused=False,
+            **_answer(call.name, event.text, event.is_error),
         )
+
+
+DEFAULT_RESULT_CHARS = 40_000  # Tool.max_result_chars' default, for a call of no tool
+
+
+class _Paged(Exception):
+    """The built-in read_result's answer."""
+
+    def __init__(self, answer: tuple[bool, str]) -> None:
+        super().__init__(answer[1])
+        self.is_error, self.text = answer
+
+
+def _answer(tool: str, text: str, is_error: bool) -> dict[str, Any]:
+    """A valid call of the output tool is the wake's answer: a capped copy comes back."""
+    if tool != FINAL_RESULT or is_error:
+        return {}
+    return {"answer": text[:ANSWER_MAX_CHARS], "answer_chars": len(text)}
 
 
 def _retry_text(name: str, message: str, wrong_before: int, max_retries: int) -> str:

@@ -16,7 +16,7 @@ import typer
 from temporalio.client import Client, WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError
 
-from wakeful.agents import Agent, AgentRegistry, AgentRuntime
+from wakeful.agents import FINAL_RESULT, Agent, AgentRegistry, AgentRuntime
 from wakeful.cli.common import (
     emit_json,
     endpoints,
@@ -260,7 +260,7 @@ def _trigger(
             typer.echo(f"delivered {user_key}")
         return
     # The sender's own key, not the digest the trigger carried; the whole answer.
-    answer = full_answer(Store.connect(ep.database_url).tenant(s.tenant), result)
+    answer = full_answer(Store.connect(ep.database_url).tenant(s.tenant), agent, result)
     result = result.model_copy(
         update={"idempotency_key": user_key, "output": answer, "output_truncated": False}
     )
@@ -278,10 +278,14 @@ def _trigger(
         report_failure(wake_failure(agent, result))
 
 
-def full_answer(ts: TenantStore, result: WakeResult) -> str:
-    """The wake's whole answer: the result's copy, or the stored reply when it was cut."""
+def full_answer(ts: TenantStore, agent: str, result: WakeResult) -> str:
+    """The wake's whole answer: the result's copy, or, when it was cut, the output tool's
+    stored result (a typed answer) or the stored reply."""
     if not result.output_truncated or not result.output_ref:
         return result.output
+    for e in ts.events(agent, wake_id=result.wake_id):
+        if e.kind == "tool_result" and e.tool_name == FINAL_RESULT and not e.is_error:
+            return e.text
     return ModelReply.model_validate_json(ts.get_blob(result.output_ref)).text
 
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -207,6 +207,11 @@ class AgentProfile(BaseModel):
     model: str
     provider: str = "anthropic"
     instructions: str
+    tool_choice: Literal["any"] | None = Field(
+        None,
+        description="'any': every reply must call a tool (an agent with a typed output ends "
+        "its wake by calling the output tool). None: the model chooses.",
+    )
 
 
 class Snapshot(BaseModel):

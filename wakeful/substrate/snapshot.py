@@ -19,6 +19,7 @@ from wakeful.compiler.evidence import EVIDENCE_META
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
+from wakeful.tool_results import CAPPED_META
 
 RECENT_LIMIT = 200  # raw events a snapshot loads at least (when there are that many)
 RECENT_PAGE = 100  # ... and at most this many fewer than one more page
@@ -58,6 +59,8 @@ def _block_meta(e: StoredEvent) -> dict[str, str]:
     # the blocks it holds (``compiler.evidence``).
     if e.kind == "evidence":
         return {EVIDENCE_META: e.meta.get(EVIDENCE_META, "")}
+    if e.kind == "tool_result" and CAPPED_META in e.meta:  # shown in part: read_result
+        return {CAPPED_META: e.meta[CAPPED_META]}
     return {"reply": e.meta["reply"]} if "reply" in e.meta else {}
 
 

@@ -46,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.alarm import Alarm
     from wakeful.workflows.cache import pacing_annotations, rates_for, update_clock
     from wakeful.workflows.child import delegate_calls
-    from wakeful.workflows.cycle import WakeCycle, store
+    from wakeful.workflows.cycle import WakeAnswer, WakeCycle, store
     from wakeful.workflows.pacing import PacingInput, PacingPolicy, cache_ttls, decide
     from wakeful.workflows.sessions import Sessions
     from wakeful.workflows.state import (
@@ -394,12 +394,12 @@ def _not_run(trigger: Trigger, status: str) -> WakeResult:
     )
 
 
-def answer_fields(reply: CallModelOut | None) -> dict[str, Any]:
-    """A wake result's answer: the final reply's capped text and where the whole is."""
-    if reply is None:
+def answer_fields(answer: WakeAnswer | None) -> dict[str, Any]:
+    """A wake result's answer: the capped text and where the whole of it is stored."""
+    if answer is None:
         return {}
     return {
-        "output": reply.answer,
-        "output_truncated": reply.answer_chars > len(reply.answer),
-        "output_ref": reply.output_hash,
+        "output": answer.text,
+        "output_truncated": answer.chars > len(answer.text),
+        "output_ref": answer.ref,
     }

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -177,7 +177,7 @@ class WakeCycle:
         self.merged = False
         self.opening: StartWakeIn | None = None  # the wake, until a compile has opened it
         self.closed: FinishWakeOut | None = None  # set when call_model closed the wake
-        self.answer: CallModelOut | None = None  # the reply that called no tools
+        self.answer: WakeAnswer | None = None  # the final reply's, or the output tool's
         # call_model needs the provider and model, not the tool limits: sent without them,
         # the runtime does not repeat them in every model call's history event.
         self.model_rt = rt.model_copy(update={"tools": ()})
@@ -283,11 +283,14 @@ class WakeCycle:
                     RecordOutputOut,
                 )
             if not reply.tool_calls:
-                self.answer = reply  # the wake's answer (a capped copy; see WakeResult)
+                # the wake's answer (a capped copy; see WakeResult)
+                self.answer = WakeAnswer(reply.answer, reply.answer_chars, reply.output_hash)
                 if merged:  # call_model closed the wake
                     self.closed = FinishWakeOut(handoff_id=reply.handoff_id)
                 return "done"
             await self._tools(index, reply)
+            if self.answer is not None:  # the output tool took a valid answer: done
+                return "done"
             if self.stop():
                 return "stopped"
             if b.tool_calls >= rt.max_tool_calls_per_wake:
@@ -358,7 +361,7 @@ class WakeCycle:
                 # The patch is asked only for a local tool, so histories of runs that never
                 # had one replay without its marker.
                 if limits is not None and limits.local and workflow.patched(LOCAL_TOOLS):
-                    await workflow.execute_local_activity(
+                    out = await workflow.execute_local_activity(
                         RUN_TOOL,
                         arg,
                         result_type=RunToolOut,
@@ -366,7 +369,7 @@ class WakeCycle:
                         retry_policy=retry,
                     )
                 else:
-                    await act(
+                    out = await act(
                         RUN_TOOL,
                         arg,
                         RunToolOut,
@@ -378,6 +381,8 @@ class WakeCycle:
                             else None
                         ),
                     )
+                if call.name == self.rt.output_tool and not out.is_error:
+                    self.answer = WakeAnswer(out.answer, out.answer_chars, out.result_hash)
             except ACTIVITY_FAILURES as err:
                 failed.append(_result(call, f"{call.name} failed for good: {failure(err)}"))
             self.budget.tool_calls += 1
@@ -396,6 +401,14 @@ class WakeCycle:
                 ),
                 RecordToolResultsOut,
             )
+
+
+class WakeAnswer(NamedTuple):
+    """The wake's answer: a capped copy of its text, its whole length, the stored blob."""
+
+    text: str
+    chars: int
+    ref: str
 
 
 def _result(call: ToolCallRef, text: str) -> ToolResultIn:

@@ -191,6 +191,8 @@ class AnthropicRenderer(Renderer):
         }
         if tools:
             request["tools"] = tools
+            if layout.agent.tool_choice == "any":
+                request["tool_choice"] = {"type": "any"}
         return Rendered(
             request=request,
             stable={"tools": tools, "system": system[0]},

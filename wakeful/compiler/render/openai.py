@@ -178,6 +178,8 @@ class OpenAIChatRenderer(_OpenAIBase):
         }
         if tools:
             request["tools"] = tools
+            if layout.agent.tool_choice == "any":
+                request["tool_choice"] = "required"
         spliceable = type(self).render is OpenAIChatRenderer.render
         slots: list[tuple[Any, Any]] = [(tools, n) for n in range(len(tools))]
         slots += [(request["messages"], n) for n in range(len(entries))]
@@ -268,6 +270,8 @@ class OpenAIResponsesRenderer(_OpenAIBase):
         }
         if tools:
             request["tools"] = tools
+            if layout.agent.tool_choice == "any":
+                request["tool_choice"] = "required"
         spliceable = type(self).render is OpenAIResponsesRenderer.render
         slots: list[tuple[Any, Any]] = [(tools, n) for n in range(len(tools))]
         slots.append((request, "instructions"))
