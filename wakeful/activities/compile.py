@@ -254,7 +254,7 @@ def annotate(
     ledger: Ledger, annotations: LedgerAnnotations | None, ttls: CacheTtls | None = None
 ) -> Ledger:
     """Attach the orchestrator's decisions (e.g. pacing and its prices) to the ledger."""
-    if ttls is not None:
+    if ttls is not None and ttls.why:
         ledger = ledger.with_decision("pacing.cache_ttl", ttls.why)
     if annotations is None:
         return ledger

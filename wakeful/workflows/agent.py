@@ -320,8 +320,9 @@ class AgentWorkflow:
             wake,
             trigger.goal,
             trigger.idempotency_key,
-            annotations=pacing_annotations(decision, session_note, notes),
-            ttls=ttls,
+            annotations=pacing_annotations(decision, session_note, notes, ttls),
+            # every compile needs the TTLs, not the words (kept out of the history)
+            ttls=ttls.model_copy(update={"why": ""}) if ttls is not None else None,
             stop=lambda: self.stop_requested,
             on_call=self._on_call,
             delegate=self._delegate,

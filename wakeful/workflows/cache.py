@@ -11,7 +11,7 @@ from datetime import datetime
 
 from wakeful.contracts import CallModelOut, CompileOut, LedgerAnnotations
 from wakeful.providers.pricing import price_for
-from wakeful.workflows.pacing import CacheClock, PacingDecision, Rates, ttl_seconds
+from wakeful.workflows.pacing import CacheClock, CacheTtls, PacingDecision, Rates, ttl_seconds
 
 __all__ = ["pacing_annotations", "rates_for", "update_clock"]
 
@@ -75,14 +75,19 @@ def update_clock(
 
 
 def pacing_annotations(
-    decision: PacingDecision, session: str, notes: list[str] | None = None
+    decision: PacingDecision,
+    session: str,
+    notes: list[str] | None = None,
+    ttls: CacheTtls | None = None,
 ) -> LedgerAnnotations:
-    """What the first compile of a wake writes into its ledger about pacing."""
+    """What the first compile of a wake writes into its ledger about pacing (the TTLs'
+    reason too: every compile gets the TTLs, only the first the words)."""
     return LedgerAnnotations(
         decisions={
             "pacing": decision.choice,
             "pacing.prices_usd": decision.prices(),
             "session": session,
-        },
+        }
+        | ({"pacing.cache_ttl": ttls.why} if ttls is not None else {}),
         notes=(decision.reason, *(notes or [])),
     )
