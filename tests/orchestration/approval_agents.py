@@ -12,15 +12,15 @@ from wakeful.substrate.store import Store
 from wakeful.typed_tools import tool
 from wakeful.worker.serve import register_agent
 
-SCRIPT = Script.parse(
-    [
-        {
-            "text": "Deploying.",
-            "tool_calls": [{"name": "deploy", "input": {"service": "billing", "version": "v42"}}],
-        },
-        {"text": "Done: billing is handled."},
-    ]
-)
+WAKE = [
+    {
+        "text": "Deploying.",
+        "tool_calls": [{"name": "deploy", "input": {"service": "billing", "version": "v42"}}],
+    },
+    {"text": "Done: billing is handled."},
+]
+SCRIPT = Script.parse(WAKE)
+TWO_WAKES = Script.parse(WAKE + WAKE)
 
 
 class Deploys:
