@@ -5,7 +5,8 @@ workflow knows which calls wait (its ``approvals`` query); the arguments are rea
 transcript in the substrate, shown as a short preview and a hash.
 
 Exit codes: 0 decided (or listed), 2 misuse (no such agent, no call with that id waiting:
-unknown, decided already or timed out), 3 a server is unreachable.
+unknown, decided already or timed out), 3 a server is unreachable or no worker polls the
+task queue (a decision is taken by the agent's workflow, which needs a worker to run).
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def approve(
     Exits 0 once the agent has the decision, 2 when no call with that id waits (unknown,
     decided already or timed out) or the agent is not running.
     """
-    from wakeful.worker.client import connect, decide_approval
+    from wakeful.worker.client import connect, decide_approval, require_worker
 
     s = settings()
     ep = endpoints(s)
@@ -106,6 +107,11 @@ def approve(
 
     async def go() -> PendingApproval:
         client = await connect(ep.temporal_address, ep.temporal_namespace)
+        # The agent's workflow takes the decision in a workflow task: without a worker the
+        # command would wait for one instead of saying so.
+        await require_worker(
+            client, s.task_queue, "start one with `wakeful worker --agents ...` and approve again"
+        )
         return await decide_approval(client, s.tenant, agent, decision)
 
     decided = asyncio.run(go())
