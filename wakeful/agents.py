@@ -11,7 +11,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from wakeful.errors import UnknownAgentError, UserError
 from wakeful.names import NAME_RULE, check_agent_name, check_tenant, is_agent_name, is_name
@@ -67,12 +74,19 @@ class Tool:
     # A longer result is stored whole; the window gets its head and tail and a handle the
     # model pages through with the built-in ``read_result`` tool (wakeful.tool_results).
     max_result_chars: int = 40_000
+    # A person approves each call before it runs (``wakeful approve``): the wake waits for
+    # the decision durably (no worker slot held), at most ``approval_timeout_s`` (None: as
+    # long as it takes); then ``on_approval_timeout`` denies the call or parks the wake.
+    requires_approval: bool = False
+    approval_timeout_s: float | None = None
+    on_approval_timeout: Literal["deny", "park"] = "deny"
 
     def __post_init__(self) -> None:
         where = f"tool {self.name!r}"
         _at_least(where, "max_attempts", self.max_attempts, 1)
         _at_least(where, "max_retries", self.max_retries, 0)
         _at_least(where, "max_result_chars", self.max_result_chars, 1_000)
+        check_approval(where, self.approval_timeout_s, self.on_approval_timeout)
         _positive(where, "timeout_s", self.timeout_s)
         if self.heartbeat_s is not None:
             _positive(where, "heartbeat_s", self.heartbeat_s)
@@ -94,6 +108,15 @@ class Tool:
         }
 
 
+class ApprovalPolicy(BaseModel):
+    """How a call of a tool that needs a person's approval waits (see ``Tool``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    timeout_s: float | None = None
+    on_timeout: Literal["deny", "park"] = "deny"
+
+
 class ToolLimits(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -102,6 +125,18 @@ class ToolLimits(BaseModel):
     max_attempts: int
     heartbeat_s: float | None = None
     local: bool = False
+    approval: ApprovalPolicy | None = Field(
+        None, description="Each call waits for a person's decision (None: runs at once)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_no_approval(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Every compile's input carries the tool limits: a tool that needs no approval
+        # leaves the field out rather than adding ``"approval":null`` to the history.
+        data: dict[str, Any] = handler(self)
+        if data.get("approval") is None:
+            data.pop("approval", None)
+        return data
 
 
 class AgentRuntime(BaseModel):
@@ -276,6 +311,9 @@ class Agent:
         local: bool = False,
         heartbeat_s: float | None = None,
         max_retries: int = 2,
+        requires_approval: bool = False,
+        approval_timeout_s: float | None = None,
+        on_approval_timeout: Literal["deny", "park"] = "deny",
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
 
     def tool(self, target: Any = None, /, **options: Any) -> Any:  # type: ignore[misc]
@@ -338,6 +376,13 @@ class Agent:
                     max_attempts=t.max_attempts,
                     heartbeat_s=t.heartbeat_s,
                     local=t.local,
+                    approval=(
+                        ApprovalPolicy(
+                            timeout_s=t.approval_timeout_s, on_timeout=t.on_approval_timeout
+                        )
+                        if t.requires_approval
+                        else None
+                    ),
                 )
                 for t in self.tools
             ),
@@ -377,6 +422,16 @@ def _at_least(where: str, field: str, value: object, low: int) -> None:
     """An integer limit of at least ``low``, or one line naming it."""
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise UserError(f"{where}: {field} must be an integer >= {low} (got {value!r})")
+
+
+def check_approval(where: str, timeout_s: object, on_timeout: object) -> None:
+    """An approval timeout (None, or seconds > 0) and its policy, or one line naming them."""
+    if timeout_s is not None:
+        _positive(where, "approval_timeout_s", timeout_s, "seconds (or None: no timeout)")
+    if on_timeout not in ("deny", "park"):
+        raise UserError(
+            f"{where}: on_approval_timeout must be 'deny' or 'park' (got {on_timeout!r})"
+        )
 
 
 def _positive(where: str, field: str, value: object, unit: str = "") -> None:

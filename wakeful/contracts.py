@@ -382,6 +382,34 @@ class RecordToolResultsOut(_Msg):
     event_ids: tuple[int, ...]
 
 
+# --- approvals -----------------------------------------------------------------------------
+
+# The agent workflow's update that decides a call waiting for approval, and its query.
+APPROVE_UPDATE = "approve"
+APPROVALS_QUERY = "approvals"
+
+
+class PendingApproval(_Msg):
+    """A tool call waiting for a decision (the ``approvals`` query's answer)."""
+
+    call_id: str
+    tool: str
+    wake_id: str
+    reply_hash: str = Field(description="The stored reply holding the call's arguments.")
+    requested_at: datetime
+    deadline: datetime | None = Field(None, description="When the timeout policy applies.")
+    on_timeout: str = "deny"
+
+
+class ApprovalDecision(_Msg):
+    """What a person decided about one call (the ``approve`` update's argument)."""
+
+    call_id: str
+    approved: bool
+    reason: str = ""
+    by: str = ""
+
+
 # --- child agents --------------------------------------------------------------------------
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, get_type_hints, overload
+from typing import Any, Literal, TypeVar, get_type_hints, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
@@ -65,6 +65,9 @@ def build_tool(
     local: bool = False,
     heartbeat_s: float | None = None,
     max_retries: int = 2,
+    requires_approval: bool = False,
+    approval_timeout_s: float | None = None,
+    on_approval_timeout: Literal["deny", "park"] = "deny",
 ) -> Tool:
     """The :class:`~wakeful.agents.Tool` of a plain function (sync or ``async def``)."""
     if not callable(fn):
@@ -99,6 +102,9 @@ def build_tool(
         heartbeat_s=heartbeat_s,
         local=local,
         max_retries=max_retries,
+        requires_approval=requires_approval,
+        approval_timeout_s=approval_timeout_s,
+        on_approval_timeout=on_approval_timeout,
     )
 
 
@@ -116,6 +122,9 @@ def tool(
     local: bool = False,
     heartbeat_s: float | None = None,
     max_retries: int = 2,
+    requires_approval: bool = False,
+    approval_timeout_s: float | None = None,
+    on_approval_timeout: Literal["deny", "park"] = "deny",
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -130,12 +139,18 @@ def tool(
     local: bool = False,
     heartbeat_s: float | None = None,
     max_retries: int = 2,
+    requires_approval: bool = False,
+    approval_timeout_s: float | None = None,
+    on_approval_timeout: Literal["deny", "park"] = "deny",
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`~wakeful.agents.Tool` of a function: ``@tool`` or ``@tool(name=...)``.
 
     ``timeout_s``, ``max_attempts``, ``local`` and ``heartbeat_s`` are the tool activity's
     (see :class:`~wakeful.agents.Tool`); ``max_retries`` bounds the calls per wake the model
     may get wrong (invalid arguments or :class:`ToolRetry`) before it is told to stop.
+    ``requires_approval`` makes each call wait for a person's decision (``wakeful
+    approve``), at most ``approval_timeout_s``; then ``on_approval_timeout`` denies the
+    call or parks the wake.
     """
 
     def make(f: Callable[..., Any]) -> Tool:
@@ -148,6 +163,9 @@ def tool(
             local=local,
             heartbeat_s=heartbeat_s,
             max_retries=max_retries,
+            requires_approval=requires_approval,
+            approval_timeout_s=approval_timeout_s,
+            on_approval_timeout=on_approval_timeout,
         )
 
     return make(fn) if fn is not None else make

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from wakeful.cli import agents, bench, data, inspect, stack
+from wakeful.cli import approvals as approvals_cli
 from wakeful.cli import consolidate as consolidate_cli
 from wakeful.cli import ingress as ingress_cli
 from wakeful.cli import schedules as schedules_cli
@@ -40,6 +41,8 @@ app.add_typer(agents.app, name="agent")
 app.add_typer(bench.app, name="bench")
 app.add_typer(inspect.handoff_app, name="handoff")
 app.add_typer(schedules_cli.app, name="schedule")
+app.add_typer(approvals_cli.app, name="approvals")
+app.command()(approvals_cli.approve)
 app.command()(agents.trigger)
 app.command()(agents.worker)
 app.command()(inspect.explain)

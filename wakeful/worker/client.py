@@ -14,14 +14,25 @@ from temporalio.client import Client as TemporalClient
 from temporalio.client import (
     Interceptor,
     WithStartWorkflowOperation,
+    WorkflowUpdateFailedError,
     WorkflowUpdateHandle,
     WorkflowUpdateStage,
 )
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 
 from wakeful.agents import Agent, AgentRuntime
 from wakeful.compiler.blocks import Goal, GoalKind
-from wakeful.contracts import Trigger, WakeResult, oversized_trigger
+from wakeful.contracts import (
+    APPROVALS_QUERY,
+    APPROVE_UPDATE,
+    ApprovalDecision,
+    PendingApproval,
+    Trigger,
+    WakeResult,
+    oversized_trigger,
+)
 from wakeful.errors import RuntimeFailure, UserError
 from wakeful.idempotency import trigger_key
 from wakeful.worker.codec import data_converter
@@ -125,6 +136,53 @@ async def deliver(
     )
 
 
+async def pending_approvals(
+    client: TemporalClient, tenant: str, agent: str
+) -> list[PendingApproval]:
+    """The agent's tool calls waiting for approval (none when its workflow is not running).
+
+    Raises :class:`~wakeful.errors.ConfigError` for an invalid name."""
+    handle = client.get_workflow_handle(workflow_id(tenant, agent))
+    try:
+        found: list[PendingApproval] = await handle.query(
+            APPROVALS_QUERY, result_type=list[PendingApproval]
+        )
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return []
+        raise
+    return found
+
+
+async def decide_approval(
+    client: TemporalClient, tenant: str, agent: str, decision: ApprovalDecision
+) -> PendingApproval:
+    """Approve or deny a waiting tool call; answers the call decided.
+
+    Raises :class:`~wakeful.errors.UserError` when the agent has no running workflow or no
+    call with that id waits for approval (unknown, already decided or timed out)."""
+    handle = client.get_workflow_handle(workflow_id(tenant, agent))
+    try:
+        decided: PendingApproval = await handle.execute_update(
+            APPROVE_UPDATE, decision, result_type=PendingApproval
+        )
+    except WorkflowUpdateFailedError as err:
+        cause = err.cause
+        if isinstance(cause, ApplicationError) and cause.type == "UnknownApprovalCall":
+            raise UserError(
+                f"agent {agent!r}: {cause.message}; see `wakeful approvals list {agent}`"
+            ) from None
+        raise
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise UserError(
+                f"agent {agent!r} of tenant {tenant!r} is not running, so no call of it waits"
+                " for approval"
+            ) from None
+        raise
+    return decided
+
+
 class WakeHandle:
     """A wake that was delivered and accepted; :meth:`result` waits for it to finish."""
 
@@ -220,3 +278,23 @@ class Client:
             wait_for_stage=WorkflowUpdateStage.ACCEPTED,
         )
         return WakeHandle(update, user_key)
+
+    async def pending(self, agent: Agent | AgentRuntime) -> list[PendingApproval]:
+        """The agent's tool calls waiting for a person's approval."""
+        runtime = agent.runtime() if isinstance(agent, Agent) else agent
+        return await pending_approvals(self.temporal, runtime.tenant, runtime.name)
+
+    async def approve(
+        self,
+        agent: Agent | AgentRuntime,
+        call_id: str,
+        *,
+        approved: bool = True,
+        reason: str = "",
+        by: str = "",
+    ) -> PendingApproval:
+        """Approve (or, ``approved=False``, deny with ``reason``) a waiting tool call.
+        Raises :class:`~wakeful.errors.UserError` when no call ``call_id`` waits."""
+        runtime = agent.runtime() if isinstance(agent, Agent) else agent
+        decision = ApprovalDecision(call_id=call_id, approved=approved, reason=reason, by=by)
+        return await decide_approval(self.temporal, runtime.tenant, runtime.name, decision)

@@ -73,6 +73,7 @@ from wakeful.names import is_name
 from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.substrate.store import Store
 from wakeful.worker.client import deliver
+from wakeful.worker.ingress_approvals import add_approval_routes
 from wakeful.worker.ingress_auth import (
     SIGNATURE_HEADER,
     AuthFailure,
@@ -390,6 +391,8 @@ def create_app(
     async def tenant_hook(request: Request, tenant: str, agent: str) -> JSONResponse:
         """Deliver an event to an agent of the named tenant."""
         return await guarded(request, tenant, agent)
+
+    add_approval_routes(app, ingress, settings.tenant)  # signed decisions on waiting calls
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -32,11 +32,15 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from wakeful.contracts import (
+        APPROVALS_QUERY,
+        APPROVE_UPDATE,
         FIND_WAKE,
+        ApprovalDecision,
         CallModelOut,
         CompileOut,
         FindWakeIn,
         FindWakeOut,
+        PendingApproval,
         ToolCallRef,
         Trigger,
         WakeRef,
@@ -44,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         oversized_trigger,
     )
     from wakeful.workflows.alarm import Alarm
+    from wakeful.workflows.approvals import Approvals
     from wakeful.workflows.cache import pacing_annotations, rates_for, update_clock
     from wakeful.workflows.child import delegate_calls
     from wakeful.workflows.cycle import WakeAnswer, WakeCycle, store
@@ -103,6 +108,7 @@ class AgentWorkflow:
         self.children_in_flight = 0
         self.alarm = Alarm()
         self.memory = inp.remembered_results
+        self.approvals = Approvals()  # tool calls of the current wake awaiting a decision
 
     @workflow.run
     async def run(self, inp: AgentInput) -> AgentState:
@@ -229,6 +235,29 @@ class AgentWorkflow:
             self._remember(_not_run(trigger, "not_run: the agent was stopped"))
         self.state.pending = []
 
+    @workflow.update(name=APPROVE_UPDATE)
+    def approve(self, decision: ApprovalDecision) -> PendingApproval:
+        """Decide a tool call waiting for approval: approved, it runs; denied, the model
+        reads ``denied by <by>: <reason>`` as its result. Answers the call decided."""
+        return self.approvals.decide(decision)
+
+    @approve.validator
+    def _check_approve(self, decision: ApprovalDecision) -> None:
+        """Refuse a decision for a call that is not waiting (unknown, decided, timed out)
+        before it enters the history."""
+        if decision.call_id not in self.approvals.pending:
+            waiting = ", ".join(self.approvals.pending) or "none"
+            raise ApplicationError(
+                f"no tool call {decision.call_id!r} waits for approval (waiting: {waiting})",
+                type="UnknownApprovalCall",
+                non_retryable=True,
+            )
+
+    @workflow.query(name=APPROVALS_QUERY)
+    def pending_approvals(self) -> list[PendingApproval]:
+        """The tool calls of the current wake that wait for a person's decision."""
+        return self.approvals.listing()
+
     @workflow.query(name="status")
     def status(self) -> AgentStatus:
         s = self.state
@@ -326,6 +355,7 @@ class AgentWorkflow:
             stop=lambda: self.stop_requested,
             on_call=self._on_call,
             delegate=self._delegate,
+            approvals=self.approvals,
         )
         done = await cycle.run()
         totals = cycle.totals

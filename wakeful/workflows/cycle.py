@@ -33,7 +33,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
-    from wakeful.agents import AgentRuntime
+    from wakeful.agents import AgentRuntime, ApprovalPolicy
     from wakeful.compiler.blocks import Goal
     from wakeful.contracts import (
         CALL_MODEL,
@@ -52,6 +52,7 @@ with workflow.unsafe.imports_passed_through():
         FinishWakeIn,
         FinishWakeOut,
         LedgerAnnotations,
+        PendingApproval,
         RecordOutputIn,
         RecordOutputOut,
         RecordToolResultsIn,
@@ -65,6 +66,7 @@ with workflow.unsafe.imports_passed_through():
         WakeRef,
     )
     from wakeful.workflows import policies as p
+    from wakeful.workflows.approvals import Approvals, denial_text, timeout_text
     from wakeful.workflows.spend import spend_cap
     from wakeful.workflows.state import WakeBudget
 
@@ -161,11 +163,14 @@ class WakeCycle:
         stop: Callable[[], bool] = lambda: False,
         on_call: OnCall | None = None,
         delegate: Delegate | None = None,
+        approvals: Approvals | None = None,
     ) -> None:
         self.rt, self.wake, self.goal, self.key = rt, wake, goal, idempotency_key
         self.annotations = annotations
         self.ttls = ttls
         self.stop, self.on_call, self.delegate = stop, on_call, delegate
+        self.approvals = approvals  # None: calls needing approval are denied (child agents)
+        self.parked_by: str | None = None  # set when an approval timeout parks the wake
         self.budget = WakeBudget(
             max_model_calls=rt.max_model_calls_per_wake,
             max_tool_calls=rt.max_tool_calls_per_wake,
@@ -291,6 +296,9 @@ class WakeCycle:
             await self._tools(index, reply)
             if self.answer is not None:  # the output tool took a valid answer: done
                 return "done"
+            if self.parked_by is not None:
+                self.error = self.parked_by
+                return "parked"
             if self.stop():
                 return "stopped"
             if b.tool_calls >= rt.max_tool_calls_per_wake:
@@ -343,11 +351,25 @@ class WakeCycle:
     async def _tools(self, index: int, reply: CallModelOut) -> None:
         failed: list[ToolResultIn] = []
         delegated = [c for c in reply.tool_calls if c.name == DELEGATE_TOOL]
-        for call in (c for c in reply.tool_calls if c.name != DELEGATE_TOOL):
+        own = [c for c in reply.tool_calls if c.name != DELEGATE_TOOL]
+        self._request_approvals(reply, own)
+        for call in own:
             if self.stop():
+                self._drop_approval(call)
                 failed.append(_result(call, "not run: the agent was asked to stop"))
                 continue
+            if self.parked_by is not None:
+                self._drop_approval(call)
+                failed.append(_result(call, f"not run: the wake was parked ({self.parked_by})"))
+                continue
             limits = next((t for t in self.rt.tools if t.name == call.name), None)
+            if limits is not None and limits.approval is not None:
+                refused = await self._approval(call, limits.approval)
+                if refused is not None:
+                    failed.append(_result(call, refused))
+                    if self.parked_by is None:  # a denied call was still a call
+                        self.budget.tool_calls += 1
+                    continue
             arg = RunToolIn(
                 wake=self.wake,
                 call_index=index,
@@ -387,12 +409,18 @@ class WakeCycle:
                 failed.append(_result(call, f"{call.name} failed for good: {failure(err)}"))
             self.budget.tool_calls += 1
         if delegated:
-            if self.delegate is None or self.stop():
+            if self.parked_by is not None:
+                failed += [
+                    _result(c, f"not run: the wake was parked ({self.parked_by})")
+                    for c in delegated
+                ]
+            elif self.delegate is None or self.stop():
                 why = "delegation is not available here" if self.delegate is None else "stopped"
                 failed += [_result(c, f"not run: {why}") for c in delegated]
             else:
                 await self.delegate(self.wake, index, reply, delegated)
-            self.budget.tool_calls += len(delegated)
+            if self.parked_by is None:
+                self.budget.tool_calls += len(delegated)
         if failed:
             await store(
                 RECORD_TOOL_RESULTS,
@@ -401,6 +429,69 @@ class WakeCycle:
                 ),
                 RecordToolResultsOut,
             )
+
+    # --- approvals ------------------------------------------------------------------------
+
+    def _request_approvals(self, reply: CallModelOut, calls: list[ToolCallRef]) -> None:
+        """List every call of the reply that needs a decision at once, so a person sees
+        (and may decide) them all while the first one is waited for."""
+        if self.approvals is None:
+            return
+        now = workflow.now()
+        for call in calls:
+            limits = next((t for t in self.rt.tools if t.name == call.name), None)
+            if limits is None or limits.approval is None:
+                continue
+            policy = limits.approval
+            self.approvals.request(
+                PendingApproval(
+                    call_id=call.id,
+                    tool=call.name,
+                    wake_id=self.wake.wake_id,
+                    reply_hash=reply.output_hash,
+                    requested_at=now,
+                    deadline=(
+                        None
+                        if policy.timeout_s is None
+                        else now + timedelta(seconds=policy.timeout_s)
+                    ),
+                    on_timeout=policy.on_timeout,
+                )
+            )
+
+    def _drop_approval(self, call: ToolCallRef) -> None:
+        if self.approvals is not None:
+            self.approvals.drop(call.id)
+
+    async def _approval(self, call: ToolCallRef, policy: ApprovalPolicy) -> str | None:
+        """Wait for a person's decision on ``call``: None when approved, else the text the
+        model reads as the tool's result (a denial, a timeout, a stop). A timeout under
+        the ``park`` policy sets ``parked_by``. The wait is a durable condition (a timer
+        when the policy has a timeout): no worker holds anything while it lasts."""
+        gate = self.approvals
+        if gate is None:
+            return f"not run: {call.name} needs a person's approval, which is not available here"
+        item = gate.pending.get(call.id)
+        deadline = item.deadline if item is not None else None
+        timeout = None if deadline is None else max(deadline - workflow.now(), timedelta(0))
+        try:
+            await workflow.wait_condition(
+                lambda: call.id in gate.decided or self.stop(), timeout=timeout
+            )
+        except TimeoutError:
+            pass
+        decision = gate.take(call.id)
+        if decision is not None:
+            return None if decision.approved else denial_text(decision)
+        gate.drop(call.id)
+        if self.stop():
+            return "not run: the agent was asked to stop"
+        assert policy.timeout_s is not None  # only a timed wait ends undecided otherwise
+        why = timeout_text(timedelta(seconds=policy.timeout_s))
+        if policy.on_timeout == "park":
+            self.parked_by = f"the approval of {call.name} call {call.id}: {why}"
+            return f"not run: the wake was parked ({self.parked_by})"
+        return f"denied by the approval timeout: {why}"
 
 
 class WakeAnswer(NamedTuple):

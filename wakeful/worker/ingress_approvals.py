@@ -1,0 +1,114 @@
+"""Approval decisions over HTTP: a signed ``POST`` approves or denies a waiting tool call.
+
+Routes (signed exactly as webhooks are, see :mod:`wakeful.worker.ingress_auth`: the
+``X-Wakeful-Signature`` header over the raw body, the tenant's secret, the replay window):
+
+* ``POST /approvals/{agent}`` — an agent of the default tenant;
+* ``POST /approvals/{tenant}/{agent}`` — an agent of another tenant.
+
+The body is JSON ``{"call_id": "...", "approved": true|false, "reason": "...", "by": "..."}``
+(``reason`` and ``by`` optional). Answers:
+
+====  =====================================================================================
+200   decided: ``{"status": "approved"|"denied", "call_id", "tool", "wake_id"}``
+401   signature missing, malformed, stale or wrong; 403 another tenant's secret
+404   invalid tenant or agent name, or the agent is not running
+409   no call with that id waits for approval (unknown, decided already or timed out): a
+      replayed request inside the window lands here, so it decides nothing twice
+413   body too large; 422 body is not a decision
+503   Temporal is unreachable; retry later
+====  =====================================================================================
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from temporalio.service import RPCError
+
+from wakeful.contracts import ApprovalDecision
+from wakeful.errors import UserError
+from wakeful.names import is_name
+from wakeful.worker.client import decide_approval
+from wakeful.worker.ingress_auth import SIGNATURE_HEADER, AuthFailure, precheck, verify_body
+
+if TYPE_CHECKING:
+    from wakeful.worker.ingress import _Ingress
+
+__all__ = ["add_approval_routes"]
+
+# A decision is a few short fields; a larger body is not one.
+MAX_DECISION_BYTES = 16 * 1024
+
+
+def _answer(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": code, "message": message}, status)
+
+
+async def _decide(ingress: _Ingress, request: Request, tenant: str, agent: str) -> JSONResponse:
+    from wakeful.worker.ingress import _check_length, _read_body, _Refused
+
+    for kind, name in (("tenant", tenant), ("agent", agent)):
+        if not is_name(name):
+            return _answer(404, f"unknown_{kind}", f"{kind} name in the URL is invalid")
+    try:
+        _check_length(request, MAX_DECISION_BYTES)
+        sig = precheck(
+            ingress.secrets,
+            tenant,
+            request.headers.get(SIGNATURE_HEADER),
+            now=ingress.clock(),
+            window_s=ingress.settings.webhook_replay_window_s,
+        )
+        body = await _read_body(request, MAX_DECISION_BYTES)
+        verify_body(ingress.secrets, tenant, sig, body)
+    except AuthFailure as err:
+        return _answer(err.status, err.code, err.message)
+    except _Refused as err:
+        return _answer(err.status, err.code, err.message)
+    try:
+        decision = ApprovalDecision.model_validate(json.loads(body))
+    except (ValueError, ValidationError):  # JSONDecodeError and UnicodeDecodeError too
+        return _answer(
+            422,
+            "invalid_decision",
+            'the body must be JSON {"call_id": "...", "approved": true|false, "reason": "...",'
+            ' "by": "..."}',
+        )
+    try:
+        decided = await decide_approval(await ingress.client(), tenant, agent, decision)
+    except UserError as err:
+        not_running = "is not running" in str(err)
+        return _answer(404 if not_running else 409, "not_waiting", str(err))
+    except (RPCError, RuntimeError, OSError, TimeoutError):
+        return JSONResponse(
+            {"error": "unavailable", "message": "the orchestrator is unreachable; retry later"},
+            503,
+            headers={"Retry-After": "5"},
+        )
+    return JSONResponse(
+        {
+            "status": "approved" if decision.approved else "denied",
+            "call_id": decided.call_id,
+            "tool": decided.tool,
+            "wake_id": decided.wake_id,
+        }
+    )
+
+
+def add_approval_routes(app: FastAPI, ingress: _Ingress, default_tenant: str) -> None:
+    """Add the approval routes to the ingress ``app``."""
+
+    @app.post("/approvals/{agent}")
+    async def approve(request: Request, agent: str) -> JSONResponse:
+        """Approve or deny a tool call of an agent of the default tenant."""
+        return await _decide(ingress, request, default_tenant, agent)
+
+    @app.post("/approvals/{tenant}/{agent}")
+    async def tenant_approve(request: Request, tenant: str, agent: str) -> JSONResponse:
+        """Approve or deny a tool call of an agent of the named tenant."""
+        return await _decide(ingress, request, tenant, agent)
