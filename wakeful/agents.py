@@ -14,6 +14,7 @@ from typing import Any, Literal, overload
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from wakeful.errors import UnknownAgentError, UserError
+from wakeful.mcp_tools import SEP, McpServer
 from wakeful.names import NAME_RULE, check_agent_name, check_tenant, is_agent_name, is_name
 
 
@@ -123,6 +124,17 @@ class AgentRuntime(BaseModel):
 
     # Checked here too, not only on Agent: a runtime also arrives as workflow input, and a
     # name holding ':' would address another tenant's or agent's workflow and rows.
+    def limits(self, tool: str) -> ToolLimits | None:
+        """The limits a call of ``tool`` runs under: its own, or its MCP server's (an entry
+        named ``<server>__*``: the server's tools are only known once a wake lists them)."""
+        for t in self.tools:
+            if t.name == tool:
+                return t
+        for t in self.tools:
+            if t.name.endswith(f"{SEP}*") and tool.startswith(t.name[:-1]):
+                return t
+        return None
+
     @field_validator("tenant")
     @classmethod
     def _tenant(cls, value: str) -> str:
@@ -198,6 +210,8 @@ class Agent:
     # marker in the history, not an event each, and a query waits while a long call holds
     # the workflow task (wakeful.workflows.policies). Off: model calls are activities.
     local_model_calls: bool = False
+    # MCP servers whose tools are this agent's too, as ``<server>__<tool>`` (wakeful.mcp_tools).
+    mcp_servers: tuple[McpServer, ...] = ()
 
     def __post_init__(self) -> None:
         # Plain functions in ``tools`` are made tools as ``@tool`` would (Tool is frozen, as
@@ -223,6 +237,12 @@ class Agent:
                 _positive(where, cap, getattr(self, cap), "dollars (or None: no cap)")
         if self.max_tokens_per_day is not None:
             _at_least(where, "max_tokens_per_day", self.max_tokens_per_day, 1)
+        object.__setattr__(self, "mcp_servers", tuple(self.mcp_servers))
+        for i, server in enumerate(self.mcp_servers):
+            if not isinstance(server, McpServer):
+                raise UserError(f"{where}: mcp_servers holds {server!r}; use McpServer(...)")
+            if any(s.name == server.name for s in self.mcp_servers[:i]):
+                raise UserError(f"{where}: two MCP servers are named {server.name!r}")
 
     def _is_child(self) -> bool:
         """A child agent, ``<parent>/child/<n>``, as Wakeful builds it (its meta names the
@@ -297,6 +317,12 @@ class Agent:
             tool = build_tool(tool)
         if any(t.name == tool.name for t in self.tools):
             raise UserError(f"agent {self.name!r}: two tools are named {tool.name!r}")
+        for server in self.mcp_servers:
+            if isinstance(server, McpServer) and tool.name.startswith(server.prefix):
+                raise UserError(
+                    f"agent {self.name!r}: tool {tool.name!r} would shadow MCP server"
+                    f" {server.name!r}'s tools ({server.prefix}...); rename the tool or the server"
+                )
         # The agent is frozen for its users; its tools grow only while it is being defined
         # (constructor and decorators), before a worker serves it.
         object.__setattr__(self, "tools", (*self.tools, tool))
@@ -322,6 +348,10 @@ class Agent:
                     local=t.local,
                 )
                 for t in self.tools
+            )
+            + tuple(
+                ToolLimits(name=f"{s.prefix}*", timeout_s=s.timeout_s, max_attempts=s.max_attempts)
+                for s in self.mcp_servers
             ),
             policy=self.policy,
             local_model_calls=self.local_model_calls,
@@ -329,15 +359,24 @@ class Agent:
 
     def spec(self) -> dict[str, Any]:
         """A JSON description of the agent, stored with it (no callables)."""
-        return {
-            "name": self.name,
-            "model": self.model,
-            "provider": self.provider,
-            "policy": self.policy,
-            "tools": [t.schema() for t in self.tools]
-            + ([delegate_schema(self.delegations)] if self.delegations else []),
-            "instructions": self.instructions,
-        } | ({"spend_caps": caps} if (caps := self.spend_caps()) else {})
+        return (
+            {
+                "name": self.name,
+                "model": self.model,
+                "provider": self.provider,
+                "policy": self.policy,
+                "tools": [t.schema() for t in self.tools]
+                + ([delegate_schema(self.delegations)] if self.delegations else []),
+                "instructions": self.instructions,
+            }
+            | ({"spend_caps": caps} if (caps := self.spend_caps()) else {})
+            | (
+                # Where the MCP tools come from; the tools themselves join each wake's spec.
+                {"mcp_servers": [s.describe() for s in self.mcp_servers]}
+                if self.mcp_servers
+                else {}
+            )
+        )
 
     def spend_caps(self) -> dict[str, float | int]:
         """The spend caps that are set (stored with the spec for ``wakeful agent show``;

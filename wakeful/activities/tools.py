@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import CancelledError
@@ -52,8 +53,9 @@ from wakeful.activities.tool_thread import (
     budget_s,
 )
 from wakeful.activities.wake import step_key
-from wakeful.agents import ToolContext
+from wakeful.agents import Agent, Tool, ToolContext
 from wakeful.contracts import RUN_TOOL, RunToolIn, RunToolOut
+from wakeful.mcp_tools import McpConnectionError, McpPool, server_of
 from wakeful.providers.base import ModelReply
 from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.substrate.records import EventIn
@@ -147,7 +149,8 @@ class ToolActivities:
             call.name, call.id, wake=(wake.tenant, wake.wake_id)
         ) as span:
             try:
-                tool = agent.get_tool(call.name)
+                mcp = _mcp_tool(self.deps.mcp, agent, call.name, (wake.tenant, wake.wake_id))
+                tool = mcp or agent.get_tool(call.name)
                 if wrong > tool.max_retries:
                     raise _ToolStuck(
                         f"{call.name} not run: the model called it wrongly {wrong} times in"
@@ -207,6 +210,30 @@ class ToolActivities:
         return RunToolOut(
             event_id=event.id, result_hash=result_hash, is_error=event.is_error, reused=False
         )
+
+
+def _mcp_tool(pool: McpPool, agent: Agent, name: str, wake: tuple[str, str]) -> Tool | None:
+    """A call of one of the agent's MCP servers' tools, as a tool under the server's limits
+    (None: ``name`` is not an MCP tool). A dropped session is retried by Temporal; the
+    server's own error (``McpCallError``) is the model's to read, as any tool's."""
+    server = server_of(agent, name)
+    if server is None:
+        return None
+
+    def call(args: dict[str, Any], ctx: ToolContext) -> str:
+        try:
+            return pool.call(agent, name, args, wake)
+        except McpConnectionError as exc:
+            raise RetryableToolError(str(exc)) from None
+
+    return Tool(
+        name=name,
+        description="",
+        input_schema={},
+        fn=call,
+        timeout_s=server.timeout_s,
+        max_attempts=server.max_attempts,
+    )
 
 
 def _retry_text(name: str, message: str, wrong_before: int, max_retries: int) -> str:

@@ -344,7 +344,7 @@ class WakeCycle:
             if self.stop():
                 failed.append(_result(call, "not run: the agent was asked to stop"))
                 continue
-            limits = next((t for t in self.rt.tools if t.name == call.name), None)
+            limits = self.rt.limits(call.name)
             arg = RunToolIn(
                 wake=self.wake,
                 call_index=index,
