@@ -29,6 +29,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
@@ -50,6 +51,9 @@ SEP = "__"
 _NAME = re.compile(r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$")  # no "__", no leading/trailing "_"
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64  # the longest tool name the providers accept
+# Seconds a compile spends listing one server's tools, all attempts together (the compile
+# activity times out at 60 s).
+LIST_BUDGET_S = 40.0
 
 T = TypeVar("T")
 
@@ -317,9 +321,7 @@ class McpPool:
             try:
                 session = await fresh.open()
             except Exception as exc:
-                raise McpConnectionError(
-                    f"MCP server {server.name!r} did not start or answer: {_why(exc)}"
-                ) from None
+                raise McpConnectionError(f"did not start or answer: {_why(exc)}") from None
             self._sessions[key] = fresh
             return session
 
@@ -346,9 +348,7 @@ class McpPool:
                     break
         except Exception as exc:
             await self._drop(server, session)
-            raise McpConnectionError(
-                f"MCP server {server.name!r} did not list its tools: {_why(exc)}"
-            ) from None
+            raise McpConnectionError(f"did not list its tools: {_why(exc)}") from None
         out: dict[str, McpTool] = {}
         for t in listed:
             name = exposed_name(server, t.name)
@@ -361,11 +361,17 @@ class McpPool:
         """The server's tools now, asked for up to ``max_attempts`` times (a dropped
         session is reopened); :class:`ConfigError` naming the server once none answered."""
         last = ""
+        # Within the compile's own timeout, so a server that never answers parks the wake
+        # with this line instead of timing the compile out (retried without end).
+        deadline = time.monotonic() + LIST_BUDGET_S
         for _ in range(server.max_attempts):
+            wait = min(server.timeout_s, deadline - time.monotonic())
+            if wait <= 0:
+                break
             try:
-                return self._run(self._list(server), server.timeout_s)
+                return self._run(self._list(server), wait)
             except (McpConnectionError, TimeoutError) as exc:
-                last = str(exc) or f"no answer within {server.timeout_s:g} s"
+                last = str(exc) or f"no answer within {wait:g} s"
         raise ConfigError(
             f"MCP server {server.name!r} could not list its tools ({last}); check its"
             " command or url, or drop it from the agent's mcp_servers"
@@ -429,7 +435,7 @@ class McpPool:
                 raise McpCallError(exc.error.message) from None
             # A timeout, or the connection went: this session may be stuck or dead.
             await self._drop(server, session)
-            raise McpConnectionError(f"{server.name}: {_why(exc)}") from None
+            raise McpConnectionError(f"the call failed: {_why(exc)}") from None
         text = result_text(result)
         if result.isError:
             raise McpCallError(text or "the tool reported an error")
@@ -450,7 +456,10 @@ class McpPool:
         try:
             return self._run(self._call(server, tool, args, inner), server.timeout_s)
         except TimeoutError:
-            raise McpConnectionError(f"{server.name}: no answer within {inner:g} s") from None
+            why = f"no answer within {inner:g} s"
+        except McpConnectionError as exc:
+            why = str(exc)
+        raise McpConnectionError(f"MCP server {server.name!r}: {why}")
 
 
 def _td(seconds: float) -> Any:

@@ -259,3 +259,18 @@ async def test_the_everything_reference_servers_tools_in_a_wake(
     assert (echo.text, echo.is_error) == ("Echo: hello mcp", False)
     assert (total.text, total.is_error) == ("The sum of 2 and 40 is 42.", False)
     assert "[image image/png, about" in image.text and not image.is_error
+
+
+async def test_a_server_that_does_not_start_parks_the_wake_with_one_line_naming_it(
+    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    gone = McpServer(name="gone", command=str(tmp_path / "no-such-server"), timeout_s=5)
+    ((result, _),) = await _wake(
+        temporal_dev, store, sim, _agent(gone), Script.parse([{"text": "ok"}])
+    )
+    assert result.status == "parked"
+    assert "MCP server 'gone' could not list its tools (did not start or answer:" in result.error
+    assert result.error.endswith(
+        "check its command or url, or drop it from the agent's mcp_servers"
+    )
+    assert "\n" not in result.error
