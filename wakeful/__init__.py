@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         UserError,
         WakefulError,
     )
+    from wakeful.mcp_tools import McpServer
     from wakeful.typed_tools import ToolRetry, tool
     from wakeful.worker.client import Client, WakeHandle
 
@@ -54,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "StoreError": "wakeful.errors",
     "ProviderError": "wakeful.errors",
     "Client": "wakeful.worker.client",
+    "McpServer": "wakeful.mcp_tools",
     "WakeHandle": "wakeful.worker.client",
 }
 
@@ -64,6 +66,7 @@ __all__ = [
     "Client",
     "ConfigError",
     "Delegation",
+    "McpServer",
     "PolicyError",
     "ProviderError",
     "RetryableToolError",

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from wakeful.errors import UnknownAgentError, UserError
+from wakeful.mcp_tools import SEP, McpServer
 from wakeful.names import NAME_RULE, check_agent_name, check_tenant, is_agent_name, is_name
 
 
@@ -168,6 +169,17 @@ class AgentRuntime(BaseModel):
 
     # Checked here too, not only on Agent: a runtime also arrives as workflow input, and a
     # name holding ':' would address another tenant's or agent's workflow and rows.
+    def limits(self, tool: str) -> ToolLimits | None:
+        """The limits a call of ``tool`` runs under: its own, or its MCP server's (an entry
+        named ``<server>__*``: the server's tools are only known once a wake lists them)."""
+        for t in self.tools:
+            if t.name == tool:
+                return t
+        for t in self.tools:
+            if t.name.endswith(f"{SEP}*") and tool.startswith(t.name[:-1]):
+                return t
+        return None
+
     @field_validator("tenant")
     @classmethod
     def _tenant(cls, value: str) -> str:
@@ -247,6 +259,8 @@ class Agent:
     # answers by calling the ``final_result`` tool with it (every reply must call a tool),
     # and the validated value is the wake's output. None: the answer is the reply's text.
     output_type: Any = None
+    # MCP servers whose tools are this agent's too, as ``<server>__<tool>`` (wakeful.mcp_tools).
+    mcp_servers: tuple[McpServer, ...] = ()
 
     def __post_init__(self) -> None:
         # Plain functions in ``tools`` are made tools as ``@tool`` would (Tool is frozen, as
@@ -276,6 +290,12 @@ class Agent:
                 _positive(where, cap, getattr(self, cap), "dollars (or None: no cap)")
         if self.max_tokens_per_day is not None:
             _at_least(where, "max_tokens_per_day", self.max_tokens_per_day, 1)
+        object.__setattr__(self, "mcp_servers", tuple(self.mcp_servers))
+        for i, server in enumerate(self.mcp_servers):
+            if not isinstance(server, McpServer):
+                raise UserError(f"{where}: mcp_servers holds {server!r}; use McpServer(...)")
+            if any(s.name == server.name for s in self.mcp_servers[:i]):
+                raise UserError(f"{where}: two MCP servers are named {server.name!r}")
 
     def _is_child(self) -> bool:
         """A child agent, ``<parent>/child/<n>``, as Wakeful builds it (its meta names the
@@ -353,6 +373,12 @@ class Agent:
             tool = build_tool(tool)
         if any(t.name == tool.name for t in self.tools):
             raise UserError(f"agent {self.name!r}: two tools are named {tool.name!r}")
+        for server in self.mcp_servers:
+            if isinstance(server, McpServer) and tool.name.startswith(server.prefix):
+                raise UserError(
+                    f"agent {self.name!r}: tool {tool.name!r} would shadow MCP server"
+                    f" {server.name!r}'s tools ({server.prefix}...); rename the tool or the server"
+                )
         # The agent is frozen for its users; its tools grow only while it is being defined
         # (constructor and decorators), before a worker serves it.
         object.__setattr__(self, "tools", (*self.tools, tool))
@@ -385,6 +411,10 @@ class Agent:
                     ),
                 )
                 for t in self.tools
+            )
+            + tuple(
+                ToolLimits(name=f"{s.prefix}*", timeout_s=s.timeout_s, max_attempts=s.max_attempts)
+                for s in self.mcp_servers
             ),
             policy=self.policy,
             local_model_calls=self.local_model_calls,
@@ -405,6 +435,12 @@ class Agent:
             }
             | ({"spend_caps": caps} if (caps := self.spend_caps()) else {})
             | ({"tool_choice": "any"} if self.output_type is not None else {})
+            | (
+                # Where the MCP tools come from; the tools themselves join each wake's spec.
+                {"mcp_servers": [s.describe() for s in self.mcp_servers]}
+                if self.mcp_servers
+                else {}
+            )
         )
 
     def spend_caps(self) -> dict[str, float | int]:

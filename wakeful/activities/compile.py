@@ -35,6 +35,7 @@ from wakeful.contracts import (
     LedgerAnnotations,
     WakeRef,
 )
+from wakeful.mcp_tools import SEP
 from wakeful.substrate.indexing import retrieve_into
 from wakeful.substrate.records import CompileRecord, EventIn
 from wakeful.substrate.snapshot import RECENT_PAGE, load_blocks
@@ -130,6 +131,10 @@ class CompileActivities:
         key = step_key(wake, inp.call_index, "compile")
         agent = self.deps.agents.get(wake.tenant, wake.agent)
         spec = agent.spec()
+        if agent.mcp_servers:  # its MCP tools join the spec: the same list all wake long
+            spec["tools"] = spec["tools"] + self.deps.mcp.wake_tools(
+                agent, (wake.tenant, wake.wake_id), lambda: wake_mcp_tools(ts, wake.wake_id)
+            )
         with ts.tx():
             if inp.open is not None:
                 open_wake(ts, inp.open)
@@ -229,6 +234,19 @@ class CompileActivities:
             spent_today_usd=None if spent is None else spent.usd,
             spent_today_tokens=None if spent is None else spent.tokens,
         )
+
+
+def wake_mcp_tools(ts: TenantStore, wake_id: str) -> list[dict[str, Any]] | None:
+    """The MCP tools an earlier compile of the wake used (from its stored spec), so that a
+    compile on another worker, or after a restart, sends the same tools (None: no compile
+    of the wake has been recorded yet)."""
+    earlier = [c for c in ts.compiles(wake_id) if c.spec_hash]
+    if not earlier:
+        return None
+    first = min(earlier, key=lambda c: c.call_index)
+    spec = json.loads(ts.get_blob(first.spec_hash or ""))
+    prefixes = tuple(f"{s['name']}{SEP}" for s in spec.get("mcp_servers", ()))
+    return [t for t in spec["tools"] if prefixes and t["name"].startswith(prefixes)]
 
 
 def evidence_event(wake: WakeRef, call_index: int, window: CompiledWindow, at: datetime) -> EventIn:

@@ -14,6 +14,7 @@ from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import CountingCache, Policy, TokenCounter
 from wakeful.contracts import CacheTtls
 from wakeful.errors import ConfigError, UserError
+from wakeful.mcp_tools import McpPool
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.pricing import price_for
 from wakeful.substrate.embedders import Embedder
@@ -55,6 +56,8 @@ class ActivityDeps:
     retrieval_max_tokens: int = 16_000
     # Spans and metrics of compiles, model calls and tools; records nothing by default.
     telemetry: Telemetry = field(default_factory=Telemetry.disabled)
+    # MCP client sessions (one per server) and each recent wake's MCP tool list.
+    mcp: McpPool = field(default_factory=McpPool)
     _index: EventIndex | None = field(default=None, init=False, repr=False)
     _with_ttls: dict[str, Policy] = field(default_factory=dict, init=False, repr=False)
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)

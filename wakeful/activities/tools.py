@@ -53,9 +53,10 @@ from wakeful.activities.tool_thread import (
     budget_s,
 )
 from wakeful.activities.wake import step_key
-from wakeful.agents import FINAL_RESULT, ToolContext
+from wakeful.agents import FINAL_RESULT, Agent, Tool, ToolContext
 from wakeful.contracts import ANSWER_MAX_CHARS, RUN_TOOL, RunToolIn, RunToolOut
 from wakeful.errors import StoreError
+from wakeful.mcp_tools import McpConnectionError, McpPool, server_of
 from wakeful.providers.base import ModelReply
 from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.substrate.records import EventIn
@@ -169,7 +170,8 @@ class ToolActivities:
             try:
                 if call.name == READ_RESULT:
                     raise _Paged(self._page(ts, args))
-                tool = agent.get_tool(call.name)
+                mcp = _mcp_tool(self.deps.mcp, agent, call.name, (wake.tenant, wake.wake_id))
+                tool = mcp or agent.get_tool(call.name)
                 limit = tool.max_result_chars
                 if wrong > tool.max_retries:
                     raise _ToolStuck(
@@ -257,6 +259,30 @@ def _answer(tool: str, text: str, is_error: bool) -> dict[str, Any]:
     if tool != FINAL_RESULT or is_error:
         return {}
     return {"answer": text[:ANSWER_MAX_CHARS], "answer_chars": len(text)}
+
+
+def _mcp_tool(pool: McpPool, agent: Agent, name: str, wake: tuple[str, str]) -> Tool | None:
+    """A call of one of the agent's MCP servers' tools, as a tool under the server's limits
+    (None: ``name`` is not an MCP tool). A dropped session is retried by Temporal; the
+    server's own error (``McpCallError``) is the model's to read, as any tool's."""
+    server = server_of(agent, name)
+    if server is None:
+        return None
+
+    def call(args: dict[str, Any], ctx: ToolContext) -> str:
+        try:
+            return pool.call(agent, name, args, wake)
+        except McpConnectionError as exc:
+            raise RetryableToolError(str(exc)) from None
+
+    return Tool(
+        name=name,
+        description="",
+        input_schema={},
+        fn=call,
+        timeout_s=server.timeout_s,
+        max_attempts=server.max_attempts,
+    )
 
 
 def _retry_text(name: str, message: str, wrong_before: int, max_retries: int) -> str:

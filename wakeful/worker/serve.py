@@ -151,6 +151,7 @@ async def _serve(settings: Settings, registry: AgentRegistry, providers: Provide
         # Shut down in the reverse order of use: spans out, the vector shard flushed and
         # released, the database pool emptied (then serve closes the SDK clients).
         deps.telemetry.shutdown()
+        deps.mcp.close()  # the MCP servers this worker started
         if deps.vectors is not None:
             deps.vectors.close()
         store.close()

@@ -362,7 +362,7 @@ class WakeCycle:
                 self._drop_approval(call)
                 failed.append(_result(call, f"not run: the wake was parked ({self.parked_by})"))
                 continue
-            limits = next((t for t in self.rt.tools if t.name == call.name), None)
+            limits = self.rt.limits(call.name)
             if limits is not None and limits.approval is not None:
                 refused = await self._approval(call, limits.approval)
                 if refused is not None:
