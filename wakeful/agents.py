@@ -7,7 +7,7 @@ workflow never holds a callable or a window.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
@@ -24,89 +24,14 @@ from wakeful.errors import UnknownAgentError, UserError
 from wakeful.mcp_tools import SEP, McpServer
 from wakeful.names import NAME_RULE, check_agent_name, check_tenant, is_agent_name, is_name
 
-
-class ToolContext(BaseModel):
-    """What a tool learns about the call it serves (never the transcript)."""
-
-    tenant: str
-    agent: str
-    wake_id: str
-    tool_call_id: str
-    workdir: str = Field(description="The directory file tools are confined to.")
-
-    def heartbeat(self, *details: object) -> None:
-        """Tell Temporal a long tool is alive; a silent tool is retried elsewhere."""
-        from temporalio import activity
-
-        if activity.in_activity():
-            activity.heartbeat(*details)
-
-
-# A tool's function: the model's arguments and the call's context in, the text the model
-# reads out; or an awaitable of it (an ``async def`` tool), which the tool activity runs.
-ToolFn = Callable[[dict[str, Any], ToolContext], str | Awaitable[str]]
-
-FINAL_RESULT = "final_result"  # the output tool (wakeful.typed_tools.output_tool)
-
-# The longest timeout a local tool may declare: Temporal's default workflow task timeout.
-LOCAL_TOOL_MAX_S = 10.0
-
-
-@dataclass(frozen=True)
-class Tool:
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    fn: ToolFn
-    # A call not returned by then (less a margin to record it: a quarter, at most 2 s) is an
-    # error result the model sees, not retried; its thread is left running, not waited for.
-    timeout_s: float = 60.0
-    max_attempts: int = 3
-    heartbeat_s: float | None = None
-    # A quick tool (a file read, a lookup) may run as a Temporal local activity: inside the
-    # workflow task, without the round trip through the server's task queue that a regular
-    # activity costs. A local activity cannot heartbeat and should finish well within a
-    # workflow task's timeout, so only short tools without heartbeats may.
-    local: bool = False
-    # Calls per wake the model may get wrong (invalid arguments, or the tool raising
-    # ToolRetry) and be asked to correct; one more is answered with "do not call it again
-    # in this wake", and later calls are refused without running the tool.
-    max_retries: int = 2
-    # A longer result is stored whole; the window gets its head and tail and a handle the
-    # model pages through with the built-in ``read_result`` tool (wakeful.tool_results).
-    max_result_chars: int = 40_000
-    # A person approves each call before it runs (``wakeful approve``): the wake waits for
-    # the decision durably (no worker slot held), at most ``approval_timeout_s`` (None: as
-    # long as it takes); then ``on_approval_timeout`` denies the call or parks the wake.
-    requires_approval: bool = False
-    approval_timeout_s: float | None = None
-    on_approval_timeout: Literal["deny", "park"] = "deny"
-
-    def __post_init__(self) -> None:
-        where = f"tool {self.name!r}"
-        _at_least(where, "max_attempts", self.max_attempts, 1)
-        _at_least(where, "max_retries", self.max_retries, 0)
-        _at_least(where, "max_result_chars", self.max_result_chars, 1_000)
-        check_approval(where, self.approval_timeout_s, self.on_approval_timeout)
-        _positive(where, "timeout_s", self.timeout_s)
-        if self.heartbeat_s is not None:
-            _positive(where, "heartbeat_s", self.heartbeat_s)
-        if self.local and self.heartbeat_s is not None:
-            raise UserError(
-                f"tool {self.name!r}: a local tool cannot heartbeat; drop heartbeat_s or local"
-            )
-        if self.local and self.timeout_s > LOCAL_TOOL_MAX_S:
-            raise UserError(
-                f"tool {self.name!r}: a local tool must finish within {LOCAL_TOOL_MAX_S:g} s"
-                f" (timeout_s={self.timeout_s:g}); run it as a regular activity (local=False)"
-            )
-
-    def schema(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": self.input_schema,
-        }
+# Re-exported: tools are defined in ``wakeful.tool_spec`` and used from here as ever.
+from wakeful.tool_spec import FINAL_RESULT as FINAL_RESULT
+from wakeful.tool_spec import LOCAL_TOOL_MAX_S as LOCAL_TOOL_MAX_S
+from wakeful.tool_spec import Tool as Tool
+from wakeful.tool_spec import ToolContext as ToolContext
+from wakeful.tool_spec import ToolFn as ToolFn
+from wakeful.tool_spec import at_least, positive
+from wakeful.typed_tools import build_tool, output_tool
 
 
 class ApprovalPolicy(BaseModel):
@@ -221,11 +146,11 @@ class Delegation:
 
     def __post_init__(self) -> None:
         where = f"delegation {self.name!r}"
-        _at_least(where, "max_tokens", self.max_tokens, 1)
-        _at_least(where, "max_model_calls", self.max_model_calls, 1)
-        _at_least(where, "max_result_chars", self.max_result_chars, 1)
-        _at_least(where, "max_attempts", self.max_attempts, 1)
-        _positive(where, "timeout_s", self.timeout_s)
+        at_least(where, "max_tokens", self.max_tokens, 1)
+        at_least(where, "max_model_calls", self.max_model_calls, 1)
+        at_least(where, "max_result_chars", self.max_result_chars, 1)
+        at_least(where, "max_attempts", self.max_attempts, 1)
+        positive(where, "timeout_s", self.timeout_s)
 
 
 @dataclass(frozen=True)
@@ -270,8 +195,6 @@ class Agent:
         for t in given:
             self._add_tool(t)
         if self.output_type is not None:
-            from wakeful.typed_tools import output_tool
-
             self._add_tool(output_tool(self.output_type))
         check_tenant(self.tenant, f"Agent {self.name!r}")
         if not self._is_child():
@@ -281,15 +204,15 @@ class Agent:
             value = getattr(self, text)
             if not isinstance(value, str) or not value.strip():
                 raise UserError(f"{where}: {text} must be a non-empty name (got {value!r})")
-        _at_least(where, "max_model_calls_per_wake", self.max_model_calls_per_wake, 1)
-        _at_least(where, "max_tool_calls_per_wake", self.max_tool_calls_per_wake, 0)
-        _at_least(where, "max_tokens_per_wake", self.max_tokens_per_wake, 1)
-        _at_least(where, "max_parallel_children", self.max_parallel_children, 1)
+        at_least(where, "max_model_calls_per_wake", self.max_model_calls_per_wake, 1)
+        at_least(where, "max_tool_calls_per_wake", self.max_tool_calls_per_wake, 0)
+        at_least(where, "max_tokens_per_wake", self.max_tokens_per_wake, 1)
+        at_least(where, "max_parallel_children", self.max_parallel_children, 1)
         for cap in ("max_usd_per_wake", "max_usd_per_day"):
             if getattr(self, cap) is not None:
-                _positive(where, cap, getattr(self, cap), "dollars (or None: no cap)")
+                positive(where, cap, getattr(self, cap), "dollars (or None: no cap)")
         if self.max_tokens_per_day is not None:
-            _at_least(where, "max_tokens_per_day", self.max_tokens_per_day, 1)
+            at_least(where, "max_tokens_per_day", self.max_tokens_per_day, 1)
         object.__setattr__(self, "mcp_servers", tuple(self.mcp_servers))
         for i, server in enumerate(self.mcp_servers):
             if not isinstance(server, McpServer):
@@ -350,8 +273,6 @@ class Agent:
             return self.get_tool(target)
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            from wakeful.typed_tools import build_tool
-
             # A Tool (made by @wakeful.tool, or by hand) is added as it is.
             self._add_tool(
                 fn if isinstance(fn, Tool) and not options else build_tool(fn, **options)
@@ -368,8 +289,6 @@ class Agent:
 
     def _add_tool(self, tool: Tool | Callable[..., Any]) -> None:
         if not isinstance(tool, Tool):
-            from wakeful.typed_tools import build_tool
-
             tool = build_tool(tool)
         if any(t.name == tool.name for t in self.tools):
             raise UserError(f"agent {self.name!r}: two tools are named {tool.name!r}")
@@ -452,29 +371,6 @@ class Agent:
             "max_tokens_per_day": self.max_tokens_per_day,
         }
         return {k: v for k, v in caps.items() if v is not None}
-
-
-def _at_least(where: str, field: str, value: object, low: int) -> None:
-    """An integer limit of at least ``low``, or one line naming it."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise UserError(f"{where}: {field} must be an integer >= {low} (got {value!r})")
-
-
-def check_approval(where: str, timeout_s: object, on_timeout: object) -> None:
-    """An approval timeout (None, or seconds > 0) and its policy, or one line naming them."""
-    if timeout_s is not None:
-        _positive(where, "approval_timeout_s", timeout_s, "seconds (or None: no timeout)")
-    if on_timeout not in ("deny", "park"):
-        raise UserError(
-            f"{where}: on_approval_timeout must be 'deny' or 'park' (got {on_timeout!r})"
-        )
-
-
-def _positive(where: str, field: str, value: object, unit: str = "") -> None:
-    """A positive number (of seconds unless ``unit`` says), or one line naming it."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        of = f" of {unit}" if unit else ""
-        raise UserError(f"{where}: {field} must be a number > 0{of} (got {value!r})")
 
 
 def delegate_schema(delegations: tuple[Delegation, ...]) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from wakeful.errors import ConfigError, UserError
 
@@ -42,12 +42,22 @@ if TYPE_CHECKING:
     from mcp import ClientSession
     from mcp.types import CallToolResult
 
-    from wakeful.agents import Agent
-
 __all__ = ["SEP", "McpPool", "McpServer", "McpTool", "result_text"]
 
 # Between a server's name and its tool's: ``fs__read_file``.
 SEP = "__"
+
+
+class ServesMcp(Protocol):
+    """What this module needs of an agent (``wakeful.agents.Agent``): its name, servers."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def mcp_servers(self) -> tuple[McpServer, ...]: ...
+
+
 _NAME = re.compile(r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$")  # no "__", no leading/trailing "_"
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64  # the longest tool name the providers accept
@@ -144,7 +154,7 @@ def exposed_name(server: McpServer, tool: str) -> str:
     return name
 
 
-def server_of(agent: Agent, name: str) -> McpServer | None:
+def server_of(agent: ServesMcp, name: str) -> McpServer | None:
     """The agent's server whose tools ``name`` would be one of (None: not an MCP name)."""
     for server in agent.mcp_servers:
         if name.startswith(server.prefix):
@@ -379,7 +389,7 @@ class McpPool:
 
     def wake_tools(
         self,
-        agent: Agent,
+        agent: ServesMcp,
         wake: tuple[str, str],
         stored: Callable[[], list[dict[str, Any]] | None] = lambda: None,
     ) -> list[dict[str, Any]]:
@@ -441,7 +451,7 @@ class McpPool:
             raise McpCallError(text or "the tool reported an error")
         return text
 
-    def call(self, agent: Agent, name: str, args: dict[str, Any], wake: tuple[str, str]) -> str:
+    def call(self, agent: ServesMcp, name: str, args: dict[str, Any], wake: tuple[str, str]) -> str:
         """Call the exposed tool ``name`` of one of the agent's servers; raises
         :class:`McpCallError` (for the model) or :class:`McpConnectionError` (retry)."""
         server = server_of(agent, name)

@@ -30,8 +30,8 @@ import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.json_schema import GenerateJsonSchema
 
-from wakeful.agents import FINAL_RESULT, Tool, ToolContext
 from wakeful.errors import UserError
+from wakeful.tool_spec import FINAL_RESULT, Tool, ToolContext
 
 __all__ = ["FINAL_RESULT", "ToolRetry", "build_tool", "output_tool", "result_text", "tool"]
 

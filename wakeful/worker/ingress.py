@@ -81,6 +81,9 @@ from wakeful.worker.ingress_auth import (
     precheck,
     verify_body,
 )
+from wakeful.worker.ingress_body import Refused as _Refused
+from wakeful.worker.ingress_body import check_length as _check_length
+from wakeful.worker.ingress_body import read_body as _read_body
 from wakeful.worker.ingress_events import (
     EVENT_SCHEMA,
     IDEMPOTENCY_HEADER,
@@ -104,41 +107,9 @@ _DB_DOWN = (OperationalError, InterfaceError, PoolTimeout)
 ClientFactory = Callable[[], Awaitable[Client]]
 
 
-class _Refused(Exception):
-    """A delivery answered with an error status (raised inside the handler, never escapes)."""
-
-    def __init__(self, status: int, code: str, message: str, retry_after: int | None = None):
-        super().__init__(message)
-        self.status, self.code, self.message, self.retry_after = status, code, message, retry_after
-
-
 def _answer(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
     headers = {"Retry-After": str(extra.pop("retry_after"))} if "retry_after" in extra else None
     return JSONResponse({"error": code, "message": message, **extra}, status, headers=headers)
-
-
-def _too_large(limit: int) -> _Refused:
-    return _Refused(413, "payload_too_large", f"body exceeds {limit} bytes; send a smaller event")
-
-
-def _check_length(request: Request, limit: int) -> None:
-    """Refuse (413) a body whose announced length exceeds ``limit``, before reading it."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
-        raise _too_large(limit)
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    """The raw body, refusing (413) as soon as it is known to exceed ``limit`` bytes (the
-    stream is counted, so an unannounced large body is cut off too)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _shown(name: str) -> str:

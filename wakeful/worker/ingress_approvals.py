@@ -23,21 +23,39 @@ The body is JSON ``{"call_id": "...", "approved": true|false, "reason": "...", "
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
+from temporalio.client import Client
 from temporalio.service import RPCError
 
 from wakeful.contracts import ApprovalDecision
 from wakeful.errors import UserError
 from wakeful.names import is_name
 from wakeful.worker.client import decide_approval
-from wakeful.worker.ingress_auth import SIGNATURE_HEADER, AuthFailure, precheck, verify_body
+from wakeful.worker.ingress_auth import (
+    SIGNATURE_HEADER,
+    AuthFailure,
+    TenantSecrets,
+    precheck,
+    verify_body,
+)
+from wakeful.worker.ingress_body import Refused, check_length, read_body
+from wakeful.worker.settings import Settings
 
-if TYPE_CHECKING:
-    from wakeful.worker.ingress import _Ingress
+
+class _Ingress(Protocol):
+    """What a decision needs of the ingress's state (``ingress._Ingress``)."""
+
+    settings: Settings
+    secrets: TenantSecrets
+
+    def clock(self) -> float: ...
+
+    async def client(self) -> Client: ...
+
 
 __all__ = ["add_approval_routes"]
 
@@ -50,13 +68,11 @@ def _answer(status: int, code: str, message: str) -> JSONResponse:
 
 
 async def _decide(ingress: _Ingress, request: Request, tenant: str, agent: str) -> JSONResponse:
-    from wakeful.worker.ingress import _check_length, _read_body, _Refused
-
     for kind, name in (("tenant", tenant), ("agent", agent)):
         if not is_name(name):
             return _answer(404, f"unknown_{kind}", f"{kind} name in the URL is invalid")
     try:
-        _check_length(request, MAX_DECISION_BYTES)
+        check_length(request, MAX_DECISION_BYTES)
         sig = precheck(
             ingress.secrets,
             tenant,
@@ -64,11 +80,11 @@ async def _decide(ingress: _Ingress, request: Request, tenant: str, agent: str) 
             now=ingress.clock(),
             window_s=ingress.settings.webhook_replay_window_s,
         )
-        body = await _read_body(request, MAX_DECISION_BYTES)
+        body = await read_body(request, MAX_DECISION_BYTES)
         verify_body(ingress.secrets, tenant, sig, body)
     except AuthFailure as err:
         return _answer(err.status, err.code, err.message)
-    except _Refused as err:
+    except Refused as err:
         return _answer(err.status, err.code, err.message)
     try:
         decision = ApprovalDecision.model_validate(json.loads(body))
