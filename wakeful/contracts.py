@@ -157,6 +157,11 @@ class CompileOut(_Msg):
     spent_today_tokens: int | None = Field(
         None, description="The tokens those calls used (input of every kind and output)."
     )
+    consolidate: bool = Field(
+        False,
+        description="The window's history reached the policy's budget.consolidate_at: the "
+        "agent's history is consolidated once the wake ends.",
+    )
 
 
 class CallModelIn(_Msg):

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+# An event's meta: the whole result's length, in characters (its block carries it too).
+from wakeful.compiler.blocks import CAPPED_META
+
 __all__ = ["CAPPED_META", "PAGE_CHARS", "READ_RESULT", "page", "read_result_schema", "shorten"]
 
 READ_RESULT = "read_result"
-CAPPED_META = "capped"  # an event's meta: the whole result's length, in characters
 PAGE_CHARS = 8_000  # what one read_result call returns at most
 
 

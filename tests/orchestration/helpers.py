@@ -20,6 +20,7 @@ from temporalio.service import RPCError
 from tests.e2e.harness import Providers, serving
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Delegation, Tool, ToolContext
+from wakeful.compiler import Policy
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.providers.simulator.script import Script
@@ -128,14 +129,20 @@ async def worker(
     *,
     script: Script | None = None,
     sandboxed: bool = True,
+    policies: dict[str, Policy] | None = None,
 ) -> AsyncIterator[tuple[str, str]]:
-    """A worker on a fresh queue; yields (task queue, simulator API key)."""
+    """A worker on a fresh queue; yields (task queue, simulator API key). ``policies`` are
+    compile policies by name, besides the default."""
     key, queue = uuid.uuid4().hex, f"q-{uuid.uuid4().hex[:8]}"
     if script is not None:
         sim.simulator.set_script(script, scope=key)
     providers = Providers(sim, key)
     deps = ActivityDeps(
-        store=store, agents=AgentRegistry(agents), providers=providers, counter=BpeCounter()
+        store=store,
+        agents=AgentRegistry(agents),
+        providers=providers,
+        counter=BpeCounter(),
+        policies=dict(policies or {}),
     )
     try:
         async with serving(build_worker(client, deps, queue, sandboxed=sandboxed)):

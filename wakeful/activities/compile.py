@@ -23,7 +23,7 @@ from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.snapshot_hash import snapshot_hash
 from wakeful.activities.wake import open_wake, step_key
 from wakeful.compiler import CompiledWindow, compile_window
-from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Snapshot
+from wakeful.compiler.blocks import ON_DEMAND_META, AgentProfile, Block, BlockKind, Snapshot
 from wakeful.compiler.evidence import EVIDENCE_META
 from wakeful.compiler.ledger import Ledger
 from wakeful.contracts import (
@@ -41,16 +41,18 @@ from wakeful.substrate.records import CompileRecord, EventIn
 from wakeful.substrate.snapshot import RECENT_PAGE, load_blocks
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
-from wakeful.tool_results import CAPPED_META, read_result_schema
+from wakeful.tool_results import CAPPED_META, READ_RESULT, read_result_schema
 from wakeful.workflows.spend import day_start, has_day_cap
 
 
 def profile_blocks(agent_name: str, tools: list[dict[str, Any]]) -> list[Block]:
-    """The agent's tools, in declaration order (the compiler adds its instructions).
+    """The agent's tools, in declaration order (the compiler adds its instructions), and
+    for an agent with tools the built-in ``read_result``, which the compiler sends only
+    while a shortened or cleared result is in the window (``compiler.clearing``).
 
     Built from the agent's stored spec, so a past compile can be rebuilt without the code.
     """
-    return [
+    blocks = [
         Block(
             id=f"tool:{tool['name']}",
             kind=BlockKind.TOOL_SCHEMA,
@@ -63,6 +65,22 @@ def profile_blocks(agent_name: str, tools: list[dict[str, Any]]) -> list[Block]:
         )
         for i, tool in enumerate(tools)
     ]
+    if tools and all(t["name"] != READ_RESULT for t in tools):
+        reader = read_result_schema()
+        blocks.append(
+            Block(
+                id=f"tool:{READ_RESULT}",
+                kind=BlockKind.TOOL_SCHEMA,
+                text=reader["description"],
+                source="wakeful:tools",
+                seq=len(tools),
+                tool_name=READ_RESULT,
+                tool_input=reader["input_schema"],
+                importance=1.0,
+                meta={ON_DEMAND_META: "1"},
+            )
+        )
+    return blocks
 
 
 def build_snapshot(
@@ -99,8 +117,8 @@ def build_snapshot(
         tail_cache=tail_cache,
     )
     tools = list(spec["tools"])
-    if any(CAPPED_META in b.meta for b in events):  # a result shown in part: read on
-        tools += [t for t in (read_result_schema(),) if t["name"] not in {x["name"] for x in tools}]
+    if not tools and any(CAPPED_META in b.meta for b in events):  # (tools since removed)
+        tools = [read_result_schema()]
     blocks = profile_blocks(name, tools) + events
     blocks += retrieved
     return Snapshot(
@@ -233,6 +251,7 @@ class CompileActivities:
             fresh_tokens=used.fresh_session_tokens(policy.retrieval.max_tokens),
             spent_today_usd=None if spent is None else spent.usd,
             spent_today_tokens=None if spent is None else spent.tokens,
+            consolidate=0 < policy.budget.consolidate_at <= rec.tokens_by_bucket.get("recent", 0),
         )
 
 

@@ -136,8 +136,12 @@ async def replay(
     with SimulatorServer(clock=clock) as server:
         runner = Runner(server, session)
         try:
-            for item in timeline(session, sub):
+            main = compiled[0] if compiled else None
+            full = main.history_full if main is not None else (lambda: False)
+            for item in timeline(session, sub, full):
                 if isinstance(item, Consolidation):
+                    if not item.read:
+                        continue  # nothing old enough to consolidate: no model call
                     clock.advance(EPOCH.timestamp() + item.at - clock())
                     request = {
                         "model": session.model,

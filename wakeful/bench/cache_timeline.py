@@ -11,13 +11,14 @@ resumes the iterator.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from wakeful.bench.cache_session import AgentSession, Doc, Wake
 from wakeful.bench.cache_strategies import CallContext
 from wakeful.bench.cache_substrate import AGENT, MemorySubstrate, at, goal_of
 from wakeful.bench.cache_transcript import summarize_events
+from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.contracts import WakeRef
 
 __all__ = ["KEEP_RAW_WAKES", "WAKES_PER_SUMMARY", "Consolidation", "consolidate", "timeline"]
@@ -49,14 +50,17 @@ def wake_ref(wake: Wake) -> WakeRef:
 
 def consolidate(sub: MemorySubstrate, wakes: list[Wake], when: float) -> Consolidation:
     """Summarise every raw event of the current session but its newest
-    :data:`KEEP_RAW_WAKES` wakes, :data:`WAKES_PER_SUMMARY` wakes per summary."""
+    :data:`KEEP_RAW_WAKES` wakes and the wakes of the agent's newest ``keep_recent_events``
+    events (as the worker's rounds leave them raw), :data:`WAKES_PER_SUMMARY` wakes per
+    summary."""
     session_id = wake_ref(wakes[-1]).session_id
     keep = {wake_ref(w).wake_id for w in wakes[-KEEP_RAW_WAKES:]}
-    span = [
-        e
-        for e in sub.events(AGENT, include_retired=False)
-        if e.session_id == session_id and e.wake_id not in keep
-    ]
+    live = sub.events(AGENT, include_retired=False)
+    recent = ConsolidationPolicy().keep_recent_events
+    keep |= {e.wake_id for e in live[len(live) - recent :]} if recent else set()
+    span = [e for e in live if e.session_id == session_id and e.wake_id not in keep]
+    if not span:
+        return Consolidation(when, "", "")
     order = list(dict.fromkeys(e.wake_id for e in span))
     summaries = []
     for n in range(0, len(order), WAKES_PER_SUMMARY):
@@ -68,8 +72,14 @@ def consolidate(sub: MemorySubstrate, wakes: list[Wake], when: float) -> Consoli
     return Consolidation(when, read, "\n\n".join(text for _, _, text in summaries))
 
 
-def timeline(session: AgentSession, sub: MemorySubstrate) -> Iterator[CallContext | Consolidation]:
-    """One context per model call, in order; consolidation right after its wake."""
+def timeline(
+    session: AgentSession,
+    sub: MemorySubstrate,
+    history_full: Callable[[], bool] = lambda: False,
+) -> Iterator[CallContext | Consolidation]:
+    """One context per model call, in order; consolidation right after its wake: where the
+    session says (the schedule), or when ``history_full`` says the wake's last window
+    reached the policy's ``budget.consolidate_at`` (as the agent workflow does)."""
     docs: dict[str, tuple[Doc, ...]] = {}
     for n, wake in enumerate(session.wakes):
         ref = wake_ref(wake)
@@ -80,5 +90,5 @@ def timeline(session: AgentSession, sub: MemorySubstrate) -> Iterator[CallContex
             sub.record_output(ref, turn)
             sub.run_tools(ref, turn)
         sub.finish_wake(ref, wake, goal_of(wake))
-        if wake.consolidate_after:
+        if wake.consolidate_after or history_full():
             yield consolidate(sub, list(session.wakes[: n + 1]), wake.ended_at + 10)

@@ -83,6 +83,12 @@ class Role(StrEnum):
     ASSISTANT = "assistant"
 
 
+# Keys of ``Block.meta`` the compiler reads (meta is never rendered).
+CAPPED_META = "capped"  # a tool result shortened when recorded (``wakeful.tool_results``)
+CLEARED_META = "cleared"  # a tool result cleared by ``clearing.py``: the ledger names it
+ON_DEMAND_META = "on_demand"  # a tool schema sent only while a shortened result needs it
+
+
 def content_hash(text: str, *extra: str) -> str:
     """Stable content hash (blake2b, 16 bytes hex). Never Python's ``hash()``."""
     h = hashlib.blake2b(digest_size=16)

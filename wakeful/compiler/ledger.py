@@ -62,7 +62,9 @@ class Breakpoint(BaseModel):
 # duplicate's row says why the other copy won; an evidence block the current wake repeats
 # says why it stays (``dedupe.prefix_stable``). 5: evidence follows the current wake's
 # content (``evidence.placement``) and a wake's recorded evidence is sent as one item.
-COMPILER_VERSION = 5
+# 6: old tool output is cleared in steps (``clearing.py``); the data notice is shorter;
+# read_result is sent while a shortened result needs it.
+COMPILER_VERSION = 6
 
 
 class Ledger(BaseModel):

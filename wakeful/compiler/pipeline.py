@@ -6,7 +6,8 @@ The passes run in this fixed order; each is one module with its own tests:
     2. select     current wake vs candidates, tool pairs, orphans         (select.py)
     3. dedupe     exact duplicates and supersession keys                  (dedupe.py)
     4. freshness  stale blocks excluded or flagged                        (freshness.py)
-    5. collapse   resolved tool output to a one-line note                 (collapse.py)
+    5. collapse   resolved and cleared tool output to a one-line note     (collapse.py,
+                  clearing.py: old tool output is cleared in large steps)
     6. rank       recency × importance × relevance                        (rank.py)
     7. budget     per-bucket allocations, pressure, BudgetError           (budget.py)
     8. place      window order, evidence edges-first                      (place.py)
@@ -29,6 +30,7 @@ from datetime import datetime
 
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Snapshot
 from wakeful.compiler.budget import budget
+from wakeful.compiler.clearing import clear_tool_output
 from wakeful.compiler.encode import JsonMemo
 from wakeful.compiler.evidence import without_recorded
 from wakeful.compiler.freshness import freshness
@@ -84,6 +86,10 @@ def prepare(
     table: FactsTable = cache.state((counter.name, *ranking.model_dump().values()), FactsTable)
     counts = cache.counts_for(counter)
     snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
+    cleared = clear_tool_output(snapshot, snap, policy.eviction)
+    if cleared is not snapshot:
+        snapshot = cleared
+        snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
     instructions = table.synthetic(instructions_block(snapshot), counts, counter, ranking)
     rules = [
         (table.synthetic(block, counts, counter, ranking), name)

@@ -82,6 +82,17 @@ class Budget(_Model):
         ),
     )
 
+    consolidate_at: int = Field(
+        60_000,
+        ge=0,
+        description=(
+            "History tokens in a window (its recent bucket) at which the worker consolidates"
+            " the agent's history after the wake, whatever its age, so that a long session"
+            " does not carry its whole transcript on every call; 0 leaves it to the"
+            " consolidation schedule."
+        ),
+    )
+
     @model_validator(mode="after")
     def _reserve(self) -> Budget:
         if self.output_reserve >= self.context_limit:
@@ -111,10 +122,34 @@ class Ranking(_Model):
 class Eviction(_Model):
     """Thresholds and switches of the eviction passes."""
 
+    @model_validator(mode="after")
+    def _keep_below_threshold(self) -> Eviction:
+        at, keep = self.clear_tool_output_at, self.clear_tool_output_keep
+        if at and keep >= at:
+            raise ValueError(
+                f"eviction.clear_tool_output_keep ({keep}) must be below"
+                f" clear_tool_output_at ({at}), or set clear_tool_output_at = 0"
+            )
+        return self
+
     collapse_resolved: bool = Field(
         True, description="Replace resolved tool output (outside the current wake) by a note."
     )
     note_chars: int = Field(160, ge=20, description="Longest collapsed-output note.")
+    clear_tool_output_at: int = Field(
+        40_000,
+        ge=0,
+        description=(
+            "History tokens (before the current wake) at which the tool output of earlier"
+            " wakes is cleared to a note read_result can expand; 0 never clears"
+            " (compiler/clearing.py)."
+        ),
+    )
+    clear_tool_output_keep: int = Field(
+        4_000,
+        ge=0,
+        description="The newest history tokens whose tool output is never cleared.",
+    )
     min_relevance: dict[BlockKind, float] = Field(
         default_factory=dict,
         description="Evidence of these kinds below this relevance is excluded outright.",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import partial
 
 from wakeful.compiler.blocks import content_hash
+from wakeful.compiler.clearing import CLEARED_META
 from wakeful.compiler.dedupe import kept_detail, later_copies
 from wakeful.compiler.encode import request_parts
 from wakeful.compiler.framing import canonical_json
@@ -74,7 +75,11 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
         if note is not None:
             status, tokens, freed = COLLAPSED, note[1], f.tokens - note[1]
             digest = f.shown[1] if f.shown is not None else item.block.hash
-            rule = "eviction.collapse_resolved"
+            rule = (
+                "eviction.clear_tool_output"
+                if CLEARED_META in f.block.meta
+                else "eviction.collapse_resolved"
+            )
         else:
             if not f.digest:
                 f.digest = f.block.hash

@@ -101,7 +101,9 @@ class ConsolidationPolicy(BaseModel):
                 f"span_min_events ({self.span_min_events}) must not exceed "
                 f"span_max_events ({self.span_max_events})"
             )
-        for name in ("min_age", "session_idle", "period", "memory_sla", "decay_half_life"):
+        if self.min_age < timedelta(0):
+            raise ValueError("min_age must not be negative (0 consolidates history of any age)")
+        for name in ("session_idle", "period", "memory_sla", "decay_half_life"):
             if getattr(self, name) <= timedelta(0):
                 raise ValueError(f"{name} must be a positive duration")
         return self

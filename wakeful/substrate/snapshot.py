@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from wakeful.compiler.blocks import Block, BlockKind, Role
+from wakeful.compiler.blocks import CAPPED_META, Block, BlockKind, Role
 from wakeful.compiler.evidence import EVIDENCE_META
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
-from wakeful.tool_results import CAPPED_META
 
 RECENT_LIMIT = 200  # raw events a snapshot loads at least (when there are that many)
 RECENT_PAGE = 100  # ... and at most this many fewer than one more page

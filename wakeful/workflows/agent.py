@@ -31,6 +31,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from wakeful.consolidation.contracts import ConsolidationInput
     from wakeful.contracts import (
         APPROVALS_QUERY,
         APPROVE_UPDATE,
@@ -51,6 +52,7 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.approvals import Approvals
     from wakeful.workflows.cache import pacing_annotations, rates_for, update_clock
     from wakeful.workflows.child import delegate_calls
+    from wakeful.workflows.consolidation import consolidate_history
     from wakeful.workflows.cycle import WakeAnswer, WakeCycle, store
     from wakeful.workflows.pacing import PacingInput, PacingPolicy, cache_ttls, decide
     from wakeful.workflows.sessions import Sessions
@@ -85,6 +87,8 @@ _REFUSE_OVERSIZED = "refuse-oversized-triggers"
 _ALARM = "session-alarm-1"
 # Patch id: a trigger whose key the workflow let go of is looked up before it wakes.
 _DURABLE_DEDUPE = "durable-dedupe-1"
+# A wake whose window's history reached budget.consolidate_at starts a consolidation round.
+_CONSOLIDATE_HISTORY = "consolidate-history-1"
 
 
 def is_handoff_command(trigger: Trigger) -> bool:
@@ -109,6 +113,7 @@ class AgentWorkflow:
         self.alarm = Alarm()
         self.memory = inp.remembered_results
         self.approvals = Approvals()  # tool calls of the current wake awaiting a decision
+        self.history_full = False  # the wake's latest window reached budget.consolidate_at
 
     @workflow.run
     async def run(self, inp: AgentInput) -> AgentState:
@@ -365,6 +370,9 @@ class AgentWorkflow:
         s.input_tokens += totals.input_tokens
         s.cache_read_input_tokens += totals.cache_read_input_tokens
         self.current, self.cycle = None, None
+        if self.history_full and workflow.patched(_CONSOLIDATE_HISTORY):
+            await consolidate_history(ConsolidationInput(runtime=rt))
+        self.history_full = False
         if cycle.status in _BUDGET_END:
             await self.sessions.end(f"budget: the wake ended with {cycle.status}")
         elif trigger.next_expected_at is not None and not s.pending and not self.stop_requested:
@@ -392,6 +400,7 @@ class AgentWorkflow:
         s = self.state
         s.clock = update_clock(s.clock, self.rt.provider, self.rt.model, compiled, reply, started)
         s.last_window_hash = compiled.window_hash
+        self.history_full = compiled.consolidate  # the wake's latest window decides
 
     async def _delegate(
         self, wake: WakeRef, index: int, reply: CallModelOut, calls: list[ToolCallRef]

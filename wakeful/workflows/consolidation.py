@@ -169,15 +169,46 @@ async def consolidate_on_pressure(inp: ConsolidationInput) -> bool:
     nothing unless the agent's latest compile evicted history for budget. Returns False
     when such a round is already running.
     """
+    return await _start_pressure_round(
+        inp.model_copy(update={"reason": "pressure", "only_if_pressured": True})
+    )
+
+
+# A wake whose window carried budget.consolidate_at tokens of history consolidates it at
+# once: the round takes events of any age (the newest keep_recent_events and running wakes
+# stay raw), since a long session never leaves any as old as the schedule waits for.
+HISTORY_MIN_AGE = timedelta(0)
+
+
+async def consolidate_history(inp: ConsolidationInput) -> bool:
+    """From the agent workflow after a wake whose window's history reached the compile
+    policy's ``budget.consolidate_at``: start a round that may consolidate recent history.
+
+    Abandoned, not awaited (the next wake is never delayed), under the pressure round's id:
+    at most one runs per agent. Returns False when one is already running.
+    """
+    return await _start_pressure_round(
+        inp.model_copy(
+            update={
+                "reason": "pressure",
+                "only_if_pressured": False,
+                "policy": inp.policy.model_copy(update={"min_age": HISTORY_MIN_AGE}),
+            }
+        )
+    )
+
+
+async def _start_pressure_round(round_in: ConsolidationInput) -> bool:
+    """Start ``round_in`` as an abandoned child under the agent's pressure-round id."""
     from temporalio.exceptions import WorkflowAlreadyStartedError
     from temporalio.workflow import ParentClosePolicy
 
-    gated = inp.model_copy(update={"reason": "pressure", "only_if_pressured": True})
+    rt = round_in.runtime
     try:
         await workflow.start_child_workflow(
             ConsolidationWorkflow.run,
-            gated,
-            id=workflow_id(inp.runtime.tenant, inp.runtime.name) + ":pressure",
+            round_in,
+            id=workflow_id(rt.tenant, rt.name) + ":pressure",
             parent_close_policy=ParentClosePolicy.ABANDON,
         )
     except WorkflowAlreadyStartedError:

@@ -237,7 +237,8 @@ def cache_ttls(clock: CacheClock, rates: Rates | None = None) -> CacheTtls:
       latest wakes' cache writes): ``(write_1h - write_5m) * W``.
 
     The session's entries (semi-stable, summaries, history) take 1 h when two gaps at
-    least fell in the span and the first costs twice the second; the stable prefix (tools,
+    least fell in the span and the first costs twice the second, and keep it while one
+    such gap is still among the latest and the first costs more; the stable prefix (tools,
     instructions: it never grows) as soon as any gap did, and keeps it. With no gap seen
     yet, 5 minutes: a burst of calls never pays the premium.
     Prices are the model's (``rates``), else Anthropic's ratios.
@@ -255,9 +256,13 @@ def cache_ttls(clock: CacheClock, rates: Rates | None = None) -> CacheTtls:
     # leaves the window of remembered gaps says nothing about the next one.
     kept = bool(gaps) and clock.stable_ttl_s >= 3600
     stable: Literal["5m", "1h"] = "1h" if within or kept else "5m"
-    # Writes come in lumps (a history cut, a consolidation) that a mean hides: the session
-    # takes the premium only for two such gaps at least and twice the price of a miss.
-    session: Literal["5m", "1h"] = "1h" if within >= 2 and miss > 2 * premium else "5m"
+    # Writes come in lumps (a history cut, a consolidation, a large tool result) that a
+    # mean hides: the session takes the premium only for two such gaps at least and twice
+    # the price of a miss, and keeps it while a miss still costs more than the premium
+    # and such a gap is still among the latest: a lump must not flip it back to 5 min
+    # just before the next gap expires everything the wake wrote.
+    held = clock.session_ttl_s >= 3600 and within >= 1 and miss > premium
+    session: Literal["5m", "1h"] = "1h" if (within >= 2 and miss > 2 * premium) or held else "5m"
     why = (
         f"{within} of the last {len(gaps)} idle gap(s) between 5 min and 1 h; a missed "
         f"session prefix of {clock.session_tokens} tokens vs the 1 h premium on "

@@ -1,0 +1,89 @@
+"""A wake whose window carried ``budget.consolidate_at`` tokens of history ends by starting a
+consolidation round, which may take history younger than the schedule's ``min_age``: a long
+session no longer carries its whole transcript on every call."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+
+from temporalio.client import WorkflowFailureError
+from temporalio.service import RPCError
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import message
+from tests.orchestration.helpers import worker
+from wakeful.agents import Agent
+from wakeful.compiler import Policy
+from wakeful.consolidation.contracts import ConsolidationResult
+from wakeful.consolidation.policy import ConsolidationPolicy
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.records import EventIn
+from wakeful.substrate.store import Store
+from wakeful.worker.client import wake
+from wakeful.workflows.consolidation import workflow_id
+
+LINES = (
+    "The payment queue drains steadily and the workers keep up with the load.",
+    "The day's release is v1.{n}.0 and it rolls out to the canary region first.",
+    "Gateway errors stay flat at 0.{n} percent; nothing to page about.",
+    "We agreed to keep the nightly export job on the old cluster for now.",
+)
+
+
+def _history(session_id: str, count: int) -> list[EventIn]:
+    """``count`` alternating user/assistant turns of the agent's open session, minutes old."""
+    now = datetime.now(UTC)
+    return [
+        EventIn(
+            step_key=f"seed:{n}",
+            kind="turn",
+            role="user" if n % 2 == 0 else "assistant",
+            text=LINES[n % len(LINES)].format(n=n),
+            session_id=session_id,
+            event_time=now - timedelta(minutes=30) + timedelta(seconds=n),
+        )
+        for n in range(count)
+    ]
+
+
+async def _pressure_round(env: WorkflowEnvironment, agent: Agent) -> ConsolidationResult | None:
+    handle = env.client.get_workflow_handle(
+        workflow_id(agent.tenant, agent.name) + ":pressure", result_type=ConsolidationResult
+    )
+    try:
+        return await handle.result()
+    except (RPCError, WorkflowFailureError):
+        return None
+
+
+async def test_a_full_history_is_consolidated_after_the_wake(
+    temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    # On the dev server: the time-skipping server breaks once a parent has closed over an
+    # abandoned child (see tests/consolidation/test_workflow_pressure.py).
+    env = temporal_dev
+    tight = Policy.default().model_copy(
+        update={"budget": Policy.default().budget.model_copy(update={"consolidate_at": 400})}
+    )
+    full = dataclasses.replace(agent, policy="tight")
+    ts = store.tenant(agent.tenant)
+    async with worker(env.client, store, [full], osim, policies={"tight": tight}) as (queue, _):
+        first = await wake(env.client, full.runtime(), message("How is the queue?"), queue)
+        assert await _pressure_round(env, agent) is None  # a short history: no round
+        ts.append_events(agent.name, _history(first.session_id, 60))
+        second = await wake(env.client, full.runtime(), message("Anything new?"), queue)
+        result = await _pressure_round(env, agent)
+    assert first.status == second.status == "done"
+    assert result is not None and result.reason == "pressure"
+    assert result.spans >= 1, result
+    summaries = ts.summaries(agent.name)
+    assert summaries, "the round wrote no summary"
+    retired = [e for e in ts.events(agent.name) if e.retired_at is not None]
+    # Younger than the schedule's min_age (1 h), consolidated all the same ...
+    assert retired and all(
+        e.event_time > datetime.now(UTC) - ConsolidationPolicy().min_age for e in retired
+    )
+    # ... and the newest keep_recent_events stay raw.
+    live = ts.events(agent.name, include_retired=False)
+    assert len(live) >= ConsolidationPolicy().keep_recent_events
