@@ -10,11 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from wakeful.agents import AgentRuntime
 from wakeful.compiler.blocks import Goal
 from wakeful.errors import UserError
+from wakeful.wire import WireModel
 from wakeful.workflows.pacing import CacheTtls as CacheTtls  # sent with each compile
 
 T = TypeVar("T")
@@ -42,7 +43,7 @@ CHILD_MERGE = "wakeful.child.merge"
 DELEGATE_TOOL = "delegate"
 
 
-class _Msg(BaseModel):
+class _Msg(WireModel):
     model_config = ConfigDict(frozen=True)
 
 
@@ -288,7 +289,9 @@ class WakeResult(_Msg):
     )
     output_truncated: bool = Field(False, description="The answer is longer than ``output``.")
     output_ref: str = Field(
-        "", description="The stored reply holding the whole answer (a blob hash), if any."
+        "",
+        description="When the answer was cut: the stored reply holding all of it (a blob "
+        "hash).",
     )
 
     def output_as(self, output_type: type[T]) -> T:

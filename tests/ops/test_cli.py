@@ -460,5 +460,5 @@ async def test_trigger_prints_the_agents_answer_whole_and_the_client_returns_it(
     body = json.loads(whole.stdout)
     assert body["output"] == long and body["output_truncated"] is False  # printed whole
     assert (first.status, first.output, first.output_truncated) == ("done", "Typed.", False)
-    assert first.output_ref and handle.idempotency_key == "c-1"
+    assert first.output_ref == "" and handle.idempotency_key == "c-1"  # all there: no ref
     assert again == first  # the same wake: Temporal answers a repeated update with its result

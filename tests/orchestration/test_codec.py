@@ -99,3 +99,26 @@ async def test_a_wake_through_wakefuls_client_stores_compressed_payloads(
     scheduled = [e.activity_task_scheduled_event_attributes for e in history.events]
     inputs = [a.input.payloads[0] for a in scheduled if a.HasField("input")]
     assert inputs and all(p.metadata["encoding"] == ENCODING for p in inputs)
+
+
+def test_fields_at_their_defaults_stay_off_the_wire_and_come_back() -> None:
+    """A payload leaves out the fields at their defaults (``wakeful.wire``): an answer not
+    given, caps not set, flags at their usual value. Decoding fills them in again."""
+    from wakeful.contracts import CallModelOut, CompileOut
+
+    compiled = CompileOut(window_hash="w1", stable_prefix_hash="s1", input_tokens=0, max_event_id=7)
+    (payload,) = data_converter.payload_converter.to_payloads([compiled])
+    assert (
+        payload.data
+        == b'{"window_hash":"w1","stable_prefix_hash":"s1","input_tokens":0,"max_event_id":7}'
+    )
+    (back,) = data_converter.payload_converter.from_payloads([payload], [CompileOut])
+    assert back == compiled and back.spent_today_usd is None and back.consolidate is False
+    reply = CallModelOut(output_hash="o", stop_reason="end_turn", answer="42", answer_chars=2)
+    (payload,) = data_converter.payload_converter.to_payloads([reply])
+    assert b'"answer":"42"' in payload.data and b"tool_calls" not in payload.data
+    assert data_converter.payload_converter.from_payloads([payload], [CallModelOut]) == [reply]
+    # Elsewhere every field is shown: the CLI's --json and model_dump are unchanged.
+    assert "spent_today_usd" in compiled.model_dump() and '"consolidate":false' in (
+        compiled.model_dump_json()
+    )

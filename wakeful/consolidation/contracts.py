@@ -10,11 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from wakeful.agents import AgentRuntime
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.consolidation.spans import Span
+from wakeful.wire import WireModel
 
 PRESSURE = "wakeful.consolidate.pressure"
 PLAN = "wakeful.consolidate.plan"
@@ -27,7 +28,7 @@ DREAM = "wakeful.consolidate.dream"
 Reason = Literal["schedule", "demand", "pressure"]
 
 
-class _Msg(BaseModel):
+class _Msg(WireModel):
     model_config = ConfigDict(frozen=True)
 
 

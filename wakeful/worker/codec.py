@@ -20,13 +20,22 @@ server built on :class:`DeflateCodec`) turns them back into JSON.
 
 from __future__ import annotations
 
-import dataclasses
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
+from pydantic_core import to_json
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.converter import DataConverter, PayloadCodec
+from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
+from temporalio.converter import (
+    CompositePayloadConverter,
+    DataConverter,
+    DefaultPayloadConverter,
+    JSONPlainPayloadConverter,
+    PayloadCodec,
+)
+
+from wakeful.wire import COMPACT
 
 __all__ = ["DICTIONARY", "ENCODING", "DeflateCodec", "data_converter"]
 
@@ -106,7 +115,29 @@ class DeflateCodec(PayloadCodec):
         return Payload.FromString(raw)
 
 
-# The pydantic converter (Wakeful's contracts are pydantic models) with the codec.
-data_converter: DataConverter = dataclasses.replace(
-    pydantic_data_converter, payload_codec=DeflateCodec()
+class _CompactJSON(PydanticJSONPlainPayloadConverter):
+    """Pydantic JSON with :data:`~wakeful.wire.COMPACT` in the context: messages leave out
+    their fields at defaults (``wakeful.wire``); decoding fills them in."""
+
+    def to_payload(self, value: Any) -> Payload | None:
+        data = to_json(value, context={COMPACT: True})
+        return Payload(metadata={"encoding": self.encoding.encode()}, data=data)
+
+
+class _PayloadConverter(CompositePayloadConverter):
+    """Temporal's default converters, with :class:`_CompactJSON` for JSON."""
+
+    def __init__(self) -> None:
+        compact = _CompactJSON()
+        super().__init__(
+            *(
+                compact if isinstance(c, JSONPlainPayloadConverter) else c
+                for c in DefaultPayloadConverter.default_encoding_payload_converters
+            )
+        )
+
+
+# The pydantic converter (Wakeful's contracts are pydantic models), compact, with the codec.
+data_converter: DataConverter = DataConverter(
+    payload_converter_class=_PayloadConverter, payload_codec=DeflateCodec()
 )

@@ -435,11 +435,13 @@ def _not_run(trigger: Trigger, status: str) -> WakeResult:
 
 
 def answer_fields(answer: WakeAnswer | None) -> dict[str, Any]:
-    """A wake result's answer: the capped text and where the whole of it is stored."""
+    """A wake result's answer: the capped text and, when it was cut, where the whole of it
+    is stored (a reference the history need not carry when the text is all there)."""
     if answer is None:
         return {}
+    truncated = answer.chars > len(answer.text)
     return {
         "output": answer.text,
-        "output_truncated": answer.chars > len(answer.text),
-        "output_ref": answer.ref,
+        "output_truncated": truncated,
+        "output_ref": answer.ref if truncated else "",
     }

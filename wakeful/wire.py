@@ -1,0 +1,52 @@
+"""Payloads as they cross Temporal: a message's fields at their defaults are left out.
+
+Every activity input and result, every trigger and wake result is written into a workflow's
+history, so every field costs bytes in every wake — an answer that was not given
+(``"answer":null``), a cap the agent does not have, a flag at its usual value. The data
+converter (``wakeful.worker.codec``) serialises with :data:`COMPACT` in the context, and a
+:class:`WireModel` then leaves out each field whose value equals its default; decoding fills
+them in again. Anywhere else (``model_dump``, the CLI's ``--json``) every field is shown.
+
+A default is therefore part of the wire format: changing one would change what histories
+already written decode to on replay. Add a new field instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic_core import PydanticUndefined
+
+__all__ = ["COMPACT", "WireModel"]
+
+COMPACT = "wakeful.compact"  # serialisation context key: leave default-valued fields out
+
+
+class WireModel(BaseModel):
+    """A message whose fields at their defaults are left out when it crosses Temporal."""
+
+    @model_serializer(mode="wrap")
+    def _without_defaults(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        data = handler(self)
+        context = info.context
+        if not (isinstance(context, dict) and context.get(COMPACT)) or not isinstance(data, dict):
+            return data
+        fields = type(self).model_fields
+        out = {}
+        for name, value in data.items():
+            field = fields.get(name)
+            if field is not None:
+                default = field.get_default(call_default_factory=True, validated_data={})
+                current = getattr(self, name)
+                # The same type too: 0 == False, and 1 == 1.0 spell differently on the wire.
+                if (
+                    default is not PydanticUndefined
+                    and type(current) is type(default)
+                    and current == default
+                ):
+                    continue
+            out[name] = value
+        return out
