@@ -290,8 +290,7 @@ class WakeResult(_Msg):
     output_truncated: bool = Field(False, description="The answer is longer than ``output``.")
     output_ref: str = Field(
         "",
-        description="When the answer was cut: the stored reply holding all of it (a blob "
-        "hash).",
+        description="When the answer was cut: the stored reply holding all of it (a blob hash).",
     )
 
     def output_as(self, output_type: type[T]) -> T:

@@ -22,6 +22,7 @@ __all__ = [
     "NAME_RULE",
     "check_agent_name",
     "check_tenant",
+    "child_prefix",
     "is_agent_name",
     "is_name",
 ]
@@ -61,3 +62,8 @@ def check_agent_name(value: object, where: str = "", *, child: bool = False) -> 
     """``value`` if it is a valid agent name (``child=True`` also admits ``<parent>/child/<n>``)."""
     ok = is_agent_name(value) if child else is_name(value)
     return _check("agent", value, ok, where)
+
+
+def child_prefix(agent: str) -> str:
+    """What the names of ``agent``'s children (and theirs) start with: ``<agent>/child/``."""
+    return f"{agent}/child/"

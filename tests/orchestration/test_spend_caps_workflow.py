@@ -13,6 +13,7 @@ The time-skipping server does not implement Schedules, so the test plays the Sch
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import timedelta
 
 from temporalio.api.enums.v1 import EventType
@@ -152,3 +153,35 @@ async def test_a_wake_cap_stops_a_tool_loop_before_the_next_call(
     assert note.body.blockers == [f"ended budget: {result.error}"]
     # The agent stays alive; the next wake has its own wake budget.
     assert after.status == "done" and after.model_calls >= 1
+
+
+async def test_a_wake_cap_counts_what_its_children_spent(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """A delegation is spent on the wake's behalf: the child's cost counts toward the
+    parent's max_usd_per_wake, and toward its day (``TenantStore.spend_since``)."""
+    env = temporal_skipping
+    facts = {"path": "README.md", "facts": ["release 2.4.0 is due 2026-12-15"]}
+    split = {
+        "text": "Splitting the work.",
+        "tool_calls": [{"name": "delegate", "input": {"kind": "facts", "task": "README.md"}}],
+    }
+    steps = Script.parse([split, {"text": json.dumps(facts)}, {"text": "Done."}])
+    async with worker(env.client, store, [agent], osim, script=steps) as (queue, _):
+        free = await wake(env.client, agent.runtime(), message("survey the docs"), queue)
+    ts = store.tenant(agent.tenant)
+    parent_call = ts.model_calls(free.wake_id)[0].cost_usd
+    (child_call,) = ts.model_calls(f"{agent.name}/child/1:1")
+    assert free.status == "done" and free.model_calls == 2
+
+    cap = parent_call + child_call.cost_usd / 2  # under it alone; over it with the child
+    capped = dataclasses.replace(agent, name="capped", max_usd_per_wake=cap)
+    register_agent(ts, capped)
+    async with worker(env.client, store, [capped], osim, script=steps) as (queue, _):
+        result = await wake(env.client, capped.runtime(), message("survey the docs"), queue)
+    assert (result.status, result.model_calls) == ("budget", 1), result
+    assert result.error is not None and "max_usd_per_wake" in result.error
+    day = ts.spend_since("capped", day_start(ts.wakes("capped")[0].started_at))
+    own = sum(c.cost_usd for c in ts.model_calls(result.wake_id))
+    (child,) = ts.model_calls("capped/child/1:1")
+    assert own < cap and abs(day.usd - (own + child.cost_usd)) < 1e-9

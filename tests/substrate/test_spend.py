@@ -56,3 +56,18 @@ def test_spend_since_sums_the_calls_of_the_wakes_started_since(tenant: TenantSto
     assert abs(today.usd - 0.034) < 1e-9 and today.tokens == 3 * 131
     assert tenant.spend_since("a", MIDNIGHT + timedelta(days=1)) == Spend()
     assert tenant.spend_since("nobody", MIDNIGHT) == Spend()
+
+
+def test_a_parents_spend_counts_its_childrens_and_no_one_elses(tenant: TenantStore) -> None:
+    """Children (``<parent>/child/<n>``, nested too) spend on their parent's behalf; an agent
+    whose name merely starts like the parent's, or like its pattern (``_`` is a LIKE
+    wildcard), does not."""
+    names = ("p_1", "p_1/child/1", "p_1/child/1/child/2", "pX1", "pX1/child/1", "p_10")
+    for name in names:
+        tenant.upsert_agent(name, model="m", provider="anthropic", instructions="", spec={})
+    for n, (name, cost) in enumerate(zip(names, (1.0, 0.1, 0.01, 5.0, 6.0, 7.0), strict=True)):
+        _wake(tenant, name, n + 1, MIDNIGHT + timedelta(minutes=n), [cost])
+    parent = tenant.spend_since("p_1", MIDNIGHT)
+    assert abs(parent.usd - 1.11) < 1e-9 and parent.tokens == 3 * 131
+    child = tenant.spend_since("p_1/child/1", MIDNIGHT)
+    assert abs(child.usd - 0.11) < 1e-9

@@ -30,7 +30,7 @@ from sqlalchemy.exc import OperationalError
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.errors import StoreError, UnknownAgentError
-from wakeful.names import check_tenant
+from wakeful.names import check_tenant, child_prefix
 from wakeful.substrate import schema as t
 from wakeful.substrate.blobs import BlobsMixin
 from wakeful.substrate.claims import ClaimsMixin
@@ -249,12 +249,18 @@ class TenantStore(EventsMixin, KnowledgeMixin, BlobsMixin, ClaimsMixin):
         return [ModelCallRecord.model_validate(r) for r in self._by_wake(t.model_calls, wake_id)]
 
     def spend_since(self, agent: str, since: datetime) -> Spend:
-        """What ``agent``'s model calls cost in the wakes it started at or after ``since``.
+        """What ``agent``'s model calls, and its children's, cost in the wakes started at or
+        after ``since``.
 
         A call counts at its wake's start (workflow time, so a time-skipping test server's
         clock and a replay agree), not at the row's wall-clock insert time: a wake that runs
         across midnight is spent on the day it started."""
-        params = {"tenant": self.name, "agent": agent, "since": since}
+        params = {
+            "tenant": self.name,
+            "agent": agent,
+            "children": _like_prefix(child_prefix(agent)),
+            "since": since,
+        }
         with self.tx() as conn:
             usd, tokens = conn.execute(_SPEND_SINCE, params).one()
         return Spend(usd=float(usd), tokens=int(tokens))
@@ -335,10 +341,18 @@ _SPEND_SINCE = (
     )
     .where(
         _w.tenant == bindparam("tenant"),
-        _w.agent == bindparam("agent"),
+        # The agent's own wakes and its children's (``<agent>/child/<n>``, nested too):
+        # a delegation is spent on the parent's behalf.
+        (_w.agent == bindparam("agent"))
+        | _w.agent.like(bindparam("children"), escape="\\"),
         _w.started_at >= bindparam("since"),
     )
 )
+
+
+def _like_prefix(prefix: str) -> str:
+    """A LIKE pattern matching what starts with ``prefix`` (``_`` and ``%`` taken literally)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 @functools.cache

@@ -404,7 +404,8 @@ class AgentWorkflow:
 
     async def _delegate(
         self, wake: WakeRef, index: int, reply: CallModelOut, calls: list[ToolCallRef]
-    ) -> None:
+    ) -> float:
+        """Run the children; returns what they cost (the wake's spend cap counts it)."""
         self.children_in_flight += len(calls)
         try:
             started, results = await delegate_calls(
@@ -413,7 +414,9 @@ class AgentWorkflow:
         finally:
             self.children_in_flight -= len(calls)
         self.state.children += started
-        self.state.cost_usd += sum(r.cost_usd for r in results)
+        spent = sum(r.cost_usd for r in results)
+        self.state.cost_usd += spent
+        return spent
 
 
 def _not_run(trigger: Trigger, status: str) -> WakeResult:

@@ -89,6 +89,8 @@ FEWER_STEPS = "fewer-wake-steps-1"
 TOKEN_PRECHECK = "token-precheck-1"
 # Patch id: tools declared ``local`` run as local activities (no task-queue round trip).
 LOCAL_TOOLS = "local-tools-1"
+# Patch id: a wake's spend cap counts what the children it delegated to spent.
+CHILD_SPEND = "child-spend-1"
 
 R = TypeVar("R")
 
@@ -104,7 +106,8 @@ R = TypeVar("R")
 ACTIVITY_FAILURES = (ActivityError, ApplicationError, ActivityTimeout)
 
 OnCall = Callable[[CompileOut, CallModelOut, datetime], None]
-Delegate = Callable[[WakeRef, int, CallModelOut, list[ToolCallRef]], Awaitable[None]]
+# Runs a reply's delegate calls; returns what the children cost (USD).
+Delegate = Callable[[WakeRef, int, CallModelOut, list[ToolCallRef]], Awaitable[float]]
 
 
 async def act(
@@ -183,6 +186,7 @@ class WakeCycle:
         self.opening: StartWakeIn | None = None  # the wake, until a compile has opened it
         self.closed: FinishWakeOut | None = None  # set when call_model closed the wake
         self.answer: WakeAnswer | None = None  # the final reply's, or the output tool's
+        self.children_usd = 0.0  # what the children this wake delegated to spent
         # call_model needs the provider and model, not the tool limits: sent without them,
         # the runtime does not repeat them in every model call's history event.
         self.model_rt = rt.model_copy(update={"tools": ()})
@@ -330,11 +334,15 @@ class WakeCycle:
     def _spend_cap(self, compiled: CompileOut | None) -> str | None:
         """Why the next model call may not be sent: a spend cap reached (None: none is).
         The day's spend comes with the ``compiled`` window (without it, only the wake's own
-        cap is checked). Only agents with a cap can get a reason, so histories of runs
+        cap is checked). The wake's spend includes its children's: a delegation is spent
+        on the wake's behalf. Only agents with a cap can get a reason, so histories of runs
         without caps replay unchanged."""
+        children = self.children_usd
+        if children and not workflow.patched(CHILD_SPEND):
+            children = 0.0
         return spend_cap(
             self.rt,
-            wake_usd=self.totals.cost_usd,
+            wake_usd=self.totals.cost_usd + children,
             today_usd=None if compiled is None else compiled.spent_today_usd,
             today_tokens=None if compiled is None else compiled.spent_today_tokens,
             now=workflow.now(),
@@ -418,7 +426,7 @@ class WakeCycle:
                 why = "delegation is not available here" if self.delegate is None else "stopped"
                 failed += [_result(c, f"not run: {why}") for c in delegated]
             else:
-                await self.delegate(self.wake, index, reply, delegated)
+                self.children_usd += await self.delegate(self.wake, index, reply, delegated)
             if self.parked_by is None:
                 self.budget.tool_calls += len(delegated)
         if failed:
