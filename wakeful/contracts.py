@@ -234,6 +234,11 @@ class RunToolIn(_Msg):
     output_hash: str
     tool_call: ToolCallRef
     at: datetime
+    approved_by: str | None = Field(
+        None,
+        description="Who approved the call, for a tool that needs approval ('' when the "
+        "decision named no one); recorded on its result.",
+    )
 
 
 class RunToolOut(_Msg):

@@ -80,6 +80,10 @@ async def test_an_approved_call_runs_once(
             await client.approve(agent, item.call_id, by="ana")
     assert (result.status, deploys.runs) == ("done", ["billing@v42"])
     assert tool_results(store, agent, result.wake_id) == ["deployed billing v42"]
+    # The transcript says who let it run.
+    events = store.tenant(agent.tenant).events(agent.name, wake_id=result.wake_id)
+    (done,) = [e for e in events if e.kind == "tool_result"]
+    assert done.meta["approved_by"] == "ana"
 
 
 async def test_no_decision_in_time_denies_the_call(

@@ -230,6 +230,8 @@ class ToolActivities:
                         meta={"result_blob": result_hash}
                         | ({CAPPED_META: str(whole)} if len(text) < whole else {})
                         | ({"retry": "1"} if retry else {})
+                        # who let a call that needs approval run: the audit trail
+                        | ({APPROVED_BY: inp.approved_by} if inp.approved_by is not None else {})
                         | ({"redacted": redacted.summary()} if redacted.changed else {}),
                     )
                 ],
@@ -243,6 +245,7 @@ class ToolActivities:
         )
 
 
+APPROVED_BY = "approved_by"  # a tool result's meta: who approved the call ('' for no name)
 DEFAULT_RESULT_CHARS = 40_000  # Tool.max_result_chars' default, for a call of no tool
 
 

@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
         RECORD_TOOL_RESULTS,
         RUN_TOOL,
         START_WAKE,
+        ApprovalDecision,
         CacheTtls,
         CallModelIn,
         CallModelOut,
@@ -371,10 +372,13 @@ class WakeCycle:
                 failed.append(_result(call, f"not run: the wake was parked ({self.parked_by})"))
                 continue
             limits = self.rt.limits(call.name)
+            approved_by: str | None = None
             if limits is not None and limits.approval is not None:
-                refused = await self._approval(call, limits.approval)
-                if refused is not None:
-                    failed.append(_result(call, refused))
+                verdict = await self._approval(call, limits.approval)
+                if isinstance(verdict, ApprovalDecision):
+                    approved_by = verdict.by
+                else:
+                    failed.append(_result(call, verdict))
                     if self.parked_by is None:  # a denied call was still a call
                         self.budget.tool_calls += 1
                     continue
@@ -384,6 +388,7 @@ class WakeCycle:
                 output_hash=reply.output_hash,
                 tool_call=call,
                 at=workflow.now(),
+                approved_by=approved_by,
             )
             timeout = timedelta(seconds=limits.timeout_s if limits else 60)
             retry = p.tool_retry(limits.max_attempts if limits else 3)
@@ -471,9 +476,9 @@ class WakeCycle:
         if self.approvals is not None:
             self.approvals.drop(call.id)
 
-    async def _approval(self, call: ToolCallRef, policy: ApprovalPolicy) -> str | None:
-        """Wait for a person's decision on ``call``: None when approved, else the text the
-        model reads as the tool's result (a denial, a timeout, a stop). A timeout under
+    async def _approval(self, call: ToolCallRef, policy: ApprovalPolicy) -> str | ApprovalDecision:
+        """Wait for a person's decision on ``call``: the approving decision, else the text
+        the model reads as the tool's result (a denial, a timeout, a stop). A timeout under
         the ``park`` policy sets ``parked_by``. The wait is a durable condition (a timer
         when the policy has a timeout): no worker holds anything while it lasts."""
         gate = self.approvals
@@ -490,7 +495,7 @@ class WakeCycle:
             pass
         decision = gate.take(call.id)
         if decision is not None:
-            return None if decision.approved else denial_text(decision)
+            return decision if decision.approved else denial_text(decision)
         gate.drop(call.id)
         if self.stop():
             return "not run: the agent was asked to stop"
