@@ -343,8 +343,7 @@ _SPEND_SINCE = (
         _w.tenant == bindparam("tenant"),
         # The agent's own wakes and its children's (``<agent>/child/<n>``, nested too):
         # a delegation is spent on the parent's behalf.
-        (_w.agent == bindparam("agent"))
-        | _w.agent.like(bindparam("children"), escape="\\"),
+        (_w.agent == bindparam("agent")) | _w.agent.like(bindparam("children"), escape="\\"),
         _w.started_at >= bindparam("since"),
     )
 )
