@@ -332,7 +332,13 @@ class Agent:
                 for t in self.tools
             )
             + tuple(
-                ToolLimits(name=f"{s.prefix}*", timeout_s=s.timeout_s, max_attempts=s.max_attempts)
+                # Heartbeats, so a call on a worker that died is retried once they stop.
+                ToolLimits(
+                    name=f"{s.prefix}*",
+                    timeout_s=s.timeout_s,
+                    max_attempts=s.max_attempts,
+                    heartbeat_s=s.heartbeat_s,
+                )
                 for s in self.mcp_servers
             ),
             policy=self.policy,

@@ -16,9 +16,11 @@ worker reads the list from the wake's first compile (its stored spec), not from 
 The client sessions live in the worker (:class:`McpPool`): one session per server, shared by
 the worker's activity threads, opened on first use on an event loop of the pool's own, and
 reopened when its server process dies or its connection drops. A call runs in the tool
-activity under the server's ``timeout_s`` and ``max_attempts``: a dropped connection is
-retried by Temporal on a fresh session; an error the server returns (an unknown tool, bad
-arguments, a tool reporting ``isError``) is a tool error result the model reads.
+activity under the server's ``timeout_s`` and ``max_attempts``, heartbeating while it
+waits (a call on a worker that died is retried once the heartbeats stop, not after its whole
+timeout); a dropped connection is retried by Temporal on a fresh session; an error the
+server returns (an unknown tool, bad arguments, a tool reporting ``isError``) is a tool error
+result the model reads.
 """
 
 from __future__ import annotations
@@ -64,6 +66,12 @@ MAX_NAME = 64  # the longest tool name the providers accept
 # Seconds a compile spends listing one server's tools, all attempts together (the compile
 # activity times out at 60 s).
 LIST_BUDGET_S = 40.0
+# A call heartbeats while it waits for the server, and Temporal gives a call whose
+# heartbeats stop this long before it retries it on another worker: without heartbeats, a
+# worker killed mid-call left the wake waiting for the call's whole timeout_s (minutes, for
+# a long tool) before anything ran it again.
+HEARTBEAT_S = 5.0
+BEAT_EVERY_S = 1.0  # how often the waiting thread beats (the SDK throttles what it sends)
 
 T = TypeVar("T")
 
@@ -103,6 +111,11 @@ class McpServer:
             raise UserError(f"{where}: max_attempts must be an integer >= 1")
         if not isinstance(self.timeout_s, int | float) or not self.timeout_s > 0:
             raise UserError(f"{where}: timeout_s must be a number > 0 (got {self.timeout_s!r})")
+
+    @property
+    def heartbeat_s(self) -> float:
+        """The heartbeat timeout of a call of its tools (never past the call's own)."""
+        return min(HEARTBEAT_S, self.timeout_s)
 
     @property
     def prefix(self) -> str:
@@ -288,7 +301,14 @@ class McpPool:
 
     # --- the loop -------------------------------------------------------------------------
 
-    def _run(self, coro: Coroutine[Any, Any, T], timeout_s: float) -> T:
+    def _run(
+        self,
+        coro: Coroutine[Any, Any, T],
+        timeout_s: float,
+        beat: Callable[[], None] | None = None,
+    ) -> T:
+        """Run ``coro`` on the pool's loop and wait for it at most ``timeout_s``, calling
+        ``beat`` (a heartbeat) every :data:`BEAT_EVERY_S` while it waits."""
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
@@ -297,11 +317,16 @@ class McpPool:
                 atexit.register(self.close)
             loop = self._loop
         future = asyncio.run_coroutine_threadsafe(coro, loop)
-        try:
-            return future.result(timeout_s)
-        except TimeoutError:
-            future.cancel()
-            raise
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                return future.result(max(0.0, min(left, BEAT_EVERY_S)) if beat else left)
+            except TimeoutError:
+                if beat is None or time.monotonic() >= deadline:
+                    future.cancel()
+                    raise
+                beat()
 
     def close(self) -> None:
         """Close every session (stopping the servers this worker started) and the loop."""
@@ -451,9 +476,17 @@ class McpPool:
             raise McpCallError(text or "the tool reported an error")
         return text
 
-    def call(self, agent: ServesMcp, name: str, args: dict[str, Any], wake: tuple[str, str]) -> str:
-        """Call the exposed tool ``name`` of one of the agent's servers; raises
-        :class:`McpCallError` (for the model) or :class:`McpConnectionError` (retry)."""
+    def call(
+        self,
+        agent: ServesMcp,
+        name: str,
+        args: dict[str, Any],
+        wake: tuple[str, str],
+        heartbeat: Callable[[], None] | None = None,
+    ) -> str:
+        """Call the exposed tool ``name`` of one of the agent's servers, calling
+        ``heartbeat`` while it waits; raises :class:`McpCallError` (for the model) or
+        :class:`McpConnectionError` (retry)."""
         server = server_of(agent, name)
         if server is None:
             raise UserError(f"agent {agent.name!r} has no MCP tool {name!r}")
@@ -464,7 +497,7 @@ class McpPool:
 
         inner = budget_s(server.timeout_s) * 0.9
         try:
-            return self._run(self._call(server, tool, args, inner), server.timeout_s)
+            return self._run(self._call(server, tool, args, inner), server.timeout_s, heartbeat)
         except TimeoutError:
             why = f"no answer within {inner:g} s"
         except McpConnectionError as exc:

@@ -274,7 +274,7 @@ def _mcp_tool(pool: McpPool, agent: Agent, name: str, wake: tuple[str, str]) -> 
 
     def call(args: dict[str, Any], ctx: ToolContext) -> str:
         try:
-            return pool.call(agent, name, args, wake)
+            return pool.call(agent, name, args, wake, heartbeat=ctx.heartbeat)
         except McpConnectionError as exc:
             raise RetryableToolError(str(exc)) from None
 
@@ -285,6 +285,7 @@ def _mcp_tool(pool: McpPool, agent: Agent, name: str, wake: tuple[str, str]) -> 
         fn=call,
         timeout_s=server.timeout_s,
         max_attempts=server.max_attempts,
+        heartbeat_s=server.heartbeat_s,
     )
 
 
