@@ -12,14 +12,9 @@ never placed, so deciding before freshness changes nothing visible.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from wakeful.compiler.facts import BLOCK_OVERHEAD, RESOLVED, Facts
 from wakeful.compiler.framing import collapsed_note
-from wakeful.compiler.select import registered
-from wakeful.compiler.work import BLOCK_OVERHEAD, RESOLVED, Facts
-
-if TYPE_CHECKING:
-    from wakeful.compiler.partition import Partition
+from wakeful.compiler.state import Partition, registered
 
 
 def note_of(part: Partition, result: Facts) -> tuple[str, int]:

@@ -26,13 +26,10 @@ traffic among their members are therefore decided together, in snapshot order
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from wakeful.compiler.blocks import SEGMENT_ORDER
-from wakeful.compiler.work import LOAD_BEARING, SUPERSEDES, Exclusion, Facts, Work
-
-if TYPE_CHECKING:
-    from wakeful.compiler.partition import Partition
+from wakeful.compiler.facts import LOAD_BEARING, SUPERSEDES, Exclusion, Facts
+from wakeful.compiler.state import Partition
+from wakeful.compiler.work import Work
 
 _SEGMENT_RANK = {seg: -n for n, seg in enumerate(SEGMENT_ORDER)}
 

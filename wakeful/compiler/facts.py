@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from wakeful.compiler.blocks import Block, BlockKind, Segment, Stability
 from wakeful.compiler.framing import (
@@ -26,6 +26,7 @@ from wakeful.compiler.ledger import EXCLUDED, LedgerRow
 from wakeful.compiler.policy import Ranking
 from wakeful.compiler.replies import call_arguments
 from wakeful.compiler.tokens import TokenCounter
+from wakeful.errors import UserError
 
 # A block's framing (role markers, content-block JSON) beyond its text; see costs in README.
 BLOCK_OVERHEAD = 6
@@ -55,6 +56,14 @@ CLASS_STALE = 0
 CLASS_RESOLVED = 1
 CLASS_OPTIONAL = 2
 CLASS_NORMAL = 3
+
+
+class Exclusion(NamedTuple):
+    """Why a block is out: a reason code, the policy path that decided, and detail."""
+
+    reason: str
+    rule: str
+    detail: str = ""
 
 
 # Wire names (a dict lookup costs a tenth of ``Enum.value``).
@@ -298,4 +307,14 @@ def make_facts(
         block_cost(block, segment, counts, counter),
         segment,
         static_rank_key(block, ranking),
+    )
+
+
+def duplicate_ids_error(facts: list[Facts]) -> UserError:
+    """The one-line error for a snapshot whose block ids repeat (ids key every decision)."""
+    ids = [f.id for f in facts]
+    seen: set[str] = set()
+    dupes = sorted({i for i in ids if i in seen or seen.add(i)})  # type: ignore[func-returns-value]
+    return UserError(
+        f"block ids must be unique within a snapshot; repeated: {', '.join(dupes[:10])}"
     )

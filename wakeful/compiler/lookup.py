@@ -55,7 +55,7 @@ def common_ends(a: Sequence[Any], b: Sequence[Any]) -> tuple[int, int]:
 class FactsTable:
     """The facts of one cache namespace: by object (holding it alive), by id, synthetic.
 
-    ``partitions`` holds each agent's :class:`~wakeful.compiler.partition.Partition`
+    ``partitions`` holds each agent's :class:`~wakeful.compiler.state.Partition`
     (typed loosely to keep this module below it).
     """
 

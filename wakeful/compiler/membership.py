@@ -11,15 +11,11 @@ them with and joined under the new one; the partition then redoes the dirty grou
 from __future__ import annotations
 
 from itertools import filterfalse
-from typing import TYPE_CHECKING
 
+from wakeful.compiler.facts import DEDUPE, PAIRED, SUPERSEDES, Facts, duplicate_ids_error
 from wakeful.compiler.ledger import LedgerRow
 from wakeful.compiler.lookup import common_ends
-from wakeful.compiler.select import duplicate_ids_error
-from wakeful.compiler.work import DEDUPE, PAIRED, SUPERSEDES, Facts
-
-if TYPE_CHECKING:
-    from wakeful.compiler.partition import Partition
+from wakeful.compiler.state import Partition
 
 
 def members(part: Partition, snap: list[Facts], synth: list[Facts]) -> dict[Facts, None]:

@@ -15,7 +15,7 @@ The passes run in this fixed order; each is one module with its own tests:
    10. record     ledger, segment and prefix hashes                       (record.py)
 
 Passes 1-3, 5 and the ranking half of 6 depend on the snapshot alone (not on ``now`` or the
-budget): the agent's :class:`~wakeful.compiler.partition.Partition` keeps their outcome and
+budget): the agent's :class:`~wakeful.compiler.state.Partition` keeps their outcome and
 redoes only what a new snapshot changed. Freshness, relevance floors and passes 7-10 run on
 every compile; the budget reads candidates best first and stops early (``streams.py``).
 
@@ -35,13 +35,14 @@ from wakeful.compiler.encode import JsonMemo
 from wakeful.compiler.evidence import without_recorded
 from wakeful.compiler.freshness import freshness
 from wakeful.compiler.lookup import FactsTable
-from wakeful.compiler.partition import Partition, get_partition
+from wakeful.compiler.partition import get_partition, update
 from wakeful.compiler.place import place
 from wakeful.compiler.policy import Policy
 from wakeful.compiler.rank import min_relevance
 from wakeful.compiler.record import record
 from wakeful.compiler.render import PROVIDER_ALIASES, RENDERERS, Renderer
 from wakeful.compiler.select import tail_of
+from wakeful.compiler.state import Partition
 from wakeful.compiler.tokens import CountingCache, TokenCounter
 from wakeful.compiler.triggers import gate, trigger_rules
 from wakeful.compiler.window import CompiledWindow
@@ -105,8 +106,8 @@ def prepare(
     agent = snapshot.agent
     part = get_partition(table, agent.tenant, agent.name, policy, counter)
     try:
-        part.update(
-            snap, [instructions, *(f for f, _ in rules)], snapshot.current_wake_id, triggers
+        update(
+            part, snap, [instructions, *(f for f, _ in rules)], snapshot.current_wake_id, triggers
         )
     except BaseException:
         del table.partitions[(agent.tenant, agent.name)]

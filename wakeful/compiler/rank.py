@@ -15,13 +15,10 @@ stream per segment and class (``streams.py``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from wakeful.compiler.facts import Exclusion, Facts, static_rank_key
+from wakeful.compiler.state import Partition
 from wakeful.compiler.streams import Entry
-from wakeful.compiler.work import Exclusion, Facts, Work, static_rank_key
-
-if TYPE_CHECKING:
-    from wakeful.compiler.partition import Partition
+from wakeful.compiler.work import Work
 
 __all__ = ["keep_order", "min_relevance", "static_rank_key", "unit_entry"]
 

@@ -17,17 +17,11 @@ the groups a new snapshot touched (:func:`pair_group`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from wakeful.compiler.blocks import Block, BlockKind, Role
+from wakeful.compiler.facts import LOAD_BEARING, PAIRED, SUPERSEDES, Exclusion, Facts
 from wakeful.compiler.framing import wake_text
-from wakeful.compiler.work import LOAD_BEARING, PAIRED, SUPERSEDES, Exclusion, Facts, Work
-from wakeful.errors import UserError
-
-if TYPE_CHECKING:
-    from wakeful.compiler.partition import Partition
-
-DUPLICATE = "duplicate_tool_id"
+from wakeful.compiler.state import DUPLICATE, Partition, registered
+from wakeful.compiler.work import Work
 
 
 def role_of(block: Block) -> Role:
@@ -36,15 +30,6 @@ def role_of(block: Block) -> Role:
     if block.kind in (BlockKind.TOOL_RESULT, BlockKind.CURRENT_ASK):
         return Role.USER
     return block.role or Role.USER
-
-
-def duplicate_ids_error(facts: list[Facts]) -> UserError:
-    ids = [f.id for f in facts]
-    seen: set[str] = set()
-    dupes = sorted({i for i in ids if i in seen or seen.add(i)})  # type: ignore[func-returns-value]
-    return UserError(
-        f"block ids must be unique within a snapshot; repeated: {', '.join(dupes[:10])}"
-    )
 
 
 def pair_group(part: Partition, pair: str) -> None:
@@ -76,14 +61,6 @@ def pair_group(part: Partition, pair: str) -> None:
         part.sel[call] = Exclusion("orphan_tool_call", "select", f"no result for {pair}")
     elif result is not None:
         part.sel[result] = Exclusion("orphan_tool_result", "select", f"no call {pair}")
-
-
-def registered(part: Partition, f: Facts) -> bool:
-    """In play for the passes: present, not gated by a trigger, not a duplicate tool id."""
-    if f not in part.present or f in part.e0:
-        return False
-    why = part.sel.get(f)
-    return why is None or why.reason != DUPLICATE
 
 
 def in_tail(part: Partition, f: Facts) -> tuple[bool, bool]:

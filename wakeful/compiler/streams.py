@@ -29,12 +29,11 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Iterator
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-if TYPE_CHECKING:
-    from wakeful.compiler.work import Facts
+from wakeful.compiler.facts import Facts
 
-Entry = tuple[int, float, int, str, int, int, "Facts", int]
+Entry = tuple[int, float, int, str, int, int, Facts, int]
 FACTS: Final = 6  # index of the facts in an entry
 COST: Final = 7  # index of the unit's cost
 

@@ -12,14 +12,11 @@ which change with the goal but not with new events.
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
 
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Stability
 from wakeful.compiler.policy import Policy, Trigger
+from wakeful.compiler.state import Partition
 from wakeful.compiler.work import Exclusion, Facts
-
-if TYPE_CHECKING:
-    from wakeful.compiler.partition import Partition
 
 
 def matches(trigger: Trigger, goal: Goal) -> bool:

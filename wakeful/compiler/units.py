@@ -11,24 +11,12 @@ written flat; the decisions they encode are those of the pass modules they cite.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from wakeful.compiler.collapse import collapse_unit
+from wakeful.compiler.facts import CAPTURED, LOAD_BEARING, PAIRED, RESOLVED, STALE_AFTER, Facts
 from wakeful.compiler.ledger import EXCLUDED, LedgerRow
 from wakeful.compiler.rank import below_floor, unit_entry
-from wakeful.compiler.select import DUPLICATE
+from wakeful.compiler.state import DUPLICATE, Partition
 from wakeful.compiler.streams import COST, FACTS, Entry, Stream
-from wakeful.compiler.work import (
-    CAPTURED,
-    LOAD_BEARING,
-    PAIRED,
-    RESOLVED,
-    STALE_AFTER,
-    Facts,
-)
-
-if TYPE_CHECKING:
-    from wakeful.compiler.partition import Partition
 
 
 def refresh(part: Partition) -> None:
@@ -56,7 +44,7 @@ def refresh(part: Partition) -> None:
                 why.detail, f.tokens, f.tokens, -1, f.key, "",
             )  # fmt: skip
             part.base_rows_stale(f)
-        # registered (select.registered): not gated by a trigger, not a duplicate tool id
+        # registered (state.registered): not gated by a trigger, not a duplicate tool id
         ok = why is None or (f not in e0 and why.reason != DUPLICATE)
         flags = f.flags
         if ok and why is None and flags & LOAD_BEARING and not flags & PAIRED and f not in tail:

@@ -1,7 +1,7 @@
 """The per-compile working set the passes share.
 
 What follows from the snapshot alone (pairs, tail, duplicates, supersession, collapse,
-candidates) lives in the agent's :class:`~wakeful.compiler.partition.Partition`, kept from
+candidates) lives in the agent's :class:`~wakeful.compiler.state.Partition`, kept from
 one compile to the next; :class:`Work` holds what one compile adds on top — exclusions by
 staleness, relevance floors and pressure, stale flags, and the budget's admissions — and
 never escapes :func:`~wakeful.compiler.pipeline.compile_window`. Per-block facts, and the
@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple
 
 from wakeful.compiler.blocks import Block, Goal, Role, Segment, Snapshot
 from wakeful.compiler.facts import (
@@ -33,6 +32,7 @@ from wakeful.compiler.facts import (
     SPECIAL,
     STALE_AFTER,
     SUPERSEDES,
+    Exclusion,
     Facts,
     block_cost,
     make_facts,
@@ -50,12 +50,10 @@ from wakeful.compiler.framing import (
     STALE_MARK,
     group_line,
 )
+from wakeful.compiler.lookup import FactsTable
 from wakeful.compiler.policy import Policy
+from wakeful.compiler.state import Partition
 from wakeful.compiler.tokens import CountingCache, TokenCounter
-
-if TYPE_CHECKING:
-    from wakeful.compiler.lookup import FactsTable
-    from wakeful.compiler.partition import Partition
 
 __all__ = [
     "BLOCK_OVERHEAD",
@@ -85,14 +83,6 @@ __all__ = [
     "strict_key",
     "wrapping",
 ]
-
-
-class Exclusion(NamedTuple):
-    """Why a block is out: a reason code, the policy path that decided, and detail."""
-
-    reason: str
-    rule: str
-    detail: str = ""
 
 
 @dataclass(slots=True)
