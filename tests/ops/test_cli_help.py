@@ -15,29 +15,13 @@ import pytest
 import typer
 
 from tests.ops.cli_env import BIN, ROOT
+from wakeful.bench.cli_bench import HEAVY_PACKAGES
 from wakeful.cli.main import app
-
-# Top-level packages that cost seconds to import and that no help text needs.
-HEAVY = (
-    "anthropic",
-    "fastapi",
-    "httpx",
-    "mcp",
-    "numpy",
-    "openai",
-    "psycopg",
-    "qdrant_client",
-    "qdrant_edge",
-    "sqlalchemy",
-    "temporalio",
-    "uvicorn",
-)
 
 # In a fresh interpreter: import the command line, render the help of every command
 # in-process, and name the heavy packages that got imported.
 _PROBE = """
 import json, sys
-import typer
 from typer.testing import CliRunner
 from wakeful.cli.main import app
 paths = json.loads(sys.argv[1])
@@ -75,7 +59,7 @@ def _words(text: str) -> str:
 def test_importing_the_command_line_loads_no_sdk_server_or_driver() -> None:
     paths = command_paths()
     probe = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(paths), json.dumps(HEAVY)],
+        [sys.executable, "-c", _PROBE, json.dumps(paths), json.dumps(HEAVY_PACKAGES)],
         cwd=ROOT,
         capture_output=True,
         text=True,
