@@ -10,13 +10,10 @@ import sys
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from temporalio.client import Client, WorkflowUpdateRPCTimeoutOrCancelledError
-from temporalio.service import RPCError
 
-from wakeful.agents import FINAL_RESULT, Agent, AgentRegistry, AgentRuntime
 from wakeful.cli.common import (
     emit_json,
     endpoints,
@@ -27,13 +24,17 @@ from wakeful.cli.common import (
     report_failure,
     settings,
 )
-from wakeful.compiler.blocks import Goal, GoalKind
-from wakeful.contracts import Trigger, WakeResult, oversized_trigger
 from wakeful.errors import ConfigError, RuntimeFailure, UserError
 from wakeful.idempotency import trigger_key
-from wakeful.providers.base import ModelReply
-from wakeful.substrate.store import Store, TenantStore
-from wakeful.workflows.spend import day_start
+
+# Temporal, the agents' models, the substrate and the providers are imported inside the
+# commands that use them, so `wakeful --help` loads none of them.
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from wakeful.agents import AgentRegistry, AgentRuntime
+    from wakeful.contracts import WakeResult
+    from wakeful.substrate.store import TenantStore
 
 app = typer.Typer(help="Register, list and inspect agents.")
 
@@ -81,6 +82,8 @@ def list_agents(json_out: bool = typer.Option(False, "--json")) -> None:
 @friendly
 def show(name: str, json_out: bool = typer.Option(False, "--json")) -> None:
     """An agent's spec, its spend caps and today's spend, and its wakes."""
+    from wakeful.workflows.spend import day_start
+
     s = settings()
     ts = open_store(s).tenant(s.tenant)
     row = ts.get_agent(name)
@@ -127,6 +130,8 @@ def load_registry(spec: str) -> AgentRegistry:
     A module is found from the current directory first, as ``python -m`` finds it (a
     console script does not put the current directory on ``sys.path``).
     """
+    from wakeful.agents import Agent, AgentRegistry
+
     target, _, attr = spec.rpartition(":")
     if not target or not attr:
         raise ConfigError(
@@ -215,6 +220,13 @@ def _trigger(
     timeout: float,
     json_out: bool,
 ) -> None:
+    from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
+    from temporalio.service import RPCError
+
+    from wakeful.agents import AgentRuntime
+    from wakeful.compiler.blocks import Goal, GoalKind
+    from wakeful.contracts import Trigger, oversized_trigger
+    from wakeful.substrate.store import Store
     from wakeful.worker.client import connect, deliver, require_worker, wake
 
     user_key = key if key is not None else uuid.uuid4().hex
@@ -281,6 +293,9 @@ def _trigger(
 def full_answer(ts: TenantStore, agent: str, result: WakeResult) -> str:
     """The wake's whole answer: the result's copy, or, when it was cut, the output tool's
     stored result (a typed answer) or the stored reply."""
+    from wakeful.agents import FINAL_RESULT
+    from wakeful.providers.base import ModelReply
+
     if not result.output_truncated or not result.output_ref:
         return result.output
     for e in ts.events(agent, wake_id=result.wake_id):
@@ -304,6 +319,7 @@ async def no_result(
     """Why a wake's result did not come: the agent's run ended, the wait timed out, or
     Temporal refused the call."""
     from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError
 
     from wakeful.workflows.agent import workflow_id
 

@@ -14,13 +14,17 @@ from __future__ import annotations
 import asyncio
 import getpass
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from wakeful.cli.common import emit_json, endpoints, friendly, settings
-from wakeful.contracts import ApprovalDecision, PendingApproval
-from wakeful.substrate.store import Store, TenantStore
+
+# The contracts, the substrate and Temporal are imported inside the commands that use them,
+# so `wakeful --help` loads none of them.
+if TYPE_CHECKING:
+    from wakeful.contracts import PendingApproval
+    from wakeful.substrate.store import TenantStore
 
 app = typer.Typer(help="Tool calls waiting for a person's approval.", no_args_is_help=True)
 
@@ -34,6 +38,7 @@ def list_(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """The tool calls waiting for approval: call id, tool, wake, arguments (a preview)."""
+    from wakeful.substrate.store import Store
     from wakeful.worker.client import connect, pending_approvals
 
     s = settings()
@@ -99,6 +104,7 @@ def approve(
     Exits 0 once the agent has the decision, 2 when no call with that id waits (unknown,
     decided already or timed out) or the agent is not running.
     """
+    from wakeful.contracts import ApprovalDecision
     from wakeful.worker.client import connect, decide_approval, require_worker
 
     s = settings()

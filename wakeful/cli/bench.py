@@ -40,6 +40,16 @@ def compile_(
     _report(_run("compile_bench", sizes=[int(x) for x in sizes.split(",")]), json_out)
 
 
+@app.command("cli")
+@friendly
+def cli(
+    json_out: bool = typer.Option(False, "--json"),
+    runs: int = typer.Option(10, help="Runs of each measurement; medians are reported."),
+) -> None:
+    """Command-line start-up: wall and CPU time of `wakeful --help`, import of the CLI."""
+    _report(_run("cli_bench", runs=runs), json_out)
+
+
 @app.command("consolidation")
 @friendly
 def consolidation(

@@ -10,14 +10,18 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 
 from wakeful.errors import UserError, WakefulError
-from wakeful.substrate.store import Store
-from wakeful.worker.settings import Settings, load_settings, unknown_env_vars
-from wakeful.worker.stack import EmbeddedStack, StackEndpoints
+
+# The command line imports the substrate, the worker, Temporal and the SDKs inside the
+# functions that use them: `wakeful --help` then loads none of them (tests/ops/test_cli_help.py).
+if TYPE_CHECKING:
+    from wakeful.substrate.store import Store
+    from wakeful.worker.settings import Settings
+    from wakeful.worker.stack import StackEndpoints
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -110,17 +114,22 @@ def one_line(message: str) -> str:
 
 def _unreachable(exc: Exception) -> str | None:
     """What to say when ``exc`` means Postgres or Temporal cannot be reached; else None."""
-    from sqlalchemy.exc import InterfaceError, OperationalError
-    from temporalio.service import RPCError
+    # A driver's error can only come from a driver already imported: a command that never
+    # loaded one does not load it here just to rule it out.
+    if "sqlalchemy" in sys.modules:
+        from sqlalchemy.exc import InterfaceError, OperationalError
 
-    if isinstance(exc, OperationalError | InterfaceError):
-        first = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc) else ""
-        return (
-            f"the database is unreachable ({first[:160]}); start it (`wakeful stack up`) or "
-            "fix WAKEFUL_DATABASE_URL"
-        )
-    if isinstance(exc, RPCError):
-        return f"Temporal refused the call ({exc.status.name}: {exc.message[:160]})"
+        if isinstance(exc, OperationalError | InterfaceError):
+            first = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc) else ""
+            return (
+                f"the database is unreachable ({first[:160]}); start it (`wakeful stack up`) or "
+                "fix WAKEFUL_DATABASE_URL"
+            )
+    if "temporalio" in sys.modules:
+        from temporalio.service import RPCError
+
+        if isinstance(exc, RPCError):
+            return f"Temporal refused the call ({exc.status.name}: {exc.message[:160]})"
     if isinstance(exc, RuntimeError) and str(exc).startswith("Failed client connect"):
         return (
             "Temporal is unreachable; start it (`wakeful stack up`) or fix WAKEFUL_TEMPORAL_ADDRESS"
@@ -131,6 +140,8 @@ def _unreachable(exc: Exception) -> str | None:
 def settings() -> Settings:
     """The settings, with one warning on stderr per ``WAKEFUL_*`` variable that sets nothing
     (a typo would otherwise silently leave its default in place)."""
+    from wakeful.worker.settings import load_settings, unknown_env_vars
+
     for name, suggestion in unknown_env_vars(os.environ):
         hint = f"; did you mean {suggestion}?" if suggestion else ""
         typer.echo(f"warning: {name} is not a Wakeful setting and is ignored{hint}", err=True)
@@ -143,10 +154,14 @@ def endpoints(s: Settings, *, create: bool = False) -> StackEndpoints:
     Only commands that set a project up pass ``create``: the others refuse, with the fix,
     where no state directory exists, instead of starting a second, empty stack.
     """
+    from wakeful.worker.stack import EmbeddedStack
+
     return EmbeddedStack(s).up(create=create)
 
 
 def open_store(s: Settings, *, create: bool = False) -> Store:
+    from wakeful.substrate.store import Store
+
     return Store.connect(endpoints(s, create=create).database_url)
 
 

@@ -12,7 +12,6 @@ import asyncio
 
 import typer
 
-from wakeful.agents import AgentRuntime
 from wakeful.cli.common import emit_json, endpoints, friendly, open_store, settings
 from wakeful.errors import RuntimeFailure
 
@@ -49,6 +48,8 @@ def _consolidate(
     timeout: float,
     json_out: bool,
 ) -> None:
+    # The agents' models and Temporal load here, not with the command line (`--help`).
+    from wakeful.agents import AgentRuntime
     from wakeful.cli.schedules import parse_duration
 
     # Bad input fails before any server is started or reached.

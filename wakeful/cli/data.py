@@ -7,11 +7,8 @@ from pathlib import Path
 
 import typer
 
-from wakeful.agents import Agent
 from wakeful.cli.common import emit_json, friendly, open_store, progress, settings
 from wakeful.errors import UnknownAgentError, UserError
-from wakeful.substrate.locomo import import_sample
-from wakeful.worker.serve import register_agent
 
 
 def import_(
@@ -25,6 +22,12 @@ def import_(
 
 
 def _import(file: Path, agent: str, sample: str | None, json_out: bool) -> None:
+    # The worker (and with it the providers) and the substrate load here, not with the
+    # command line, so `wakeful --help` stays fast.
+    from wakeful.agents import Agent
+    from wakeful.substrate.locomo import import_sample
+    from wakeful.worker.serve import register_agent
+
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from wakeful.cli.common import emit_json, friendly, open_store, settings
-from wakeful.compiler import Ledger, LedgerDiff, diff_ledgers
 from wakeful.errors import StoreError, UserError
-from wakeful.substrate.records import CompileRecord
-from wakeful.substrate.store import TenantStore
+
+# The compiler and the substrate are imported inside the commands that use them, so
+# `wakeful --help` loads neither.
+if TYPE_CHECKING:
+    from wakeful.compiler import Ledger, LedgerDiff
+    from wakeful.substrate.records import CompileRecord
+    from wakeful.substrate.store import TenantStore
 
 handoff_app = typer.Typer(help="Handoff notes.", no_args_is_help=True)
 
@@ -35,6 +41,8 @@ def compile_of(ts: TenantStore, agent: str, wake: int, call: int) -> CompileReco
 
 
 def ledger_of(ts: TenantStore, rec: CompileRecord) -> Ledger:
+    from wakeful.compiler import Ledger
+
     return Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
 
 
@@ -90,6 +98,8 @@ def diff(
 
 
 def _diff(agent: str, wake: int, vs: int, call: int, json_out: bool) -> None:
+    from wakeful.compiler import diff_ledgers
+
     s = settings()
     ts = open_store(s).tenant(s.tenant)
     before = ledger_of(ts, compile_of(ts, agent, vs, call))

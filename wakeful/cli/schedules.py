@@ -9,15 +9,17 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
-from temporalio.client import Client, ScheduleAlreadyRunningError, ScheduleOverlapPolicy
-from temporalio.service import RPCError, RPCStatusCode
 
-from wakeful.agents import AgentRuntime
 from wakeful.cli.common import emit_json, endpoints, friendly, open_store, settings
 from wakeful.errors import UserError
+
+# Temporal and the agents' models are imported inside the commands that use them, so
+# `wakeful --help` loads neither.
+if TYPE_CHECKING:
+    from temporalio.client import Client, ScheduleOverlapPolicy
 
 app = typer.Typer(
     help="Periodic wakes: Temporal Schedules that wake an agent.", no_args_is_help=True
@@ -25,11 +27,18 @@ app = typer.Typer(
 
 T = TypeVar("T")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
-_OVERLAP = {
-    "skip": ScheduleOverlapPolicy.SKIP,
-    "buffer_one": ScheduleOverlapPolicy.BUFFER_ONE,
-    "allow_all": ScheduleOverlapPolicy.ALLOW_ALL,
-}
+_OVERLAP = ("skip", "buffer_one", "allow_all")
+
+
+def _overlap_policy(name: str) -> ScheduleOverlapPolicy:
+    """The Temporal overlap policy an ``--overlap`` value (one of ``_OVERLAP``) names."""
+    from temporalio.client import ScheduleOverlapPolicy
+
+    return {
+        "skip": ScheduleOverlapPolicy.SKIP,
+        "buffer_one": ScheduleOverlapPolicy.BUFFER_ONE,
+        "allow_all": ScheduleOverlapPolicy.ALLOW_ALL,
+    }[name]
 
 
 def parse_duration(text: str) -> timedelta:
@@ -65,6 +74,9 @@ def add(
     new_session: bool = typer.Option(False, "--new-session", help="Each fire starts a session."),
 ) -> None:
     """Create a schedule that wakes AGENT with MESSAGE."""
+    from temporalio.client import ScheduleAlreadyRunningError
+
+    from wakeful.agents import AgentRuntime
     from wakeful.worker.schedules import create_schedule
 
     s = settings()
@@ -83,7 +95,7 @@ def add(
                 every=parse_duration(every) if every else None,
                 cron=cron,
                 catchup_window=parse_duration(catchup),
-                overlap=_OVERLAP[overlap],
+                overlap=_overlap_policy(overlap),
                 paused=paused,
                 new_session=new_session,
             )
@@ -121,6 +133,8 @@ def _act(verb: str) -> Callable[[str, str], None]:
         agent: str = typer.Argument(..., help="Agent name."),
         name: str = typer.Argument(..., help="Schedule name."),
     ) -> None:
+        from temporalio.service import RPCError, RPCStatusCode
+
         from wakeful.worker import schedules as sch
 
         fn = {

@@ -5,7 +5,9 @@ from __future__ import annotations
 import typer
 
 from wakeful.cli.common import emit_json, friendly, progress, settings
-from wakeful.worker.stack import EmbeddedStack
+
+# Each command imports the stack (and with it the servers' clients) itself, so
+# `wakeful --help` does not load it.
 
 app = typer.Typer(
     help="Start, stop and inspect the embedded stack (Postgres, Temporal, Qdrant Edge)."
@@ -16,6 +18,8 @@ app = typer.Typer(
 @friendly
 def up(json_out: bool = typer.Option(False, "--json", help="Print endpoints as JSON.")) -> None:
     """Start the embedded pieces that no URL replaces; reuse them when already running."""
+    from wakeful.worker.stack import EmbeddedStack
+
     progress("starting the embedded servers (running ones are reused)...")
     ep = EmbeddedStack(settings()).up()
     if json_out:
@@ -30,6 +34,8 @@ def up(json_out: bool = typer.Option(False, "--json", help="Print endpoints as J
 @friendly
 def down() -> None:
     """Stop the embedded servers; their data stays in the state directory."""
+    from wakeful.worker.stack import EmbeddedStack
+
     stack = EmbeddedStack(settings())
     stack.require_state()
     stack.down()
@@ -40,6 +46,8 @@ def down() -> None:
 @friendly
 def status(json_out: bool = typer.Option(False, "--json")) -> None:
     """Show each piece: embedded or external, running or not, where."""
+    from wakeful.worker.stack import EmbeddedStack
+
     stack = EmbeddedStack(settings())
     stack.require_state()
     st = stack.status()
