@@ -54,10 +54,10 @@ def consolidate(sub: MemorySubstrate, wakes: list[Wake], when: float) -> Consoli
     events (as the worker's rounds leave them raw), :data:`WAKES_PER_SUMMARY` wakes per
     summary."""
     session_id = wake_ref(wakes[-1]).session_id
-    keep = {wake_ref(w).wake_id for w in wakes[-KEEP_RAW_WAKES:]}
+    keep: set[str | None] = {wake_ref(w).wake_id for w in wakes[-KEEP_RAW_WAKES:]}
     live = sub.events(AGENT, include_retired=False)
     recent = ConsolidationPolicy().keep_recent_events
-    keep |= {e.wake_id for e in live[len(live) - recent :] if e.wake_id} if recent else set()
+    keep |= {e.wake_id for e in live[len(live) - recent :]} if recent else set()
     span = [e for e in live if e.session_id == session_id and e.wake_id not in keep]
     if not span:
         return Consolidation(when, "", "")
