@@ -6,14 +6,19 @@ copy of compose-spec.json, Apache-2.0, see compose-spec.NOTICE), then the deploy
 invariants — every piece the worker needs is present and healthchecked, every variable a
 Wakeful container gets is a setting `wakeful/worker/settings.py` reads, the settings load
 from that environment with nothing left to start in-container, and every command line
-parses against the real CLI.
+parses against the real CLI. Temporal runs as its project documents it for Compose (the
+server image, a one-shot admin-tools job for the schemas, the `temporal` CLI for health, no
+`auto-setup` or `tctl`), every third-party image is pinned, Qdrant's matches the installed
+client, and Postgres is the official image since no migration needs an extension.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib.metadata
 import json
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,7 @@ import jsonschema
 import pytest
 import typer
 import yaml
+from qdrant_client.common.version_check import is_compatible
 
 from wakeful.cli.main import app
 from wakeful.worker.settings import ENV_PREFIX, Settings, env_var_names
@@ -33,6 +39,9 @@ COMPOSE = ROOT / "docker-compose.yml"
 ENV_EXAMPLE = ROOT / "deploy" / "wakeful.env.example"
 WAKEFUL_SERVICES = ("worker", "ingress")
 NEEDED = ("postgres", "temporal", "qdrant")
+ONE_SHOT = ("temporal-schema", "temporal-namespace")
+MIGRATIONS = ROOT / "wakeful" / "substrate" / "migrations"
+TEMPORAL_SCHEMA = "/etc/temporal/schema/postgresql/v12"
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +185,151 @@ def test_dockerfile_installs_the_package_and_runs_the_cli() -> None:
     assert "USER wakeful" in text  # not root
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".git", ".wakeful", "tests", "deploy/*.env"} <= set(ignored)
+
+
+def _strings(node: Any) -> list[str]:
+    """Every string in a parsed YAML node (keys and values), depth first."""
+    if isinstance(node, dict):
+        return [s for k, v in node.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(node, list):
+        return [s for item in node for s in _strings(item)]
+    return [node] if isinstance(node, str) else []
+
+
+def _image(spec: dict[str, Any]) -> tuple[str, str]:
+    name, _, tag = str(spec["image"]).rpartition(":")
+    return name, tag
+
+
+def _script(spec: dict[str, Any]) -> str:
+    """A one-shot job's shell script, as its container runs it (`$$` is a literal `$`)."""
+    assert spec["entrypoint"][:1] == ["/bin/sh"] and "-e" in "".join(spec["entrypoint"][1:])
+    script = _interpolate(spec["command"][-1], _env_file())
+    checked = subprocess.run(["sh", "-n", "-c", script], capture_output=True, text=True)
+    assert checked.returncode == 0, f"the script does not parse: {checked.stderr}"
+    return script
+
+
+def test_temporal_runs_on_the_documented_images_without_auto_setup_or_tctl(
+    compose: dict[str, Any],
+) -> None:
+    services = compose["services"]
+    assert [n for n, s in services.items() if "auto-setup" in str(s.get("image", ""))] == []
+    uses_tctl = [
+        n for n, s in services.items() if any(re.search(r"\btctl\b", x) for x in _strings(s))
+    ]
+    assert uses_tctl == [], f"{uses_tctl} still call tctl (deprecated): use the temporal CLI"
+    server, version = _image(services["temporal"])
+    assert server == "temporalio/server"
+    for job in ONE_SHOT:  # the schema must be the one this server release expects
+        assert _image(services[job]) == ("temporalio/admin-tools", version), job
+
+
+def test_the_temporal_server_waits_for_its_schema_job(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    temporal, job = services["temporal"], services["temporal-schema"]
+    assert temporal["depends_on"]["temporal-schema"]["condition"] == (
+        "service_completed_successfully"
+    )
+    assert job["depends_on"]["postgres"]["condition"] == "service_healthy"
+    # It connects to the server's Postgres as the server's user.
+    env = {k: _interpolate(str(v), _env_file()) for k, v in job["environment"].items()}
+    server = {k: _interpolate(str(v), _env_file()) for k, v in temporal["environment"].items()}
+    assert (env["SQL_PLUGIN"], env["SQL_HOST"], env["SQL_PORT"]) == (
+        server["DB"],
+        server["POSTGRES_SEEDS"],
+        server["DB_PORT"],
+    )
+    assert (env["SQL_USER"], env["SQL_PASSWORD"]) == (
+        server["POSTGRES_USER"],
+        server["POSTGRES_PWD"],
+    )
+    script = _script(job).replace("$schema", TEMPORAL_SCHEMA)
+    steps = re.findall(r"temporal-sql-tool --db (\w+) ([\w-]+)(.*)", script)
+    assert [(db, step) for db, step, _ in steps] == [
+        (db, step)
+        for db in ("temporal", "temporal_visibility")
+        for step in ("create", "setup-schema", "update-schema")
+    ]
+    updates = [args.split() for _, step, args in steps if step == "update-schema"]
+    assert updates == [
+        ["-d", f"{TEMPORAL_SCHEMA}/temporal/versioned"],
+        ["-d", f"{TEMPORAL_SCHEMA}/visibility/versioned"],
+    ]
+
+
+def test_wakeful_waits_for_the_namespace_the_temporal_cli_registered(
+    compose: dict[str, Any],
+) -> None:
+    services = compose["services"]
+    job = services["temporal-namespace"]
+    script = _script(job)
+    assert "temporal operator cluster health" in script
+    assert "temporal operator namespace create" in script
+    assert job["depends_on"]["temporal"]["condition"] == "service_healthy"
+    for name in WAKEFUL_SERVICES:
+        wakeful = services[name]
+        assert wakeful["depends_on"]["temporal-namespace"]["condition"] == (
+            "service_completed_successfully"
+        ), name
+        assert (
+            job["environment"]["NAMESPACE"] == wakeful["environment"]["WAKEFUL_TEMPORAL_NAMESPACE"]
+        )
+        assert (
+            job["environment"]["TEMPORAL_ADDRESS"]
+            == wakeful["environment"]["WAKEFUL_TEMPORAL_ADDRESS"]
+        )
+
+
+def test_every_awaited_service_can_be_awaited(compose: dict[str, Any]) -> None:
+    """`service_healthy` needs a healthcheck; `service_completed_successfully` needs a job
+    that exits and is not restarted after it succeeded."""
+    services = compose["services"]
+    for name, spec in services.items():
+        for dep, cond in spec.get("depends_on", {}).items():
+            target = services[dep]
+            if cond["condition"] == "service_healthy":
+                check = target.get("healthcheck", {})
+                assert check.get("test") and not check.get("disable"), (name, dep)
+            elif cond["condition"] == "service_completed_successfully":
+                restart = str(target.get("restart", "no"))
+                assert restart == "no" or restart.startswith("on-failure"), (dep, restart)
+    assert {n for n, s in services.items() if "restart" not in s} == set(ONE_SHOT)
+
+
+def test_third_party_images_are_pinned(compose: dict[str, Any]) -> None:
+    own = compose["x-wakeful"]["image"]
+    for name, spec in compose["services"].items():
+        if spec.get("image") == own:
+            continue
+        image, tag = _image(spec)
+        assert image and re.search(r"\d", tag) and tag != "latest", (
+            f"{name}: {spec['image']} is not pinned to a version"
+        )
+
+
+def test_qdrant_image_is_compatible_with_the_installed_client(compose: dict[str, Any]) -> None:
+    """qdrant-client warns on every connection when the server's minor version is more than
+    one away from its own; the same check, with the client's own function."""
+    image, tag = _image(compose["services"]["qdrant"])
+    client = importlib.metadata.version("qdrant-client")
+    assert image == "qdrant/qdrant"
+    assert is_compatible(client, tag.removeprefix("v")), (
+        f"{image}:{tag} against qdrant-client {client}: pin a server of the client's minor"
+    )
+
+
+def test_postgres_is_the_official_image_since_no_migration_needs_an_extension(
+    compose: dict[str, Any],
+) -> None:
+    postgres = compose["services"]["postgres"]
+    assert _image(postgres)[0] == "postgres"
+    init = [v for v in postgres["volumes"] if "docker-entrypoint-initdb.d" in str(v)]
+    assert init == [], "nothing to initialise: the migrations create what they use"
+    needs = [
+        str(path.relative_to(ROOT))
+        for path in sorted(MIGRATIONS.rglob("*.py"))
+        if re.search(r"create\s+extension", path.read_text(), re.IGNORECASE)
+    ]
+    assert sorted(MIGRATIONS.rglob("*.py")), f"no migrations under {MIGRATIONS}"
+    assert needs == [], f"{needs} need an extension: provide it in the postgres service"
