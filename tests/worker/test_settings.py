@@ -22,11 +22,13 @@ _PLAIN = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_B
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test sees only the variables it sets, never the developer's shell."""
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each test sees only the variables it sets, never the developer's shell (nor their
+    Temporal profiles file, which fills in the Temporal address and namespace)."""
     for name in list(os.environ):
-        if name.startswith("WAKEFUL_") or name in _PLAIN or name.startswith("OTEL_"):
+        if name.startswith(("WAKEFUL_", "OTEL_", "TEMPORAL_")) or name in _PLAIN:
             monkeypatch.delenv(name)
+    monkeypatch.setenv("TEMPORAL_CONFIG_FILE", str(tmp_path / "no-temporal-profiles.toml"))
 
 
 def test_defaults() -> None:

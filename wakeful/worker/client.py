@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
@@ -36,19 +36,30 @@ from wakeful.contracts import (
 from wakeful.errors import RuntimeFailure, UserError
 from wakeful.idempotency import trigger_key
 from wakeful.worker.codec import data_converter
+from wakeful.worker.temporal_env import connect_config
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
 
 
 async def connect(
-    address: str, namespace: str, *, interceptors: Sequence[Interceptor] = ()
+    address: str | None = None,
+    namespace: str | None = None,
+    *,
+    interceptors: Sequence[Interceptor] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> TemporalClient:
     """A client with Wakeful's data converter (pydantic, compressed: see ``codec``).
 
+    The connection comes from Temporal's environment configuration (profiles file,
+    ``TEMPORAL_ADDRESS``, ``TEMPORAL_API_KEY``, ``TEMPORAL_TLS_*``: see ``temporal_env``),
+    read from ``environ`` (default: the process environment); ``address`` and ``namespace``
+    override the profile's. Raises :class:`~wakeful.errors.ConfigError` for a bad profile or
+    an unreadable certificate file.
+
     ``interceptors`` that are also worker interceptors (Temporal's ``TracingInterceptor``)
     apply to workers built on it too."""
+    config = connect_config(address, namespace, environ=environ)
     return await TemporalClient.connect(
-        address,
-        namespace=namespace,
+        **config,
         data_converter=data_converter,
         interceptors=interceptors,
     )

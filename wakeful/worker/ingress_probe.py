@@ -52,6 +52,8 @@ async def _temporal(settings: Settings, *, pollers: bool) -> dict[str, str]:
     from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
     from temporalio.client import Client
 
+    from wakeful.worker.temporal_env import connect_config
+
     address = settings.temporal_address
     if address is None:
         status = EmbeddedStack(settings).status().temporal
@@ -62,7 +64,7 @@ async def _temporal(settings: Settings, *, pollers: bool) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
         client = await asyncio.wait_for(
-            Client.connect(address, namespace=settings.temporal_namespace), timeout
+            Client.connect(**connect_config(address, settings.temporal_namespace)), timeout
         )
         await client.service_client.check_health(timeout=timedelta(seconds=timeout))
         out["temporal"] = "ok"

@@ -7,6 +7,8 @@ their SDKs use (``ANTHROPIC_API_KEY``...), the ``WAKEFUL_`` name winning when bo
 
 A missing URL means "run it here": no ``database_url`` starts embedded Postgres, no
 ``temporal_address`` the Temporal dev server, no ``qdrant_url`` opens a Qdrant Edge shard.
+Temporal's own configuration (``TEMPORAL_ADDRESS``, ``TEMPORAL_NAMESPACE``, a profile) fills
+in the Temporal address and namespace when no ``WAKEFUL_TEMPORAL_*`` variable sets them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 from wakeful.errors import ConfigError
 from wakeful.names import NAME_RULE, is_name
 from wakeful.worker import ports
+from wakeful.worker.temporal_env import load_profile
 
 __all__ = [
     "ENV_PREFIX",
@@ -75,11 +78,15 @@ class Settings(BaseSettings):
     )
     temporal_address: str | None = Field(
         None,
-        description="Temporal frontend as host:port (or a URL such as http://host:7233). "
-        "Unset: the embedded Temporal dev server is started.",
+        description="Temporal frontend as host:port (or a URL such as http://host:7233); "
+        "overrides TEMPORAL_ADDRESS and the Temporal profile's address. Unset (and no "
+        "Temporal address configured): the embedded Temporal dev server is started.",
     )
     temporal_namespace: str = Field(
-        "default", min_length=1, description="Temporal namespace the workflows run in."
+        "default",
+        min_length=1,
+        description="Temporal namespace the workflows run in; overrides TEMPORAL_NAMESPACE "
+        "and the Temporal profile's namespace.",
     )
     task_queue: str = Field(
         "wakeful", min_length=1, description="Temporal task queue the worker polls."
@@ -314,6 +321,7 @@ def load_settings(**overrides: Any) -> Settings:
         nearest = find_state_dir(Path.cwd())
         if nearest is not None:
             overrides["state_dir"] = nearest
+    overrides = {**_temporal_profile(overrides), **overrides}
     try:
         return Settings(**overrides)
     except ValidationError as err:
@@ -326,6 +334,23 @@ def load_settings(**overrides: Any) -> Settings:
         names = " / ".join(env_var_names(field))
         hint = Settings.model_fields[field].description or ""
         raise ConfigError(f"bad configuration: {names} is not valid JSON; {hint}") from None
+
+
+def _temporal_profile(overrides: Mapping[str, Any]) -> dict[str, str]:
+    """Address and namespace from Temporal's environment configuration (``TEMPORAL_ADDRESS``,
+    ``TEMPORAL_NAMESPACE``, the active profile) for the fields no ``WAKEFUL_TEMPORAL_*``
+    variable or override sets. An address found there is a Temporal to use, so the embedded
+    dev server is not started."""
+    wanted = [
+        field
+        for field in ("temporal_address", "temporal_namespace")
+        if field not in overrides and not os.environ.get(ENV_PREFIX + field.upper(), "").strip()
+    ]
+    if not wanted:
+        return {}
+    profile = load_profile()
+    found = {"temporal_address": profile.address, "temporal_namespace": profile.namespace}
+    return {field: value for field in wanted if (value := found[field])}
 
 
 def _describe(err: ValidationError) -> str:
