@@ -180,3 +180,19 @@ def test_no_temporal_configuration_keeps_the_embedded_default(
 ) -> None:
     s = load_settings()
     assert (s.temporal_address, s.temporal_namespace) == (None, "default")
+
+
+def test_tls_or_an_api_key_without_an_address_is_one_line(clean: pytest.MonkeyPatch) -> None:
+    """Without an address the embedded dev server would start and the secured connection
+    fail against it: the settings say what is missing instead. An explicit address (or
+    TLS turned off) is fine."""
+    clean.setenv("TEMPORAL_API_KEY", "k-123")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert "\n" not in message and "k-123" not in message
+    assert "TLS or an API key but no address" in message and "TEMPORAL_ADDRESS" in message
+    assert load_settings(temporal_address="cloud:7233").temporal_address == "cloud:7233"
+    clean.delenv("TEMPORAL_API_KEY")
+    clean.setenv("TEMPORAL_TLS", "false")
+    assert load_settings().temporal_address is None

@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
@@ -27,6 +27,9 @@ from wakeful.errors import ConfigError
 from wakeful.names import NAME_RULE, is_name
 from wakeful.worker import ports
 from wakeful.worker.temporal_env import load_profile
+
+if TYPE_CHECKING:
+    from temporalio.envconfig import ClientConfigProfile
 
 __all__ = [
     "ENV_PREFIX",
@@ -349,8 +352,22 @@ def _temporal_profile(overrides: Mapping[str, Any]) -> dict[str, str]:
     if not wanted:
         return {}
     profile = load_profile()
+    if "temporal_address" in wanted and not profile.address and _secured(profile):
+        # Without an address the embedded dev server would start and the TLS handshake or
+        # API key would fail against it: say what is missing instead.
+        raise ConfigError(
+            "Temporal's environment configuration sets TLS or an API key but no address:"
+            " set TEMPORAL_ADDRESS (or the profile's address) to the cluster they are for,"
+            " or unset them to use the embedded dev server"
+        )
     found = {"temporal_address": profile.address, "temporal_namespace": profile.namespace}
     return {field: value for field in wanted if (value := found[field])}
+
+
+def _secured(profile: ClientConfigProfile) -> bool:
+    """Whether the profile asks for an API key or TLS (not merely turns TLS off)."""
+    tls = profile.tls
+    return bool(profile.api_key) or (tls is not None and not tls.disabled)
 
 
 def _describe(err: ValidationError) -> str:
