@@ -13,6 +13,7 @@ already written decode to on replay. Add a new field instead.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import BaseModel, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
@@ -34,19 +35,24 @@ class WireModel(BaseModel):
         context = info.context
         if not (isinstance(context, dict) and context.get(COMPACT)) or not isinstance(data, dict):
             return data
-        fields = type(self).model_fields
+        defaults = _defaults(type(self))
         out = {}
         for name, value in data.items():
-            field = fields.get(name)
-            if field is not None:
-                default = field.get_default(call_default_factory=True, validated_data={})
-                current = getattr(self, name)
+            if name in defaults:
+                default, current = defaults[name], getattr(self, name)
                 # The same type too: 0 == False, and 1 == 1.0 spell differently on the wire.
-                if (
-                    default is not PydanticUndefined
-                    and type(current) is type(default)
-                    and current == default
-                ):
+                if type(current) is type(default) and current == default:
                     continue
             out[name] = value
         return out
+
+
+@functools.cache
+def _defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """Each field's default (factories called once), for the fields that have one."""
+    out = {}
+    for name, field in model.model_fields.items():
+        default = field.get_default(call_default_factory=True, validated_data={})
+        if default is not PydanticUndefined:
+            out[name] = default
+    return out

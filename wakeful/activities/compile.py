@@ -251,7 +251,7 @@ class CompileActivities:
             fresh_tokens=used.fresh_session_tokens(policy.retrieval.max_tokens),
             spent_today_usd=None if spent is None else spent.usd,
             spent_today_tokens=None if spent is None else spent.tokens,
-            consolidate=0 < policy.budget.consolidate_at <= rec.tokens_by_bucket.get("recent", 0),
+            consolidate=policy.budget.consolidates(rec.tokens_by_bucket.get("recent", 0)),
         )
 
 

@@ -246,8 +246,8 @@ class Wakeful(Strategy):
         """Whether the latest window's history reached ``budget.consolidate_at``: the
         compile activity's ``CompileOut.consolidate``, on which the agent workflow starts a
         consolidation round once the wake ends."""
-        at = self.policy.budget.consolidate_at
-        return bool(self.windows) and 0 < at <= self.windows[-1].tokens_by_bucket.get("recent", 0)
+        recent = self.windows[-1].tokens_by_bucket.get("recent", 0) if self.windows else 0
+        return self.policy.budget.consolidates(recent)
 
     def observe(self, ctx: CallContext, usage: Usage) -> None:
         """Keep the cache clock as the agent workflow keeps it (``update_clock``)."""

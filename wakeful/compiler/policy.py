@@ -93,6 +93,11 @@ class Budget(_Model):
         ),
     )
 
+    def consolidates(self, history_tokens: int) -> bool:
+        """Whether a window whose history takes ``history_tokens`` calls for consolidation
+        after its wake (``consolidate_at``; 0 never does)."""
+        return 0 < self.consolidate_at <= history_tokens
+
     @model_validator(mode="after")
     def _reserve(self) -> Budget:
         if self.output_reserve >= self.context_limit:
