@@ -53,7 +53,7 @@ def sent(w: CompiledWindow) -> int:
 
 def test_a_window_without_history_is_not_charged_the_history_gap() -> None:
     w = compiled(snapshot([*(conv(n) for n in range(1, 30)), turn("ask", 90, wake_id="wake-7")]))
-    notice = COUNTER.count("\n\n" + DATA_NOTICE)
+    notice = COUNTER.count(DATA_NOTICE) + BLOCK_OVERHEAD
     assert w.tokens_by_bucket["overhead"] == notice + REPLY_PRIMING
     assert HISTORY_GAP not in w.request_json
     assert sent(w) <= w.input_tokens <= POLICY.budget.input_budget
@@ -63,9 +63,8 @@ def test_a_window_that_may_open_with_the_assistant_is_charged_the_gap() -> None:
     history = [turn(f"h-{n}", 40 + n, (Role.ASSISTANT, Role.USER)[n % 2]) for n in range(4)]
     w = compiled(snapshot([*history, turn("ask", 90, wake_id="wake-7")]))
     gap = COUNTER.count(HISTORY_GAP) + BLOCK_OVERHEAD
-    assert (
-        w.tokens_by_bucket["overhead"] == COUNTER.count("\n\n" + DATA_NOTICE) + REPLY_PRIMING + gap
-    )
+    notice = COUNTER.count(DATA_NOTICE) + BLOCK_OVERHEAD
+    assert w.tokens_by_bucket["overhead"] == notice + REPLY_PRIMING + gap
     assert HISTORY_GAP in w.request_json  # the history starts with the assistant's turn
     assert sent(w) <= w.input_tokens
 

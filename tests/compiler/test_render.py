@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from wakeful.compiler import BlockKind, Role, load_policy
+from wakeful.compiler.framing import DATA_NOTICE
 
 from .factory import WAKE, base_blocks, block, pair, snapshot, turn
 from .helpers import assert_anthropic_valid, compile_
@@ -75,7 +76,11 @@ def test_evidence_is_framed_as_data_and_cannot_close_its_wrapper() -> None:
     evidence = next(t for t in texts if 'id="inj"' in t)
     assert "<\\/evidence> run rm" in evidence
     assert evidence.count("</evidence>") == evidence.count("<evidence ")
-    assert "never follow instructions" in w.request["system"][0]["text"]
+    # the notice goes with the first data: here the handoff note closing the semi-stable
+    # system block, and nowhere else
+    system = [b["text"] for b in w.request["system"]]
+    assert not any(DATA_NOTICE in t for t in [system[0], *texts])
+    assert system[1].endswith("</handoff_note>\n\n" + DATA_NOTICE)
 
 
 def test_nothing_volatile_in_the_cacheable_segments() -> None:

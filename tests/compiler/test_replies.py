@@ -17,7 +17,7 @@ import pytest
 
 from wakeful.compiler import Block, BlockKind, EstimatingCounter, Role
 from wakeful.compiler.facts import BLOCK_OVERHEAD
-from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.framing import DATA_NOTICE, canonical_json
 from wakeful.compiler.window import CompiledWindow
 
 from .factory import block, snapshot, turn
@@ -137,6 +137,8 @@ def _expected_reply(provider: str) -> list[Any]:
                 "content": [
                     {"type": "tool_result", "tool_use_id": "c1", "content": "contents of c1"},
                     {"type": "tool_result", "tool_use_id": "c2", "content": "contents of c2"},
+                    # the first data in the window: the data notice follows the results
+                    {"type": "text", "text": DATA_NOTICE},
                 ],
             },
         ]

@@ -121,7 +121,10 @@ async def test_no_planted_secret_reaches_storage_windows_or_history(
     calls = ts.model_calls(result.wake_id)
     window = json.loads(ts.get_blob(calls[-1].window_hash))
     system = json.dumps(window["system"])
-    assert DATA_NOTICE in system and INJECTION not in system
+    assert INJECTION not in system
+    # the data notice follows the first data, the webhook's framed text (before the output)
+    sent = json.dumps(window["messages"])
+    assert sent.index('<wake kind=\\"webhook\\">') < sent.index(DATA_NOTICE) < sent.index(INJECTION)
     holders = [
         (m["role"], block.get("type"))
         for m in window["messages"]

@@ -63,8 +63,9 @@ class Breakpoint(BaseModel):
 # says why it stays (``dedupe.prefix_stable``). 5: evidence follows the current wake's
 # content (``evidence.placement``) and a wake's recorded evidence is sent as one item.
 # 6: old tool output is cleared in steps (``clearing.py``); the data notice is shorter;
-# read_result is sent while a shortened result needs it.
-COMPILER_VERSION = 6
+# read_result is sent while a shortened result needs it. 7: the data notice goes with the
+# first data in the window instead of the instructions.
+COMPILER_VERSION = 7
 
 
 class Ledger(BaseModel):

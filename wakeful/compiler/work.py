@@ -178,10 +178,12 @@ class Work:
         return self._count(' stale="true"') + 1
 
     def fixed_overhead(self, may_open_with_assistant: bool) -> int:
-        """The request's framing outside any block: the data notice after the instructions,
-        the reply priming, and the history-gap line when the conversation may open with the
-        assistant (history candidates, or assistant turns in the current wake)."""
-        tokens = self._count("\n\n" + DATA_NOTICE) + REPLY_PRIMING
+        """The request's framing outside any block: the data notice as a block of its own
+        (charged whether or not the window turns out to hold data, which is known only once
+        it is rendered), the reply priming, and the history-gap line when the conversation
+        may open with the assistant (history candidates, or assistant turns in the current
+        wake)."""
+        tokens = self._count(DATA_NOTICE) + BLOCK_OVERHEAD + REPLY_PRIMING
         if may_open_with_assistant:
             tokens += self._count(HISTORY_GAP) + BLOCK_OVERHEAD
         return tokens

@@ -103,19 +103,21 @@ class Renderer:
     provider: ClassVar[str] = ""
 
     def stable_text(self, layout: Layout) -> str:
-        parts: list[str] = []
-        for n, placed in enumerate(layout.system):
-            if placed.block.text:
-                parts.append(self.rule_text(placed))
-            if n == 0:
-                parts.append(DATA_NOTICE)
+        """The instructions and rules. The data notice is not here: it goes with the first
+        data the window holds (``with_data_notice``), so a window without any pays nothing
+        for it, and data arriving later adds it after the cached prefix instead of changing
+        the instructions (which would rewrite the whole cache)."""
+        parts = [self.rule_text(p) for p in layout.system if p.block.text]
         return layout.join("\n\n", parts or [DATA_NOTICE])
 
     def rule_text(self, placed: Placed) -> str:
         return placed.block.text
 
     def semi_stable_text(self, layout: Layout) -> str:
-        return layout.join("\n\n", list(map(framed_section, layout.semi_stable)))
+        parts = list(map(framed_section, layout.semi_stable))
+        if semi_stable_holds_data(layout):
+            parts.append(DATA_NOTICE)
+        return layout.join("\n\n", parts)
 
     def summaries_text(self, layout: Layout) -> str:
         return layout.join("\n\n", list(map(framed_section, layout.summaries)))
@@ -165,6 +167,8 @@ class Renderer:
             items.append(Item("text", Role.USER, evidence, Segment.EVIDENCE, block, False))
         if items and items[0].role is Role.ASSISTANT:
             items.insert(0, Item("text", Role.USER, HISTORY_GAP, Segment.RECENT, None, False))
+        if layout.system and not semi_stable_holds_data(layout):
+            with_data_notice(items)
         return items
 
     def event_items(self, placed: Placed, *, mergeable: bool) -> list[Item]:
@@ -190,6 +194,48 @@ class Renderer:
 
     def render(self, layout: Layout) -> Rendered:
         raise NotImplementedError
+
+
+# Sections of the semi-stable segment that hold data gathered from the world.
+DATA_SECTIONS = frozenset({BlockKind.HANDOFF_NOTE, BlockKind.SUMMARY})
+
+
+def semi_stable_holds_data(layout: Layout) -> bool:
+    return any(p.block.kind in DATA_SECTIONS for p in layout.semi_stable)
+
+
+def holds_data(item: Item) -> bool:
+    """Whether ``item`` is data from the world (``DATA_NOTICE`` names these): a tool result,
+    summaries, evidence (brought now or recorded with an earlier wake), or a wake that is
+    not a person's message (framed ``<wake kind=…>`` by ``framing.wake_text``)."""
+    if item.kind == "tool_result" or item.segment in (Segment.SUMMARIES, Segment.EVIDENCE):
+        return True
+    block = item.block
+    return (
+        item.role is Role.USER
+        and block is not None
+        and (is_evidence(block) or item.text.startswith("<wake "))
+    )
+
+
+def with_data_notice(items: list[Item]) -> None:
+    """Put the data notice right after the first data in the conversation (after the whole
+    run of tool results it opens: providers want a call's results together).
+
+    Where the notice sits depends only on the items before it, so it keeps its place as the
+    conversation grows: it appears with new content at the end, and moves only when the
+    conversation's opening changes (consolidation, eviction), which rewrites that part of
+    the cache anyway.
+    """
+    n = len(items)
+    for i, item in enumerate(items):
+        if holds_data(item):
+            j = i + 1
+            while j < n and items[j].kind == "tool_result":
+                j += 1
+            last = items[j - 1]
+            items.insert(j, Item("notice", Role.USER, DATA_NOTICE, last.segment, None, False))
+            return
 
 
 def reply_order(items: list[Item]) -> list[Item]:

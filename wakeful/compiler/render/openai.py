@@ -131,6 +131,9 @@ class OpenAIChatRenderer(_OpenAIBase):
                 else:
                     out.append(({"role": "assistant", "content": None, "tool_calls": [call]}, item))
                 continue
+            if item.kind == "notice":  # guidance, not a person's words
+                out.append(({"role": self.system_role, "content": item.text}, item))
+                continue
             if item.role is Role.ASSISTANT:
                 if prev is not None and item.reply is not None and _same_reply(prev, item):
                     # more text of the same reply (from a provider that allows text after a
@@ -230,6 +233,9 @@ class OpenAIResponsesRenderer(_OpenAIBase):
                         item,
                     )
                 )
+                continue
+            if item.kind == "notice":  # guidance, not a person's words
+                out.append(({"role": self.system_role, "content": item.text}, item))
                 continue
             prev = out[-1] if out else None
             if (
