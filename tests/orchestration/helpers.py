@@ -26,6 +26,7 @@ from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.providers.simulator.script import Script
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.substrate.vectors.base import VectorStore
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import AgentStatus, AgentWorkflow, workflow_id
@@ -130,9 +131,10 @@ async def worker(
     script: Script | None = None,
     sandboxed: bool = True,
     policies: dict[str, Policy] | None = None,
+    vectors: VectorStore | None = None,
 ) -> AsyncIterator[tuple[str, str]]:
     """A worker on a fresh queue; yields (task queue, simulator API key). ``policies`` are
-    compile policies by name, besides the default."""
+    compile policies by name, besides the default; with ``vectors``, compiles retrieve."""
     key, queue = uuid.uuid4().hex, f"q-{uuid.uuid4().hex[:8]}"
     if script is not None:
         sim.simulator.set_script(script, scope=key)
@@ -143,6 +145,7 @@ async def worker(
         providers=providers,
         counter=BpeCounter(),
         policies=dict(policies or {}),
+        vectors=vectors,
     )
     try:
         async with serving(build_worker(client, deps, queue, sandboxed=sandboxed)):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from temporalio.client import WorkflowFailureError
 from temporalio.service import RPCError
@@ -18,13 +19,15 @@ from wakeful.compiler import Policy
 from wakeful.consolidation.contracts import ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.indexing import load_hits
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store
+from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.worker.client import wake
 from wakeful.workflows.consolidation import workflow_id
 
 LINES = (
-    "The payment queue drains steadily and the workers keep up with the load.",
+    "The payment queue drains steadily: batch {n} cleared and the workers keep up.",
     "The day's release is v1.{n}.0 and it rolls out to the canary region first.",
     "Gateway errors stay flat at 0.{n} percent; nothing to page about.",
     "We agreed to keep the nightly export job on the old cluster for now.",
@@ -58,7 +61,11 @@ async def _pressure_round(env: WorkflowEnvironment, agent: Agent) -> Consolidati
 
 
 async def test_a_full_history_is_consolidated_after_the_wake(
-    temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    osim: SimulatorServer,
+    agent: Agent,
+    tmp_path: Path,
 ) -> None:
     # On the dev server: the time-skipping server breaks once a parent has closed over an
     # abandoned child (see tests/consolidation/test_workflow_pressure.py).
@@ -68,13 +75,21 @@ async def test_a_full_history_is_consolidated_after_the_wake(
     )
     full = dataclasses.replace(agent, policy="tight")
     ts = store.tenant(agent.tenant)
-    async with worker(env.client, store, [full], osim, policies={"tight": tight}) as (queue, _):
+    vectors = EdgeVectorStore(tmp_path / "qdrant")
+    async with worker(
+        env.client, store, [full], osim, policies={"tight": tight}, vectors=vectors
+    ) as (queue, _):
         first = await wake(env.client, full.runtime(), message("How is the queue?"), queue)
         assert await _pressure_round(env, agent) is None  # a short history: no round
         ts.append_events(agent.name, _history(first.session_id, 60))
         second = await wake(env.client, full.runtime(), message("Anything new?"), queue)
         result = await _pressure_round(env, agent)
-    assert first.status == second.status == "done"
+        # Asked about what the summaries now stand for: retrieval must not bring the
+        # retired turns back beside them.
+        ask = "Did payment queue batch 4 clear, and do the workers keep up?"
+        third = await wake(env.client, full.runtime(), message(ask), queue)
+    vectors.close()
+    assert first.status == second.status == third.status == "done"
     assert result is not None and result.reason == "pressure"
     assert result.spans >= 1, result
     summaries = ts.summaries(agent.name)
@@ -87,3 +102,10 @@ async def test_a_full_history_is_consolidated_after_the_wake(
     # ... and the newest keep_recent_events stay raw.
     live = ts.events(agent.name, include_retired=False)
     assert len(live) >= ConsolidationPolicy().keep_recent_events
+
+    (compiled, *_) = ts.compiles(third.wake_id)
+    assert compiled.retrieval_hash is not None
+    record = load_hits(ts.get_blob(compiled.retrieval_hash))
+    hits = record.hits
+    brought = {int(h.chunk_id.removeprefix("ev:")) for h in hits}
+    assert not brought & {e.id for e in retired}

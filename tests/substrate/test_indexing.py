@@ -277,3 +277,25 @@ def test_hits_below_the_policys_score_floor_are_not_brought(tenant: TenantStore)
     assert 0 < len([h for h in best if h.neighbour_of is None]) < len(everything)
     top = max(h.score for h in everything)
     assert all(h.score == top for h in best if h.neighbour_of is None)
+
+
+def test_gather_leaves_out_what_a_summary_in_the_window_replaced(tenant: TenantStore) -> None:
+    """Consolidation retired the span: a window holding the summary never gets the raw
+    turns it stands for back through retrieval (the turns around a hit neither)."""
+    ids = seed(tenant)
+    index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
+    query = "when does the deploy key rotate on Tuesday"
+    before = index.gather(tenant, "a1", query=query, max_event_id=ids[-1], token_cap=200)
+    assert {"D0", "D1"} <= {h.external_id for h in before}
+    summary = Block(
+        id="summary:1",
+        kind=BlockKind.SUMMARY,
+        text="Session 1: key rotation and the database were discussed.",
+        source="summaries:1",
+        meta={"level": "1", "span": f"{ids[0]}-{ids[2]}"},
+    )
+    after = index.gather(
+        tenant, "a1", query=query, max_event_id=ids[-1], token_cap=200, present=[summary]
+    )
+    found = [int(h.chunk_id.removeprefix("ev:")) for h in after]
+    assert found and not [e for e in found if ids[0] <= e <= ids[2]]

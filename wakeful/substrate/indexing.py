@@ -202,7 +202,9 @@ class EventIndex:
 
         Events already among ``present`` (the snapshot's raw turns and tool traffic, and
         what its recorded evidence holds) are left out by event id and by content hash, and
-        so are events past ``max_event_id`` and turns the handoff note or a summary quotes.
+        so are events past ``max_event_id``, turns the handoff note or a summary quotes, and
+        events a summary among ``present`` replaced (its span: consolidation retired them,
+        and the window would hold the summary and what it stands for).
         A candidate scoring below ``min_score`` times the best match is not packed (the
         turns around a packed hit still may be). Hit texts are measured with
         ``count_tokens`` (default: the index's own counter).
@@ -215,12 +217,17 @@ class EventIndex:
         present = list(present)
         skip_ids, skip_hashes = _present(present)
         held = _held_texts(present)
+        replaced = _summary_spans(present)
         with self._lock:
             self._catch_up(ts, agent, max_event_id)
 
             def keep(hit_chunk: str, source_hash: str, text: str) -> bool:
                 event = event_id_of(hit_chunk)
-                if event is not None and (event in skip_ids or event > max_event_id):
+                if event is not None and (
+                    event in skip_ids
+                    or event > max_event_id
+                    or any(lo <= event <= hi for lo, hi in replaced)
+                ):
                     return False
                 if source_hash in skip_hashes:
                     return False
@@ -269,6 +276,19 @@ def _present(blocks: Iterable[Block]) -> tuple[set[int], set[str]]:
             if event is not None:
                 ids.add(event)
     return ids, hashes
+
+
+def _summary_spans(blocks: Iterable[Block]) -> list[tuple[int, int]]:
+    """The event-id spans the summaries among ``blocks`` replaced (``meta["span"]``, as
+    ``substrate.snapshot`` writes it): consolidation retired the events in each span."""
+    spans: list[tuple[int, int]] = []
+    for b in blocks:
+        if b.kind is not BlockKind.SUMMARY:
+            continue
+        lo, sep, hi = b.meta.get("span", "").partition("-")
+        if sep and lo.isdigit() and hi.isdigit():
+            spans.append((int(lo), int(hi)))
+    return spans
 
 
 def _held_texts(blocks: Iterable[Block]) -> tuple[str, ...]:
