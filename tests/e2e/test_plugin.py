@@ -25,11 +25,14 @@ from temporalio.worker import Replayer, Worker
 import wakeful
 from tests.e2e.harness import open_deps, serving
 from tests.e2e.team_workflows import GreetWorkflow, shout
+from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.errors import ConfigError
+from wakeful.providers.registry import build_provider
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.telemetry import TelemetrySettings, setup_telemetry
+from wakeful.tokenizers import BpeCounter
 from wakeful.worker.codec import ENCODING, DeflateCodec, data_converter
 from wakeful.worker.plugin import wakeful_converter
 from wakeful.workflows.agent import workflow_id
@@ -133,3 +136,11 @@ def test_the_readmes_fragment_compiles_and_its_imports_exist() -> None:
     assert isinstance(tree, ast.Module) and "plugins=[plugin]" in code
     imports = ast.Module([n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)], [])
     exec(compile(imports, "README.md", "exec"), {})
+
+
+def test_the_plugin_refuses_no_activity_threads(store: Store, agent: Agent) -> None:
+    deps = ActivityDeps(
+        store=store, agents=AgentRegistry([agent]), providers=build_provider, counter=BpeCounter()
+    )
+    with pytest.raises(ConfigError, match="max_threads must be at least 1, not 0"):
+        wakeful.WakefulPlugin(deps, max_threads=0)
