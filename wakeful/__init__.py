@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from wakeful.mcp_tools import McpServer
     from wakeful.typed_tools import ToolRetry, tool
     from wakeful.worker.client import Client, WakeHandle
+    from wakeful.worker.plugin import WakefulPlugin
 
 # Public name -> the module defining it.
 _EXPORTS: dict[str, str] = {
@@ -57,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "Client": "wakeful.worker.client",
     "McpServer": "wakeful.mcp_tools",
     "WakeHandle": "wakeful.worker.client",
+    "WakefulPlugin": "wakeful.worker.plugin",
 }
 
 __all__ = [
@@ -81,6 +83,7 @@ __all__ = [
     "WakeHandle",
     "WakeResult",
     "WakefulError",
+    "WakefulPlugin",
     "tool",
 ]
 

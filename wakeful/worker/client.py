@@ -13,6 +13,7 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client as TemporalClient
 from temporalio.client import (
     Interceptor,
+    Plugin,
     WithStartWorkflowOperation,
     WorkflowUpdateFailedError,
     WorkflowUpdateHandle,
@@ -46,6 +47,7 @@ async def connect(
     *,
     interceptors: Sequence[Interceptor] = (),
     environ: Mapping[str, str] | None = None,
+    plugins: Sequence[Plugin] = (),
 ) -> TemporalClient:
     """A client with Wakeful's data converter (pydantic, compressed: see ``codec``).
 
@@ -56,12 +58,14 @@ async def connect(
     an unreadable certificate file.
 
     ``interceptors`` that are also worker interceptors (Temporal's ``TracingInterceptor``)
-    apply to workers built on it too."""
+    apply to workers built on it too, and so do ``plugins`` that are also worker plugins
+    (:class:`~wakeful.worker.plugin.WakefulPlugin`)."""
     config = connect_config(address, namespace, environ=environ)
     return await TemporalClient.connect(
         **config,
         data_converter=data_converter,
         interceptors=interceptors,
+        plugins=plugins,
     )
 
 

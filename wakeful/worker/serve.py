@@ -18,10 +18,11 @@ from wakeful.substrate.vectors.base import VectorStore
 from wakeful.telemetry import Telemetry, TelemetrySettings, setup_telemetry
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import connect
+from wakeful.worker.plugin import WakefulPlugin
 from wakeful.worker.settings import Settings
 from wakeful.worker.stack import EmbeddedStack
 from wakeful.worker.stack_models import StackEndpoints
-from wakeful.worker.worker import build_worker
+from wakeful.worker.worker import deployment_config
 
 
 def register_agent(ts: TenantStore, agent: Agent) -> None:
@@ -137,14 +138,15 @@ async def _serve(settings: Settings, registry: AgentRegistry, providers: Provide
     )
     open_index(deps)
     tracing = [deps.telemetry.tracing_interceptor()] if deps.telemetry.enabled else []
-    client = await connect(ep.temporal_address, ep.temporal_namespace, interceptors=tracing)
-    worker = build_worker(
-        client,
+    # The plugin a team adds to its own client and worker: one wiring for both.
+    plugin = WakefulPlugin(
         deps,
-        settings.task_queue,
         max_threads=settings.activity_threads,
         sandboxed=settings.workflow_sandbox,
+        interceptors=tracing,
     )
+    client = await connect(ep.temporal_address, ep.temporal_namespace, plugins=[plugin])
+    worker = Worker(client, task_queue=settings.task_queue, deployment_config=deployment_config())
     try:
         await run_until_terminated(worker)
     finally:

@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from temporalio.client import Client
 from temporalio.common import WorkerDeploymentVersion
-from temporalio.worker import (
-    Interceptor,
-    UnsandboxedWorkflowRunner,
-    Worker,
-    WorkerDeploymentConfig,
-    WorkflowRunner,
-)
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
+from temporalio.worker import Interceptor, Worker, WorkerDeploymentConfig
 
 from wakeful.activities.child import ChildActivities
 from wakeful.activities.compile import CompileActivities
@@ -79,8 +71,10 @@ def build_worker(
     interceptors: Sequence[Interceptor] = (),
     sandboxed: bool = True,
 ) -> Worker:
-    """A worker serving every Wakeful workflow and activity: ``max_threads`` activities at
-    once (``Settings.activity_threads``), sync ones each in a thread of its own.
+    """A worker serving every Wakeful workflow and activity, through a
+    :class:`~wakeful.worker.plugin.WakefulPlugin` (``client`` must not carry one already):
+    ``max_threads`` activities at once (``Settings.activity_threads``), sync ones each in a
+    thread of its own.
 
     Model calls are async, so they hold a slot and no thread; but a slot all the same, so a
     worker runs at most ``max_threads`` model calls at a time, and a burst of agents' wakes
@@ -95,19 +89,22 @@ def build_worker(
     (``Settings.workflow_sandbox``): no run-time guard against a non-deterministic call, and
     less CPU per workflow task.
     """
-    runner: WorkflowRunner = SandboxedWorkflowRunner() if sandboxed else UnsandboxedWorkflowRunner()
+    # Imported here: the plugin lists this module's workflows and activities.
+    from wakeful.worker.plugin import WakefulPlugin
+
+    plugin = WakefulPlugin(deps, max_threads=max_threads, sandboxed=sandboxed)
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=WORKFLOWS,
-        activities=activities(deps),
-        activity_executor=ThreadPoolExecutor(max_workers=max_threads),
-        max_concurrent_activities=max_threads,
         interceptors=interceptors,
-        workflow_runner=runner,
-        # No versioning; a short build id, since every task's history stamp carries it.
-        deployment_config=WorkerDeploymentConfig(
-            version=WorkerDeploymentVersion(deployment_name="wakeful", build_id=build_id()),
-            use_worker_versioning=False,
-        ),
+        deployment_config=deployment_config(),
+        plugins=[plugin],
+    )
+
+
+def deployment_config() -> WorkerDeploymentConfig:
+    """No versioning; a short build id, since every task's history stamp carries it."""
+    return WorkerDeploymentConfig(
+        version=WorkerDeploymentVersion(deployment_name="wakeful", build_id=build_id()),
+        use_worker_versioning=False,
     )
