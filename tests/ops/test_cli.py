@@ -241,6 +241,15 @@ def test_the_demo_runs_offline_and_its_agent_carries_on(env: dict[str, str]) -> 
     assert "5 wakes, 10 model calls" in first.stdout
     shown = json.loads(run(["agent", "show", "demo-scout", "--json"], env).stdout)
     assert [w["status"] for w in shown["wakes"]] == ["done"] * 5
+    # Each call's cache outcome, from the simulator's counters: the agent's first call finds
+    # nothing; the wake's next call, seconds later, reads what the first one wrote.
+    explain = ["explain", "demo-scout", "--wake", "1"]
+    cold = json.loads(run([*explain, "--call", "0", "--json"], env).stdout)["cache_outcome"]
+    assert cold["cache_class"] == "cold_start", cold
+    hit = json.loads(run([*explain, "--call", "1", "--json"], env).stdout)["cache_outcome"]
+    assert hit["cache_class"] == "hit" and hit["read_tokens"] >= 0.9 * hit["could_read_tokens"]
+    said = run([*explain, "--call", "1"], env)
+    assert said.exit_code == 0 and said.stdout.splitlines()[-1].startswith("cache hit: read ")
     again = run(["demo"], env)
     assert again.exit_code == 0, again.output
     shown = json.loads(run(["agent", "show", "demo-scout", "--json"], env).stdout)

@@ -28,6 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from wakeful.providers.cache_limits import (
+    MIN_CACHEABLE,
+    min_cacheable_tokens,
+)
 from wakeful.providers.simulator.state import CacheStore, SimError
 from wakeful.providers.simulator.tokens import (
     block_identity,
@@ -54,28 +58,6 @@ MAX_BREAKPOINTS = 4
 LOOKBACK_BLOCKS = 20
 TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0}
 
-# Longest matching model-id prefix wins. Values from the docs' "Cache limitations" table;
-# unknown models (including simulator-only names) get the common 1024.
-MIN_CACHEABLE: dict[str, int] = {
-    "claude-opus-5": 512,
-    "claude-fable-5": 512,
-    "claude-mythos-5": 512,
-    "claude-sonnet-5": 1024,
-    "claude-opus-4-8": 1024,
-    "claude-opus-4-7": 4096,
-    "claude-opus-4-6": 4096,
-    "claude-opus-4-5": 4096,
-    "claude-haiku-4-5": 4096,
-    "claude-sonnet-4": 1024,
-    "claude-opus-4-1": 1024,
-    "claude-opus-4": 1024,
-    "claude-3-7-sonnet": 1024,
-    "claude-3-5-sonnet": 1024,
-    "claude-3-5-haiku": 2048,
-    "claude-3-haiku": 2048,
-    "claude-3-opus": 1024,
-}
-DEFAULT_MIN_CACHEABLE = 1024
 
 _TTL_ORDER_MESSAGE = (
     "{path}.cache_control.ttl: a ttl='1h' cache_control block must not come after a "
@@ -83,14 +65,6 @@ _TTL_ORDER_MESSAGE = (
     "`tools`, `system`, `messages`."
 )
 _UNCACHEABLE_TYPES = frozenset({"thinking", "redacted_thinking"})
-
-
-def min_cacheable_tokens(model: str) -> int:
-    best = ""
-    for prefix in MIN_CACHEABLE:
-        if model.startswith(prefix) and len(prefix) > len(best):
-            best = prefix
-    return MIN_CACHEABLE[best] if best else DEFAULT_MIN_CACHEABLE
 
 
 @dataclass(frozen=True)

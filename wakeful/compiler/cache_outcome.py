@@ -1,0 +1,142 @@
+"""Why a model call read what it read from the prompt cache: the cache-miss taxonomy.
+
+``diff_ledgers`` says what the windows share; only the provider's counters say what the
+cache served. :func:`classify` puts the two together with the idle time between the calls:
+
+* ``hit`` — the call read (nearly) all that the previous call had cached for it;
+* ``cold_start`` — no earlier call of the agent: nothing could be read;
+* ``prefix_changed`` — the windows share no cached prefix, or less than was read before:
+  the first block that differs, and why (``diff_ledgers``), or a policy change;
+* ``ttl_expired`` — the prefix matched but the idle time passed the TTL of its entry;
+* ``below_minimum`` — what matched is shorter than the model's minimum cacheable prefix;
+* ``provider_eviction`` — everything matched, within its TTL by this side's clock, and the
+  provider still served less: it evicted the entry early, or its clock is ahead of ours.
+
+The previous call is the reference because every call refreshes the entries it reads and
+writes: what the previous call left is what this one could find. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wakeful.compiler.diff import LedgerDiff, diff_ledgers
+from wakeful.compiler.ledger import Ledger
+
+__all__ = ["TTL_SECONDS", "CacheClass", "CacheOutcome", "classify"]
+
+TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0}
+# Reads within this share of what could be read count as a hit: the compiler's token counts
+# are estimates of the provider's (``token_miscount_pct`` in the history bench).
+HIT_SHARE = 0.9
+
+
+class CacheClass(StrEnum):
+    HIT = "hit"
+    COLD_START = "cold_start"
+    PREFIX_CHANGED = "prefix_changed"
+    TTL_EXPIRED = "ttl_expired"
+    BELOW_MINIMUM = "below_minimum"
+    PROVIDER_EVICTION = "provider_eviction"
+
+
+class CacheOutcome(BaseModel):
+    """One call's cache outcome against the call before it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cache_class: CacheClass
+    read_tokens: int = Field(description="What the provider served from its cache.")
+    could_read_tokens: int = Field(
+        description="The deepest prefix the previous call cached that this window repeats "
+        "at one of its breakpoints (0: none)."
+    )
+    through: str | None = Field(None, description="The breakpoint of that prefix.")
+    idle_seconds: float | None = Field(None, description="Since the previous call.")
+    ttl_seconds: float | None = Field(None, description="The TTL of that prefix's entry.")
+    detail: str = ""
+    difference: LedgerDiff | None = Field(
+        None, description="The first difference from the previous window, when it differs."
+    )
+
+    def line(self) -> str:
+        """One line for a terminal."""
+        return f"cache {self.cache_class.value}: {self.detail}"
+
+
+def classify(
+    previous: Ledger | None,
+    previous_at: datetime | None,
+    current: Ledger,
+    at: datetime,
+    *,
+    read_tokens: int,
+    min_cacheable: int,
+) -> CacheOutcome:
+    """Classify ``current``'s cache outcome (the provider served ``read_tokens``) against
+    ``previous``, compiled at ``previous_at`` (None: the agent's first call)."""
+    if previous is None or previous_at is None:
+        return CacheOutcome(
+            cache_class=CacheClass.COLD_START,
+            read_tokens=read_tokens,
+            could_read_tokens=0,
+            detail=f"the agent's first call: nothing was cached yet (read {read_tokens})",
+        )
+    idle = max(0.0, (at - previous_at).total_seconds())
+    diff = diff_ledgers(previous, current)
+    difference = None if diff.identical else diff
+    through, could = diff.cache_hit_through, diff.cached_prefix_tokens
+    ttl_name = next((bp.ttl for bp in current.breakpoints if bp.name == through), None)
+    ttl = TTL_SECONDS.get(ttl_name or "")
+    common = {
+        "read_tokens": read_tokens,
+        "could_read_tokens": could,
+        "through": through,
+        "idle_seconds": round(idle, 1),
+        "ttl_seconds": ttl,
+        "difference": difference,
+    }
+    if could > 0 and read_tokens >= HIT_SHARE * could:
+        return CacheOutcome(
+            cache_class=CacheClass.HIT,
+            detail=f"read {read_tokens} of the {could} tokens cached through '{through}'",
+            **common,
+        )
+    if could == 0:
+        why = (
+            "the policy changed"
+            if diff.policy_changed
+            else (
+                f"first difference at block {diff.block_id} ({diff.segment}): "
+                f"{diff.reason.value} {diff.detail}".rstrip()
+            )
+        )
+        return CacheOutcome(
+            cache_class=CacheClass.PREFIX_CHANGED,
+            detail=f"no cached prefix is repeated: {why}",
+            **common,
+        )
+    if could < min_cacheable:
+        return CacheOutcome(
+            cache_class=CacheClass.BELOW_MINIMUM,
+            detail=f"the repeated prefix ({could} tokens through '{through}') is below the "
+            f"model's minimum of {min_cacheable} cacheable tokens",
+            **common,
+        )
+    if ttl is not None and idle > ttl:
+        return CacheOutcome(
+            cache_class=CacheClass.TTL_EXPIRED,
+            detail=f"idle {idle:.0f} s > the {ttl_name} TTL of '{through}' "
+            f"(read {read_tokens} of {could})",
+            **common,
+        )
+    return CacheOutcome(
+        cache_class=CacheClass.PROVIDER_EVICTION,
+        detail=f"'{through}' ({could} tokens) matched within its TTL by this clock (idle "
+        f"{idle:.0f} s) and the provider read {read_tokens}: it evicted the entry early or "
+        "its clock is ahead",
+        **common,
+    )
