@@ -142,3 +142,26 @@ def test_clearing_is_off_at_zero_and_a_keep_above_the_threshold_is_refused() -> 
         assert "clear_tool_output_keep (1000) must be below" in str(exc)
     else:
         raise AssertionError("a keep at the threshold was accepted")
+
+
+def _mark(w, name: str):  # type: ignore[no-untyped-def]
+    return next((bp for bp in w.ledger.breakpoints if bp.name == name), None)
+
+
+def test_a_step_reads_the_cleared_part_through_the_entry_the_calls_before_wrote() -> None:
+    """The provider looks back only ~20 blocks from a breakpoint: without an entry where the
+    cleared part ends, a step would rewrite the history from its start. Between steps the
+    calls mark that end; the step's own wake keeps the mark there, where the entry is."""
+    sets = {w: _cleared(_compile(w)) for w in range(2, 24)}
+    steps = [w for w in range(3, 24) if sets[w] != sets[w - 1] and sets[w - 1]]
+    assert steps, sets  # a second step happens in this session
+    step = steps[0]
+    before, at, after = _compile(step - 1), _compile(step), _compile(step + 1)
+    held = _mark(before, "cleared")
+    assert held is not None and held.block_id == sets[step - 1][-1]
+    kept = _mark(at, "cleared")
+    assert kept is not None and kept.prefix_hash == held.prefix_hash  # read, not rewritten
+    moved = _mark(after, "cleared")  # the next wake marks the new end, inside what it reads
+    assert moved is not None and moved.block_id == sets[step][-1] != held.block_id
+    assert len(at.ledger.breakpoints) <= 4
+    assert_anthropic_valid(at.request)

@@ -86,6 +86,7 @@ class Role(StrEnum):
 # Keys of ``Block.meta`` the compiler reads (meta is never rendered).
 CAPPED_META = "capped"  # a tool result shortened when recorded (``wakeful.tool_results``)
 CLEARED_META = "cleared"  # a tool result cleared by ``clearing.py``: the ledger names it
+CLEARED_END_META = "cleared_end"  # the cleared result a ``cleared`` breakpoint goes after
 ON_DEMAND_META = "on_demand"  # a tool schema sent only while a shortened result needs it
 
 

@@ -18,6 +18,15 @@ clear_tool_output_keep``. The newest ``clear_tool_output_keep`` tokens thus alwa
 their output, and the boundary moves one step at a time: each move rewrites the cache from
 the first newly cleared result once, and every call until the next move reads it.
 
+That needs a cache entry where the cleared part ends: the provider looks back only ~20
+content blocks from a breakpoint, and the history's breakpoints sit far after it. So the
+last cleared result carries :data:`CLEARED_END_META` and the renderer puts a ``cleared``
+breakpoint after it; every call refreshes that entry for free (it lies inside what the call
+reads). On the wake whose history moved the boundary, the mark stays where the previous
+boundary put it — the entry the calls before wrote — so the step reads everything up to
+there and writes only what changed; the next wake's calls mark the new end. Both ends follow
+from the snapshot alone: the previous boundary is this one's history without its newest wake.
+
 The tool schemas a snapshot marks :data:`ON_DEMAND_META` (the built-in ``read_result``) are
 sent only while a result shortened when it was recorded (``CAPPED_META``) is in the
 snapshot, so an agent pays for them only when they can help.
@@ -29,6 +38,7 @@ from collections.abc import Sequence
 
 from wakeful.compiler.blocks import (
     CAPPED_META,
+    CLEARED_END_META,
     CLEARED_META,
     ON_DEMAND_META,
     Block,
@@ -41,6 +51,7 @@ from wakeful.compiler.policy import Eviction
 
 __all__ = [
     "CAPPED_META",
+    "CLEARED_END_META",
     "CLEARED_META",
     "ON_DEMAND_META",
     "clear_tool_output",
@@ -48,43 +59,62 @@ __all__ = [
 ]
 
 
+def _history(snap: Sequence[Facts], current: str | None) -> list[tuple[int, Facts]]:
+    """The history's facts (``recent``, outside the current wake) with their indexes."""
+    return [
+        (n, f)
+        for n, f in enumerate(snap)
+        if f.segment is Segment.RECENT and (f.wake is None or f.wake != current)
+    ]
+
+
+def _boundary(history_tokens: int, eviction: Eviction) -> int:
+    at, keep = eviction.clear_tool_output_at, eviction.clear_tool_output_keep
+    if at <= 0 or not eviction.collapse_resolved or history_tokens < at:
+        return 0
+    step = at - keep
+    return (history_tokens - keep) // step * step
+
+
 def clearing_boundary(snap: Sequence[Facts], current: str | None, eviction: Eviction) -> int:
     """The history position (tokens from its start) up to which tool output is cleared;
     0 when the history is below the threshold or clearing is off."""
-    at, keep = eviction.clear_tool_output_at, eviction.clear_tool_output_keep
-    if at <= 0 or not eviction.collapse_resolved:
-        return 0
-    history = sum(
-        f.tokens
-        for f in snap
-        if f.segment is Segment.RECENT and (f.wake is None or f.wake != current)
-    )
-    if history < at:
-        return 0
-    step = at - keep
-    return (history - keep) // step * step
+    return _boundary(sum(f.tokens for _, f in _history(snap, current)), eviction)
+
+
+def _previous_boundary(history: list[tuple[int, Facts]], eviction: Eviction) -> int:
+    """The boundary of the previous wake's history: this one without its newest wake."""
+    newest = next((f.wake for _, f in reversed(history) if f.wake is not None), None)
+    if newest is None:
+        return _boundary(sum(f.tokens for _, f in history), eviction)
+    return _boundary(sum(f.tokens for _, f in history if f.wake != newest), eviction)
 
 
 def clear_tool_output(snapshot: Snapshot, snap: Sequence[Facts], eviction: Eviction) -> Snapshot:
     """The snapshot with its old tool output cleared and its unneeded on-demand tools
     left out; the very same object when neither applies."""
     blocks = snapshot.blocks
-    current = snapshot.current_wake_id
-    boundary = clearing_boundary(snap, current, eviction)
+    history = _history(snap, snapshot.current_wake_id)
+    boundary = _boundary(sum(f.tokens for _, f in history), eviction)
     cleared: dict[int, Block] = {}
     if boundary:
+        # The end to mark: the previous boundary's on the wake that moved it (see above).
+        marked = min(boundary, _previous_boundary(history, eviction) or boundary)
         position = 0
-        for n, f in enumerate(snap):
-            if f.segment is not Segment.RECENT or (f.wake is not None and f.wake == current):
-                continue
+        last = -1
+        for n, f in history:
             position += f.tokens
             if position > boundary:
                 break
             block = f.block
             if block.kind is BlockKind.TOOL_RESULT and not block.resolved:
-                cleared[n] = blocks[n].model_copy(
-                    update={"resolved": True, "meta": {**blocks[n].meta, CLEARED_META: "1"}}
-                )
+                meta = {**blocks[n].meta, CLEARED_META: "1"}
+                cleared[n] = blocks[n].model_copy(update={"resolved": True, "meta": meta})
+                if position <= marked:
+                    last = n
+        if last >= 0:
+            mark = {**cleared[last].meta, CLEARED_END_META: "1"}
+            cleared[last] = cleared[last].model_copy(update={"meta": mark})
     reading = any(CAPPED_META in b.meta for b in blocks)
     on_demand = not reading and any(
         b.kind is BlockKind.TOOL_SCHEMA and ON_DEMAND_META in b.meta for b in blocks

@@ -64,8 +64,9 @@ class Breakpoint(BaseModel):
 # content (``evidence.placement``) and a wake's recorded evidence is sent as one item.
 # 6: old tool output is cleared in steps (``clearing.py``); the data notice is shorter;
 # read_result is sent while a shortened result needs it. 7: the data notice goes with the
-# first data in the window instead of the instructions.
-COMPILER_VERSION = 7
+# first data in the window instead of the instructions. 8: a ``cleared`` breakpoint after
+# the last cleared tool result, so a clearing step reads the cleared part.
+COMPILER_VERSION = 8
 
 
 class Ledger(BaseModel):

@@ -146,7 +146,7 @@ class Eviction(_Model):
         ge=0,
         description=(
             "History tokens (before the current wake) at which the tool output of earlier"
-            " wakes is cleared to a note read_result can expand; 0 never clears"
+            " wakes is cleared to a one-line note; 0 never clears"
             " (compiler/clearing.py)."
         ),
     )

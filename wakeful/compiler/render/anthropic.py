@@ -29,16 +29,21 @@ text merges, but tool traffic cannot merge. Two **bridges** reach entries beyond
 * ``wake_bridge`` — the last wake in the history has more content blocks than that: a
   breakpoint on the end of the wakes before it, where that wake's calls put ``history``.
 
+``cleared`` — on the last tool result that clearing replaced by a note, so the next
+clearing step reads the history up to there (``compiler.clearing``).
+
 At most four breakpoints: when more are wanted, ``summaries`` gives way first, then
-``semi_stable`` (the history entry's prefix contains both). TTLs never increase along the
-prompt, as the provider requires (policy validation enforces it).
+``semi_stable`` (the history entry's prefix contains both), ``cleared`` (it pays only at
+the next clearing step), ``wake_bridge``.
+TTLs never increase along the prompt, as the provider requires (policy validation enforces
+it).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from wakeful.compiler.blocks import Block, Segment
+from wakeful.compiler.blocks import CLEARED_END_META, Block, Segment
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import ROLE, Item, Mark, Rendered, Renderer
 
@@ -172,6 +177,18 @@ class AnthropicRenderer(Renderer):
             if earlier >= 0 and history - earlier > cache.lookback_blocks:
                 marks.append(Mark("wake_bridge", earlier, owners[earlier], cache.rolling_ttl, True))
             marks.append(Mark("history", history, owners[history], cache.rolling_ttl, True))
+        cleared = next(
+            (
+                base + n
+                for n, (_, item) in enumerate(where)
+                if item.block is not None and CLEARED_END_META in item.block.meta
+            ),
+            -1,
+        )
+        if 0 <= cleared < history:
+            mark = Mark("cleared", cleared, owners[cleared], cache.rolling_ttl, True)
+            marks.append(mark)
+            marks.sort(key=lambda m: m.element)
         rolling = len(elements) - 1
         if rolling - marks[-1].element > cache.lookback_blocks and len(messages) >= 3:
             bridge = last_of_message[len(messages) - 3]
@@ -209,7 +226,7 @@ class AnthropicRenderer(Renderer):
 # Which breakpoints give way when more than four are wanted, first to last. Stable and
 # rolling never do; the history entry subsumes the summaries and semi-stable ones whenever
 # the history is unchanged, and bridges only matter past the lookback window.
-_DROP_ORDER = ("summaries", "semi_stable", "wake_bridge", "history", "bridge")
+_DROP_ORDER = ("summaries", "semi_stable", "cleared", "wake_bridge", "history", "bridge")
 
 
 def _at_most(marks: list[Mark], limit: int) -> list[Mark]:
