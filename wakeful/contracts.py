@@ -297,6 +297,13 @@ class WakeResult(_Msg):
         "",
         description="When the answer was cut: the stored reply holding all of it (a blob hash).",
     )
+    output_by_query: bool = Field(
+        False,
+        description="The answer was left out of this result: the workflow's history holds "
+        "it once already (the model call's or the output tool's result), so the wake update "
+        "answers without it and the client reads it with the ``result`` query "
+        "(RESULT_QUERY), which fills ``output``, ``output_truncated`` and ``output_ref``.",
+    )
 
     def output_as(self, output_type: type[T]) -> T:
         """The typed answer of an agent with ``output_type``, validated again from
@@ -307,6 +314,43 @@ class WakeResult(_Msg):
                 " whole with `wakeful trigger --json` or from the wake's final_result event"
             )
         return TypeAdapter(output_type).validate_json(self.output)
+
+
+# The agent workflow's query for a remembered wake result by its idempotency key (None when
+# the workflow no longer remembers it): whole, with its answer.
+RESULT_QUERY = "result"
+
+
+def without_answer(result: WakeResult) -> WakeResult:
+    """``result`` as the wake update returns it: its answer left for the ``result`` query."""
+    if not result.output:
+        return result
+    return result.model_copy(
+        update={
+            "output": "",
+            "output_truncated": False,
+            "output_ref": "",
+            "output_by_query": True,
+        }
+    )
+
+
+def with_answer(result: WakeResult, kept: WakeResult | None) -> WakeResult:
+    """The update's ``result`` with the answer the ``result`` query returned (``kept``).
+    A workflow that no longer remembers the wake answers None: the result then says its
+    answer is longer than it carries (``output_truncated``, no text)."""
+    if not result.output_by_query:
+        return result
+    if kept is None or kept.wake_id != result.wake_id:
+        return result.model_copy(update={"output_truncated": True, "output_by_query": False})
+    return result.model_copy(
+        update={
+            "output": kept.output,
+            "output_truncated": kept.output_truncated,
+            "output_ref": kept.output_ref,
+            "output_by_query": False,
+        }
+    )
 
 
 # --- sessions, triggers and keep-warm ----------------------------------------------------
