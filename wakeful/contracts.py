@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 
 from wakeful.agents import AgentRuntime
 from wakeful.compiler.blocks import Goal
@@ -87,6 +87,10 @@ def oversized_trigger(trigger: Trigger, agent: str) -> str | None:
     )
 
 
+# An agent's workflow id is this, its tenant, ':' and its name (wakeful.workflows.state).
+AGENT_ID_PREFIX = "wakeful-agent:"
+
+
 class WakeRef(_Msg):
     tenant: str
     agent: str
@@ -94,6 +98,26 @@ class WakeRef(_Msg):
     session_id: str
     workflow_id: str
     number: int
+
+    # A wake's id and its agent's workflow id follow from the other fields (for an agent's
+    # wake; a child's workflow id does not): on the wire they are left out when they do.
+    def _implied(self) -> dict[str, Any]:
+        return {
+            "wake_id": f"{self.agent}:{self.number}",
+            "workflow_id": f"{AGENT_ID_PREFIX}{self.tenant}:{self.agent}",
+        }
+
+    @model_validator(mode="before")
+    @classmethod
+    def _implied_back(cls, data: Any) -> Any:
+        if isinstance(data, dict) and {"tenant", "agent", "number"} <= data.keys():
+            agent, tenant = data["agent"], data["tenant"]
+            data = {
+                "wake_id": f"{agent}:{data['number']}",
+                "workflow_id": f"{AGENT_ID_PREFIX}{tenant}:{agent}",
+                **data,
+            }
+        return data
 
 
 class StartWakeIn(_Msg):
@@ -141,9 +165,15 @@ class BreakpointRef(_Msg):
 
 class CompileOut(_Msg):
     window_hash: str
-    stable_prefix_hash: str
+    stable_prefix_hash: str = Field(
+        "",
+        description="No longer sent ('', kept for histories that hold it): the workflow "
+        "never reads it, and the compile record in the substrate has it.",
+    )
     input_tokens: int
-    max_event_id: int
+    max_event_id: int = Field(
+        0, description="No longer sent (0), like ``stable_prefix_hash``: see the compile record."
+    )
     breakpoints: tuple[BreakpointRef, ...] = ()
     fresh_tokens: int | None = Field(
         None,

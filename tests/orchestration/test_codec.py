@@ -122,3 +122,66 @@ def test_fields_at_their_defaults_stay_off_the_wire_and_come_back() -> None:
     assert "spent_today_usd" in compiled.model_dump() and '"consolidate":false' in (
         compiled.model_dump_json()
     )
+
+
+def test_a_wake_ref_leaves_out_the_ids_that_follow_from_its_fields() -> None:
+    """An agent's wake id (<agent>:<number>) and workflow id follow from the ref's other
+    fields: the payload leaves them out and decoding fills them in; a child's workflow id
+    does not follow, so it stays."""
+    from wakeful.contracts import WakeRef
+
+    ref = WakeRef(
+        tenant="acme",
+        agent="triage",
+        wake_id="triage:41",
+        session_id="triage:s0007",
+        workflow_id=workflow_id("acme", "triage"),
+        number=41,
+    )
+    (payload,) = data_converter.payload_converter.to_payloads([ref])
+    assert (
+        payload.data
+        == b'{"tenant":"acme","agent":"triage","session_id":"triage:s0007","number":41}'
+    )
+    assert data_converter.payload_converter.from_payloads([payload], [WakeRef]) == [ref]
+    child = ref.model_copy(update={"workflow_id": "wakeful-child:acme:triage"})
+    (payload,) = data_converter.payload_converter.to_payloads([child])
+    assert b"wakeful-child:acme:triage" in payload.data and b"wake_id" not in payload.data
+    assert data_converter.payload_converter.from_payloads([payload], [WakeRef]) == [child]
+    assert "workflow_id" in ref.model_dump()  # elsewhere every field is shown
+
+
+async def test_a_wakes_history_holds_only_what_the_workflow_reads(
+    temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """The compile's result leaves out the stable prefix hash and the event horizon (the
+    workflow never reads them; the compile record has them), and a model call's input the
+    ids that follow from its wake's other fields."""
+    target = temporal_dev.client.service_client.config.target_host
+    client = await connect(target, temporal_dev.client.namespace)
+    async with worker(client, store, [agent], osim) as (queue, _):
+        result = await wake(client, agent.runtime(), message("list_dir .", uuid.uuid4().hex), queue)
+    assert result.status == "done"
+    history = await client.get_workflow_handle(
+        workflow_id(agent.tenant, agent.name)
+    ).fetch_history()
+    markers = [
+        p
+        for e in history.events
+        if e.HasField("marker_recorded_event_attributes")
+        for key, v in e.marker_recorded_event_attributes.details.items()
+        if key == "result"
+        for p in v.payloads
+    ]
+    inputs = [
+        p
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+        for p in e.activity_task_scheduled_event_attributes.input.payloads
+    ]
+    texts = [p.data for p in await DeflateCodec().decode([*markers, *inputs])]
+    compiles = [t for t in texts if b'"window_hash"' in t and b'"breakpoints"' in t]
+    calls = [t for t in texts if b'"window_hash"' in t and b'"wake"' in t]
+    assert compiles and calls
+    assert not any(b"stable_prefix_hash" in t or b"max_event_id" in t for t in compiles)
+    assert not any(b'"workflow_id"' in t or b'"wake_id"' in t for t in calls)
