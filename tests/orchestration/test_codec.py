@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+import zlib
 
 import pytest
 from temporalio.api.common.v1 import Payload
@@ -17,12 +18,20 @@ from wakeful.contracts import WakeResult
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.worker.client import connect, wake
-from wakeful.worker.codec import DICTIONARY, ENCODING, DeflateCodec, data_converter
+from wakeful.worker.codec import (
+    DICTIONARY,
+    DICTIONARY_Z1,
+    ENCODING,
+    ENCODING_Z1,
+    DeflateCodec,
+    data_converter,
+)
 from wakeful.workflows.agent import workflow_id
 
-# wakeful/z1 payloads in every history decode with exactly this dictionary: change it only
-# under a new encoding name (keeping this one for decoding).
-DICTIONARY_BLAKE2 = "705a32d1439f0a3e1498ac53782ca810"
+# Payloads of each encoding in every history decode with exactly its dictionary: change one
+# only under a new encoding name (keeping the old ones for decoding).
+DICTIONARY_BLAKE2 = {b"wz2": "e7fb73f504b8fe0da3f1afd9a772d275"}
+DICTIONARY_Z1_BLAKE2 = "705a32d1439f0a3e1498ac53782ca810"
 
 
 def _json(value: WakeResult) -> Payload:
@@ -50,8 +59,21 @@ def _result(**kw: object) -> WakeResult:
     return WakeResult.model_validate(fields | kw)
 
 
-def test_the_dictionary_is_frozen() -> None:
-    assert hashlib.blake2b(DICTIONARY, digest_size=16).hexdigest() == DICTIONARY_BLAKE2
+def test_the_dictionaries_are_frozen() -> None:
+    assert hashlib.blake2b(DICTIONARY, digest_size=16).hexdigest() == DICTIONARY_BLAKE2[ENCODING]
+    assert hashlib.blake2b(DICTIONARY_Z1, digest_size=16).hexdigest() == DICTIONARY_Z1_BLAKE2
+
+
+async def test_payloads_of_the_first_encoding_still_decode() -> None:
+    """Histories written before wz2 hold wakeful/z1 payloads, deflated with the first
+    dictionary: they decode as they did."""
+    plain = _json(_result())
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, DICTIONARY_Z1)
+    raw = plain.SerializeToString(deterministic=True)
+    old = Payload(metadata={"encoding": ENCODING_Z1}, data=deflate.compress(raw) + deflate.flush())
+    assert await DeflateCodec().decode([old]) == [plain]
+    (new,) = await DeflateCodec().encode([plain])
+    assert new.metadata["encoding"] == b"wz2" and new.ByteSize() < old.ByteSize()
 
 
 async def test_a_payload_round_trips_and_shrinks() -> None:

@@ -30,7 +30,7 @@ from temporalio import workflow
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from wakeful.worker.codec import ENCODING, data_converter
+from wakeful.worker.codec import ENCODING_Z1, data_converter
 from wakeful.worker.worker import WORKFLOWS
 from wakeful.workflows.state import AgentInput, AgentState
 
@@ -72,7 +72,7 @@ def test_the_histories_cover_what_matters(suffix: str) -> None:
 
 def test_the_new_histories_hold_compressed_payloads_and_fewer_steps() -> None:
     text = (HISTORIES / "agent_workflow_2.json").read_text()
-    assert ENCODING.decode() in base64_encodings(text)
+    assert ENCODING_Z1.decode() in base64_encodings(text)
     merged = {"wakeful.start_wake", "wakeful.record_output"}
     assert merged <= _activity_types("agent_workflow")
     assert not merged & _activity_types("agent_workflow_2")
