@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 
 from wakeful.agents import AgentRuntime
 from wakeful.compiler.blocks import Goal
@@ -87,6 +87,10 @@ def oversized_trigger(trigger: Trigger, agent: str) -> str | None:
     )
 
 
+# An agent's workflow id is this, its tenant, ':' and its name (wakeful.workflows.state).
+AGENT_ID_PREFIX = "wakeful-agent:"
+
+
 class WakeRef(_Msg):
     tenant: str
     agent: str
@@ -94,6 +98,26 @@ class WakeRef(_Msg):
     session_id: str
     workflow_id: str
     number: int
+
+    # A wake's id and its agent's workflow id follow from the other fields (for an agent's
+    # wake; a child's workflow id does not): on the wire they are left out when they do.
+    def _implied(self) -> dict[str, Any]:
+        return {
+            "wake_id": f"{self.agent}:{self.number}",
+            "workflow_id": f"{AGENT_ID_PREFIX}{self.tenant}:{self.agent}",
+        }
+
+    @model_validator(mode="before")
+    @classmethod
+    def _implied_back(cls, data: Any) -> Any:
+        if isinstance(data, dict) and {"tenant", "agent", "number"} <= data.keys():
+            agent, tenant = data["agent"], data["tenant"]
+            data = {
+                "wake_id": f"{agent}:{data['number']}",
+                "workflow_id": f"{AGENT_ID_PREFIX}{tenant}:{agent}",
+                **data,
+            }
+        return data
 
 
 class StartWakeIn(_Msg):
@@ -141,9 +165,15 @@ class BreakpointRef(_Msg):
 
 class CompileOut(_Msg):
     window_hash: str
-    stable_prefix_hash: str
+    stable_prefix_hash: str = Field(
+        "",
+        description="No longer sent ('', kept for histories that hold it): the workflow "
+        "never reads it, and the compile record in the substrate has it.",
+    )
     input_tokens: int
-    max_event_id: int
+    max_event_id: int = Field(
+        0, description="No longer sent (0), like ``stable_prefix_hash``: see the compile record."
+    )
     breakpoints: tuple[BreakpointRef, ...] = ()
     fresh_tokens: int | None = Field(
         None,
@@ -297,6 +327,13 @@ class WakeResult(_Msg):
         "",
         description="When the answer was cut: the stored reply holding all of it (a blob hash).",
     )
+    output_by_query: bool = Field(
+        False,
+        description="The answer was left out of this result: the workflow's history holds "
+        "it once already (the model call's or the output tool's result), so the wake update "
+        "answers without it and the client reads it with the ``result`` query "
+        "(RESULT_QUERY), which fills ``output``, ``output_truncated`` and ``output_ref``.",
+    )
 
     def output_as(self, output_type: type[T]) -> T:
         """The typed answer of an agent with ``output_type``, validated again from
@@ -307,6 +344,43 @@ class WakeResult(_Msg):
                 " whole with `wakeful trigger --json` or from the wake's final_result event"
             )
         return TypeAdapter(output_type).validate_json(self.output)
+
+
+# The agent workflow's query for a remembered wake result by its idempotency key (None when
+# the workflow no longer remembers it): whole, with its answer.
+RESULT_QUERY = "result"
+
+
+def without_answer(result: WakeResult) -> WakeResult:
+    """``result`` as the wake update returns it: its answer left for the ``result`` query."""
+    if not result.output:
+        return result
+    return result.model_copy(
+        update={
+            "output": "",
+            "output_truncated": False,
+            "output_ref": "",
+            "output_by_query": True,
+        }
+    )
+
+
+def with_answer(result: WakeResult, kept: WakeResult | None) -> WakeResult:
+    """The update's ``result`` with the answer the ``result`` query returned (``kept``).
+    A workflow that no longer remembers the wake answers None: the result then says its
+    answer is longer than it carries (``output_truncated``, no text)."""
+    if not result.output_by_query:
+        return result
+    if kept is None or kept.wake_id != result.wake_id:
+        return result.model_copy(update={"output_truncated": True, "output_by_query": False})
+    return result.model_copy(
+        update={
+            "output": kept.output,
+            "output_truncated": kept.output_truncated,
+            "output_ref": kept.output_ref,
+            "output_by_query": False,
+        }
+    )
 
 
 # --- sessions, triggers and keep-warm ----------------------------------------------------

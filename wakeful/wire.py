@@ -7,6 +7,9 @@ converter (``wakeful.worker.codec``) serialises with :data:`COMPACT` in the cont
 :class:`WireModel` then leaves out each field whose value equals its default; decoding fills
 them in again. Anywhere else (``model_dump``, the CLI's ``--json``) every field is shown.
 
+A message may also leave out fields that follow from its others (``_implied``: a wake's
+id from its agent and number), filling them in again when it is decoded.
+
 A default is therefore part of the wire format: changing one would change what histories
 already written decode to on replay. Add a new field instead.
 """
@@ -35,9 +38,11 @@ class WireModel(BaseModel):
         context = info.context
         if not (isinstance(context, dict) and context.get(COMPACT)) or not isinstance(data, dict):
             return data
-        defaults = _defaults(type(self))
+        defaults, implied = _defaults(type(self)), self._implied()
         out = {}
         for name, value in data.items():
+            if name in implied and getattr(self, name) == implied[name]:
+                continue
             if name in defaults:
                 default, current = defaults[name], getattr(self, name)
                 # The same type too: 0 == False, and 1 == 1.0 spell differently on the wire.
@@ -45,6 +50,12 @@ class WireModel(BaseModel):
                     continue
             out[name] = value
         return out
+
+    def _implied(self) -> dict[str, Any]:
+        """Fields whose values follow from the others', by name: left out when they do. A
+        subclass that says so fills them in again when it is decoded (a ``before`` model
+        validator)."""
+        return {}
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """Record the workflow histories that ``tests/orchestration/test_replay.py`` replays.
 
-    python -m tests.histories.record        # writes tests/histories/*_5.json
+    python -m tests.histories.record        # writes tests/histories/*_6.json
 
 Starts a Temporal dev server, an embedded Postgres and the provider simulator, runs an agent
 through a wake with a tool call, a wake that fans out two child agents, an explicit
@@ -51,7 +51,7 @@ from wakeful.workflows.scheduled import ScheduledWakeInput, ScheduledWakeWorkflo
 HERE = Path(__file__).parent
 # Histories of today's workflow code and data converter; earlier recordings keep their names
 # (see tests/orchestration/test_replay.py) and must go on replaying.
-SUFFIX = "_5"
+SUFFIX = "_6"
 TENANT = "histories"
 FACTS = {"path": "README.md", "facts": ["release 2.4.0 is due 2026-12-15"]}
 SCRIPT = Script.parse(

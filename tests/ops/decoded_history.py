@@ -1,10 +1,10 @@
 """A workflow history as searchable text, with every payload decoded by the data converter's codec.
 
-Wakeful's codec deflates payloads (``wakeful/z1``), so a search of the history's JSON finds
-nothing that is inside a payload — activity inputs and results, update arguments, memos.
-:func:`history_text` walks every message of every event, decodes each ``Payload`` it finds
-with the codec and returns the history's JSON (for what is not in a payload, e.g. failure
-messages) followed by the decoded payloads.
+Wakeful's codec deflates payloads (``wz2``; earlier ``wakeful/z1``), so a search of the
+history's JSON finds nothing that is inside a payload — activity inputs and results, update
+arguments, memos. :func:`history_text` walks every message of every event, decodes each
+``Payload`` it finds with the codec and returns the history's JSON (for what is not in a
+payload, e.g. failure messages) followed by the decoded payloads.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+import zlib
 
 import pytest
 from temporalio.api.common.v1 import Payload
@@ -17,12 +18,20 @@ from wakeful.contracts import WakeResult
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.worker.client import connect, wake
-from wakeful.worker.codec import DICTIONARY, ENCODING, DeflateCodec, data_converter
+from wakeful.worker.codec import (
+    DICTIONARY,
+    DICTIONARY_Z1,
+    ENCODING,
+    ENCODING_Z1,
+    DeflateCodec,
+    data_converter,
+)
 from wakeful.workflows.agent import workflow_id
 
-# wakeful/z1 payloads in every history decode with exactly this dictionary: change it only
-# under a new encoding name (keeping this one for decoding).
-DICTIONARY_BLAKE2 = "705a32d1439f0a3e1498ac53782ca810"
+# Payloads of each encoding in every history decode with exactly its dictionary: change one
+# only under a new encoding name (keeping the old ones for decoding).
+DICTIONARY_BLAKE2 = {b"wz2": "e7fb73f504b8fe0da3f1afd9a772d275"}
+DICTIONARY_Z1_BLAKE2 = "705a32d1439f0a3e1498ac53782ca810"
 
 
 def _json(value: WakeResult) -> Payload:
@@ -50,8 +59,21 @@ def _result(**kw: object) -> WakeResult:
     return WakeResult.model_validate(fields | kw)
 
 
-def test_the_dictionary_is_frozen() -> None:
-    assert hashlib.blake2b(DICTIONARY, digest_size=16).hexdigest() == DICTIONARY_BLAKE2
+def test_the_dictionaries_are_frozen() -> None:
+    assert hashlib.blake2b(DICTIONARY, digest_size=16).hexdigest() == DICTIONARY_BLAKE2[ENCODING]
+    assert hashlib.blake2b(DICTIONARY_Z1, digest_size=16).hexdigest() == DICTIONARY_Z1_BLAKE2
+
+
+async def test_payloads_of_the_first_encoding_still_decode() -> None:
+    """Histories written before wz2 hold wakeful/z1 payloads, deflated with the first
+    dictionary: they decode as they did."""
+    plain = _json(_result())
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, DICTIONARY_Z1)
+    raw = plain.SerializeToString(deterministic=True)
+    old = Payload(metadata={"encoding": ENCODING_Z1}, data=deflate.compress(raw) + deflate.flush())
+    assert await DeflateCodec().decode([old]) == [plain]
+    (new,) = await DeflateCodec().encode([plain])
+    assert new.metadata["encoding"] == b"wz2" and new.ByteSize() < old.ByteSize()
 
 
 async def test_a_payload_round_trips_and_shrinks() -> None:
@@ -122,3 +144,66 @@ def test_fields_at_their_defaults_stay_off_the_wire_and_come_back() -> None:
     assert "spent_today_usd" in compiled.model_dump() and '"consolidate":false' in (
         compiled.model_dump_json()
     )
+
+
+def test_a_wake_ref_leaves_out_the_ids_that_follow_from_its_fields() -> None:
+    """An agent's wake id (<agent>:<number>) and workflow id follow from the ref's other
+    fields: the payload leaves them out and decoding fills them in; a child's workflow id
+    does not follow, so it stays."""
+    from wakeful.contracts import WakeRef
+
+    ref = WakeRef(
+        tenant="acme",
+        agent="triage",
+        wake_id="triage:41",
+        session_id="triage:s0007",
+        workflow_id=workflow_id("acme", "triage"),
+        number=41,
+    )
+    (payload,) = data_converter.payload_converter.to_payloads([ref])
+    assert (
+        payload.data
+        == b'{"tenant":"acme","agent":"triage","session_id":"triage:s0007","number":41}'
+    )
+    assert data_converter.payload_converter.from_payloads([payload], [WakeRef]) == [ref]
+    child = ref.model_copy(update={"workflow_id": "wakeful-child:acme:triage"})
+    (payload,) = data_converter.payload_converter.to_payloads([child])
+    assert b"wakeful-child:acme:triage" in payload.data and b"wake_id" not in payload.data
+    assert data_converter.payload_converter.from_payloads([payload], [WakeRef]) == [child]
+    assert "workflow_id" in ref.model_dump()  # elsewhere every field is shown
+
+
+async def test_a_wakes_history_holds_only_what_the_workflow_reads(
+    temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """The compile's result leaves out the stable prefix hash and the event horizon (the
+    workflow never reads them; the compile record has them), and a model call's input the
+    ids that follow from its wake's other fields."""
+    target = temporal_dev.client.service_client.config.target_host
+    client = await connect(target, temporal_dev.client.namespace)
+    async with worker(client, store, [agent], osim) as (queue, _):
+        result = await wake(client, agent.runtime(), message("list_dir .", uuid.uuid4().hex), queue)
+    assert result.status == "done"
+    history = await client.get_workflow_handle(
+        workflow_id(agent.tenant, agent.name)
+    ).fetch_history()
+    markers = [
+        p
+        for e in history.events
+        if e.HasField("marker_recorded_event_attributes")
+        for key, v in e.marker_recorded_event_attributes.details.items()
+        if key == "result"
+        for p in v.payloads
+    ]
+    inputs = [
+        p
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+        for p in e.activity_task_scheduled_event_attributes.input.payloads
+    ]
+    texts = [p.data for p in await DeflateCodec().decode([*markers, *inputs])]
+    compiles = [t for t in texts if b'"window_hash"' in t and b'"breakpoints"' in t]
+    calls = [t for t in texts if b'"window_hash"' in t and b'"wake"' in t]
+    assert compiles and calls
+    assert not any(b"stable_prefix_hash" in t or b"max_event_id" in t for t in compiles)
+    assert not any(b'"workflow_id"' in t or b'"wake_id"' in t for t in calls)

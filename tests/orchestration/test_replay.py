@@ -8,7 +8,9 @@ their own); the ``_2`` ones after; the ``_3`` ones after session timers became o
 across wakes; the ``_4`` ones with quick tools run as local activities; the ``_5`` ones
 after triggers were deduplicated beyond the workflow's memory, with
 ``agent_lifecycle_workflow_5``: keep-warm calls, a repeated key looked up in the substrate,
-a session ended idle, model calls as local activities, and a continue-as-new. All must
+a session ended idle, model calls as local activities, and a continue-as-new; the ``_6``
+ones (and ``agent_lifecycle_workflow_6``) after wake updates left their answers to the
+``result`` query (patch ``answer-by-query-1``) and payloads became ``wz2``. All must
 replay: the first through the codec's pass-through, all of them through the workflow's
 patch branches.
 
@@ -30,17 +32,18 @@ from temporalio import workflow
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from wakeful.worker.codec import ENCODING, data_converter
+from wakeful.worker.codec import ENCODING, ENCODING_Z1, data_converter
 from wakeful.worker.worker import WORKFLOWS
 from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 KINDS = ("agent_workflow", "child_agent_workflow", "scheduled_wake_workflow")
-SUFFIXES = ("_2", "_3", "_4", "_5")
+SUFFIXES = ("_2", "_3", "_4", "_5", "_6")
 NAMES = (
     *KINDS,
     *(f"{kind}{suffix}" for suffix in SUFFIXES for kind in KINDS),
     "agent_lifecycle_workflow_5",
+    "agent_lifecycle_workflow_6",
     "agent_local_timeout_workflow",
 )
 
@@ -72,7 +75,7 @@ def test_the_histories_cover_what_matters(suffix: str) -> None:
 
 def test_the_new_histories_hold_compressed_payloads_and_fewer_steps() -> None:
     text = (HISTORIES / "agent_workflow_2.json").read_text()
-    assert ENCODING.decode() in base64_encodings(text)
+    assert ENCODING_Z1.decode() in base64_encodings(text)
     merged = {"wakeful.start_wake", "wakeful.record_output"}
     assert merged <= _activity_types("agent_workflow")
     assert not merged & _activity_types("agent_workflow_2")
@@ -94,6 +97,20 @@ def test_quick_tools_run_as_local_activities_in_the_newest_histories() -> None:
     assert "wakeful.run_tool" in _local_activity_types("agent_workflow_4")
     assert "wakeful.run_tool" not in _scheduled_activity_types("agent_workflow_4")
     assert "wakeful.run_tool" in _scheduled_activity_types("agent_workflow_3")
+
+
+@pytest.mark.parametrize("name", ["agent_workflow_6", "agent_lifecycle_workflow_6"])
+def test_the_newest_histories_answer_wakes_by_query_in_wz2_payloads(name: str) -> None:
+    """Their replays take the patch branch that leaves the answer out of the update."""
+    patches = {
+        json.loads(m.details["patch-data"].payloads[0].data)["id"]
+        for e in _history(name).events
+        if e.HasField("marker_recorded_event_attributes")
+        for m in [e.marker_recorded_event_attributes]
+        if m.marker_name == "core_patch"
+    }
+    assert "answer-by-query-1" in patches
+    assert ENCODING.decode() in base64_encodings((HISTORIES / f"{name}.json").read_text())
 
 
 def test_the_lifecycle_history_covers_the_idle_hours() -> None:

@@ -242,11 +242,11 @@ class CompileActivities:
             self.deps.windows.put(window_hash, window.request_json)
         # A retry after a crash returns the first compile, so the model sees one window.
         used = ledger if rec.ledger_hash == ledger_hash else stored_ledger(ts, rec.ledger_hash)
+        # Only what the workflow reads: the result is written into its history every call
+        # (the stable prefix hash and the event horizon are in the compile record).
         return CompileOut(
             window_hash=rec.window_hash,
-            stable_prefix_hash=rec.stable_prefix_hash,
             input_tokens=rec.input_tokens,
-            max_event_id=rec.max_event_id,
             breakpoints=breakpoint_refs(used),
             fresh_tokens=used.fresh_session_tokens(policy.retrieval.max_tokens),
             spent_today_usd=None if spent is None else spent.usd,

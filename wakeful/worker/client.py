@@ -28,11 +28,13 @@ from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import (
     APPROVALS_QUERY,
     APPROVE_UPDATE,
+    RESULT_QUERY,
     ApprovalDecision,
     PendingApproval,
     Trigger,
     WakeResult,
     oversized_trigger,
+    with_answer,
 )
 from wakeful.errors import RuntimeFailure, UserError
 from wakeful.idempotency import trigger_key
@@ -129,7 +131,22 @@ async def wake(
         start_workflow_operation=_start_op(runtime, task_queue),
         id=f"wake:{trigger.idempotency_key}",
     )
-    return result
+    return await answered(client, workflow_id(runtime.tenant, runtime.name), result)
+
+
+async def answered(client: TemporalClient, agent_workflow: str, result: WakeResult) -> WakeResult:
+    """The wake update's ``result`` with its answer, which the update leaves out (the
+    workflow's history holds it once already): read with the workflow's ``result`` query,
+    which writes nothing into the history."""
+    if not result.output_by_query:
+        return result
+    handle = client.get_workflow_handle(agent_workflow)
+    kept: WakeResult | None = await handle.query(
+        RESULT_QUERY,
+        result.idempotency_key,
+        result_type=WakeResult | None,  # type: ignore[arg-type]
+    )
+    return with_answer(result, kept)
 
 
 async def deliver(
@@ -201,14 +218,18 @@ async def decide_approval(
 class WakeHandle:
     """A wake that was delivered and accepted; :meth:`result` waits for it to finish."""
 
-    def __init__(self, update: WorkflowUpdateHandle[WakeResult], key: str) -> None:
+    def __init__(
+        self, update: WorkflowUpdateHandle[WakeResult], key: str, temporal: TemporalClient
+    ) -> None:
         self._update = update
+        self._temporal = temporal
         self.idempotency_key = key
 
     async def result(self) -> WakeResult:
         """The wake's result (its answer in ``output``), once it has finished. Wrap it in
         ``asyncio.timeout`` to wait at most so long (the wake goes on)."""
-        return await self._update.result()
+        result = await self._update.result()
+        return await answered(self._temporal, self._update.workflow_id, result)
 
 
 class Client:
@@ -292,7 +313,7 @@ class Client:
             id=f"wake:{trigger.idempotency_key}",
             wait_for_stage=WorkflowUpdateStage.ACCEPTED,
         )
-        return WakeHandle(update, user_key)
+        return WakeHandle(update, user_key, self.temporal)
 
     async def pending(self, agent: Agent | AgentRuntime) -> list[PendingApproval]:
         """The agent's tool calls waiting for a person's approval."""

@@ -7,12 +7,16 @@ payloads look like saves more than half, because the field names and the shape o
 reference are found in the dictionary instead of being spelled out in every payload.
 
 * Encoding: the whole payload (metadata and data) is serialised and deflated (raw deflate,
-  level 9, the dictionary below) into a payload of encoding ``wakeful/z1``; a payload that
-  would not shrink is sent as it is.
-* Decoding: ``wakeful/z1`` payloads are inflated; every other payload passes through, so
-  histories written before the codec existed (``json/plain``) still decode and replay.
-* The dictionary is part of the wire format: it is frozen for ``wakeful/z1`` (a test pins its
-  hash). A better dictionary needs a new encoding name, with the old one kept for decoding.
+  level 9, the dictionary below) into a payload of encoding ``wz2``; a payload that would
+  not shrink is sent as it is. The encoding's name is short because every payload carries
+  it (a wake writes about nine).
+* Decoding: ``wz2`` payloads are inflated with :data:`DICTIONARY`, ``wakeful/z1`` ones (the
+  first encoding, in histories written before ``wz2``) with :data:`DICTIONARY_Z1`; every
+  other payload passes through, so histories written before the codec existed
+  (``json/plain``) still decode and replay.
+* A dictionary is part of the wire format: each is frozen for its encoding (a test pins
+  their hashes). A better dictionary needs a new encoding name, with the old ones kept for
+  decoding.
 
 Compressed payloads are opaque to the Temporal UI and CLI; :meth:`DeflateCodec.decode` (the
 data converter's codec, or a codec server built on it) turns them back into JSON.
@@ -37,13 +41,21 @@ from temporalio.converter import (
 
 from wakeful.wire import COMPACT
 
-__all__ = ["DICTIONARY", "ENCODING", "DeflateCodec", "data_converter"]
+__all__ = [
+    "DICTIONARY",
+    "DICTIONARY_Z1",
+    "ENCODING",
+    "ENCODING_Z1",
+    "DeflateCodec",
+    "data_converter",
+]
 
-ENCODING = b"wakeful/z1"
+ENCODING = b"wz2"
+ENCODING_Z1 = b"wakeful/z1"
 
-# What a wake's payloads look like (contracts.py as of wakeful/z1), least common first:
-# deflate reaches back at most 32 KiB and codes nearer matches a little cheaper.
-_SAMPLES = (
+# What a wake's payloads looked like (contracts.py as of wakeful/z1), least common first:
+# deflate reaches back at most 32 KiB and codes nearer matches a little cheaper. Frozen.
+_SAMPLES_Z1 = (
     '{"wakes":0,"session_number":0,"session_id":"","last_wake_at":null,"recent":[]}',
     '{"event_ids":[1]}',
     '{"ask_event_id":1}',
@@ -73,13 +85,52 @@ _SAMPLES = (
     '"stable_prefix_hash":"","input_tokens":1,"max_event_id":1,"breakpoints":[{"name":'
     '"stable","ttl":"1h","prefix_tokens":1},{"name":"rolling","ttl":"5m","prefix_tokens":1}]}',
 )
+# What a wake's payloads look like as wz2 began (fields at their defaults and ids that
+# follow from others left out, see wakeful.wire), least common first. Frozen.
+_SAMPLES = (
+    # resuming an agent, opening and closing wakes and sessions, recorded tool results
+    '{"wakes":0,"session_number":0,"session_id":"","last_wake_at":null,"recent":[]}',
+    '{"event_ids":[1]}',
+    '{"ask_event_id":1}',
+    '{"handoff_id":1}',
+    # a trigger (the wake update's argument)
+    '{"goal":{"kind":"message","text":"","intents":[],"paths":[],"task_class":null,'
+    '"idempotency_key":null},"idempotency_key":"","new_session":true,"received_at":null,'
+    '"next_expected_at":null}',
+    # a tool's result
+    '{"event_id":1,"result_hash":"","is_error":false,"reused":false}',
+    # a wake's result (the wake update's)
+    '{"wake_id":"agent:1","number":1,"session_id":"agent:s0001","status":"done",'
+    '"model_calls":1,"tool_calls":1,"input_tokens":0,"output_tokens":1,'
+    '"cache_read_input_tokens":1,"cache_creation_input_tokens":1,"cost_usd":0.1,'
+    '"handoff_id":1,"idempotency_key":"","deduplicated":true,"pacing":"continue_now",'
+    '"output_by_query":true}',
+    # a model call's reply: the wake's last, then one that calls tools
+    '{"output_hash":"","stop_reason":"end_turn","output_tokens":1,'
+    '"cache_creation_input_tokens":1,"cache_read_input_tokens":1,"cost_usd":0.01,'
+    '"handoff_id":1,"answer":"","answer_chars":1}',
+    '{"output_hash":"","stop_reason":"tool_use","tool_calls":[{"id":"toolu_",'
+    '"name":"read_file"}],"input_tokens":1,"output_tokens":1,'
+    '"cache_creation_input_tokens":1,"cache_read_input_tokens":1,"cost_usd":0.1}',
+    # a model call
+    '{"wake":{"tenant":"default","agent":"agent","session_id":"agent:s0001","number":1},'
+    '"provider":"anthropic","call_index":0,"window_hash":"","at":"2026-01-01T00:00:00.000000Z",'
+    '"record":true,"finish":true,"tool_calls":1}',
+    # a compile's result
+    '{"window_hash":"","input_tokens":1,"breakpoints":[{"name":"stable","ttl":"1h",'
+    '"prefix_tokens":1},{"name":"history","ttl":"5m","prefix_tokens":1},{"name":"rolling",'
+    '"ttl":"5m","prefix_tokens":1}],"fresh_tokens":1}',
+)
 # Every payload starts with its serialised metadata: {"encoding": "json/plain"}.
 _PREFIX = Payload(metadata={"encoding": b"json/plain"}).SerializeToString()
 DICTIONARY = "".join(_SAMPLES).encode() + _PREFIX
+DICTIONARY_Z1 = "".join(_SAMPLES_Z1).encode() + _PREFIX
+_DICTIONARIES = {ENCODING: DICTIONARY, ENCODING_Z1: DICTIONARY_Z1}
 
 
 class DeflateCodec(PayloadCodec):
-    """Raw deflate with :data:`DICTIONARY`; decodes uncompressed payloads unchanged."""
+    """Raw deflate with :data:`DICTIONARY` (``wz2``); decodes ``wakeful/z1`` payloads too,
+    and uncompressed payloads unchanged."""
 
     def __init__(self, level: int = 9, min_bytes: int = 32) -> None:
         self.level, self.min_bytes = level, min_bytes
@@ -103,13 +154,15 @@ class DeflateCodec(PayloadCodec):
         return Payload(metadata={"encoding": ENCODING}, data=packed)
 
     def _decode(self, payload: Payload) -> Payload:
-        if payload.metadata.get("encoding") != ENCODING:
+        encoding = payload.metadata.get("encoding", b"")
+        dictionary = _DICTIONARIES.get(encoding)
+        if dictionary is None:
             return payload
-        inflate = zlib.decompressobj(-15, DICTIONARY)
+        inflate = zlib.decompressobj(-15, dictionary)
         raw = inflate.decompress(payload.data) + inflate.flush()
         if not inflate.eof:
             raise ValueError(
-                f"a {ENCODING.decode()} payload is truncated ({len(payload.data)} bytes):"
+                f"a {encoding.decode()} payload is truncated ({len(payload.data)} bytes):"
                 " it was damaged in storage or transit"
             )
         return Payload.FromString(raw)

@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         APPROVALS_QUERY,
         APPROVE_UPDATE,
         FIND_WAKE,
+        RESULT_QUERY,
         ApprovalDecision,
         CallModelOut,
         CompileOut,
@@ -47,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         WakeRef,
         WakeResult,
         oversized_trigger,
+        without_answer,
     )
     from wakeful.workflows.alarm import Alarm
     from wakeful.workflows.approvals import Approvals
@@ -89,6 +91,9 @@ _ALARM = "session-alarm-1"
 _DURABLE_DEDUPE = "durable-dedupe-1"
 # A wake whose window's history reached budget.consolidate_at starts a consolidation round.
 _CONSOLIDATE_HISTORY = "consolidate-history-1"
+# Patch id: the wake update answers without the answer text, which the history already
+# holds once (the model call's result); the client reads it with the ``result`` query.
+_ANSWER_BY_QUERY = "answer-by-query-1"
 
 
 def is_handoff_command(trigger: Trigger) -> bool:
@@ -221,7 +226,11 @@ class AgentWorkflow:
         await workflow.wait_condition(lambda: self._result(key) is not None)
         result = self._result(key)
         assert result is not None
-        return result if fresh else result.model_copy(update={"deduplicated": True})
+        out = result if fresh else result.model_copy(update={"deduplicated": True})
+        # Asked only for a result with an answer: histories without one replay unmarked.
+        if out.output and workflow.patched(_ANSWER_BY_QUERY):
+            return without_answer(out)
+        return out
 
     @wake.validator
     def _check_wake(self, trigger: Trigger) -> None:
@@ -262,6 +271,11 @@ class AgentWorkflow:
     def pending_approvals(self) -> list[PendingApproval]:
         """The tool calls of the current wake that wait for a person's decision."""
         return self.approvals.listing()
+
+    @workflow.query(name=RESULT_QUERY)
+    def wake_result(self, idempotency_key: str) -> WakeResult | None:
+        """A remembered wake's result, whole (the wake update leaves its answer out)."""
+        return self._result(idempotency_key)
 
     @workflow.query(name="status")
     def status(self) -> AgentStatus:

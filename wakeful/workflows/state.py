@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from pydantic import BaseModel, Field
 
 from wakeful.agents import AgentRuntime
-from wakeful.contracts import Trigger, WakeRef, WakeResult
+from wakeful.contracts import AGENT_ID_PREFIX, Trigger, WakeRef, WakeResult
 from wakeful.names import check_agent_name, check_tenant, is_agent_name, is_name
 from wakeful.workflows.pacing import CacheClock, PacingDecision, PacingPolicy
 
@@ -102,7 +102,6 @@ class AgentStatus(BaseModel):
     children_in_flight: int = 0
 
 
-AGENT_ID_PREFIX = "wakeful-agent:"
 CHILD_ID_PREFIX = "wakeful-child:"
 
 
