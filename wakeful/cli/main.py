@@ -10,6 +10,7 @@ import typer
 
 from wakeful.cli import agents, bench, data, inspect, stack
 from wakeful.cli import approvals as approvals_cli
+from wakeful.cli import codec as codec_cli
 from wakeful.cli import consolidate as consolidate_cli
 from wakeful.cli import ingress as ingress_cli
 from wakeful.cli import schedules as schedules_cli
@@ -52,6 +53,7 @@ app.command()(consolidate_cli.consolidate)
 app.command("import")(data.import_)
 app.add_typer(ingress_cli.app, name="ingress")
 app.command()(ingress_cli.health)
+app.command("codec-server")(codec_cli.codec_server)
 
 
 @app.command()
