@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,11 @@ async def test_up_reuse_down_and_up_again_keeps_data(make_stack: MakeStack, tmp_
         endpoints.temporal_address, namespace=endpoints.temporal_namespace
     )
     assert (await client.service_client.check_health()) is True
+    # The Temporal Web UI is served by default, and its URL is known to status too.
+    ui = endpoints.temporal_ui_url
+    assert ui is not None and ui.startswith("http://127.0.0.1:")
+    assert status.temporal.ui_url == ui
+    assert "<!doctype html>" in _page(ui).lower()  # the UI's app shell
 
     stack.down()
     stopped = stack.status()
@@ -96,6 +102,7 @@ async def test_up_reuse_down_and_up_again_keeps_data(make_stack: MakeStack, tmp_
 
     again = stack.up()
     assert again.temporal_address == endpoints.temporal_address  # same port after a restart
+    assert again.temporal_ui_url == ui
     assert _query(again.database_url, "SELECT note FROM kept") == [("before down",)]
     assert _pids(stack) != first
 
@@ -189,11 +196,28 @@ def test_configured_urls_start_nothing(make_stack: MakeStack, tmp_path: Path) ->
 
 
 def test_one_piece_external_the_rest_embedded(make_stack: MakeStack, tmp_path: Path) -> None:
-    stack = make_stack(tmp_path, database_url="postgres://app@db.internal/wakeful")
+    # ... and the Web UI turned off, for a small machine: the server starts headless.
+    stack = make_stack(
+        tmp_path, database_url="postgres://app@db.internal/wakeful", temporal_ui=False
+    )
     endpoints = stack.up()
     assert endpoints.embedded == {"temporal", "qdrant"}
     assert not (tmp_path / "postgres").exists()
     assert stack.status().temporal.running
+    assert endpoints.temporal_ui_url is None and stack.status().temporal.ui_url is None
+
+
+def _page(url: str) -> str:
+    """The page at ``url``; the UI may answer a moment after the server's gRPC port."""
+    deadline = time.monotonic() + 60  # a failure bound, not the thing under test
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                return str(response.read().decode("utf-8", "replace"))
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def test_missing_temporal_binary_says_how_to_install(

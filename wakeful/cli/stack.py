@@ -26,7 +26,8 @@ def up(json_out: bool = typer.Option(False, "--json", help="Print endpoints as J
         emit_json(ep.model_dump(mode="json"))
         return
     typer.echo(f"postgres  {ep.database_url}")
-    typer.echo(f"temporal  {ep.temporal_address} (namespace {ep.temporal_namespace})")
+    ui = f"; UI {ep.temporal_ui_url}" if ep.temporal_ui_url else ""
+    typer.echo(f"temporal  {ep.temporal_address} (namespace {ep.temporal_namespace}{ui})")
     typer.echo(f"qdrant    {ep.qdrant_url or ep.qdrant_path}")
 
 
@@ -60,3 +61,5 @@ def status(json_out: bool = typer.Option(False, "--json")) -> None:
         pid = f"pid {piece.pid}" if piece.pid else ""
         kind = "embedded" if piece.embedded else "external"
         typer.echo(f"{piece.name:<9} {kind:<9} {state:<8} {pid:<10} {where}")
+        if piece.ui_url:
+            typer.echo(f"{'':<9} {'':<9} {'':<8} {'':<10} UI {piece.ui_url}")

@@ -117,12 +117,18 @@ class Settings(BaseSettings):
         description="Preferred gRPC port of the embedded Temporal server. Unset: the first "
         "free port from 7233 upward, kept across restarts.",
     )
+    temporal_ui: bool = Field(
+        True,
+        description="Serve the Temporal Web UI from the embedded Temporal server (`wakeful "
+        "stack up` and `status` print its URL); false saves memory and a port on small "
+        "machines.",
+    )
     temporal_ui_port: int | None = Field(
         None,
         ge=1,
         le=65535,
-        description="Port for the embedded Temporal Web UI. Unset: the UI is off, which "
-        "saves memory and a port on small machines.",
+        description="Preferred port of the embedded Temporal Web UI. Unset: the first free "
+        "port from 8233 upward, kept across restarts.",
     )
     qdrant_url: str | None = Field(
         None,

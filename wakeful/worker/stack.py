@@ -47,6 +47,7 @@ from wakeful.worker.stack_models import (
 from wakeful.worker.stack_postgres import EmbeddedPostgres, log_tail
 
 _TEMPORAL_PORT_RANGE = range(ports.DEFAULT_TEMPORAL_PORT, ports.DEFAULT_TEMPORAL_PORT + 50)
+_UI_PORT_RANGE = range(8233, 8283)
 
 __all__ = [
     "EmbeddedStack",
@@ -60,6 +61,7 @@ __all__ = [
 
 class _TemporalRecord(BaseModel):
     port: int
+    ui_port: int | None = None  # None: started headless
     namespaces: tuple[str, ...] = ("default",)
     pid: int | None = None
     create_time: float | None = None
@@ -104,6 +106,7 @@ class EmbeddedStack:
         if "qdrant" in embedded and create:
             self._qdrant.mkdir(parents=True, exist_ok=True)
         database_url, temporal_address = s.database_url, s.temporal_address
+        ui_url: str | None = None
         if embedded & {"postgres", "temporal"}:
             self._dir.mkdir(parents=True, exist_ok=True)
             with self._locked():
@@ -117,6 +120,7 @@ class EmbeddedStack:
                     if state.temporal is not None and "temporal" in embedded:
                         self._temporal_wait(state.temporal)
                         temporal_address = _local(state.temporal.port)
+                        ui_url = _ui_url(state.temporal)
                 finally:
                     self._write(state)
         assert database_url is not None and temporal_address is not None
@@ -124,6 +128,7 @@ class EmbeddedStack:
             database_url=database_url,
             temporal_address=temporal_address,
             temporal_namespace=s.temporal_namespace,
+            temporal_ui_url=ui_url,
             qdrant_url=s.qdrant_url,
             qdrant_path=self._qdrant if "qdrant" in embedded else None,
             embedded=frozenset(embedded),
@@ -175,6 +180,7 @@ class EmbeddedStack:
                 pid=proc.pid if proc else None,
                 address=_local(record.port) if record else None,
                 log=self._temporal_dir / "server.log",
+                ui_url=_ui_url(record) if record and running else None,
             )
         else:
             temporal = PieceStatus(
@@ -204,6 +210,7 @@ class EmbeddedStack:
             candidates: list[int] = [preferred]
         else:
             candidates = [*([record.port] if record else []), *_TEMPORAL_PORT_RANGE]
+        ui_candidates = self._ui_candidates(record)
         binary = temporal_binary()
         self._temporal_dir.mkdir(parents=True, exist_ok=True)
         log = self._temporal_dir / "server.log"
@@ -215,26 +222,50 @@ class EmbeddedStack:
                     f"no free port for the embedded Temporal server in {_span(candidates)}: "
                     f"{hint}, or set WAKEFUL_TEMPORAL_ADDRESS to use an external server"
                 )
+            ui_port = None
+            if ui_candidates:
+                ui_port = ports.find_free_port(p for p in ui_candidates if p != port)
+                if ui_port is None:
+                    raise StackError(
+                        f"no free port for the Temporal Web UI in {_span(ui_candidates)}: free "
+                        "one, set WAKEFUL_TEMPORAL_UI_PORT, or WAKEFUL_TEMPORAL_UI=false"
+                    )
             if log.exists():
                 log.replace(log.with_suffix(".log.prev"))
-            pid = _spawn_detached(self._temporal_command(binary, port, namespaces), log)
+            command = self._temporal_command(binary, port, namespaces, ui_port)
+            pid = _spawn_detached(command, log)
             try:
                 started: float | None = psutil.Process(pid).create_time()
             except psutil.Error:
                 started = None  # already gone: _temporal_wait reports it with the log
-            new = _TemporalRecord(port=port, namespaces=namespaces, pid=pid, create_time=started)
-            # Another stack may bind the same free port between our check and the bind.
+            new = _TemporalRecord(
+                port=port, ui_port=ui_port, namespaces=namespaces, pid=pid, create_time=started
+            )
+            # Another stack may bind the same free ports between our check and the bind.
             time.sleep(0.2)
             if _process(new) is not None or "address already in use" not in log_tail(log):
                 return new
             candidates = [p for p in candidates if p != port]
+            ui_candidates = [p for p in ui_candidates if p != ui_port]
         raise StackError(f"the embedded Temporal server kept losing its port: {log_tail(log)}")
 
-    def _temporal_command(self, binary: str, port: int, namespaces: tuple[str, ...]) -> list[str]:
+    def _ui_candidates(self, record: _TemporalRecord | None) -> list[int]:
+        """Ports to try for the Web UI: none when it is off; the preferred one when set;
+        else the last one used, then 8233 upward."""
+        s = self._settings
+        if not s.temporal_ui:
+            return []
+        if s.temporal_ui_port is not None:
+            return [s.temporal_ui_port]
+        last = [record.ui_port] if record is not None and record.ui_port else []
+        return list(dict.fromkeys([*last, *_UI_PORT_RANGE]))
+
+    def _temporal_command(
+        self, binary: str, port: int, namespaces: tuple[str, ...], ui_port: int | None
+    ) -> list[str]:
         command = [binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
         command += ["--db-filename", str(self._temporal_dir / "temporal.db")]
         command += ["--log-level", "error"]
-        ui_port = self._settings.temporal_ui_port
         command += ["--headless"] if ui_port is None else ["--ui-port", str(ui_port)]
         for namespace in namespaces:
             if namespace != "default":
@@ -321,6 +352,10 @@ def _local(port: int) -> str:
 
 def _port_open(port: int) -> bool:
     return ports.port_accepts("127.0.0.1", port)
+
+
+def _ui_url(record: _TemporalRecord) -> str | None:
+    return f"http://127.0.0.1:{record.ui_port}" if record.ui_port else None
 
 
 def _span(candidates: list[int]) -> str:

@@ -21,6 +21,8 @@ class StackEndpoints(BaseModel):
     """SQLAlchemy URL, ``postgresql+psycopg://``; use ``ports.libpq_url`` for raw psycopg."""
     temporal_address: str
     temporal_namespace: str
+    temporal_ui_url: str | None = None
+    """The embedded Temporal server's Web UI; None when it is off or Temporal is external."""
     qdrant_url: str | None
     qdrant_path: Path | None
     embedded: frozenset[Piece]
@@ -42,6 +44,7 @@ class PieceStatus(BaseModel):
     pid: int | None = None
     address: str | None = None
     log: Path | None = None
+    ui_url: str | None = None  # Temporal's Web UI, when the embedded server serves it
 
 
 class StackStatus(BaseModel):
