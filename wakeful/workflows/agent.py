@@ -56,6 +56,7 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.child import delegate_calls
     from wakeful.workflows.consolidation import consolidate_history
     from wakeful.workflows.cycle import WakeAnswer, WakeCycle, store
+    from wakeful.workflows.details import show
     from wakeful.workflows.pacing import PacingInput, PacingPolicy, cache_ttls, decide
     from wakeful.workflows.sessions import Sessions
     from wakeful.workflows.state import (
@@ -126,6 +127,7 @@ class AgentWorkflow:
             await self.sessions.resume()
         wakes_this_run = 0
         while not self.stop_requested:
+            show(self.rt, self.state, "waiting for a trigger")
             if not await self._wait_for_work(inp):
                 await self.sessions.on_timer(inp.session_idle)
                 continue
@@ -362,6 +364,7 @@ class AgentWorkflow:
             number=number,
         )
         self.current = wake.wake_id
+        show(rt, s, f"wake #{number}: {trigger.goal.kind.value}, pacing chose {decision.choice}")
         notes, s.idle_notes = s.idle_notes, []
         self.cycle = cycle = WakeCycle(
             rt,
@@ -412,6 +415,8 @@ class AgentWorkflow:
 
     def _on_call(self, compiled: CompileOut, reply: CallModelOut, started: datetime) -> None:
         s = self.state
+        calls = self.cycle.budget.model_calls if self.cycle is not None else 0
+        show(self.rt, s, f"wake {self.current}: {calls} model calls, last {reply.stop_reason}")
         s.clock = update_clock(s.clock, self.rt.provider, self.rt.model, compiled, reply, started)
         s.last_window_hash = compiled.window_hash
         self.history_full = compiled.consolidate  # the wake's latest window decides
