@@ -412,6 +412,11 @@ class ResumeAgentOut(_Msg):
     session_id: str
     last_wake_at: datetime | None
     recent: tuple[WakeResult, ...] = ()
+    search_attributes: bool = Field(
+        False,
+        description="The namespace has Wakeful's search attributes: the workflow tags itself "
+        "(``workflows.search``).",
+    )
 
 
 class EndSessionIn(_Msg):

@@ -28,6 +28,7 @@ from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.substrate.vectors.base import VectorStore
 from wakeful.tokenizers import BpeCounter
+from wakeful.worker.search_attributes import ensure_search_attributes
 from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import AgentStatus, AgentWorkflow, workflow_id
 
@@ -132,6 +133,7 @@ async def worker(
     sandboxed: bool = True,
     policies: dict[str, Policy] | None = None,
     vectors: VectorStore | None = None,
+    search_attributes: bool = False,
 ) -> AsyncIterator[tuple[str, str]]:
     """A worker on a fresh queue; yields (task queue, simulator API key). ``policies`` are
     compile policies by name, besides the default; with ``vectors``, compiles retrieve."""
@@ -147,6 +149,8 @@ async def worker(
         policies=dict(policies or {}),
         vectors=vectors,
     )
+    if search_attributes:  # as `wakeful worker` does at start
+        deps.search_attributes = await ensure_search_attributes(client)
     try:
         async with serving(build_worker(client, deps, queue, sandboxed=sandboxed)):
             try:

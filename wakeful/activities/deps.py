@@ -54,6 +54,9 @@ class ActivityDeps:
     embedder: Embedder | None = None  # None: HashingEmbedder()
     retrieval: RetrievalConfig | None = None  # None: RetrievalConfig()
     retrieval_max_tokens: int = 16_000
+    # The namespace has Wakeful's search attributes (``worker.search_attributes``): agent
+    # workflows tag themselves with tenant, agent and session.
+    search_attributes: bool = False
     # Spans and metrics of compiles, model calls and tools; records nothing by default.
     telemetry: Telemetry = field(default_factory=Telemetry.disabled)
     # MCP client sessions (one per server) and each recent wake's MCP tool list.

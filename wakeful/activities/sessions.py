@@ -56,8 +56,15 @@ class SessionActivities:
     def resume_agent(self, inp: ResumeAgentIn) -> ResumeAgentOut:
         ts = self.deps.store.tenant(inp.tenant)
         wakes = ts.wakes(inp.agent)
+        tagged = self.deps.search_attributes
         if not wakes:
-            return ResumeAgentOut(wakes=0, session_number=0, session_id="", last_wake_at=None)
+            return ResumeAgentOut(
+                wakes=0,
+                session_number=0,
+                session_id="",
+                last_wake_at=None,
+                search_attributes=tagged,
+            )
         last = wakes[-1]
         session_id = last.session_id.rsplit(":", 1)[-1]
         number = int(session_id[1:]) if session_id[1:].isdigit() else len(wakes)

@@ -19,6 +19,7 @@ from wakeful.telemetry import Telemetry, TelemetrySettings, setup_telemetry
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import connect
 from wakeful.worker.plugin import WakefulPlugin
+from wakeful.worker.search_attributes import ensure_search_attributes
 from wakeful.worker.settings import Settings
 from wakeful.worker.stack import EmbeddedStack
 from wakeful.worker.stack_models import StackEndpoints
@@ -146,6 +147,8 @@ async def _serve(settings: Settings, registry: AgentRegistry, providers: Provide
         interceptors=tracing,
     )
     client = await connect(ep.temporal_address, ep.temporal_namespace, plugins=[plugin])
+    if settings.search_attributes:
+        deps.search_attributes = await ensure_search_attributes(client)
     worker = Worker(client, task_queue=settings.task_queue, deployment_config=deployment_config())
     try:
         await run_until_terminated(worker)

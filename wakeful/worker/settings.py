@@ -117,6 +117,12 @@ class Settings(BaseSettings):
         description="Preferred gRPC port of the embedded Temporal server. Unset: the first "
         "free port from 7233 upward, kept across restarts.",
     )
+    search_attributes: bool = Field(
+        True,
+        description="Register Wakeful's search attributes (WakefulTenant, WakefulAgent, "
+        "WakefulSession) on the namespace at worker start, where the server allows it, and "
+        "tag agents' workflows with them; false: never touch the namespace's attributes.",
+    )
     temporal_ui: bool = Field(
         True,
         description="Serve the Temporal Web UI from the embedded Temporal server (`wakeful "

@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.cache import rates_for
     from wakeful.workflows.cycle import act, failure, store
     from wakeful.workflows.pacing import PacingDecision, PacingInput, PacingPolicy, decide
+    from wakeful.workflows.search import tag_agent, tag_session
     from wakeful.workflows.state import AgentState
 
 __all__ = ["Sessions"]
@@ -62,6 +63,9 @@ class Sessions:
         # The cache clock of the earlier run is unknown: start a new session.
         s.session_closed = bool(got.session_id)
         s.resumed = True
+        if got.search_attributes:
+            rt = self.rt
+            tag_agent(rt.tenant, rt.name, f"{rt.name}:{s.session_id}" if s.session_id else None)
 
     # --- choosing and ending sessions -----------------------------------------------------
 
@@ -79,6 +83,7 @@ class Sessions:
         await self.end(why)
         s.session_number += 1
         s.session_id = f"s{s.session_number:04d}"
+        tag_session(f"{self.rt.name}:{s.session_id}")
         s.session_closed = False
         s.keep_warm_at = []
         # Until the first call reports usage, a fresh session's cached rest is its frame.
