@@ -87,6 +87,11 @@ def test_the_call_page_shows_the_ledger_and_usage_as_recorded(
             assert int(buckets.attrs["data-total"]) == ledger["input_tokens"]
             marks = {m.attrs["data-mark"]: int(m.attrs["data-at"]) for m in buckets.all("g")}
             assert marks == {bp["name"]: bp["prefix_tokens"] for bp in ledger["breakpoints"]}
+            # The stable breakpoint is drawn where the stable segment ends in the bar.
+            (stable,) = buckets.all("rect", class_="part", **{"data-part": "stable"})
+            (mark,) = buckets.all("g", class_="mark", **{"data-mark": "stable"})
+            end = float(stable.attrs["x"]) + float(stable.attrs["width"])
+            assert float(mark.one("line").attrs["x1"]) == pytest.approx(end, abs=0.02)
             assert len(doc.one("table", id="breakpoints").one("tbody").all("tr")) == len(
                 ledger["breakpoints"]
             )
@@ -176,6 +181,11 @@ def test_the_diff_page_names_what_wakeful_diff_names(
     assert said["cache_hit_through"] and said["cache_hit_through"] in cache
     first_diff = doc.one("table", id="diff").all("tr", class_="first-diff")
     assert len(first_diff) == 1 and first_diff[0].all("td")[0].text() == str(said["position"])
+    # The later call's page links to the same comparison.
+    call = get(client, url("calls", second.wake_id, 0))
+    (to_diff,) = [a for a in call.all("a") if a.text() == "diff with wake #1, call 0"]
+    linked = get(client, to_diff.attrs["href"]).one("p", id="verdict").text()
+    assert linked == doc.one("p", id="verdict").text()
 
 
 def test_the_ledger_filters_by_status_segment_and_text(

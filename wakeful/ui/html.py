@@ -59,6 +59,7 @@ details.legend { background:#fff; border:1px solid var(--line); border-left:4px 
 details.legend summary { cursor:pointer; font-weight:600; color:var(--muted); }
 details.legend dl { display:grid; grid-template-columns:max-content 1fr; gap:2px 14px;
   margin:8px 0 4px; }
+details.legend dl.wide { grid-template-columns:max-content 1fr max-content 1fr; }
 details.legend dt { font-weight:600; } details.legend dd { margin:0; color:var(--muted); }
 .cards { display:flex; gap:12px; flex-wrap:wrap; margin:8px 0 12px; }
 .card { background:#fff; border:1px solid var(--line); padding:8px 14px; min-width:140px; }
@@ -100,9 +101,10 @@ def link(href: str, text: object) -> Markup:
 
 def legend(*terms: str) -> Markup:
     items = Markup("").join(Markup("<dt>{}</dt><dd>{}</dd>").format(t, TERMS[t]) for t in terms)
+    wide = " wide" if len(terms) > 6 else ""  # two terms a line
     return Markup(
-        '<details class="legend" open><summary>Legend</summary><dl>{}</dl></details>'
-    ).format(items)
+        '<details class="legend" open><summary>Legend</summary><dl class="{}">{}</dl></details>'
+    ).format(wide, items)
 
 
 def status(value: str) -> Markup:
@@ -152,6 +154,8 @@ def page(title: str, heading: object, body: Markup, *, sub: object = "", script:
         Markup(
             '<!doctype html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            # No icon to fetch: a browser would otherwise ask for /favicon.ico (a 404).
+            '<link rel="icon" href="data:,">'
             "<title>{} · wakeful</title><style>{}</style></head>"
             "<body>{}<main><h1>{}</h1>{}{}</main>{}</body></html>"
         ).format(title, Markup(_CSS), nav, heading, sub_html, body, js)

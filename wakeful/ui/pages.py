@@ -15,6 +15,9 @@ from wakeful.ui.svg import Column, Mark, Part, column_chart, stacked_bar
 
 # The order segments take in the window (and in the bucket bar); "overhead" is framing.
 BUCKETS = ("stable", "semi_stable", "summaries", "recent", "evidence", "ask", "overhead")
+# The bars draw the framing first: a breakpoint's prefix_tokens count it from the start of
+# the window, so its mark then falls at the end of the segment it closes.
+BAR_ORDER = ("overhead", *BUCKETS[:-1])
 
 
 def _when(at: datetime | None) -> str:
@@ -174,7 +177,7 @@ def _step(tag: str, content: Markup) -> Markup:
 
 def bucket_bar(v: data.CallView) -> Markup:
     by = v.ledger.tokens_by_bucket
-    names = [*BUCKETS, *sorted(k for k in by if k not in BUCKETS)]
+    names = [*BAR_ORDER, *sorted(k for k in by if k not in BAR_ORDER)]
     return stacked_bar(
         [Part(k, by[k]) for k in names if by.get(k)],
         chart_id="buckets",
@@ -186,9 +189,9 @@ def bucket_bar(v: data.CallView) -> Markup:
 def cache_bar(c: ModelCallRecord) -> Markup:
     return stacked_bar(
         [
-            Part("cache_read", c.cache_read_input_tokens),
-            Part("cache_write", c.cache_creation_input_tokens),
-            Part("uncached", c.input_tokens),
+            Part("cache_read", c.cache_read_input_tokens, "cache read"),
+            Part("cache_write", c.cache_creation_input_tokens, "cache write"),
+            Part("uncached", c.input_tokens, "uncached"),
         ],
         chart_id="cache",
         title="input tokens by cache state, as the provider reported them",
@@ -225,6 +228,10 @@ def call_page(v: data.CallView, *, status_filter: str, segment_filter: str, q: s
                         f"diff with call {v.index - 1}"))  # fmt: skip
     if v.index + 1 < v.count:
         nav.append(link(url("calls", w.wake_id, v.index + 1), f"call {v.index + 1} →"))
+    if w.number > 1:  # what `wakeful diff --wake N --vs N-1 --call n` compares
+        previous = f"{w.agent}:{w.number - 1}"
+        nav.append(link(url("diff", a=previous, n=v.index, b=w.wake_id, m=v.index),
+                        f"diff with wake #{w.number - 1}, call {v.index}"))  # fmt: skip
     body = Markup('<p class="nav">{}</p>').format(Markup(" · ").join(nav)) if nav else Markup("")
     cards: list[tuple[str, object]] = [
         ("window input tokens (compiler)", tokens(ledger.input_tokens)),
@@ -375,7 +382,7 @@ def diff_page(v: data.DiffView) -> str:
 def bucket_bar_small(v: data.CallView, chart_id: str) -> Markup:
     by = v.ledger.tokens_by_bucket
     return stacked_bar(
-        [Part(k, by[k]) for k in BUCKETS if by.get(k)],
+        [Part(k, by[k]) for k in BAR_ORDER if by.get(k)],
         chart_id=chart_id,
         title="window tokens by segment",
         marks=[Mark(bp.prefix_tokens, bp.name) for bp in v.ledger.breakpoints],
@@ -397,6 +404,7 @@ def cost_page(v: data.CostView) -> str:
         chart_id="cost-by-day",
         title="cost per UTC day, by agent",
         unit="$",
+        width=620,
     )
     per_day: dict[str, list[int]] = {}
     for r in v.rows:
@@ -406,12 +414,13 @@ def cost_page(v: data.CostView) -> str:
         t[2] += r.uncached
     by_cache = column_chart(
         [
-            Column(day, [Part("cache_read", t[0]), Part("cache_write", t[1]),
-                         Part("uncached", t[2])])
+            Column(day, [Part("cache_read", t[0], "cache read"),
+                         Part("cache_write", t[1], "cache write"), Part("uncached", t[2])])
             for day, t in sorted(per_day.items())
         ],
         chart_id="tokens-by-day",
         title="input tokens per UTC day, by cache state",
+        width=620,
     )  # fmt: skip
     total = sum(r.cost_usd for r in v.rows)
     read = sum(r.cache_read for r in v.rows)
@@ -421,8 +430,10 @@ def cost_page(v: data.CostView) -> str:
         ("model calls", sum(r.calls for r in v.rows)),
         ("input read from cache", f"{read / allin:.0%}" if allin else "–"),
     ) + legend("cache read", "cache write", "uncached")
-    body += Markup("<h2>Cost per day</h2>") + by_cost
-    body += Markup("<h2>Input tokens per day</h2>") + by_cache
+    body += Markup(
+        '<div class="side"><div><h2>Cost per day</h2>{}</div>'
+        "<div><h2>Input tokens per day</h2>{}</div></div>"
+    ).format(by_cost, by_cache)
     body += Markup("<h2>Per day and agent</h2>") + table(
         ["day (UTC)", "agent", "calls", "uncached input", "cache write", "cache read", "output",
          "cost"],

@@ -6,6 +6,7 @@ chart a ``data-*`` attribute per part, so a test reads the drawn values back fro
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,7 +37,11 @@ def colour(name: str, n: int = 0) -> str:
 class Part:
     name: str
     value: int | float
-    label: str = ""  # the tooltip; the name and value when empty
+    caption: str = ""  # what the legend calls it; the name when empty
+
+    @property
+    def shown(self) -> str:
+        return self.caption or self.name
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,25 @@ class Mark:
 
     at: int | float
     label: str
+
+
+_CHAR_W = 7.2  # about the width of a 12px label's character, to keep labels apart
+
+
+def _label_rows(xs: Sequence[tuple[float, str]], width: int) -> list[int]:
+    """A row per label so that labels drawn at ``x`` (anchored at the end near the right
+    edge) do not overlap their neighbours: the first row where the previous label ended."""
+    ends: list[float] = []  # per row, where its last label ends
+    rows = []
+    for x, label in xs:
+        w = len(label) * _CHAR_W + 8
+        start = x - w if x > width * 0.8 else x
+        row = next((r for r, end in enumerate(ends) if start > end), len(ends))
+        if row == len(ends):
+            ends.append(0.0)
+        ends[row] = start + w
+        rows.append(row)
+    return rows
 
 
 def stacked_bar(
@@ -58,10 +82,11 @@ def stacked_bar(
     """One horizontal bar split into ``parts`` in proportion, with a legend beneath and
     optional ``marks`` drawn across it at their position on the same scale."""
     total = sum(p.value for p in parts) or 1
-    bar_y, bar_h = 22 if marks else 6, 34
+    placed = sorted((min(max(m.at / total * width, 1), width - 1), m) for m in marks)
+    label_rows = _label_rows([(x, m.label) for x, m in placed], width)
+    bar_y, bar_h = 8 + 14 * (max(label_rows) + 1 if label_rows else 0), 34
     legend_y = bar_y + bar_h + 22
-    rows = (len(parts) + 3) // 4
-    height = legend_y + 20 * rows
+    height = legend_y + 20 * ((len(parts) + 3) // 4)
     out = [
         Markup(
             '<svg id="{}" class="chart bar" role="img" viewBox="0 0 {} {}" width="100%"'
@@ -71,13 +96,22 @@ def stacked_bar(
     x = 0.0
     for n, p in enumerate(parts):
         w = p.value / total * width
-        tip = p.label or f"{p.name}: {_num(p.value)}"
         if w > 0:
             out.append(
                 Markup(
                     '<rect class="part" data-part="{}" data-value="{}" x="{:.2f}" y="{}"'
-                    ' width="{:.2f}" height="{}" fill="{}"><title>{}</title></rect>'
-                ).format(p.name, _raw(p.value), x, bar_y, w, bar_h, colour(p.name, n), tip)
+                    ' width="{:.2f}" height="{}" fill="{}"><title>{}: {}</title></rect>'
+                ).format(
+                    p.name,
+                    _raw(p.value),
+                    x,
+                    bar_y,
+                    w,
+                    bar_h,
+                    colour(p.name, n),
+                    p.shown,
+                    _num(p.value),
+                )
             )
             if w > 60:  # the number inside the segment when it fits
                 out.append(
@@ -86,24 +120,25 @@ def stacked_bar(
                     ).format(x + w / 2, bar_y + bar_h / 2 + 5, _short(p.value))
                 )
         x += w
-    for m in marks:
-        mx = min(max(m.at / total * width, 1), width - 1)
-        anchor = "end" if mx > width * 0.8 else "start"
-        dx = -4 if anchor == "end" else 4
+    for (mx, m), row in zip(placed, label_rows, strict=True):
+        end = mx > width * 0.8
+        ly = 14 + 14 * row
         out.append(
             Markup(
-                '<g class="mark" data-mark="{}" data-at="{}"><line x1="{:.2f}" x2="{:.2f}" y1="4"'
-                ' y2="{}" stroke="#222" stroke-width="2" stroke-dasharray="4 3"/>'
-                '<text x="{:.2f}" y="14" text-anchor="{}" class="marklabel">{}</text>'
+                '<g class="mark" data-mark="{}" data-at="{}"><line x1="{:.2f}" x2="{:.2f}"'
+                ' y1="{}" y2="{}" stroke="#222" stroke-width="1.5" stroke-dasharray="4 3"/>'
+                '<text x="{:.2f}" y="{}" text-anchor="{}" class="marklabel">{}</text>'
                 "<title>breakpoint {} at {} tokens</title></g>"
             ).format(
                 m.label,
                 _raw(m.at),
                 mx,
                 mx,
+                ly + 3,
                 bar_y + bar_h + 4,
-                mx + dx,
-                anchor,
+                mx - 4 if end else mx + 4,
+                ly,
+                "end" if end else "start",
                 m.label,
                 m.label,
                 _num(m.at),
@@ -115,7 +150,7 @@ def stacked_bar(
             Markup(
                 '<rect x="{:.2f}" y="{}" width="12" height="12" fill="{}"/>'
                 '<text x="{:.2f}" y="{}" class="legend">{} {}</text>'
-            ).format(lx, ly - 10, colour(p.name, n), lx + 18, ly, p.name, _num(p.value))
+            ).format(lx, ly - 10, colour(p.name, n), lx + 18, ly, p.shown, _num(p.value))
         )
     out.append(Markup("</svg>"))
     return Markup("").join(out)
@@ -139,10 +174,11 @@ def column_chart(
     height: int = 260,
 ) -> Markup:
     """Vertical stacked columns (e.g. per day), a value axis and a legend of part names."""
-    top = max((sum(p.value for p in c.parts) for c in columns), default=0) or 1
+    top = _nice(max((sum(p.value for p in c.parts) for c in columns), default=0))
     left, bottom, plot_top = 70, 40, 16
     plot_h = height - bottom - plot_top
     names = list(dict.fromkeys(p.name for c in columns for p in c.parts))
+    captions = {p.name: p.shown for c in columns for p in c.parts}
     legend_h = 20 * ((len(names) + 3) // 4)
     step = (width - left - 10) / max(len(columns), 1)
     bar_w = min(step * 0.6, 80)
@@ -159,7 +195,7 @@ def column_chart(
             Markup(
                 '<line x1="{}" x2="{}" y1="{:.2f}" y2="{:.2f}" stroke="#ddd"/>'
                 '<text x="{}" y="{:.2f}" text-anchor="end" class="axis">{}{}</text>'
-            ).format(left, width - 10, y, y, left - 6, y + 4, unit, _axis(v))
+            ).format(left, width - 10, y, y, left - 6, y + 4, unit, _axis(v, top))
         )
     for n, c in enumerate(columns):
         x = left + n * step + (step - bar_w) / 2
@@ -169,7 +205,7 @@ def column_chart(
             if h <= 0:
                 continue
             y -= h
-            tip = p.label or f"{c.label} {p.name}: {unit}{_num(p.value)}"
+            tip = f"{c.label} {p.shown}: {unit}{_num(p.value)}"
             out.append(
                 Markup(
                     '<rect class="part" data-column="{}" data-part="{}" data-value="{}"'
@@ -198,7 +234,7 @@ def column_chart(
             Markup(
                 '<rect x="{:.2f}" y="{}" width="12" height="12" fill="{}"/>'
                 '<text x="{:.2f}" y="{}" class="legend">{}</text>'
-            ).format(lx, ly - 10, colour(name, n), lx + 18, ly, name)
+            ).format(lx, ly - 10, colour(name, n), lx + 18, ly, captions[name])
         )
     out.append(Markup("</svg>"))
     return Markup("").join(out)
@@ -217,8 +253,21 @@ def _short(v: int | float) -> str:
     return f"{v:,}" if isinstance(v, int) else f"{v:.4f}"
 
 
-def _axis(v: float) -> str:
-    return f"{v:,.0f}" if v >= 10 else f"{v:.4g}"
+def _nice(v: float) -> float:
+    """The smallest round number (1, 1.2, 1.6, 2, ... 8 times a power of ten) at or above
+    ``v``: the axis top, so its four grid steps are round numbers too."""
+    if v <= 0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(v))
+    return next(
+        m * power for m in (1, 1.2, 1.6, 2, 2.4, 3, 4, 5, 6, 8, 10) if m * power >= v * (1 - 1e-9)
+    )
+
+
+def _axis(v: float, top: float) -> str:
+    """A grid value, with as many decimals as the grid's step needs."""
+    decimals = max(0, 1 - math.floor(math.log10(top / 4))) if top < 40 else 0
+    return f"{v:,.{decimals}f}"
 
 
 __all__ = ["Column", "Mark", "Part", "column_chart", "escape", "stacked_bar"]
