@@ -201,15 +201,37 @@ def test_the_ledger_filters_by_status_segment_and_text(
     assert none.one("table", id="ledger").one("td", class_="empty")
 
 
-def test_unknown_things_are_404_with_one_line(recorded: Recorded, client: TestClient) -> None:
+def test_bad_addresses_are_one_line_pages(recorded: Recorded, client: TestClient) -> None:
     wake_id = recorded.wakes[0].wake_id
-    for path, said in [
-        ("/agents/ghost", "no agent 'ghost'"),
-        ("/wakes/ghost:1", "no wake 'ghost:1'"),
-        (url("calls", wake_id, 99), "call(s), not 99"),
+    for path, code, said in [
+        ("/agents/ghost", 404, "no agent 'ghost'"),
+        ("/wakes/ghost:1", 404, "no wake 'ghost:1'"),
+        (url("calls", wake_id, 99), 404, "call(s), not 99"),
+        (url("calls", wake_id, "x"), 400, "n: input should be a valid integer"),
+        (url("diff", a=wake_id, n="first", b=wake_id), 400, "n: input should be a valid"),
+        ("/nothing/here", 404, "Not Found"),
     ]:
-        text = get(client, path, 404).one("p", id="error").text()
+        text = get(client, path, code).one("p", id="error").text()
         assert said in text and "\n" not in text, text
+    # Read-only: nothing but reads is answered.
+    refused = client.post("/", content=b"")
+    assert refused.status_code == 405 and "only reads" in refused.text
+
+
+def test_the_diff_page_without_both_wakes_asks_for_them(client: TestClient) -> None:
+    form = get(client, url("diff", a="scout:1")).one("form", id="diff-form")
+    assert [i.attrs["name"] for i in form.all("input")] == ["a", "n", "b", "m"]
+    assert form.all("input")[0].attrs["value"] == "scout:1"
+
+
+def test_the_wakes_of_an_agent_come_a_page_at_a_time(recorded: Recorded) -> None:
+    from wakeful.ui import data
+
+    first = data.agent_wakes(recorded.ts, recorded.agent.name, limit=1)
+    assert [r.wake.number for r in first.rows] == [2] and first.total == 2
+    assert first.older == 2
+    rest = data.agent_wakes(recorded.ts, recorded.agent.name, before=first.older, limit=1)
+    assert [r.wake.number for r in rest.rows] == [1] and rest.older is None
 
 
 def test_a_token_is_required_on_every_request_when_set(recorded: Recorded) -> None:
@@ -217,8 +239,10 @@ def test_a_token_is_required_on_every_request_when_set(recorded: Recorded) -> No
         assert c.get("/").status_code == 401
         assert c.get("/cost", headers={"Authorization": "Bearer wrong"}).status_code == 401
         assert c.get("/cost", headers={"Authorization": "Bearer s3cret"}).status_code == 200
-        first = c.get("/?token=s3cret")
-        assert first.status_code == 200 and "wakeful_ui_token" in first.headers["set-cookie"]
+        # Given once in the address, it moves into a cookie and out of the address.
+        first = c.get("/cost?token=s3cret&x=1", follow_redirects=False)
+        assert first.status_code == 303 and first.headers["location"] == "/cost?x=1"
+        assert "wakeful_ui_token" in first.headers["set-cookie"]
         assert c.get("/cost").status_code == 200  # the cookie carries it from there
         c.cookies.clear()
         assert c.get(url("agents", recorded.agent.name)).status_code == 401

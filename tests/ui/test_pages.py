@@ -30,7 +30,8 @@ def test_text_from_the_substrate_is_escaped() -> None:
         input_tokens=1, output_tokens=2, cache_creation_input_tokens=3,
         cache_read_input_tokens=4, cost_usd=0.5,
     )  # fmt: skip
-    html = pages.agent_page(HOSTILE, [data.WakeRow(wake=wake, calls=[call], answer=HOSTILE)])
+    rows = [data.WakeRow(wake=wake, calls=[call], answer=HOSTILE)]
+    html = pages.agent_page(HOSTILE, data.WakePage(rows, total=1, older=None))
     html += pages.wake_page(data.WakeView(wake=wake, steps=[], answer=HOSTILE))
     doc = parse(html)
     assert not doc.all("script") and not doc.all("img")

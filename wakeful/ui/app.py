@@ -11,10 +11,13 @@ from __future__ import annotations
 import hmac
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from wakeful.errors import UnknownAgentError
 from wakeful.substrate.store import TenantStore
@@ -41,10 +44,27 @@ def create_app(ts: TenantStore, *, token: str | None = None) -> FastAPI:
                     pages.error_page(401, "this console needs its token: open it with ?token=…"),
                     status_code=401,
                 )
-            response = await call_next(request)
             if request.query_params.get("token"):
-                response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
-            return response
+                # Into a cookie, and out of the address bar (and the browser's history).
+                rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+                target = request.url.path + ("?" + urlencode(rest) if rest else "")
+                moved = RedirectResponse(target, status_code=303)
+                moved.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+                return moved
+            return await call_next(request)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_parameter(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        return HTMLResponse(pages.error_page(400, _one_line(exc)), status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+        said = "this console only reads" if exc.status_code == 405 else str(exc.detail)
+        return HTMLResponse(
+            pages.error_page(exc.status_code, said),
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
 
     # The repository is synchronous (SQLAlchemy): pages are built in the thread pool so a
     # slow query does not hold the event loop.
@@ -63,8 +83,11 @@ def create_app(ts: TenantStore, *, token: str | None = None) -> FastAPI:
         return await render(build)
 
     @app.get("/agents/{agent:path}", response_class=HTMLResponse)
-    async def agent(agent: str) -> HTMLResponse:
-        return await render(lambda: pages.agent_page(agent, data.agent_wakes(ts, agent)))
+    async def agent(agent: str, before: int | None = None) -> HTMLResponse:
+        """The agent's wakes, newest first, a page at a time (``before``: a wake number)."""
+        return await render(
+            lambda: pages.agent_page(agent, data.agent_wakes(ts, agent, before=before))
+        )
 
     @app.get("/wakes/{wake_id:path}", response_class=HTMLResponse)
     async def wake(wake_id: str) -> HTMLResponse:
@@ -81,8 +104,11 @@ def create_app(ts: TenantStore, *, token: str | None = None) -> FastAPI:
         )
 
     @app.get("/diff", response_class=HTMLResponse)
-    async def diff(a: str, n: int, b: str, m: int) -> HTMLResponse:
-        """Call ``n`` of wake ``a`` (the earlier window) against call ``m`` of wake ``b``."""
+    async def diff(a: str = "", n: int = 0, b: str = "", m: int = 0) -> HTMLResponse:
+        """Call ``n`` of wake ``a`` (the earlier window) against call ``m`` of wake ``b``;
+        without both wakes, a form to choose them."""
+        if not a or not b:
+            return HTMLResponse(pages.diff_form(a, n, b, m))
         return await render(lambda: pages.diff_page(data.diff_view(ts, (a, n), (b, m))))
 
     @app.get("/cost", response_class=HTMLResponse)
@@ -90,6 +116,16 @@ def create_app(ts: TenantStore, *, token: str | None = None) -> FastAPI:
         return await render(lambda: pages.cost_page(data.cost(ts)))
 
     return app
+
+
+def _one_line(exc: RequestValidationError) -> str:
+    """What was wrong with the address, e.g. ``n: should be an integer (got 'x')``."""
+    said = []
+    for e in exc.errors():
+        where = ".".join(str(p) for p in e.get("loc", ())[1:]) or "request"
+        got = f" (got {e['input']!r})" if "input" in e and e["input"] is not None else ""
+        said.append(f"{where}: {str(e.get('msg', 'invalid')).lower()}{got}")
+    return "; ".join(said) + "; fix the address"
 
 
 def _token_of(request: Request) -> str | None:

@@ -143,13 +143,24 @@ def agents(ts: TenantStore, now: datetime | None = None) -> list[AgentRow]:
     return out
 
 
-def agent_wakes(ts: TenantStore, agent: str) -> list[WakeRow]:
-    """The agent's wakes, newest first."""
+@dataclass(frozen=True)
+class WakePage:
+    rows: list[WakeRow]  # newest first
+    total: int  # the agent's wakes
+    older: int | None  # the ``before`` of the next page; None on the last
+
+
+def agent_wakes(
+    ts: TenantStore, agent: str, *, before: int | None = None, limit: int = 50
+) -> WakePage:
+    """A page of the agent's wakes, newest first: ``limit`` of those numbered below
+    ``before`` (all when None). Each wake's calls and answer are one read each."""
     ts.get_agent(agent)  # UnknownAgentError names it
-    return [
-        WakeRow(wake=w, calls=ts.model_calls(w.wake_id), answer=answer(ts, w))
-        for w in reversed(ts.wakes(agent))
-    ]
+    wakes = ts.wakes(agent)
+    newest = [w for w in reversed(wakes) if before is None or w.number < before]
+    page, rest = newest[:limit], newest[limit:]
+    rows = [WakeRow(wake=w, calls=ts.model_calls(w.wake_id), answer=answer(ts, w)) for w in page]
+    return WakePage(rows, len(wakes), page[-1].number if rest else None)
 
 
 def wake_record(ts: TenantStore, wake_id: str) -> WakeRecord:

@@ -72,13 +72,14 @@ def agents_page(rows: Sequence[data.AgentRow], day: datetime) -> str:
     )  # fmt: skip
 
 
-def agent_page(agent: str, rows: Sequence[data.WakeRow]) -> str:
-    total_cost = sum(r.cost_usd for r in rows)
+def agent_page(agent: str, wakes: data.WakePage) -> str:
+    rows = wakes.rows
+    of = "" if len(rows) == wakes.total else f" (of the {len(rows)} wakes shown)"
     body = _cards(
-        ("wakes", len(rows)),
-        ("model calls", sum(len(r.calls) for r in rows)),
-        ("tokens", tokens(sum(r.tokens for r in rows))),
-        ("cost", usd(total_cost)),
+        ("wakes", wakes.total),
+        (f"model calls{of}", sum(len(r.calls) for r in rows)),
+        (f"tokens{of}", tokens(sum(r.tokens for r in rows))),
+        (f"cost{of}", usd(sum(r.cost_usd for r in rows))),
     ) + legend("cache read", "cache write", "uncached") + table(
         ["wake", "session", "status", "started", "calls", "tokens", "cache read",
          "cache write", "cost", "answer"],
@@ -101,6 +102,10 @@ def agent_page(agent: str, rows: Sequence[data.WakeRow]) -> str:
         numeric=(4, 5, 6, 7, 8),
         empty="this agent has not woken yet",
     )  # fmt: skip
+    if wakes.older is not None:
+        body += Markup('<p class="nav">{}</p>').format(
+            link(url("agents", agent, before=wakes.older), "older wakes →")
+        )
     return page(f"Agent {agent}", Markup("Agent <code>{}</code>").format(agent), body,
                 sub="Its wakes, newest first: each one is a trigger answered by one or more "
                 "model calls.")  # fmt: skip
@@ -451,6 +456,27 @@ def cost_page(v: data.CostView) -> str:
         "Cost", "Cost", body,
         sub="Model calls per UTC day (the day their wake started, as the spend caps count"
         " them) and agent, with the provider's cache split.",
+    )  # fmt: skip
+
+
+def diff_form(a: str, n: int, b: str, m: int) -> str:
+    """The diff page without both wakes: a form to name them."""
+
+    def field(name: str, value: object, hint: str) -> Markup:
+        return Markup('<label>{} <input name="{}" value="{}" placeholder="{}"></label>').format(
+            name, name, value, hint
+        )
+
+    body = legend("stable", "semi_stable", "evidence", "recent", "breakpoint") + Markup(
+        '<form class="filter" id="diff-form" method="get">{}{}{}{}'
+        '<button type="submit">compare</button></form>'
+    ).format(
+        field("a", a, "earlier wake, e.g. scout:4"), field("n", n, "call"),
+        field("b", b, "later wake, e.g. scout:5"), field("m", m, "call"),
+    )  # fmt: skip
+    return page(
+        "Diff", "Diff of two windows", body,
+        sub="Name two calls: wake a's call n (the earlier window) and wake b's call m.",
     )  # fmt: skip
 
 
