@@ -1,5 +1,5 @@
 """A substrate the console reads: real wakes of a demo agent on the Temporal dev server,
-embedded Postgres and the provider simulator, recorded once per module."""
+embedded Postgres and the provider simulator, recorded once per test session."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class Recorded:
     env: dict[str, str]  # the settings the command line reads this substrate with
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 async def recorded(
     temporal_dev: WorkflowEnvironment,
     store: Store,

@@ -13,22 +13,18 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.ui.conftest import Recorded
 from tests.ui.dom import Node, parse
+from tests.ui.serve import serving_ui
 from wakeful.compiler import Ledger
 from wakeful.ui.html import url
-from wakeful.worker.ports import find_free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -88,30 +84,10 @@ class Browser:
 @pytest.fixture(scope="module")
 def served(recorded: Recorded) -> Iterator[str]:
     """`wakeful ui` as a user runs it, on a free local port, over the recorded substrate."""
-    port = find_free_port(range(47300, 47400))
-    assert port is not None
-    server = subprocess.Popen(
-        [sys.executable, "-m", "wakeful.cli.main", "ui", "--port", str(port)],
-        env=recorded.env,
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        while True:  # bounded by the test timeout; the server says why if it dies
-            assert server.poll() is None, server.stderr.read() if server.stderr else ""
-            try:
-                if httpx.get(f"{base}/").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield base
-    finally:
-        server.send_signal(signal.SIGTERM)
-        _, said = server.communicate(timeout=60)
-    assert server.returncode == 0, said
-    assert "wakeful ui on http://127.0.0.1" in said and "wakeful ui stopped" in said
+    with serving_ui(recorded.env) as server:
+        yield server.base
+    assert server.returncode == 0, server.said
+    assert "wakeful ui on http://127.0.0.1" in server.said and "wakeful ui stopped" in server.said
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,12 @@ before it opens anything."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
+from tests.ui.conftest import Recorded
+from tests.ui.serve import serving_ui
 from wakeful.cli.main import app
 
 
@@ -25,3 +28,14 @@ def test_a_port_out_of_range_is_refused_in_one_line() -> None:
     out = CliRunner().invoke(app, ["ui", "--port", "70000"])
     assert out.exit_code == 2
     assert out.stderr.strip() == "error: --port 70000 is not a TCP port (1-65535)"
+
+
+def test_a_token_from_the_environment_guards_a_public_host(recorded: Recorded) -> None:
+    env = recorded.env | {"WAKEFUL_UI_TOKEN": "s3cret-from-env"}
+    with serving_ui(env, "--host", "0.0.0.0") as server:
+        assert httpx.get(f"{server.base}/").status_code == 401
+        bearer = {"Authorization": "Bearer s3cret-from-env"}
+        answered = httpx.get(f"{server.base}/", headers=bearer)
+        assert answered.status_code == 200 and recorded.agent.name in answered.text
+    assert server.returncode == 0, server.said
+    assert "token required" in server.said
