@@ -246,3 +246,11 @@ def test_a_token_is_required_on_every_request_when_set(recorded: Recorded) -> No
         assert c.get("/cost").status_code == 200  # the cookie carries it from there
         c.cookies.clear()
         assert c.get(url("agents", recorded.agent.name)).status_code == 401
+
+
+def test_call_minus_one_is_the_last_call_as_with_explain(
+    recorded: Recorded, client: TestClient
+) -> None:
+    first = recorded.wakes[0]
+    last = get(client, url("calls", first.wake_id, -1)).one("h1").text()
+    assert last == f"Call {first.model_calls - 1} of wake {first.wake_id}"

@@ -70,7 +70,8 @@ class ToolStep:
 class CallStep:
     """One model call of a wake: its compile, the call, the reply and the tools it asked for."""
 
-    index: int
+    index: int  # the call's index in the wake, as recorded
+    place: int | None  # its place among the wake's compiles (the call page's address)
     compile: CompileRecord | None
     call: ModelCallRecord | None
     reply: ModelReply | None
@@ -87,7 +88,7 @@ class WakeView:
 @dataclass(frozen=True)
 class CallView:
     wake: WakeRecord
-    index: int
+    index: int  # its place among the wake's compiles (-1 given: the last one)
     count: int  # calls in the wake
     compile: CompileRecord
     ledger: Ledger
@@ -180,8 +181,12 @@ def wake_record(ts: TenantStore, wake_id: str) -> WakeRecord:
 def answer(ts: TenantStore, wake: WakeRecord) -> str:
     """The wake's answer: the output tool's result when it returned a typed answer, else the
     last text the model replied with."""
+    return _answer(ts.events(wake.agent, wake_id=wake.wake_id))
+
+
+def _answer(events: list[StoredEvent]) -> str:
     replied = ""
-    for e in ts.events(wake.agent, wake_id=wake.wake_id):
+    for e in events:
         if e.kind == "tool_result" and e.tool_name == FINAL_RESULT and not e.is_error:
             return e.text
         if e.kind == "turn" and e.role == "assistant" and e.text:
@@ -191,13 +196,13 @@ def answer(ts: TenantStore, wake: WakeRecord) -> str:
 
 def wake_view(ts: TenantStore, wake_id: str) -> WakeView:
     wake = wake_record(ts, wake_id)
-    compiles = {c.call_index: c for c in ts.compiles(wake_id)}
+    recorded = ts.compiles(wake_id)
+    compiles = {c.call_index: c for c in recorded}
+    # A call's page is addressed by its place among the wake's compiles, as `--call` is.
+    place = {c.call_index: n for n, c in enumerate(recorded)}
     calls = {c.call_index: c for c in ts.model_calls(wake_id)}
-    results = {
-        e.tool_call_id: e
-        for e in ts.events(wake.agent, wake_id=wake_id)
-        if e.kind == "tool_result" and e.tool_call_id
-    }
+    events = ts.events(wake.agent, wake_id=wake_id)
+    results = {e.tool_call_id: e for e in events if e.kind == "tool_result" and e.tool_call_id}
     steps = []
     for n in sorted(compiles.keys() | calls.keys()):
         call = calls.get(n)
@@ -210,8 +215,8 @@ def wake_view(ts: TenantStore, wake_id: str) -> WakeView:
             ToolStep(call=tc, result=results.get(tc.id))
             for tc in (reply.tool_calls if reply else [])
         ]
-        steps.append(CallStep(n, compiles.get(n), call, reply, tools))
-    return WakeView(wake=wake, steps=steps, answer=answer(ts, wake))
+        steps.append(CallStep(n, place.get(n), compiles.get(n), call, reply, tools))
+    return WakeView(wake=wake, steps=steps, answer=_answer(events))
 
 
 def call_view(ts: TenantStore, wake_id: str, index: int) -> CallView:
@@ -225,7 +230,7 @@ def call_view(ts: TenantStore, wake_id: str, index: int) -> CallView:
         raise NotFound(f"wake {wake_id!r} has {len(compiles)} call(s), not {index}") from None
     ledger = Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
     call = next((c for c in ts.model_calls(wake_id) if c.call_index == rec.call_index), None)
-    return CallView(wake, rec.call_index, len(compiles), rec, ledger, call)
+    return CallView(wake, index % len(compiles), len(compiles), rec, ledger, call)
 
 
 def diff_view(ts: TenantStore, before: tuple[str, int], after: tuple[str, int]) -> DiffView:

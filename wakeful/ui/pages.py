@@ -145,8 +145,8 @@ def wake_page(v: data.WakeView) -> str:
                 t.call.name, data.preview(data.as_json(t.call.input), 200), outcome)))  # fmt: skip
         head = Markup("<h3>call {} · {}</h3>").format(
             s.index,
-            link(url("calls", w.wake_id, s.index), "window and ledger")
-            if s.compile is not None else "no compile recorded",
+            link(url("calls", w.wake_id, s.place), "window and ledger")
+            if s.place is not None else "no compile recorded",
         )  # fmt: skip
         items.append(Markup('<li class="call" data-call="{}">{}{}</li>').format(
             s.index, head, Markup("").join(lines)))  # fmt: skip
