@@ -143,6 +143,7 @@ def test_agent_wake_and_cost_pages_sum_the_model_calls(
     assert len(steps) == first.model_calls
     assert len(doc.all("div", class_="tool")) == first.tool_calls >= 1
     assert doc.one("pre", id="answer").text() == first.output
+    assert doc.one("pre", id="ask").text().endswith("list_dir . please")
 
     cost = get(client, "/cost")
     (row,) = cost.one("table", id="cost").one("tbody").all("tr")

@@ -27,6 +27,11 @@ TERMS: dict[str, str] = {
     "uncached": "input tokens neither read from nor written to the cache.",
     "breakpoint": "a cache marker: the window up to and including that block is one cache "
     "entry. A later call that starts with the same bytes reads it instead of paying for it.",
+    "wake": "one trigger answered: the model calls the agent made and the tools it ran.",
+    "session": "wakes that share their recent history (and its cache); a new session "
+    "starts from the handoff note.",
+    "spent today": "what the model calls of wakes started since 00:00 UTC cost, its "
+    "children's included: what the spend caps count.",
     "ledger": "every block the compiler considered for the window, included or not, with "
     "the reason and the policy rule that decided.",
 }

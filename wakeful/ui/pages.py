@@ -44,7 +44,7 @@ def _caps(caps: dict[str, float | int]) -> str:
 
 
 def agents_page(rows: Sequence[data.AgentRow], day: datetime) -> str:
-    body = legend("cache read", "cache write", "breakpoint") + table(
+    body = legend("wake", "session", "spent today") + table(
         ["agent", "model", "status", "sessions", "wakes", "last wake",
          f"spent today (UTC {day:%Y-%m-%d})", "tokens today", "spend cap"],
         [
@@ -158,6 +158,10 @@ def wake_page(v: data.WakeView) -> str:
         ("tokens", tokens(sum(data.call_tokens(c) for c in calls))),
         ("cost", usd(sum(c.cost_usd for c in calls))),
     ) + legend("stable", "semi_stable", "evidence", "recent", "cache read", "cache write")
+    goal = w.goal.get("text") or data.as_json(w.goal)
+    body += Markup('<h2>Ask</h2><pre class="answer" id="ask">{}{}</pre>').format(
+        f"[{w.goal['kind']}] " if w.goal.get("kind") else "", goal
+    )
     body += Markup("<h2>Timeline</h2>")
     body += (
         Markup('<ol class="timeline" id="timeline">{}</ol>').format(Markup("").join(items))
