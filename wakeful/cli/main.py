@@ -14,6 +14,7 @@ from wakeful.cli import codec as codec_cli
 from wakeful.cli import consolidate as consolidate_cli
 from wakeful.cli import ingress as ingress_cli
 from wakeful.cli import schedules as schedules_cli
+from wakeful.cli import ui as ui_cli
 from wakeful.cli.common import friendly, run_then_exit, settings
 
 
@@ -54,6 +55,7 @@ app.command("import")(data.import_)
 app.add_typer(ingress_cli.app, name="ingress")
 app.command()(ingress_cli.health)
 app.command("codec-server")(codec_cli.codec_server)
+app.command()(ui_cli.ui)
 
 
 @app.command()

@@ -1,0 +1,77 @@
+"""``wakeful ui``: the read-only web console over the ledger (``wakeful.ui``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import typer
+
+from wakeful.cli.common import friendly, open_store, progress, settings
+from wakeful.errors import ConfigError
+
+TOKEN_ENV = "WAKEFUL_UI_TOKEN"
+
+
+@friendly
+def ui(
+    host: str = typer.Option(
+        "127.0.0.1", help="Address to bind; any other than the loopback needs a token."
+    ),
+    port: int = typer.Option(8765, help="Port to bind."),
+    token: str | None = typer.Option(
+        None,
+        "--token",
+        help=f"Required on every request (Bearer header, or ?token= once); default ${TOKEN_ENV}.",
+        show_default=False,
+    ),
+    log_level: str = typer.Option("warning", help="uvicorn log level."),
+) -> None:
+    """Serve a read-only web console of the agents, wakes, windows, ledgers and cost."""
+    import uvicorn
+
+    from wakeful.cli.ingress import _bind
+    from wakeful.ui.app import create_app, needs_token
+
+    token = token or os.environ.get(TOKEN_ENV) or None
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"--port {port} is not a TCP port (1-65535)")
+    if needs_token(host) and not token:
+        raise ConfigError(
+            f"--host {host} exposes the console beyond this machine: give it a token with"
+            f" --token or {TOKEN_ENV} (or keep the default --host 127.0.0.1)"
+        )
+    s = settings()
+    store = open_store(s)
+    sock = _bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    progress(
+        f"wakeful ui on http://{shown}:{port}/ (tenant {s.tenant!r}"
+        f"{'; token required' if token else ''}); Ctrl-C stops it"
+    )
+    config = uvicorn.Config(
+        create_app(store.tenant(s.tenant), token=token),
+        log_level=log_level,
+        lifespan="off",
+        server_header=False,
+        proxy_headers=False,
+    )
+    # uvicorn stops gracefully on SIGINT/SIGTERM, then re-raises the signal: a stop asked
+    # for is a clean exit (0).
+    previous = signal.signal(signal.SIGTERM, _stop_requested)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except (KeyboardInterrupt, _StopRequested):
+        progress("wakeful ui stopped")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        sock.close()
+        store.close()
+
+
+class _StopRequested(Exception):
+    pass
+
+
+def _stop_requested(signum: int, frame: object) -> None:
+    raise _StopRequested
