@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
@@ -18,6 +19,7 @@ from wakeful.cli.main import app as cli
 from wakeful.ui.app import create_app
 from wakeful.ui.html import url
 from wakeful.workflows.spend import day_start
+from wakeful.workflows.state import workflow_id
 
 
 @pytest.fixture
@@ -111,6 +113,10 @@ def test_the_call_page_shows_the_ledger_and_usage_as_recorded(
             cards = {c.one("span").text(): c.one("b").text() for c in doc.all("div", class_="card")}
             assert cards["cost"] == f"${call.cost_usd:.4f}"
             assert cards["output"] == f"{call.output_tokens:,}"
+            # The cache outcome `wakeful explain` gives, in the same words.
+            outcome = ledger["cache_outcome"]
+            shown = doc.one("p", id="cache-outcome").text()
+            assert shown == f"cache {outcome['cache_class']}: {outcome['detail']}"
     # The second wake read from the cache what the first one wrote: the page shows both.
     first, second = (ts.model_calls(r.wake_id)[0] for r in recorded.wakes)
     assert first.cache_creation_input_tokens > 0 and second.cache_read_input_tokens > 0
@@ -144,6 +150,12 @@ def test_agent_wake_and_cost_pages_sum_the_model_calls(
     assert len(doc.all("div", class_="tool")) == first.tool_calls >= 1
     assert doc.one("pre", id="answer").text() == first.output
     assert doc.one("pre", id="ask").text().endswith("list_dir . please")
+    assert not doc.all("a", id="temporal")  # no Temporal UI known: no link
+    ui = "http://127.0.0.1:8233"
+    with TestClient(create_app(ts, temporal_ui=ui, namespace="default")) as linked:
+        (to_temporal,) = get(linked, url("wakes", first.wake_id)).all("a", id="temporal")
+    wid = quote(workflow_id(ts.name, agent), safe="")
+    assert to_temporal.attrs["href"] == f"{ui}/namespaces/default/workflows/{wid}"
 
     cost = get(client, "/cost")
     (row,) = cost.one("table", id="cost").one("tbody").all("tr")

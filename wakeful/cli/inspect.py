@@ -13,7 +13,6 @@ from wakeful.errors import StoreError, UserError
 # `wakeful --help` loads neither.
 if TYPE_CHECKING:
     from wakeful.compiler import Ledger, LedgerDiff
-    from wakeful.compiler.cache_outcome import CacheOutcome
     from wakeful.substrate.records import CompileRecord
     from wakeful.substrate.store import TenantStore
 
@@ -47,47 +46,6 @@ def ledger_of(ts: TenantStore, rec: CompileRecord) -> Ledger:
     return Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
 
 
-def previous_compile(ts: TenantStore, agent: str, rec: CompileRecord) -> CompileRecord | None:
-    """The compile before ``rec``: the wake's previous call, or the last call of the
-    nearest earlier wake that made one (None: ``rec`` is the agent's first)."""
-    if rec.call_index > 0:
-        earlier = [c for c in ts.compiles(rec.wake_id) if c.call_index < rec.call_index]
-        if earlier:
-            return earlier[-1]
-    wakes = ts.wakes(agent)
-    numbers = {w.wake_id: w.number for w in wakes}
-    number = numbers.get(rec.wake_id)
-    if number is None:
-        return None
-    for w in sorted(wakes, key=lambda w: w.number, reverse=True):
-        if w.number < number:
-            compiles = ts.compiles(w.wake_id)
-            if compiles:
-                return compiles[-1]
-    return None
-
-
-def cache_outcome_of(ts: TenantStore, agent: str, rec: CompileRecord) -> CacheOutcome | None:
-    """How the call compiled as ``rec`` fared in the provider's cache, and why (None: the
-    call was never made, e.g. the wake stopped before it)."""
-    from wakeful.compiler.cache_outcome import classify
-    from wakeful.providers.cache_limits import min_cacheable_tokens
-
-    made = next((c for c in ts.model_calls(rec.wake_id) if c.call_index == rec.call_index), None)
-    if made is None:
-        return None
-    current = ledger_of(ts, rec)
-    before = previous_compile(ts, agent, rec)
-    return classify(
-        ledger_of(ts, before) if before is not None else None,
-        before.as_of if before is not None else None,
-        current,
-        rec.as_of,
-        read_tokens=made.cache_read_input_tokens,
-        min_cacheable=min_cacheable_tokens(current.model, current.provider),
-    )
-
-
 def explain(agent: str, wake: int = WAKE, call: int = CALL, json_out: bool = JSON) -> None:
     """Print the ledger of one model call: every block, in or out, and why; and its cache
     outcome against the call before it (hit, prefix changed, TTL expired, ...)."""
@@ -97,6 +55,8 @@ def explain(agent: str, wake: int = WAKE, call: int = CALL, json_out: bool = JSO
 def _explain(agent: str, wake: int, call: int, json_out: bool) -> None:
     s = settings()
     ts = open_store(s).tenant(s.tenant)
+    from wakeful.substrate.cache_outcomes import cache_outcome_of
+
     rec = compile_of(ts, agent, wake, call)
     ledger = ledger_of(ts, rec)
     outcome = cache_outcome_of(ts, agent, rec)

@@ -25,6 +25,13 @@ def ui(
         help=f"Required on every request (Bearer header, or ?token= once); default ${TOKEN_ENV}.",
         show_default=False,
     ),
+    temporal_ui: str | None = typer.Option(
+        None,
+        "--temporal-ui",
+        envvar="WAKEFUL_TEMPORAL_UI_URL",
+        help="The Temporal Web UI's address, for links to each wake's workflow (default: "
+        "the embedded stack's UI when it runs one).",
+    ),
     log_level: str = typer.Option("warning", help="uvicorn log level."),
 ) -> None:
     """Serve a read-only web console of the agents, wakes, windows, ledgers and cost."""
@@ -43,6 +50,10 @@ def ui(
         )
     s = settings()
     store = open_store(s)
+    if temporal_ui is None and s.temporal_address is None:
+        from wakeful.worker.stack import EmbeddedStack
+
+        temporal_ui = EmbeddedStack(s).status().temporal.ui_url
     sock = _bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     progress(
@@ -50,7 +61,12 @@ def ui(
         f"{'; token required' if token else ''}); Ctrl-C stops it"
     )
     config = uvicorn.Config(
-        create_app(store.tenant(s.tenant), token=token),
+        create_app(
+            store.tenant(s.tenant),
+            token=token,
+            temporal_ui=temporal_ui,
+            namespace=s.temporal_namespace,
+        ),
         log_level=log_level,
         lifespan="off",
         server_header=False,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -23,13 +23,28 @@ from wakeful.errors import UnknownAgentError
 from wakeful.substrate.store import TenantStore
 from wakeful.ui import data, pages
 from wakeful.workflows.spend import day_start
+from wakeful.workflows.state import workflow_id
 
 COOKIE = "wakeful_ui_token"
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
-def create_app(ts: TenantStore, *, token: str | None = None) -> FastAPI:
-    """The console over ``ts``; ``token``, when set, is required on every request."""
+def create_app(
+    ts: TenantStore,
+    *,
+    token: str | None = None,
+    temporal_ui: str | None = None,
+    namespace: str = "default",
+) -> FastAPI:
+    """The console over ``ts``; ``token``, when set, is required on every request. With
+    ``temporal_ui`` (the Temporal Web UI's address), a wake links to its agent's workflow."""
+
+    def temporal_link(agent: str) -> str | None:
+        if not temporal_ui:
+            return None
+        wid = quote(workflow_id(ts.name, agent), safe="")
+        return f"{temporal_ui.rstrip('/')}/namespaces/{quote(namespace, safe='')}/workflows/{wid}"
+
     app = FastAPI(title="wakeful ui", docs_url=None, redoc_url=None, openapi_url=None)
 
     if token:
@@ -91,7 +106,11 @@ def create_app(ts: TenantStore, *, token: str | None = None) -> FastAPI:
 
     @app.get("/wakes/{wake_id:path}", response_class=HTMLResponse)
     async def wake(wake_id: str) -> HTMLResponse:
-        return await render(lambda: pages.wake_page(data.wake_view(ts, wake_id)))
+        def build() -> str:
+            view = data.wake_view(ts, wake_id)
+            return pages.wake_page(view, temporal_link(view.wake.agent))
+
+        return await render(build)
 
     @app.get("/calls/{wake_id:path}/{n}", response_class=HTMLResponse)
     async def call(

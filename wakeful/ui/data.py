@@ -12,8 +12,10 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from wakeful.compiler import Ledger, LedgerDiff, diff_ledgers
+from wakeful.compiler.cache_outcome import CacheOutcome
 from wakeful.errors import StoreError
 from wakeful.providers.base import ModelReply, ToolCall
+from wakeful.substrate.cache_outcomes import cache_outcome_of
 from wakeful.substrate.records import CompileRecord, ModelCallRecord, StoredEvent, WakeRecord
 from wakeful.substrate.store import TenantStore
 from wakeful.tool_spec import FINAL_RESULT
@@ -93,6 +95,7 @@ class CallView:
     compile: CompileRecord
     ledger: Ledger
     call: ModelCallRecord | None  # None: compiled, but the model call was not recorded
+    outcome: CacheOutcome | None = None  # the cache-miss taxonomy, as `wakeful explain`
 
 
 @dataclass(frozen=True)
@@ -230,7 +233,8 @@ def call_view(ts: TenantStore, wake_id: str, index: int) -> CallView:
         raise NotFound(f"wake {wake_id!r} has {len(compiles)} call(s), not {index}") from None
     ledger = Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
     call = next((c for c in ts.model_calls(wake_id) if c.call_index == rec.call_index), None)
-    return CallView(wake, index % len(compiles), len(compiles), rec, ledger, call)
+    outcome = cache_outcome_of(ts, wake.agent, rec)
+    return CallView(wake, index % len(compiles), len(compiles), rec, ledger, call, outcome)
 
 
 def diff_view(ts: TenantStore, before: tuple[str, int], after: tuple[str, int]) -> DiffView:

@@ -111,7 +111,8 @@ def agent_page(agent: str, wakes: data.WakePage) -> str:
                 "model calls.")  # fmt: skip
 
 
-def wake_page(v: data.WakeView) -> str:
+def wake_page(v: data.WakeView, temporal: str | None = None) -> str:
+    """``temporal``: the agent workflow's page in the Temporal UI, when one is known."""
     w = v.wake
     items = []
     for s in v.steps:
@@ -170,9 +171,11 @@ def wake_page(v: data.WakeView) -> str:
     body += Markup('<h2>Answer</h2><pre class="answer" id="answer">{}</pre>').format(
         v.answer or "(no answer recorded)"
     )
-    sub = Markup("{} · session <code>{}</code> · started {}{}").format(
+    sub = Markup("{} · session <code>{}</code> · started {}{}{}").format(
         link(url("agents", w.agent), w.agent), w.session_id, _when(w.started_at),
         f" · finished {_when(w.finished_at)}" if w.finished_at else "",
+        Markup(' · <a id="temporal" href="{}">Temporal workflow</a>').format(temporal)
+        if temporal else "",
     )  # fmt: skip
     return page(f"Wake {w.wake_id}", Markup("Wake <code>{}</code>").format(w.wake_id), body,
                 sub=sub)  # fmt: skip
@@ -256,6 +259,10 @@ def call_page(v: data.CallView, *, status_filter: str, segment_filter: str, q: s
             ("cost", usd(c.cost_usd)),
         ]
     body += _cards(*cards)
+    if v.outcome is not None:  # why the cache read what it read (`wakeful explain`)
+        body += Markup('<p class="outcome" id="cache-outcome"><b>cache {}</b>: {}</p>').format(
+            v.outcome.cache_class.value, v.outcome.detail
+        )
     body += legend("stable", "semi_stable", "summaries", "evidence", "recent", "ask",
                    "overhead", "cache read", "cache write", "uncached", "breakpoint",
                    "ledger")  # fmt: skip
