@@ -179,6 +179,19 @@ def test_container_commands_parse_with_the_real_cli(compose: dict[str, Any]) -> 
     assert services["ingress"]["ports"] == ["8080:8080"]
 
 
+def test_the_ui_reads_payloads_through_the_codec_server(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    ui, codec = services["temporal-ui"], services["codec-server"]
+    assert ui["environment"]["TEMPORAL_CODEC_ENDPOINT"] == "http://localhost:8888"
+    assert ui["depends_on"]["codec-server"] == {"condition": "service_healthy"}
+    assert codec["ports"] == ["127.0.0.1:8888:8888"]  # the host's loopback only
+    _parses(codec["command"])
+    assert codec["command"][codec["command"].index("--cors-origin") + 1] == (
+        "http://" + ui["ports"][0].split(":")[0].replace("127.0.0.1", "localhost") + ":8233"
+    )
+    _parses(codec["healthcheck"]["test"][2:])
+
+
 def test_dockerfile_installs_the_package_and_runs_the_cli() -> None:
     text = (ROOT / "Dockerfile").read_text()
     assert "pip wheel" in text and 'ENTRYPOINT ["wakeful"]' in text

@@ -23,6 +23,12 @@ def codec_server(
         help="An origin whose Temporal UI may call it (repeatable); default the embedded "
         "stack's UI, http://localhost:8233.",
     ),
+    allow_anonymous: bool = typer.Option(
+        False,
+        "--allow-anonymous",
+        help="Serve without a token off loopback: only where the address is private (a "
+        "container port published on the host's loopback, for the Temporal UI's browser).",
+    ),
     log_level: str = typer.Option("warning", help="uvicorn log level."),
 ) -> None:
     """Decode Wakeful's compressed payloads for the Temporal UI and `temporal` CLI.
@@ -36,7 +42,7 @@ def codec_server(
 
     if not 1 <= port <= 65535:
         raise ConfigError(f"--port {port} is not a TCP port (1-65535)")
-    check_exposure(host, token)
+    check_exposure(host, token, anonymous=allow_anonymous)
     origins = tuple(cors_origin) or DEFAULT_ORIGINS
     sock = _bind(host, port)
     shown = f"[{host}]" if ":" in host else host

@@ -39,12 +39,15 @@ MAX_BODY_BYTES = 16 * 1024 * 1024  # a batch of payloads; Temporal's own limit i
 _LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
-def check_exposure(host: str, token: str | None) -> None:
-    """Refuse to serve every payload's contents beyond this machine without a token."""
-    if host not in _LOOPBACK and not token:
+def check_exposure(host: str, token: str | None, *, anonymous: bool = False) -> None:
+    """Refuse to serve every payload's contents beyond this machine without a token, unless
+    told that the address is private anyway (``anonymous``: e.g. a container whose port is
+    published on the host's loopback only, for a browser that cannot send a token)."""
+    if host not in _LOOPBACK and not token and not anonymous:
         raise ConfigError(
             f"the codec server would decode every payload for anyone reaching {host}: "
-            "set --token (or WAKEFUL_CODEC_TOKEN), or bind 127.0.0.1"
+            "set --token (or WAKEFUL_CODEC_TOKEN), or bind 127.0.0.1 (--allow-anonymous only "
+            "where the address is private)"
         )
 
 
@@ -83,7 +86,7 @@ def codec_app(
         )
 
     async def convert(request: Request, decode: bool) -> JSONResponse:
-        if token is not None and not _authorized(request.headers.get("authorization"), token):
+        if token and not _authorized(request.headers.get("authorization"), token):
             raise HTTPException(401, "missing or wrong Authorization header (the codec token)")
         raw = await request.body()
         if len(raw) > MAX_BODY_BYTES:
@@ -98,6 +101,10 @@ def codec_app(
         except Exception as err:  # a corrupt payload: say which, never a traceback
             raise HTTPException(400, f"cannot {'de' if decode else 'en'}code: {err}") from None
         return JSONResponse({"payloads": [MessageToDict(p) for p in out]})
+
+    @app.get("/healthz")
+    async def healthz() -> JSONResponse:
+        return JSONResponse({"ok": True})
 
     @app.post("/decode")
     async def decode(request: Request) -> JSONResponse:
