@@ -90,13 +90,14 @@ def test_another_classifier_fits_the_protocol() -> None:
         ("[[intents]]\nname = 'x'\npatterns = [' ']\n", "intents[0]"),
         ("[[intents]]\nname = ''\npatterns = ['a']\n", "intents[0].name"),
         (
-            "[[intents]]\nname = 'x'\npatterns = ['a']\n[[intents]]\nname = 'x'\npatterns = ['b']\n",
+            "[[intents]]\nname = 'x'\npatterns = ['a']\n"
+            "[[intents]]\nname = 'x'\npatterns = ['b']\n",
             "intent names must be unique: x",
         ),
     ],
 )
 def test_bad_intent_rules_name_the_field(text: str, where: str) -> None:
-    with pytest.raises(PolicyError, match=r".*") as err:
+    with pytest.raises(PolicyError) as err:
         load_policy(text)
     assert where in str(err.value)
 

@@ -148,6 +148,8 @@ def test_the_worker_serves_a_policy_from_its_directory(
         assert by_text.exit_code == 0, by_text.output
         explained = run(["explain", "clerk", "--wake", "1", "--json"], env)
         assert explained.exit_code == 0, explained.output
+        printed = run(["explain", "clerk", "--wake", "1"], env)
+        assert printed.exit_code == 0, printed.output
     finally:
         worker.send_signal(signal.SIGTERM)
         _, said = worker.communicate(timeout=60)
@@ -158,6 +160,8 @@ def test_the_worker_serves_a_policy_from_its_directory(
     body = json.loads(explained.stdout)
     assert (body["policy_name"], body["policy_version"]) == ("triage", 1)
     assert body["decisions"]["triggers.fired"] == "python"
+    assert "policy triage v1" in printed.stdout
+    assert "decision triggers.fired: python" in printed.stdout
     ledger, goal, window = _ledger(store, env["WAKEFUL_TENANT"], 1)
     assert (goal["paths"], goal["intents"], goal["task_class"]) == (
         ["src/app.py", "docs/x.md"],
@@ -180,6 +184,11 @@ def test_the_worker_serves_a_policy_from_its_directory(
     assert ledger.policy_name == "triage"
     assert "Check the rollback plan first." in window
     assert "Run the unit tests before you answer." not in window
+    # A recompile from the record (its classified goal, its stored policy) is byte-identical.
+    replayed = run(["replay", "clerk", "--wake", "2"], env)
+    assert replayed.exit_code == 0 and "recompiled byte-for-byte" in replayed.output, (
+        replayed.output
+    )
 
 
 def test_a_bad_policy_file_stops_the_worker_with_one_line(

@@ -76,6 +76,9 @@ class ActivityDeps:
         if name == "default" and name not in self.policies:
             # Kept: a policy is frozen, and its fingerprint (hashed once) is cached on it.
             self.policies[name] = Policy.default()
+        if name not in self.policies and name in self.agents.policies:
+            # A policy file of an agent registered since (a child agent, say).
+            self.policies[name] = self.agents.policies[name]
         check_policy(self.policies, name)
         if ttls is None:
             return self.policies[name]
