@@ -65,10 +65,10 @@ def routing(
     try:
         return Routing(intents=tuple(intents), paths=tuple(paths), task_class=task_class)
     except ValidationError as err:
-        raise UserError(describe(err)) from None
+        raise UserError(_describe(err)) from None
 
 
-def describe(err: ValidationError) -> str:
+def _describe(err: ValidationError) -> str:
     """The first problem of a routing validation error, as one line."""
     item = err.errors(include_url=False)[0]
     loc = [str(p) for p in item["loc"]]

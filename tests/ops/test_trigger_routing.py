@@ -19,11 +19,12 @@ from tests.ops.hooks import event, post, signals, terminate
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
+from wakeful.errors import UserError
 from wakeful.idempotency import trigger_key
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.routing import routing
 from wakeful.substrate.store import Store
-from wakeful.worker.client import wake
+from wakeful.worker.client import Client, wake
 from wakeful.worker.ingress_events import EVENT_SCHEMA, EventError, parse_event
 
 ROUTED = {"intents": ["deploy", "ops.rollback"], "paths": ["src/app.py"], "task_class": "incident"}
@@ -53,6 +54,27 @@ async def test_webhook_intents_paths_and_task_class_reach_the_goal(
     (only,) = ts.wakes(agent.name)
     for goal in (only.goal, ts.compiles(only.wake_id)[0].goal):
         assert {k: goal[k] for k in ROUTED} == ROUTED
+
+
+async def test_the_python_client_sets_the_goals_routing(
+    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, agent: Agent
+) -> None:
+    async with running_worker(
+        temporal_dev.client, store, AgentRegistry([agent]), sim, uuid.uuid4().hex
+    ) as q:
+        wakeful_client = Client(temporal_dev.client, task_queue=q)
+        result = await wakeful_client.wake(
+            agent, "hi", paths=["src/app.py"], intents=["review"], task_class="chore"
+        )
+        with pytest.raises(UserError, match="path '' is invalid"):
+            await wakeful_client.start(agent, "hi", paths=[""])
+    assert result.status == "done"
+    (only,) = store.tenant(agent.tenant).wakes(agent.name)
+    assert (only.goal["paths"], only.goal["intents"], only.goal["task_class"]) == (
+        ["src/app.py"],
+        ["review"],
+        "chore",
+    )
 
 
 @pytest.mark.parametrize(
