@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from pydantic import (
     BaseModel,
@@ -20,7 +21,7 @@ from pydantic import (
     model_serializer,
 )
 
-from wakeful.errors import UnknownAgentError, UserError
+from wakeful.errors import ConfigError, UnknownAgentError, UserError
 from wakeful.mcp_tools import SEP, McpServer
 from wakeful.names import NAME_RULE, check_agent_name, check_tenant, is_agent_name, is_name
 
@@ -32,6 +33,9 @@ from wakeful.tool_spec import ToolContext as ToolContext
 from wakeful.tool_spec import ToolFn as ToolFn
 from wakeful.tool_spec import at_least, positive
 from wakeful.typed_tools import build_tool, output_tool
+
+if TYPE_CHECKING:
+    from wakeful.compiler.policy import Policy
 
 
 class ApprovalPolicy(BaseModel):
@@ -161,6 +165,9 @@ class Agent:
     provider: str = "anthropic"
     # Tools, or plain functions made tools as ``@tool`` would; more with ``@agent.tool``.
     tools: tuple[Tool, ...] = ()
+    # The compile policy: a name (``default``, or one of the worker's policy directory,
+    # WAKEFUL_POLICY_DIR), or the path of a .toml/.yaml policy file, read when the agent
+    # joins an AgentRegistry (wakeful.policy_files).
     policy: str = "default"
     max_model_calls_per_wake: int = 8
     max_tool_calls_per_wake: int = 16
@@ -405,6 +412,9 @@ class AgentRegistry:
 
     def __init__(self, agents: Iterable[Agent] = ()) -> None:
         self._agents: dict[tuple[str, str], Agent] = {}
+        # Policies the agents name by file path, read as they are registered, keyed by the
+        # path as the agent gives it (its runtime carries that to the compile activity).
+        self.policies: dict[str, Policy] = {}
         self._fallback: Callable[[str, str], Agent | None] | None = None
         for agent in agents:
             self.register(agent)
@@ -417,6 +427,13 @@ class AgentRegistry:
         # Agent checks its names; checked again here, where they become the registry's keys.
         check_tenant(agent.tenant, f"agent {agent.name!r}")
         check_agent_name(agent.name, f"tenant {agent.tenant!r}", child=True)
+        from wakeful.policy_files import is_policy_path, load_policy_path
+
+        if is_policy_path(agent.policy) and agent.policy not in self.policies:
+            try:
+                self.policies[agent.policy] = load_policy_path(Path(agent.policy))
+            except UserError as exc:
+                raise ConfigError(f"agent {agent.name!r}: {exc}") from None
         self._agents[(agent.tenant, agent.name)] = agent
 
     def get(self, tenant: str, name: str) -> Agent:

@@ -22,10 +22,19 @@ from temporalio import activity
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.snapshot_hash import snapshot_hash
 from wakeful.activities.wake import open_wake, step_key
-from wakeful.compiler import CompiledWindow, compile_window
-from wakeful.compiler.blocks import ON_DEMAND_META, AgentProfile, Block, BlockKind, Snapshot
+from wakeful.compiler import CompiledWindow, Policy, compile_window
+from wakeful.compiler.blocks import (
+    ON_DEMAND_META,
+    AgentProfile,
+    Block,
+    BlockKind,
+    Goal,
+    Snapshot,
+)
 from wakeful.compiler.evidence import EVIDENCE_META
+from wakeful.compiler.intents import Classified, classify_goal
 from wakeful.compiler.ledger import Ledger
+from wakeful.compiler.triggers import firing
 from wakeful.contracts import (
     COMPILE,
     BreakpointRef,
@@ -176,6 +185,11 @@ class CompileActivities:
                 ts.spend_since(wake.agent, day_start(inp.now)) if has_day_cap(inp.runtime) else None
             )
         policy = self.deps.policy(inp.runtime.policy, inp.ttls)
+        # A goal that came without intents is classified first, so the intent triggers
+        # can fire; the compile record keeps the goal as classified, and a recompile reads
+        # it from there rather than classifying again.
+        classified = classify_goal(inp.goal, policy, self.deps.intent_classifier)
+        goal = inp.goal if classified is None else classified.goal
         retrieval_hash = None
         index = self.deps.event_index()
         if index is not None:
@@ -185,7 +199,7 @@ class CompileActivities:
                 index,
                 ts,
                 snapshot,
-                goal_text=inp.goal.text,
+                goal_text=goal.text,
                 policy=policy,
                 max_event_id=max_event_id,
                 max_tokens=self.deps.retrieval_max_tokens,
@@ -196,7 +210,7 @@ class CompileActivities:
             with self.deps.compile_lock:
                 window = compile_window(
                     snapshot,
-                    inp.goal,
+                    goal,
                     policy,
                     inp.now,
                     counter=self.deps.counter,
@@ -204,6 +218,7 @@ class CompileActivities:
                 )
             telemetry.record_compile(window, agent=wake.agent, span=span)
         ledger = annotate(window.ledger, inp.annotations, inp.ttls)
+        ledger = routing_decisions(ledger, policy, goal, classified)
         digest = snapshot_hash(snapshot, memo=self.deps.block_hashes)  # before the tx opens
         blobs = [
             ("window", window.request_json),
@@ -224,7 +239,7 @@ class CompileActivities:
                     call_index=inp.call_index,
                     as_of=inp.now,
                     max_event_id=max_event_id,
-                    goal=inp.goal.model_dump(mode="json"),
+                    goal=goal.model_dump(mode="json"),
                     policy_hash=policy_hash,
                     snapshot_hash=digest,
                     window_hash=window_hash,
@@ -299,6 +314,20 @@ def annotate(
         ledger = ledger.with_decision(key, value)
     for note in annotations.notes:
         ledger = ledger.with_note(note)
+    return ledger
+
+
+def routing_decisions(
+    ledger: Ledger, policy: Policy, goal: Goal, classified: Classified | None
+) -> Ledger:
+    """Record how the goal was routed: the intents a classifier gave it
+    (``intents.classified``) and the policy's triggers that fired (``triggers.fired``, in
+    precedence order; ``none`` when the policy has triggers and none matched)."""
+    if classified is not None:
+        ledger = ledger.with_decision("intents.classified", classified.note())
+    if policy.triggers:
+        fired = ", ".join(t.name for t in firing(policy.triggers, goal)) or "none"
+        ledger = ledger.with_decision("triggers.fired", fired)
     return ledger
 
 

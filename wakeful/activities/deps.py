@@ -12,9 +12,11 @@ from temporalio.exceptions import ApplicationError
 from wakeful.activities.snapshot_hash import BlockHashes
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import CountingCache, Policy, TokenCounter
+from wakeful.compiler.intents import IntentClassifier
 from wakeful.contracts import CacheTtls
 from wakeful.errors import ConfigError, UserError
 from wakeful.mcp_tools import McpPool
+from wakeful.policy_files import POLICY_SUFFIXES, load_policy_path
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.pricing import price_for
 from wakeful.substrate.embedders import Embedder
@@ -61,15 +63,25 @@ class ActivityDeps:
     telemetry: Telemetry = field(default_factory=Telemetry.disabled)
     # MCP client sessions (one per server) and each recent wake's MCP tool list.
     mcp: McpPool = field(default_factory=McpPool)
+    # Names the intents of a goal that came without any (compiler/intents.py). None: the
+    # policy's [[intents]] rules, when it has some.
+    intent_classifier: IntentClassifier | None = None
     _index: EventIndex | None = field(default=None, init=False, repr=False)
     _with_ttls: dict[str, Policy] = field(default_factory=dict, init=False, repr=False)
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Policies the agents named by file path were loaded with the registry.
+        self.policies = merge_policies(self.policies, self.agents.policies, "the agents")
 
     def policy(self, name: str, ttls: CacheTtls | None = None) -> Policy:
         """The named policy; with ``ttls``, with pacing's cache TTLs in place of its own."""
         if name == "default" and name not in self.policies:
             # Kept: a policy is frozen, and its fingerprint (hashed once) is cached on it.
             self.policies[name] = Policy.default()
+        if name not in self.policies and name in self.agents.policies:
+            # A policy file of an agent registered since (a child agent, say).
+            self.policies[name] = self.agents.policies[name]
         check_policy(self.policies, name)
         if ttls is None:
             return self.policies[name]
@@ -139,13 +151,42 @@ def check_agents(
 
 
 def load_policies(directory: Path | None) -> dict[str, Policy]:
-    """Policies from ``*.toml``/``*.yaml`` files; the file stem is the policy name."""
-    from wakeful.compiler.policy import load_policy_file
-
-    if directory is None or not directory.exists():
+    """The compile policies of ``directory``'s ``*.toml``/``*.yaml``/``*.yml`` files (None:
+    none). A policy's name is its ``name`` field, or else the file's stem. A directory that
+    is missing, a file that does not parse or validate, or two files of one name raise
+    :class:`ConfigError` in one line naming the file (and the field)."""
+    if directory is None:
         return {}
+    if not directory.is_dir():
+        raise ConfigError(
+            f"policy directory {str(directory)!r} does not exist or is not a directory;"
+            " set WAKEFUL_POLICY_DIR to a directory of *.toml policy files, or unset it"
+        )
     out: dict[str, Policy] = {}
+    where: dict[str, Path] = {}
     for path in sorted(directory.iterdir()):
-        if path.suffix in (".toml", ".yaml", ".yml"):
-            out[path.stem] = load_policy_file(path.read_text(encoding="utf-8"), path.name)
+        if path.suffix.lower() not in POLICY_SUFFIXES or not path.is_file():
+            continue
+        policy = load_policy_path(path)
+        if policy.name in out:
+            raise ConfigError(
+                f"policy files {where[policy.name]} and {path} both define policy"
+                f" {policy.name!r}; rename one (its name field or its file)"
+            )
+        out[policy.name], where[policy.name] = policy, path
     return out
+
+
+def merge_policies(
+    ours: Mapping[str, Policy], theirs: Mapping[str, Policy], source: str
+) -> dict[str, Policy]:
+    """Both sets of policies; one name with two different policies is a ConfigError."""
+    merged = dict(ours)
+    for name, policy in theirs.items():
+        known = merged.setdefault(name, policy)
+        if known.fingerprint != policy.fingerprint:
+            raise ConfigError(
+                f"two different compile policies are named {name!r} (one from {source});"
+                " give one of them another name"
+            )
+    return merged

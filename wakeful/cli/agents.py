@@ -202,13 +202,24 @@ def trigger(
     no_wait: bool = typer.Option(False, "--no-wait", help="Return once Temporal has it."),
     timeout: float = typer.Option(300.0, help="Seconds to wait for the wake to finish."),
     json_out: bool = typer.Option(False, "--json"),
+    intent: list[str] = typer.Option(
+        [], "--intent", help="An intent of the work, for the policy's triggers (repeatable)."
+    ),
+    path: list[str] = typer.Option(
+        [], "--path", help="A path the work concerns, matched by trigger globs (repeatable)."
+    ),
+    task_class: str | None = typer.Option(
+        None, "--task-class", help="The kind of task, for the policy's triggers."
+    ),
 ) -> None:
     """Wake an agent with a message (starting its workflow if needed).
 
     Exits 0 when the wake is done, 1 when it ended otherwise (parked, model_error, a
     budget, rejected...), with its status and reason on stderr.
     """
-    friendly(_trigger)(agent, message, key, new_session, no_wait, timeout, json_out)
+    friendly(_trigger)(
+        agent, message, key, new_session, no_wait, timeout, json_out, (intent, path, task_class)
+    )
 
 
 def _trigger(
@@ -219,6 +230,7 @@ def _trigger(
     no_wait: bool,
     timeout: float,
     json_out: bool,
+    route: tuple[list[str], list[str], str | None] = ([], [], None),
 ) -> None:
     from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
     from temporalio.service import RPCError
@@ -226,12 +238,13 @@ def _trigger(
     from wakeful.agents import AgentRuntime
     from wakeful.compiler.blocks import Goal, GoalKind
     from wakeful.contracts import Trigger, oversized_trigger
+    from wakeful.routing import routing
     from wakeful.substrate.store import Store
     from wakeful.worker.client import connect, deliver, require_worker, wake
 
     user_key = key if key is not None else uuid.uuid4().hex
     t = Trigger(
-        goal=Goal(kind=GoalKind.MESSAGE, text=message),
+        goal=routing(*route).apply(Goal(kind=GoalKind.MESSAGE, text=message)),
         idempotency_key=trigger_key("cli", user_key),
         new_session=new_session,
     )

@@ -87,6 +87,8 @@ def _explain(agent: str, wake: int, call: int, json_out: bool) -> None:
         )
     for note in ledger.notes:
         typer.echo(f"note: {note}")
+    for key, value in sorted(ledger.decisions.items()):  # e.g. triggers.fired, pacing
+        typer.echo(f"decision {key}: {value}")
     typer.echo(outcome.line() if outcome is not None else "cache: the call was not made")
 
 

@@ -72,13 +72,24 @@ def add(
     overlap: str = typer.Option("skip", help="skip | buffer_one | allow_all"),
     paused: bool = typer.Option(False, "--paused", help="Create it paused."),
     new_session: bool = typer.Option(False, "--new-session", help="Each fire starts a session."),
+    intent: list[str] = typer.Option(
+        [], "--intent", help="An intent of each wake, for the policy's triggers (repeatable)."
+    ),
+    path: list[str] = typer.Option(
+        [], "--path", help="A path each wake concerns, for trigger globs (repeatable)."
+    ),
+    task_class: str | None = typer.Option(
+        None, "--task-class", help="The kind of task, for the policy's triggers."
+    ),
 ) -> None:
     """Create a schedule that wakes AGENT with MESSAGE."""
     from temporalio.client import ScheduleAlreadyRunningError
 
     from wakeful.agents import AgentRuntime
+    from wakeful.routing import routing
     from wakeful.worker.schedules import create_schedule
 
+    route = routing(intent, path, task_class)  # before any server is asked
     s = settings()
     row = open_store(s).tenant(s.tenant).get_agent(agent)
     runtime = AgentRuntime.model_validate(row["spec"]["runtime"])
@@ -98,6 +109,9 @@ def add(
                 overlap=_overlap_policy(overlap),
                 paused=paused,
                 new_session=new_session,
+                intents=route.intents,
+                paths=route.paths,
+                task_class=route.task_class,
             )
         )
     except ScheduleAlreadyRunningError:

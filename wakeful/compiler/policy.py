@@ -18,7 +18,15 @@ from functools import cached_property
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from wakeful.compiler.blocks import BlockKind, content_hash
 from wakeful.errors import PolicyError
@@ -244,6 +252,21 @@ class Trigger(_Model):
         return self
 
 
+class IntentRule(_Model):
+    """An intent the rules classifier (``compiler/intents.py``) gives a goal that arrived
+    without intents: when any of ``patterns`` occurs in the goal's text as a whole word or
+    phrase, case-insensitively."""
+
+    name: str = Field(min_length=1)
+    patterns: tuple[str, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _patterns(self) -> IntentRule:
+        if any(not p.strip() for p in self.patterns):
+            raise ValueError("patterns must not be empty or blank")
+        return self
+
+
 class Policy(_Model):
     """Everything a compile is allowed to decide by, in one versioned document."""
 
@@ -256,6 +279,20 @@ class Policy(_Model):
     retrieval: Retrieval = Retrieval()
     cache: Cache = Cache()
     triggers: tuple[Trigger, ...] = ()
+    intents: tuple[IntentRule, ...] = Field(
+        (),
+        description="Rules that classify a goal that came without intents, so that the "
+        "triggers listing those intents fire (in the order given; every match counts).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_no_intents(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A policy without intent rules dumps (and so fingerprints and stores) as it did
+        # before they existed: its ledgers keep the fingerprint they always had.
+        data: dict[str, Any] = handler(self)
+        if not data.get("intents"):
+            data.pop("intents", None)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> Policy:
@@ -268,6 +305,10 @@ class Policy(_Model):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"trigger names must be unique: {', '.join(dupes)}")
+        intents = [i.name for i in self.intents]
+        dupes = sorted({n for n in intents if intents.count(n) > 1})
+        if dupes:
+            raise ValueError(f"intent names must be unique: {', '.join(dupes)}")
         return self
 
     @classmethod

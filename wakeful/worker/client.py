@@ -38,6 +38,7 @@ from wakeful.contracts import (
 )
 from wakeful.errors import RuntimeFailure, UserError
 from wakeful.idempotency import trigger_key
+from wakeful.routing import routing
 from wakeful.worker.codec import data_converter
 from wakeful.worker.temporal_env import connect_config
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
@@ -281,9 +282,21 @@ class Client:
         *,
         key: str | None = None,
         new_session: bool = False,
+        intents: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        task_class: str | None = None,
     ) -> WakeResult:
-        """Wake ``agent`` with ``message`` and wait for the wake's result."""
-        handle = await self.start(agent, message, key=key, new_session=new_session)
+        """Wake ``agent`` with ``message`` and wait for the wake's result (``intents``,
+        ``paths`` and ``task_class`` are the goal's, for the compile policy's triggers)."""
+        handle = await self.start(
+            agent,
+            message,
+            key=key,
+            new_session=new_session,
+            intents=intents,
+            paths=paths,
+            task_class=task_class,
+        )
         return await handle.result()
 
     async def start(
@@ -293,12 +306,16 @@ class Client:
         *,
         key: str | None = None,
         new_session: bool = False,
+        intents: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        task_class: str | None = None,
     ) -> WakeHandle:
         """Deliver the message and return once the agent's workflow has accepted it."""
         runtime = agent.runtime() if isinstance(agent, Agent) else agent
         user_key = key if key is not None else uuid.uuid4().hex
+        route = routing(intents, paths, task_class)
         trigger = Trigger(
-            goal=Goal(kind=GoalKind.MESSAGE, text=message),
+            goal=route.apply(Goal(kind=GoalKind.MESSAGE, text=message)),
             idempotency_key=trigger_key("client", user_key),
             new_session=new_session,
         )

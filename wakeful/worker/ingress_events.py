@@ -9,6 +9,9 @@ A delivery's body is one JSON object (``EVENT_SCHEMA``)::
 * ``type`` — what happened, e.g. ``deploy.failed``.
 * ``text`` and/or ``payload`` — what the agent reads: a message, a JSON object, or both.
 * ``new_session`` — start a fresh session instead of continuing the current one.
+* ``intents``, ``paths``, ``task_class`` — what the work is about, for the compile policy's
+  triggers (``wakeful.routing``): the same values ``wakeful trigger --intent/--path/
+  --task-class`` takes.
 
 Unknown fields are refused (a typo such as ``txt`` would otherwise be silently lost). The
 body becomes a ``webhook`` goal, redacted like tool output (it comes from the world), which
@@ -29,6 +32,17 @@ from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
 from wakeful.idempotency import trigger_key
 from wakeful.redaction import RedactionPolicy
+from wakeful.routing import (
+    MAX_INTENTS,
+    MAX_PATHS,
+    NAME_PATTERN,
+    NAME_RULE,
+    PATH_PATTERN,
+    PATH_RULE,
+    RouteName,
+    RoutePath,
+    routing,
+)
 
 __all__ = [
     "EVENT_SCHEMA",
@@ -73,6 +87,23 @@ EVENT_SCHEMA: dict[str, Any] = {
             "type": "boolean",
             "description": "Start a fresh session (default: continue the current one).",
         },
+        "intents": {
+            "type": "array",
+            "items": {"type": "string", "pattern": NAME_PATTERN},
+            "maxItems": MAX_INTENTS,
+            "description": "Intents of the work, matched by the compile policy's triggers.",
+        },
+        "paths": {
+            "type": "array",
+            "items": {"type": "string", "pattern": PATH_PATTERN},
+            "maxItems": MAX_PATHS,
+            "description": "Paths the work concerns, matched by the triggers' globs.",
+        },
+        "task_class": {
+            "type": "string",
+            "pattern": NAME_PATTERN,
+            "description": "The kind of task, matched by the triggers' task_classes.",
+        },
     },
 }
 
@@ -96,6 +127,9 @@ class WebhookEvent(BaseModel):
     text: str | None = None
     payload: dict[str, Any] | None = None
     new_session: bool = False
+    intents: list[RouteName] = Field(default_factory=list, max_length=MAX_INTENTS)
+    paths: list[RoutePath] = Field(default_factory=list, max_length=MAX_PATHS)
+    task_class: RouteName | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -228,8 +262,16 @@ def _describe(err: ValidationError) -> str:
     for item in err.errors(include_url=False, include_input=False)[:5]:
         where = ".".join(str(p) for p in item["loc"]) or "body"
         msg = str(item["msg"]).removeprefix("Value error, ")
+        field = str(item["loc"][0]) if item["loc"] else ""
         if item["type"] == "extra_forbidden":
-            msg = "unknown field (allowed: id, type, text, payload, new_session)"
+            msg = (
+                "unknown field (allowed: id, type, text, payload, new_session, intents,"
+                " paths, task_class)"
+            )
+        elif item["type"] == "string_pattern_mismatch" and field in ("intents", "task_class"):
+            msg = f"use {NAME_RULE}"
+        elif item["type"] == "string_pattern_mismatch" and field == "paths":
+            msg = f"use {PATH_RULE}"
         elif item["type"] == "string_pattern_mismatch":
             msg = (
                 "must be 1-200 visible ASCII characters"
@@ -284,8 +326,9 @@ def to_trigger(
     never collides with a CLI or schedule key, and never the key itself)."""
     text = redaction.redact(goal_text(event)).text
     key_of_trigger = trigger_key("webhook", key)
+    route = routing(event.intents, event.paths, event.task_class)  # validated already
     return Trigger(
-        goal=Goal(kind=GoalKind.WEBHOOK, text=text, idempotency_key=key_of_trigger),
+        goal=route.apply(Goal(kind=GoalKind.WEBHOOK, text=text, idempotency_key=key_of_trigger)),
         idempotency_key=key_of_trigger,
         new_session=event.new_session,
         received_at=received_at,

@@ -18,7 +18,7 @@ from temporalio.converter import DataConverter, DefaultPayloadConverter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkerConfig, WorkflowRunner
 
-from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.deps import ActivityDeps, check_policy
 from wakeful.errors import ConfigError
 from wakeful.worker.codec import data_converter
 from wakeful.worker.worker import WORKFLOWS, activities
@@ -93,6 +93,13 @@ class WakefulPlugin(SimplePlugin):
     ) -> None:
         if max_threads < 1:
             raise ConfigError(f"max_threads must be at least 1, not {max_threads}")
+        for agent in deps.agents:  # refused now, not by every wake of the agent
+            try:
+                check_policy(deps.policies, agent.policy)
+            except ConfigError as exc:
+                raise ConfigError(
+                    f"agent {agent.name!r} of tenant {agent.tenant!r}: {exc}"
+                ) from None
         self.deps, self.max_threads = deps, max_threads
         runner: WorkflowRunner | None = None if sandboxed else UnsandboxedWorkflowRunner()
         super().__init__(

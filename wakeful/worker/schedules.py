@@ -20,6 +20,7 @@ Schedule ids are ``wakeful:<tenant>:<agent>:<name>``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel
@@ -39,6 +40,7 @@ from temporalio.client import (
 
 from wakeful.agents import AgentRuntime
 from wakeful.errors import UserError
+from wakeful.routing import routing
 from wakeful.workflows.scheduled import ScheduledWakeInput, ScheduledWakeWorkflow
 
 __all__ = [
@@ -93,14 +95,20 @@ async def create_schedule(
     paused: bool = False,
     new_session: bool = False,
     note: str = "",
+    intents: Sequence[str] = (),
+    paths: Sequence[str] = (),
+    task_class: str | None = None,
 ) -> ScheduleHandle:
-    """Wake ``runtime``'s agent with ``message`` every ``every`` or on ``cron`` (UTC)."""
+    """Wake ``runtime``'s agent with ``message`` every ``every`` or on ``cron`` (UTC);
+    ``intents``, ``paths`` and ``task_class`` are each wake's goal's, for the compile
+    policy's triggers."""
     if (every is None) == (cron is None):
         raise UserError("give exactly one of every= (an interval) or cron= (a cron expression)")
     if every is not None and every < timedelta(minutes=1):
         raise UserError(f"every={every} is shorter than a minute; wakes are not a busy loop")
     if not message.strip():
         raise UserError("a scheduled wake needs a message saying what to do")
+    route = routing(intents, paths, task_class)
     sid = schedule_id(runtime.tenant, runtime.name, name)
     action = ScheduleActionStartWorkflow(
         ScheduledWakeWorkflow.run,
@@ -111,6 +119,9 @@ async def create_schedule(
             task_queue=task_queue,
             every=every,
             new_session=new_session,
+            intents=route.intents,
+            paths=route.paths,
+            task_class=route.task_class,
         ),
         id=f"wakeful-scheduled:{runtime.tenant}:{runtime.name}:{name}",
         task_queue=task_queue,

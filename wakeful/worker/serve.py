@@ -8,8 +8,9 @@ import signal
 import httpx
 from temporalio.worker import Worker
 
-from wakeful.activities.deps import ActivityDeps, check_agents
+from wakeful.activities.deps import ActivityDeps, check_agents, load_policies, merge_policies
 from wakeful.agents import Agent, AgentRegistry
+from wakeful.compiler import Policy
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import PROVIDER_NAMES, build_provider
@@ -116,15 +117,24 @@ class ProviderCache:
 async def serve(settings: Settings, registry: AgentRegistry) -> None:
     providers = ProviderCache(settings)
     try:
-        # Before anything starts: an agent no wake could run is refused here, in one line,
+        # Before anything starts: a policy file that does not validate, and an agent no
+        # wake could run (an unknown policy among them), are refused here, in one line,
         # not found out by its first wake after minutes of retries.
-        check_agents(registry, providers, {})
-        await _serve(settings, registry, providers)
+        policies = merge_policies(
+            load_policies(settings.policy_dir), registry.policies, "the agents"
+        )
+        check_agents(registry, providers, policies)
+        await _serve(settings, registry, providers, policies)
     finally:
         await providers.aclose()
 
 
-async def _serve(settings: Settings, registry: AgentRegistry, providers: ProviderCache) -> None:
+async def _serve(
+    settings: Settings,
+    registry: AgentRegistry,
+    providers: ProviderCache,
+    policies: dict[str, Policy],
+) -> None:
     ep = EmbeddedStack(settings).up()
     store = Store.connect(ep.database_url)
     for agent in registry:
@@ -134,6 +144,7 @@ async def _serve(settings: Settings, registry: AgentRegistry, providers: Provide
         agents=registry,
         providers=providers,
         counter=BpeCounter(),
+        policies=policies,
         vectors=open_vectors(ep, settings),
         telemetry=build_telemetry(settings),
     )

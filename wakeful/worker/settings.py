@@ -146,6 +146,14 @@ class Settings(BaseSettings):
         default_factory=lambda data: Path(data.get("state_dir", Path(".wakeful"))) / "qdrant",
         description="Directory of the Qdrant Edge shard; defaults to <state_dir>/qdrant.",
     )
+    policy_dir: Path | None = Field(
+        None,
+        description="Directory of compile policies (*.toml, *.yaml), read when the worker "
+        "starts: a policy is named by its name field, else its file's stem, and an agent "
+        "uses it with Agent(policy=name). A file that does not validate, or an agent "
+        "naming a policy that is not there, stops the worker at start. Unset: only the "
+        "built-in default policy (and policy files agents name by path).",
+    )
     tenant: str = Field(
         "default",
         description="Tenant this process acts for; every substrate row is scoped by it "
@@ -275,10 +283,10 @@ class Settings(BaseSettings):
             raise ValueError(f"tenant name {bad[0]!r} is invalid: use {NAME_RULE}")
         return value
 
-    @field_validator("state_dir", "qdrant_path")
+    @field_validator("state_dir", "qdrant_path", "policy_dir")
     @classmethod
-    def _expand_home(cls, value: Path) -> Path:
-        return value.expanduser()
+    def _expand_home(cls, value: Path | None) -> Path | None:
+        return None if value is None else value.expanduser()
 
 
 def env_var_names(field: str) -> tuple[str, ...]:

@@ -39,6 +39,11 @@ class ScheduledWakeInput(BaseModel):
     scheduled_at: datetime | None = Field(
         None, description="Only for runs not started by a Schedule (which supplies its own)."
     )
+    # Each wake's goal's, for the compile policy's triggers (checked by wakeful.routing when
+    # the schedule is made). Schedules made before them start runs without them: none.
+    intents: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    task_class: str | None = None
 
 
 def schedule_key(schedule_id: str, at: datetime) -> str:
@@ -58,6 +63,9 @@ class ScheduledWakeWorkflow:
                 kind=GoalKind.SCHEDULE,
                 text=f"Scheduled wake ({inp.schedule_id}, {at.isoformat()}): {inp.message}",
                 idempotency_key=key,
+                intents=inp.intents,
+                paths=inp.paths,
+                task_class=inp.task_class,
             ),
             idempotency_key=key,
             new_session=inp.new_session,
