@@ -76,6 +76,7 @@ from wakeful.worker.client import deliver
 from wakeful.worker.ingress_approvals import add_approval_routes
 from wakeful.worker.ingress_auth import (
     SIGNATURE_HEADER,
+    STANDARD_HEADERS,
     AuthFailure,
     TenantSecrets,
     precheck,
@@ -172,7 +173,7 @@ class _Ingress:
             sig = precheck(
                 self.secrets,
                 tenant,
-                request.headers.get(SIGNATURE_HEADER),
+                request.headers,
                 now=now,
                 window_s=s.webhook_replay_window_s,
             )
@@ -182,7 +183,10 @@ class _Ingress:
             raise _Refused(err.status, err.code, err.message) from None
         try:
             event = parse_event(body)
-            key = idempotency_key(event, request.headers.get(IDEMPOTENCY_HEADER))
+            header_key = request.headers.get(IDEMPOTENCY_HEADER)
+            if header_key is None and event.id is None:
+                header_key = sig.message_id  # a Standard Webhooks delivery's webhook-id
+            key = idempotency_key(event, header_key)
         except EventError as err:
             raise _Refused(422, err.code, err.message) from None
         try:
@@ -269,11 +273,23 @@ _HOOK_DOC: dict[str, Any] = {
         {
             "name": SIGNATURE_HEADER,
             "in": "header",
-            "required": True,
+            "required": False,
             "schema": {"type": "string"},
             "description": "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, '<t>.<raw body>')>; "
-            "several v1= values are allowed during secret rotation.",
+            "several v1= values are allowed during secret rotation. Required unless the "
+            "delivery is signed with the Standard Webhooks headers below.",
         },
+        *(
+            {
+                "name": name,
+                "in": "header",
+                "required": False,
+                "schema": {"type": "string"},
+                "description": "Standard Webhooks signing (webhook-id, webhook-timestamp, "
+                "webhook-signature: v1,<base64 HMAC-SHA256(secret, '<id>.<t>.<raw body>')>).",
+            }
+            for name in STANDARD_HEADERS
+        ),
         {
             "name": IDEMPOTENCY_HEADER,
             "in": "header",

@@ -36,7 +36,6 @@ from wakeful.errors import UserError
 from wakeful.names import is_name
 from wakeful.worker.client import decide_approval
 from wakeful.worker.ingress_auth import (
-    SIGNATURE_HEADER,
     AuthFailure,
     TenantSecrets,
     precheck,
@@ -76,7 +75,7 @@ async def _decide(ingress: _Ingress, request: Request, tenant: str, agent: str) 
         sig = precheck(
             ingress.secrets,
             tenant,
-            request.headers.get(SIGNATURE_HEADER),
+            request.headers,
             now=ingress.clock(),
             window_s=ingress.settings.webhook_replay_window_s,
         )

@@ -10,6 +10,18 @@ secret is rotated (sign with the old and the new secret); one match is enough. S
 timestamp with the body means a captured request cannot be replayed once ``t`` falls
 outside the replay window.
 
+Senders with Standard Webhooks tooling (https://www.standardwebhooks.com) may sign that way
+instead, with the same secret (a ``whsec_...`` secret is its base64 key; any other secret
+is used as its bytes)::
+
+    webhook-id: msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
+    webhook-timestamp: 1767225600
+    webhook-signature: v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+
+each ``v1,`` value the base64 HMAC-SHA256 of ``f"{id}.{timestamp}.{body}"`` (several,
+space-separated, while a secret is rotated); the same replay window applies, and
+``webhook-id`` is the delivery's idempotency key when the event names none.
+
 Verification answers in terms the HTTP layer maps to statuses: :class:`AuthFailure` with
 ``status`` 401 (missing, malformed, stale or wrong signature; no secret configured) or 403
 (the signature is valid under *another* tenant's secret: a real sender pointed at the wrong
@@ -18,19 +30,24 @@ tenant). Comparisons are constant-time.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from pydantic import SecretStr
+from standardwebhooks.webhooks import Webhook
 
 from wakeful.names import check_tenant
 from wakeful.worker.settings import Settings
 
 __all__ = [
     "SIGNATURE_HEADER",
+    "STANDARD_HEADERS",
     "AuthFailure",
     "Signature",
     "TenantSecrets",
@@ -43,6 +60,7 @@ __all__ = [
 ]
 
 SIGNATURE_HEADER = "X-Wakeful-Signature"
+STANDARD_HEADERS = ("webhook-id", "webhook-timestamp", "webhook-signature")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _MAX_HEADER = 2048
 
@@ -61,6 +79,7 @@ class AuthFailure(Exception):
 class Signature:
     timestamp: int
     v1: tuple[str, ...]
+    message_id: str | None = None  # set: a Standard Webhooks signature of this message id
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -75,13 +94,63 @@ def signature_header(secrets: list[str] | str, timestamp: int, body: bytes) -> s
     return ",".join([f"t={timestamp}", *(f"v1={sign(k, timestamp, body)}" for k in keys)])
 
 
+def signature_of(headers: Mapping[str, str]) -> Signature:
+    """The delivery's signature: ``X-Wakeful-Signature``, else the Standard Webhooks headers."""
+    own = headers.get(SIGNATURE_HEADER)
+    if own or not headers.get("webhook-signature"):
+        return parse_signature(own)
+    return parse_standard(*(headers.get(h) for h in STANDARD_HEADERS))
+
+
+def parse_standard(message_id: str | None, timestamp: str | None, header: str | None) -> Signature:
+    """The Standard Webhooks headers: id, timestamp and space-separated ``v1,<base64>``."""
+    if not message_id or not timestamp or not header:
+        raise AuthFailure(
+            401,
+            "malformed_signature",
+            "a Standard Webhooks delivery needs webhook-id, webhook-timestamp and "
+            "webhook-signature",
+        )
+    if max(len(message_id), len(header)) > _MAX_HEADER:
+        raise AuthFailure(401, "malformed_signature", "webhook-id or webhook-signature is too long")
+    if not re.fullmatch(r"\d{1,12}", timestamp.strip()):
+        raise AuthFailure(
+            401, "malformed_signature", "webhook-timestamp must be unix seconds (an integer)"
+        )
+    v1 = tuple(p[3:] for p in header.split() if p.startswith("v1,") and _is_base64(p[3:]))
+    if not v1:
+        raise AuthFailure(
+            401,
+            "malformed_signature",
+            "webhook-signature needs at least one v1,<base64 HMAC-SHA256>",
+        )
+    return Signature(timestamp=int(timestamp.strip()), v1=v1, message_id=message_id)
+
+
+def _is_base64(text: str) -> bool:
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return bool(text)
+
+
+def standard_sign(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
+    """The base64 Standard Webhooks signature (without ``v1,``): a ``whsec_`` secret is its
+    base64 key, any other secret its UTF-8 bytes."""
+    key: str | bytes = secret if secret.startswith("whsec_") else secret.encode()
+    signed = Webhook(key).sign(message_id, datetime.fromtimestamp(timestamp, UTC), body.decode())
+    return signed.removeprefix("v1,")
+
+
 def parse_signature(header: str | None) -> Signature:
     if not header:
         raise AuthFailure(
             401,
             "missing_signature",
             f"missing {SIGNATURE_HEADER} header: send t=<unix seconds>,v1=<hex HMAC-SHA256 of "
-            "'<t>.<raw body>' keyed with the tenant's webhook secret>",
+            "'<t>.<raw body>' keyed with the tenant's webhook secret> (or sign with Standard "
+            "Webhooks: webhook-id, webhook-timestamp, webhook-signature)",
         )
     if len(header) > _MAX_HEADER:
         raise AuthFailure(401, "malformed_signature", f"{SIGNATURE_HEADER} header is too long")
@@ -148,19 +217,36 @@ class TenantSecrets:
 
 
 def _matches(secret: SecretStr, sig: Signature, body: bytes) -> bool:
-    expected = sign(secret.get_secret_value(), sig.timestamp, body)
+    key = secret.get_secret_value()
+    if sig.message_id is not None:
+        try:
+            expected = standard_sign(key, sig.message_id, sig.timestamp, body)
+        except (UnicodeDecodeError, binascii.Error, ValueError):
+            return False  # a body that is not UTF-8, or a whsec_ secret that is not base64
+    else:
+        expected = sign(key, sig.timestamp, body)
     # Check every v1 (no early exit) so timing does not say which one matched.
     hits = [hmac.compare_digest(expected, given) for given in sig.v1]
     return any(hits)
 
 
 def precheck(
-    secrets: TenantSecrets, tenant: str, header: str | None, *, now: float, window_s: int
+    secrets: TenantSecrets,
+    tenant: str,
+    header: str | Mapping[str, str] | None,
+    *,
+    now: float,
+    window_s: int,
 ) -> Signature:
     """What can be checked before the body is read: the header is there and well formed,
     its timestamp is inside the replay window, and the tenant has a secret. An unsigned or
-    stale delivery is refused without reading (or buffering) its body."""
-    sig = parse_signature(header)
+    stale delivery is refused without reading (or buffering) its body. ``header`` is the
+    ``X-Wakeful-Signature`` value, or the request's headers (either scheme)."""
+    sig = (
+        parse_signature(header)
+        if header is None or isinstance(header, str)
+        else (signature_of(header))
+    )
     skew = now - sig.timestamp
     if abs(skew) > window_s:
         where = "old" if skew > 0 else "far in the future"
