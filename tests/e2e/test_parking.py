@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
@@ -16,10 +17,18 @@ from wakeful.worker.serve import register_agent
 
 
 async def test_a_compile_that_can_never_succeed_parks_the_wake_and_the_agent_goes_on(
-    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, agent: Agent
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    sim: SimulatorServer,
+    agent: Agent,
+    tmp_path: Path,
 ) -> None:
-    # A policy name no worker knows fails every compile the same way: no retry can help.
-    broken = dataclasses.replace(agent, policy="no-such-policy")
+    # A window too small for the agent's own instructions fails every compile the same way:
+    # no retry can help. (An unknown policy name no longer gets this far: the worker refuses
+    # to start with it.)
+    tiny = tmp_path / "tiny.toml"
+    tiny.write_text('name = "tiny"\n[budget]\ncontext_limit = 260\noutput_reserve = 200\n')
+    broken = dataclasses.replace(agent, policy=str(tiny))
     register_agent(store.tenant(broken.tenant), broken)
     registry = AgentRegistry([broken])
     rt = broken.runtime()
@@ -28,6 +37,7 @@ async def test_a_compile_that_can_never_succeed_parks_the_wake_and_the_agent_goe
         second = await wake(temporal_dev.client, rt, message("read_file README.md"), q)
 
     assert (first.status, first.model_calls) == ("parked", 0)
+    assert first.error.startswith("BudgetError: cannot fit") and "context_limit 260" in first.error
     # The workflow is still serving: the next trigger got its own wake (parked the same way).
     assert (second.status, second.number) == ("parked", first.number + 1)
     ts = store.tenant(broken.tenant)
