@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from tests.ui.conftest import Recorded
-from wakeful.cli.terminal import LEGEND
+from wakeful.cli.terminal import LEGEND, _widths
 from wakeful.compiler import Ledger
 
 ESC = "\x1b["
@@ -119,3 +119,11 @@ def test_in_a_terminal_the_output_is_styled(recorded: Recorded) -> None:
     assert proc.wait(timeout=120) == 0
     os.close(leader)
     assert ESC in b"".join(chunks).decode()
+
+
+def test_segment_widths_are_proportional_and_fill_the_bar() -> None:
+    assert _widths([1421, 103, 12, 65], 100) == [89, 6, 1, 4]
+    assert sum(_widths([5, 0, 995], 40)) == 40 and _widths([5, 0, 995], 40)[:2] == [1, 0]
+    # Narrower than the segments (a tiny terminal): one character each, no endless loop.
+    assert _widths([10, 10, 10], -5) == [1, 1, 1]
+    assert _widths([0, 0], 10) == [0, 0]

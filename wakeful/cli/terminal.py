@@ -70,6 +70,7 @@ def _widths(values: Sequence[int], width: int) -> list[int]:
     total = sum(values)
     if total <= 0:
         return [0] * len(values)
+    width = max(width, sum(1 for v in values if v > 0))  # a narrow terminal: one each
     exact = [v / total * width for v in values]
     out = [max(int(e), 1 if v > 0 else 0) for e, v in zip(exact, values, strict=True)]
     by_remainder = sorted(range(len(values)), key=lambda i: exact[i] - int(exact[i]), reverse=True)
