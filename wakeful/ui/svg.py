@@ -406,6 +406,7 @@ def session_timeline(
     top = max([c.read + c.write + c.uncached for c in calls] + [1])
     slot = plot / max(len(calls), 1)
     bar_w = min(slot * 0.6, 40)
+    every = max(1, math.ceil(48 / slot))  # a key such as "#12·3" is about 40 units wide
     for n, c in enumerate(calls):
         colour_of = CLASS_COLOURS.get(c.cache_class, CLASS_COLOURS["unknown"])
         cx, bx = x(c.at), left + n * slot + slot / 2
@@ -434,15 +435,24 @@ def session_timeline(
                 '<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="5" fill="{}"/>'
                 '<circle class="call" data-call="{}" data-class="{}" data-at="{}" cx="{:.2f}"'
                 ' cy="{}" r="6" fill="{}" stroke="#fff"><title>{}</title></circle>'
-                '<text x="{:.2f}" y="{}" text-anchor="middle" class="axis">{}</text>'
-                '<text x="{:.2f}" y="{}" text-anchor="middle" class="axis">{}</text>'
             ).format(
                 cx, mark_y + 6, bx, stack_y - 6, colour_of,
                 bx - bar_w / 2, stack_y - 6, bar_w, colour_of,
                 c.key, c.cache_class, _raw(c.at), cx, mark_y, colour_of, c.tip,
-                bx, label_y, c.key, bx, label_y + 14, f"r {_short(c.read)} · w {_short(c.write)}",
             )
         )  # fmt: skip
+        # Labels where they fit: every call's key when slots are wide enough, else every
+        # ``every``-th; the read/write numbers only under wide bars.
+        if n % every == 0:
+            out.append(
+                Markup('<text x="{:.2f}" y="{}" text-anchor="middle" class="axis">{}</text>')
+                .format(bx, label_y, c.key)
+            )  # fmt: skip
+        if slot >= 130:
+            out.append(
+                Markup('<text x="{:.2f}" y="{}" text-anchor="middle" class="axis">{}</text>')
+                .format(bx, label_y + 14, f"r {_short(c.read)} · w {_short(c.write)}")
+            )  # fmt: skip
     keys = [
         *((k, CLASS_COLOURS[k], f"call: {k}") for k in CLASS_COLOURS
           if any(c.cache_class == k for c in calls)),
