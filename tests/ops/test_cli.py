@@ -239,6 +239,13 @@ def test_the_demo_runs_offline_and_its_agent_carries_on(env: dict[str, str]) -> 
     first = run(["demo"], env)
     assert first.exit_code == 0, first.output
     assert "5 wakes, 10 model calls" in first.stdout
+    # A line per step on stderr while it runs; stdout stays the report.
+    steps = [line for line in first.stderr.splitlines() if line.startswith("demo: ")]
+    assert steps[0].startswith("demo: starting the embedded stack")
+    assert [s.split(" of ")[0] for s in steps if s.startswith("demo: wake ")] == [
+        f"demo: wake {i}/5" for i in range(1, 6)
+    ]
+    assert "demo: " not in first.stdout
     shown = json.loads(run(["agent", "show", "demo-scout", "--json"], env).stdout)
     assert [w["status"] for w in shown["wakes"]] == ["done"] * 5
     # Each call's cache outcome, from the simulator's counters: the agent's first call finds

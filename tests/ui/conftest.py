@@ -7,6 +7,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,15 @@ from wakeful.contracts import WakeResult
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.substrate.records import (
+    DecisionRecord,
+    EventIn,
+    HandoffBody,
+    HandoffRecord,
+    MemoryRecord,
+    StoredEvent,
+    SummaryRecord,
+)
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.worker.serve import register_agent
 
@@ -67,3 +77,44 @@ async def recorded(
         "WAKEFUL_TENANT": agent.tenant,
     }
     yield Recorded(ts, agent, results, env)
+
+
+@dataclass(frozen=True)
+class Seeded:
+    events: list[StoredEvent]
+    summary: SummaryRecord
+
+
+def seed_knowledge(ts: TenantStore, agent: str, session_id: str) -> Seeded:
+    """Knowledge of every kind, in every state, written through the repository: a handoff
+    note, a summary that retired three events, a decision superseded by another, one
+    expired, and a memory replaced by a later one on the same key. Idempotent (step keys)."""
+    now = datetime.now(UTC)
+    events = ts.append_events(agent, [
+        EventIn(step_key=f"{agent}:seed:e{n}", kind="turn", role="user", text=f"fact {n}",
+                session_id=session_id, event_time=now - timedelta(hours=2))
+        for n in range(4)
+    ])  # fmt: skip
+    ts.write_handoff(HandoffRecord(
+        agent=agent, session_id=session_id, wake_id=f"{agent}:2", step_key=f"{agent}:seed:h",
+        body=HandoffBody(goal="ship the report", current_state="drafted",
+                         next_actions=["review", "send"]),
+    ))  # fmt: skip
+    summary = ts.add_summary(
+        SummaryRecord(agent=agent, step_key=f"{agent}:seed:s", level=1, span_start=events[0].id,
+                      span_end=events[2].id, text="three facts"),
+        retire_span=True, at=now,
+    )  # fmt: skip
+    ts.register_decision(DecisionRecord(decision_id="D1", agent=agent, text="use tabs",
+                                        source_event=events[0].id))  # fmt: skip
+    ts.register_decision(DecisionRecord(decision_id="D2", agent=agent, text="use spaces"))
+    ts.supersede_decision(agent, "D1", "D2")
+    ts.register_decision(DecisionRecord(decision_id="D3", agent=agent, text="freeze on Friday",
+                                        expires_at=now - timedelta(minutes=1)))  # fmt: skip
+    ts.remember(MemoryRecord(agent=agent, step_key=f"{agent}:seed:m1", key="owner",
+                             text="Ann owns it", source=f"event:{events[1].id}",
+                             captured_at=now - timedelta(hours=1)))  # fmt: skip
+    ts.remember(MemoryRecord(agent=agent, step_key=f"{agent}:seed:m2", key="owner",
+                             text="Bo owns it", source=f"event:{events[3].id}",
+                             verification="verified", captured_at=now))  # fmt: skip
+    return Seeded(events, summary)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.conftest import Recorded
+from tests.ui.conftest import Recorded, seed_knowledge
 from tests.ui.dom import Node, parse
 from tests.ui.serve import serving_ui
 from wakeful.compiler import Ledger
@@ -157,6 +157,22 @@ def test_every_page_loads_in_chromium_without_console_errors(
         assert doc.one("svg", id="tokens-by-day").all("rect", class_="part")
         assert len(rows(doc, "cost")) == 1
 
+    def check_session(doc: Node) -> None:
+        svg = doc.one("svg", id="session-timeline")
+        calls = sum(len(ts.compiles(w.wake_id)) for w in recorded.wakes)
+        assert len(svg.all("circle", class_="call")) == calls == len(rows(doc, "session-calls"))
+        assert svg.all("rect", class_="ttl") and svg.all("g", class_="pacing")
+        assert len(rows(doc, "pacing")) == len(recorded.wakes)
+
+    # What the wakes wrote (handoff notes), and knowledge of every other kind and state.
+    session = ts.wakes(recorded.agent.name)[0].session_id
+    seed_knowledge(ts, recorded.agent.name, session)
+
+    def check_knowledge(doc: Node) -> None:
+        assert len(rows(doc, "handoffs")) == len(ts.handoffs(recorded.agent.name)) >= 2
+        assert len(rows(doc, "summaries")) == 1
+        assert len(rows(doc, "decisions")) == 3 and len(rows(doc, "memories")) == 2
+
     pages: list[tuple[str, str, Callable[[Node], None]]] = [
         ("1-agents", "/", check_agents),
         ("2-agent", url("agents", recorded.agent.name), check_agent),
@@ -165,6 +181,8 @@ def test_every_page_loads_in_chromium_without_console_errors(
         ("5-call-second-wake", url("calls", second.wake_id, 0), check_call(second.wake_id)),
         ("6-diff", url("diff", a=first.wake_id, n=0, b=second.wake_id, m=0), check_diff),
         ("7-cost", "/cost", check_cost),
+        ("9-session", url("sessions", recorded.agent.name, session), check_session),
+        ("10-knowledge", url("knowledge", recorded.agent.name), check_knowledge),
     ]
     for name, path, check in pages:
         doc, console = browser.dom(path)
@@ -174,4 +192,6 @@ def test_every_page_loads_in_chromium_without_console_errors(
         browser.screenshot(path, shots / f"{name}.png")
     # The whole of a call's page: the charts, the breakpoints and the ledger below them.
     browser.screenshot(pages[4][1], shots / "8-call-second-wake-whole.png", height=2600)
+    browser.screenshot(pages[7][1], shots / "9-session-whole.png", height=1700)
+    browser.screenshot(pages[8][1], shots / "10-knowledge-whole.png", height=1500)
     assert {f"{n}.png" for n, _, _ in pages} <= {p.name for p in shots.glob("*.png")}

@@ -103,10 +103,12 @@ def show(name: str, json_out: bool = typer.Option(False, "--json")) -> None:
         return
     typer.echo(f"{row['name']}  {row['provider']}/{row['model']}  spec {row['spec_hash'][:12]}")
     typer.echo(f"  {spend_line(caps, spent.usd, spent.tokens, today)}")
-    for w in wakes:
-        typer.echo(
-            f"  wake {w.number:>4}  {w.session_id:<24} {w.status:<12} {w.started_at:%Y-%m-%d %H:%M}"
-        )
+    if not wakes:
+        typer.echo("  no wakes yet")
+        return
+    from wakeful.cli import terminal
+
+    terminal.console().print(terminal.wakes_table([(w, ts.model_calls(w.wake_id)) for w in wakes]))
 
 
 def spend_line(caps: dict[str, float | int], usd: float, tokens: int, day: datetime) -> str:

@@ -64,22 +64,20 @@ def _explain(agent: str, wake: int, call: int, json_out: bool) -> None:
         cache = outcome.model_dump(mode="json") if outcome is not None else None
         emit_json(ledger.model_dump(mode="json") | {"cache_outcome": cache})
         return
+    from wakeful.cli import terminal
+
+    made = next((c for c in ts.model_calls(rec.wake_id) if c.call_index == rec.call_index), None)
     typer.echo(
         f"{ledger.provider}/{ledger.model}  policy {ledger.policy_name} v{ledger.policy_version}"
         f"  input {ledger.input_tokens}/{ledger.usable_tokens} tokens"
         f"  stable prefix {ledger.stable_prefix_hash[:12]}"
     )
+    out = terminal.console()
+    out.print(terminal.legend(), soft_wrap=True)
+    out.print(terminal.segment_bar(ledger.tokens_by_bucket, width=min(out.width - 24, 120)))
+    out.print(terminal.cache_line(made))
     rows = sorted(ledger.rows, key=lambda r: (r.position < 0, r.position))
-    typer.echo(
-        f"{'pos':>4} {'block':<28} {'kind':<13} {'tokens':>7} {'segment':<12} {'status':<9} reason"
-    )
-    for r in rows:
-        pos = str(r.position) if r.position >= 0 else "-"
-        why = r.reason + (f" ({r.rule})" if r.rule else "")
-        typer.echo(
-            f"{pos:>4} {r.block_id[:28]:<28} {r.kind:<13} {r.tokens:>7} {r.segment:<12}"
-            f" {r.status:<9} {why}"
-        )
+    out.print(terminal.ledger_table(rows))
     for bp in ledger.breakpoints:
         typer.echo(
             f"breakpoint {bp.name:<11} at {bp.block_id} ({bp.location}) ttl={bp.ttl}"
@@ -125,16 +123,9 @@ def _diff(agent: str, wake: int, vs: int, call: int, json_out: bool) -> None:
 
 
 def _say_diff(d: LedgerDiff) -> None:
-    typer.echo(
-        f"first difference at position {d.position}: block {d.block_id} ({d.segment}):"
-        f" {d.reason} {d.detail}".rstrip()
-    )
-    if d.cache_could_hit:
-        typer.echo(
-            f"cache could hit through '{d.cache_hit_through}' ({d.cached_prefix_tokens} tokens)"
-        )
-    else:
-        typer.echo("no cached prefix could be reused")
+    from wakeful.cli import terminal
+
+    terminal.console().print(terminal.diff_panel(d))
 
 
 def replay(agent: str, wake: int = WAKE, call: int = CALL, json_out: bool = JSON) -> None:

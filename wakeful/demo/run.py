@@ -7,6 +7,7 @@ Every run continues the same agent: state is reused, not reset.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,13 +52,25 @@ def register_demo(ts: TenantStore, workdir: Path, provider: str = "anthropic") -
     return AgentRegistry([agent])
 
 
+def to_stderr(message: str) -> None:
+    """Progress: to stderr, so stdout stays the demo's report."""
+    print(message, file=sys.stderr, flush=True)
+
+
 async def run_demo(
-    settings: Settings, *, say: Callable[[str], object] = print, provider: str = "anthropic"
+    settings: Settings,
+    *,
+    say: Callable[[str], object] = print,
+    provider: str = "anthropic",
+    progress: Callable[[str], object] = to_stderr,
 ) -> list[WakeResult]:
     """The demo; ``provider`` is ``anthropic`` or ``openai`` (its agent has its own history:
-    the simulator speaks both wire formats and applies each provider's caching rules)."""
+    the simulator speaks both wire formats and applies each provider's caching rules).
+    ``say`` gets the report, ``progress`` a line per step while it runs (stack, wakes)."""
     echo = say
+    progress("demo: starting the embedded stack (running servers are reused)...")
     endpoints = EmbeddedStack(settings).up()
+    progress(f"demo: stack up (Temporal {endpoints.temporal_address})")
     store = Store.connect(endpoints.database_url)
     ts = store.tenant(settings.tenant)
     workdir = seed_workspace(settings.state_dir.resolve() / "demo-workspace")
@@ -67,6 +80,7 @@ async def run_demo(
     results: list[WakeResult] = []
     run = uuid.uuid4().hex[:8]
     with SimulatorServer() as sim:
+        progress(f"demo: provider simulator on {sim.base_url}; starting a worker...")
         # Both providers pointed at the simulator; one SDK client each, closed at the end.
         key = SecretStr("sim-demo-key")
         providers = ProviderCache(
@@ -92,6 +106,10 @@ async def run_demo(
         try:
             async with build_worker(client, deps, DEMO_TASK_QUEUE):
                 for i, (message, new_session) in enumerate(PLAN, start=1):
+                    progress(
+                        f"demo: wake {i}/{len(PLAN)} of {agent.name}"
+                        f"{' (new session)' if new_session else ''}: {message[:60]}..."
+                    )
                     trigger = Trigger(
                         goal=Goal(kind=GoalKind.MESSAGE, text=message),
                         idempotency_key=f"demo-{run}-{i}",

@@ -130,6 +130,16 @@ def create_app(
             return HTMLResponse(pages.diff_form(a, n, b, m))
         return await render(lambda: pages.diff_page(data.diff_view(ts, (a, n), (b, m))))
 
+    @app.get("/sessions/{agent}/{session_id:path}", response_class=HTMLResponse)
+    async def session(agent: str, session_id: str) -> HTMLResponse:
+        """The session's cache timeline: its calls, their cache outcome and TTLs, pacing."""
+        return await render(lambda: pages.session_page(data.session_view(ts, agent, session_id)))
+
+    @app.get("/knowledge/{agent:path}", response_class=HTMLResponse)
+    async def knowledge(agent: str) -> HTMLResponse:
+        """What the agent knows: handoffs, summaries, decisions, memories, with provenance."""
+        return await render(lambda: pages.knowledge_page(data.knowledge(ts, agent)))
+
     @app.get("/cost", response_class=HTMLResponse)
     async def cost() -> HTMLResponse:
         return await render(lambda: pages.cost_page(data.cost(ts)))

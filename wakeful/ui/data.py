@@ -6,17 +6,27 @@ today's spend is :meth:`TenantStore.spend_since` from the start of the UTC day.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
 from wakeful.compiler import Ledger, LedgerDiff, diff_ledgers
-from wakeful.compiler.cache_outcome import CacheOutcome
+from wakeful.compiler.cache_outcome import TTL_SECONDS, CacheOutcome
 from wakeful.errors import StoreError
 from wakeful.providers.base import ModelReply, ToolCall
 from wakeful.substrate.cache_outcomes import cache_outcome_of
-from wakeful.substrate.records import CompileRecord, ModelCallRecord, StoredEvent, WakeRecord
+from wakeful.substrate.records import (
+    CompileRecord,
+    DecisionRecord,
+    HandoffRecord,
+    MemoryRecord,
+    ModelCallRecord,
+    StoredEvent,
+    SummaryRecord,
+    WakeRecord,
+)
 from wakeful.substrate.store import TenantStore
 from wakeful.tool_spec import FINAL_RESULT
 from wakeful.workflows.spend import day_start
@@ -274,3 +284,201 @@ def as_json(value: Any) -> str:
     import json
 
     return json.dumps(value, sort_keys=True, default=str)
+
+
+# --- a session's cache timeline ------------------------------------------------------------
+
+# A keep-warm call's note, as the agent workflow writes it into the next wake's ledger.
+_KEEP_WARM = re.compile(
+    r"^keep-warm call (\d+): read (\d+) cached tokens, wrote (\d+), \$([0-9.]+)$"
+)
+
+
+@dataclass(frozen=True)
+class SessionCall:
+    """One model call of a session, placed at its compile's ``as_of``."""
+
+    wake: WakeRecord
+    place: int  # its place among the wake's compiles (the call page's address)
+    compile: CompileRecord
+    call: ModelCallRecord | None  # None: compiled, but no model call recorded
+    outcome: CacheOutcome | None
+    ttls: dict[str, str]  # breakpoint name -> its TTL ("5m", "1h"), explicit ones only
+
+    @property
+    def ttl_seconds(self) -> float | None:
+        """How long the deepest cached entry stays warm after this call (the last
+        breakpoint's TTL: what the next call of the session reads)."""
+        if not self.ttls:
+            return None
+        return TTL_SECONDS.get(list(self.ttls.values())[-1])
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """A pacing decision recorded with a wake's first compile: the option taken, the
+    price of each option (``None``: it did not apply) and the reason in words."""
+
+    wake: WakeRecord
+    at: datetime
+    choice: str
+    prices: dict[str, Price]
+    reason: str
+    idle: bool  # decided while idle, before the wake (else as the wake started)
+
+
+@dataclass(frozen=True)
+class KeepWarm:
+    """A keep-warm call sent while idle; recorded (without its time) in the next wake's
+    first ledger, so ``recorded_at`` is that compile's ``as_of``."""
+
+    wake: WakeRecord
+    recorded_at: datetime
+    ping: int
+    read: int
+    wrote: int
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class SessionView:
+    agent: str
+    session_id: str
+    wakes: list[WakeRecord]
+    calls: list[SessionCall]  # in time order
+    pacing: list[Pacing]
+    keep_warm: list[KeepWarm]
+    notes: list[tuple[WakeRecord, str]]  # the other orchestrator notes (e.g. skipped pings)
+
+
+_PRICE = re.compile(r"([a-z_]+)=(n/a|[0-9.]+)(\(not allowed\))?")
+
+
+@dataclass(frozen=True)
+class Price:
+    usd: float | None  # None: the option did not apply
+    allowed: bool = True
+
+
+def parse_prices(text: str) -> dict[str, Price]:
+    """``continue_now=0.001234(not allowed) keep_warm=n/a handoff=0.000456`` as recorded by
+    :meth:`PacingDecision.prices`: option -> its price and whether the policy allowed it."""
+    return {
+        m[1]: Price(None if m[2] == "n/a" else float(m[2]), allowed=not m[3])
+        for m in _PRICE.finditer(text)
+    }
+
+
+def session_view(ts: TenantStore, agent: str, session_id: str) -> SessionView:
+    """The session's calls with their cache outcome and TTLs, and the pacing decisions and
+    keep-warm calls its wakes' ledgers carry."""
+    ts.get_agent(agent)  # UnknownAgentError names it
+    wakes = [w for w in ts.wakes(agent) if w.session_id == session_id]
+    if not wakes:
+        raise NotFound(f"no session {session_id!r} of agent {agent!r}")
+    calls, pacing, warm, notes = [], [], [], []
+    for w in wakes:
+        made = {c.call_index: c for c in ts.model_calls(w.wake_id)}
+        for place, rec in enumerate(ts.compiles(w.wake_id)):
+            ledger = Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
+            calls.append(
+                SessionCall(
+                    wake=w,
+                    place=place,
+                    compile=rec,
+                    call=made.get(rec.call_index),
+                    outcome=cache_outcome_of(ts, agent, rec),
+                    ttls={b.name: b.ttl for b in ledger.breakpoints if b.ttl},
+                )
+            )
+            if place == 0:
+                p, k, n = _orchestrator(w, rec.as_of, ledger)
+                pacing += p
+                warm += k
+                notes += n
+    calls.sort(key=lambda c: (c.compile.as_of, c.wake.number, c.place))
+    return SessionView(agent, session_id, wakes, calls, pacing, warm, notes)
+
+
+def _orchestrator(
+    w: WakeRecord, at: datetime, ledger: Ledger
+) -> tuple[list[Pacing], list[KeepWarm], list[tuple[WakeRecord, str]]]:
+    """What the orchestrator attached to a wake's first ledger: its pacing decision (the
+    first note, with the prices in ``decisions``), then what happened while idle before it."""
+    pacing, warm, other = [], [], []
+    choice = ledger.decisions.get("pacing")
+    if choice:
+        pacing.append(
+            Pacing(
+                wake=w,
+                at=at,
+                choice=choice,
+                prices=parse_prices(ledger.decisions.get("pacing.prices_usd", "")),
+                reason=next((n for n in ledger.notes if n.startswith("pacing")), ""),
+                idle=False,
+            )
+        )
+    for note in ledger.notes:
+        if m := _KEEP_WARM.match(note):
+            warm.append(KeepWarm(w, at, int(m[1]), int(m[2]), int(m[3]), float(m[4])))
+        elif note.startswith("while idle: pacing "):
+            # Priced too, in the reason's words; the chosen option is its first word.
+            said = note.removeprefix("while idle: ")
+            pacing.append(
+                Pacing(w, at, said.split()[1].rstrip(":"), _prices_in(said), said, idle=True)
+            )
+        elif not note.startswith("pacing"):
+            other.append((w, note))
+    return pacing, warm, other
+
+
+_PRICED = re.compile(r"\b([a-z_]+) \$([0-9.]+)(?:[^;\[]*?(\[not allowed))?")
+
+
+def _prices_in(reason: str) -> dict[str, Price]:
+    """The ``<option> $<price>`` pairs a pacing reason names (``[not allowed: ...]`` after
+    the ones the policy ruled out)."""
+    return {m[1]: Price(float(m[2]), allowed=not m[3]) for m in _PRICED.finditer(reason)}
+
+
+# --- what an agent knows -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    summary: SummaryRecord
+    live: bool
+    retired_events: int  # raw events retired by it (``retired_by = summary:<id>``)
+
+
+@dataclass(frozen=True)
+class KnowledgeView:
+    agent: str
+    handoffs: list[HandoffRecord]  # oldest first
+    summaries: list[SummaryRow]  # by span
+    decisions: list[DecisionRecord]  # every registry entry, superseded and expired too
+    memories: list[MemoryRecord]  # every memory written, oldest first
+    now: datetime
+
+
+def knowledge(ts: TenantStore, agent: str, now: datetime | None = None) -> KnowledgeView:
+    ts.get_agent(agent)  # UnknownAgentError names it
+    live = ts.summaries(agent)
+    retired: dict[int, int] = defaultdict(int)
+    for e in ts.events(agent):
+        if e.retired_by and e.retired_by.startswith("summary:"):
+            sid = e.retired_by.removeprefix("summary:")
+            if sid.isdigit():
+                retired[int(sid)] += 1
+    live_ids = {s.id for s in live}
+    gone = ts.summaries_by_ids(agent, [i for i in retired if i not in live_ids])
+    rows = [SummaryRow(s, s.id in live_ids, retired.get(s.id or -1, 0)) for s in (*live, *gone)]
+    rows.sort(key=lambda r: (r.summary.span_start, r.summary.level))
+    return KnowledgeView(
+        agent=agent,
+        handoffs=ts.handoffs(agent),
+        summaries=rows,
+        decisions=ts.all_decisions(agent),
+        memories=ts.memory_history(agent),
+        now=now or datetime.now(UTC),
+    )

@@ -32,6 +32,20 @@ TERMS: dict[str, str] = {
     "starts from the handoff note.",
     "spent today": "what the model calls of wakes started since 00:00 UTC cost, its "
     "children's included: what the spend caps count.",
+    "cache class": "how a call fared in the prompt cache against the call before it: hit, "
+    "cold_start (nothing before it), prefix_changed (the windows differ before a breakpoint), "
+    "ttl_expired (idle past the entry's TTL), below_minimum, provider_eviction.",
+    "ttl band": "how long the entry a call left stays warm (its deepest breakpoint's TTL, "
+    "5m or 1h): a call inside the band can read it.",
+    "pacing": "the orchestrator's choice before a wake (continue_now, sleep_accept_miss, "
+    "keep_warm, handoff) and what it priced each option at.",
+    "keep-warm": "a minimal call sent while idle to refresh the cache before it expires; "
+    "recorded with the next wake, so drawn where that wake starts.",
+    "handoff": "the note a session leaves for the next one: goal, state, next actions.",
+    "decision": "a load-bearing registry entry: kept in every window until it expires or "
+    "another supersedes it.",
+    "memory": "a fact captured from a source event, with how well it was verified; "
+    "invalidated when a later one replaces it.",
     "ledger": "every block the compiler considered for the window, included or not, with "
     "the reason and the policy rule that decided.",
 }
@@ -78,6 +92,8 @@ details.legend dt { font-weight:600; } details.legend dd { margin:0; color:var(-
   font-size:12px; }
 .status.done { background:#dcefdc; } .status.running { background:#dbe7f7; }
 .status.failed, .status.model_error, .status.rejected { background:#f7dcdc; }
+.status.superseded, .status.expired, .status.invalidated { background:#f3e6c8; }
+.status.live { background:#dcefdc; }
 .timeline { list-style:none; padding:0; margin:0; }
 .timeline > li { background:#fff; border:1px solid var(--line); margin:0 0 10px; padding:8px 12px; }
 .timeline .step { display:flex; gap:10px; padding:3px 0; }
@@ -90,6 +106,7 @@ form.filter { display:flex; gap:8px; align-items:center; flex-wrap:wrap; margin:
 form.filter input, form.filter select { padding:3px 6px; font:inherit; }
 .side { display:grid; grid-template-columns:1fr 1fr; gap:16px; }
 .empty { color:var(--muted); font-style:italic; }
+.cls { border-left:10px solid #bab0ac; padding-left:6px; }
 """
 
 

@@ -11,7 +11,17 @@ from wakeful.compiler import LedgerRow
 from wakeful.substrate.records import ModelCallRecord
 from wakeful.ui import data
 from wakeful.ui.html import legend, link, page, status, table, tokens, url, usd
-from wakeful.ui.svg import Column, Mark, Part, column_chart, stacked_bar
+from wakeful.ui.svg import (
+    CLASS_COLOURS,
+    Column,
+    Mark,
+    Part,
+    TimedCall,
+    TimedEvent,
+    column_chart,
+    session_timeline,
+    stacked_bar,
+)
 
 # The order segments take in the window (and in the bucket bar); "overhead" is framing.
 BUCKETS = ("stable", "semi_stable", "summaries", "recent", "evidence", "ask", "overhead")
@@ -86,7 +96,7 @@ def agent_page(agent: str, wakes: data.WakePage) -> str:
         [
             (
                 link(url("wakes", r.wake.wake_id), f"#{r.wake.number}"),
-                r.wake.session_id,
+                link(url("sessions", agent, r.wake.session_id), r.wake.session_id),
                 status(r.wake.status),
                 _when(r.wake.started_at),
                 len(r.calls),
@@ -106,9 +116,13 @@ def agent_page(agent: str, wakes: data.WakePage) -> str:
         body += Markup('<p class="nav">{}</p>').format(
             link(url("agents", agent, before=wakes.older), "older wakes →")
         )
+    sub = Markup(
+        "Its wakes, newest first: each one is a trigger answered by one or more model calls. {}"
+    ).format(
+        Markup('<a id="knowledge" href="{}">What it knows →</a>').format(url("knowledge", agent))
+    )
     return page(f"Agent {agent}", Markup("Agent <code>{}</code>").format(agent), body,
-                sub="Its wakes, newest first: each one is a trigger answered by one or more "
-                "model calls.")  # fmt: skip
+                sub=sub)  # fmt: skip
 
 
 def wake_page(v: data.WakeView, temporal: str | None = None) -> str:
@@ -171,8 +185,11 @@ def wake_page(v: data.WakeView, temporal: str | None = None) -> str:
     body += Markup('<h2>Answer</h2><pre class="answer" id="answer">{}</pre>').format(
         v.answer or "(no answer recorded)"
     )
-    sub = Markup("{} · session <code>{}</code> · started {}{}{}").format(
-        link(url("agents", w.agent), w.agent), w.session_id, _when(w.started_at),
+    sub = Markup("{} · session {} · started {}{}{}").format(
+        link(url("agents", w.agent), w.agent),
+        Markup('<a id="session" href="{}"><code>{}</code></a>').format(
+            url("sessions", w.agent, w.session_id), w.session_id),
+        _when(w.started_at),
         f" · finished {_when(w.finished_at)}" if w.finished_at else "",
         Markup(' · <a id="temporal" href="{}">Temporal workflow</a>').format(temporal)
         if temporal else "",
@@ -493,3 +510,242 @@ def diff_form(a: str, n: int, b: str, m: int) -> str:
 
 def error_page(code: int, message: str) -> str:
     return page(f"{code}", f"{code}", Markup('<p id="error">{}</p>').format(message))
+
+
+def _outcome_class(c: data.SessionCall) -> str:
+    if c.outcome is not None:
+        return c.outcome.cache_class.value
+    return "unknown" if c.call is None else "unclassified"
+
+
+def session_page(v: data.SessionView) -> str:
+    """A session's calls on a time axis with the cache class each met, the TTL each left
+    warm, the pacing decisions (with their prices) and keep-warm calls between them."""
+    start = min([c.compile.as_of for c in v.calls] + [w.started_at for w in v.wakes])
+
+    def since(at: datetime) -> float:
+        return (at - start).total_seconds()
+
+    def key(c: data.SessionCall) -> str:
+        return f"#{c.wake.number}·{c.place}"
+
+    timed = [
+        TimedCall(
+            key=key(c),
+            at=since(c.compile.as_of),
+            cache_class=_outcome_class(c),
+            read=c.call.cache_read_input_tokens if c.call else 0,
+            write=c.call.cache_creation_input_tokens if c.call else 0,
+            uncached=c.call.input_tokens if c.call else 0,
+            ttl=c.ttl_seconds,
+            tip=f"wake #{c.wake.number} call {c.place} at {_when(c.compile.as_of)}: "
+            + (c.outcome.line() if c.outcome else "no model call recorded"),
+        )
+        for c in v.calls
+    ]
+    events = [
+        TimedEvent(
+            "pacing", since(p.at), p.choice,
+            f"{'while idle before' if p.idle else 'as it started,'} wake #{p.wake.number}: "
+            f"{p.choice} · {_prices(p.prices)}",
+        )
+        for p in v.pacing
+    ] + [
+        TimedEvent(
+            "keep-warm", since(k.recorded_at), f"ping {k.ping}",
+            f"keep-warm call {k.ping} before wake #{k.wake.number}: read {k.read:,},"
+            f" wrote {k.wrote:,}, ${k.cost_usd:.6f}",
+        )
+        for k in v.keep_warm
+    ]  # fmt: skip
+    made = [c.call for c in v.calls if c.call is not None]
+    classes: dict[str, int] = {}
+    for c in v.calls:
+        classes[_outcome_class(c)] = classes.get(_outcome_class(c), 0) + 1
+    body = _cards(
+        ("wakes", len(v.wakes)),
+        ("model calls", len(made)),
+        ("cache read", tokens(sum(c.cache_read_input_tokens for c in made))),
+        ("cache write", tokens(sum(c.cache_creation_input_tokens for c in made))),
+        ("cost", usd(sum(c.cost_usd for c in made) + sum(k.cost_usd for k in v.keep_warm))),
+        ("cache outcomes", ", ".join(f"{k} {n}" for k, n in classes.items()) or "–"),
+    ) + legend("cache class", "ttl band", "pacing", "keep-warm", "cache read", "cache write",
+               "uncached")  # fmt: skip
+    body += Markup("<h2>Timeline</h2>") + session_timeline(
+        timed, events, chart_id="session-timeline",
+        title=f"the session's model calls from {_when(start)}, by cache outcome",
+    )  # fmt: skip
+    body += Markup("<h2>Calls</h2>") + table(
+        ["time (UTC)", "since start", "wake", "call", "cache class", "read", "write",
+         "uncached", "cost", "TTLs"],
+        [
+            (
+                f"{c.compile.as_of:%H:%M:%S}", f"+{_span(since(c.compile.as_of))}",
+                link(url("wakes", c.wake.wake_id), f"#{c.wake.number}"),
+                link(url("calls", c.wake.wake_id, c.place), c.place),
+                Markup('<span class="cls" style="border-color:{}">{}</span>').format(
+                    CLASS_COLOURS.get(_outcome_class(c), CLASS_COLOURS["unknown"]),
+                    _outcome_class(c)),
+                tokens(c.call.cache_read_input_tokens) if c.call else "–",
+                tokens(c.call.cache_creation_input_tokens) if c.call else "–",
+                tokens(c.call.input_tokens) if c.call else "–",
+                usd(c.call.cost_usd) if c.call else "–",
+                ", ".join(f"{k} {t}" for k, t in c.ttls.items()) or "implicit",
+            )
+            for c in v.calls
+        ],
+        table_id="session-calls",
+        numeric=(5, 6, 7, 8),
+        empty="no model call recorded in this session",
+    )  # fmt: skip
+    options = list(dict.fromkeys(o for p in v.pacing for o in p.prices))
+    body += Markup("<h2>Pacing decisions</h2>") + table(
+        ["wake", "when", "chose", *(f"{o} ($)" for o in options), "why"],
+        [
+            (
+                link(url("wakes", p.wake.wake_id), f"#{p.wake.number}"),
+                "while idle before it" if p.idle else "as it started",
+                Markup("<b>{}</b>").format(p.choice),
+                *(_price(p.prices.get(o, None), o == p.choice) for o in options),
+                p.reason,
+            )
+            for p in v.pacing
+        ],
+        table_id="pacing",
+        numeric=tuple(range(3, 3 + len(options))),
+        empty="no pacing decision recorded",
+    )  # fmt: skip
+    body += Markup("<h2>Keep-warm calls</h2>") + table(
+        ["before wake", "ping", "cache read", "cache write", "cost"],
+        [
+            (link(url("wakes", k.wake.wake_id), f"#{k.wake.number}"), k.ping, tokens(k.read),
+             tokens(k.wrote), f"${k.cost_usd:.6f}")
+            for k in v.keep_warm
+        ],
+        table_id="keep-warm",
+        numeric=(1, 2, 3, 4),
+        empty="no keep-warm call was sent in this session",
+    )  # fmt: skip
+    if v.notes:
+        body += Markup("<h2>Other notes</h2><ul>{}</ul>").format(
+            Markup("").join(Markup("<li>wake #{}: {}</li>").format(w.number, n) for w, n in v.notes)
+        )
+    sub = Markup("{} · session <code>{}</code> · from {}").format(
+        link(url("agents", v.agent), v.agent), v.session_id, _when(start)
+    )
+    return page(
+        f"Session {v.session_id}", Markup("Session <code>{}</code>").format(v.session_id),
+        body, sub=sub,
+    )  # fmt: skip
+
+
+def _prices(prices: dict[str, data.Price]) -> str:
+    return " ".join(f"{k} {_price_text(v)}" for k, v in prices.items())
+
+
+def _price_text(p: data.Price | None) -> str:
+    if p is None or p.usd is None:
+        return "n/a"
+    return f"{p.usd:.6f}" + ("" if p.allowed else " (not allowed)")
+
+
+def _price(p: data.Price | None, chosen: bool) -> object:
+    return Markup("<b>{}</b>").format(_price_text(p)) if chosen else _price_text(p)
+
+
+def _span(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s}s" if s < 60 else f"{s // 60}m{s % 60:02d}s" if s < 3600 else f"{s / 3600:.1f}h"
+
+
+def _state(*flags: tuple[bool, str]) -> Markup:
+    said = [name for on, name in flags if on]
+    return status(" ".join(said) if said else "live")
+
+
+def knowledge_page(v: data.KnowledgeView) -> str:
+    """Handoff notes, summaries, registry decisions and memories: each with where it came
+    from and whether it still holds."""
+    body = _cards(
+        ("handoff notes", len(v.handoffs)),
+        ("summaries live", sum(1 for s in v.summaries if s.live)),
+        ("decisions live", sum(1 for d in v.decisions
+                               if not d.superseded_by and not _expired(d.expires_at, v.now))),
+        ("memories live", sum(1 for m in v.memories if m.invalidated_at is None)),
+    ) + legend("handoff", "summaries", "decision", "memory", "session")  # fmt: skip
+    body += Markup("<h2>Handoff notes</h2>") + table(
+        ["#", "wake", "session", "created", "goal", "current state", "next actions"],
+        [
+            (
+                h.id,
+                link(url("wakes", h.wake_id), h.wake_id),
+                link(url("sessions", v.agent, h.session_id), h.session_id),
+                _when(h.created_at),
+                data.preview(h.body.goal),
+                data.preview(h.body.current_state, 200),
+                "; ".join(h.body.next_actions),
+            )
+            for h in v.handoffs
+        ],
+        table_id="handoffs",
+        numeric=(0,),
+        empty="no handoff note written yet",
+    )  # fmt: skip
+    body += Markup("<h2>Summaries</h2>") + table(
+        ["#", "level", "events", "retired events", "state", "created", "text"],
+        [
+            (
+                s.summary.id, s.summary.level, f"{s.summary.span_start}–{s.summary.span_end}",
+                s.retired_events,
+                _state((not s.live, "superseded"),
+                       (s.summary.superseded_by is not None,
+                        f"by:{s.summary.superseded_by}")),
+                _when(s.summary.created_at), data.preview(s.summary.text, 240),
+            )
+            for s in v.summaries
+        ],
+        table_id="summaries",
+        numeric=(0, 1, 3),
+        empty="no summary yet: consolidation has not run over this agent's history",
+    )  # fmt: skip
+    body += Markup("<h2>Decisions (the registry)</h2>") + table(
+        ["id", "text", "source event", "created", "expires", "state"],
+        [
+            (
+                Markup("<code>{}</code>").format(d.decision_id), d.text,
+                d.source_event if d.source_event is not None else "–",
+                _when(d.created_at), _when(d.expires_at) or "never",
+                _state((d.superseded_by is not None, f"superseded by {d.superseded_by}"),
+                       (_expired(d.expires_at, v.now), "expired")),
+            )
+            for d in v.decisions
+        ],
+        table_id="decisions",
+        empty="no decision registered",
+    )  # fmt: skip
+    body += Markup("<h2>Memories</h2>") + table(
+        ["#", "key", "text", "source", "scope", "captured", "verification", "importance",
+         "supersedes", "state"],
+        [
+            (
+                m.id, Markup("<code>{}</code>").format(m.key), data.preview(m.text, 240),
+                m.source, m.scope, _when(m.captured_at), m.verification,
+                f"{m.importance:.2f}", f"#{m.supersedes}" if m.supersedes is not None else "",
+                _state((m.invalidated_at is not None, f"invalidated {_when(m.invalidated_at)}")),
+            )
+            for m in v.memories
+        ],
+        table_id="memories",
+        numeric=(0, 7),
+        empty="no memory captured",
+    )  # fmt: skip
+    return page(
+        f"Knowledge of {v.agent}", Markup("What <code>{}</code> knows").format(v.agent), body,
+        sub=Markup("{} · handoff notes, summaries, decisions and memories, with where each"
+                   " came from and whether it still holds (as of {})").format(
+            link(url("agents", v.agent), v.agent), _when(v.now)),
+    )  # fmt: skip
+
+
+def _expired(at: datetime | None, now: datetime) -> bool:
+    return at is not None and at <= now

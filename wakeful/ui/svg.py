@@ -270,4 +270,218 @@ def _axis(v: float, top: float) -> str:
     return f"{v:,.{decimals}f}"
 
 
-__all__ = ["Column", "Mark", "Part", "column_chart", "escape", "stacked_bar"]
+# --- a session's cache timeline ------------------------------------------------------------
+
+# One hue per cache outcome class (Tableau 10 again); "unknown": no call was recorded.
+CLASS_COLOURS = {
+    "hit": "#17becf",
+    "cold_start": "#4e79a7",
+    "prefix_changed": "#e15759",
+    "ttl_expired": "#b07aa1",
+    "below_minimum": "#ff9da7",
+    "provider_eviction": "#7f7f7f",
+    "unknown": "#bab0ac",
+}
+TTL_BAND = "#a0cbe8"  # the span a call's cache entry stays warm
+_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
+
+
+@dataclass(frozen=True)
+class TimedCall:
+    """A model call on the session's time axis (``at``: seconds since its first call)."""
+
+    key: str  # e.g. "#2·0": wake number and call
+    at: float
+    cache_class: str
+    read: int
+    write: int
+    uncached: int
+    ttl: float | None  # seconds the entry it left stays warm
+    tip: str
+
+
+@dataclass(frozen=True)
+class TimedEvent:
+    """A pacing decision or a keep-warm call on the same axis."""
+
+    kind: str  # "pacing" | "keep-warm"
+    at: float
+    label: str
+    tip: str
+
+
+def _span(seconds: float) -> str:
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m" + (f"{s % 60:02d}s" if s % 60 else "")
+    return f"{s // 3600}h" + (f"{s % 3600 // 60:02d}m" if s % 3600 else "")
+
+
+def session_timeline(
+    calls: Sequence[TimedCall],
+    events: Sequence[TimedEvent],
+    *,
+    chart_id: str,
+    title: str,
+    width: int = 1200,
+) -> Markup:
+    """Calls as marks on a time axis coloured by cache class, the TTL each left as a band
+    after it, pacing decisions and keep-warm calls on a lane of their own; below, each
+    call's cache read / write / uncached input as a small stacked bar, in call order and
+    tied to its mark (calls seconds apart still get a readable bar each)."""
+    left, right = 110, width - 20
+    plot = right - left
+    end = max([1.0] + [c.at + (c.ttl or 0.0) for c in calls] + [e.at for e in events])
+    step = next((s for s in _STEPS if end / s <= 8), _STEPS[-1])
+
+    def x(at: float) -> float:
+        return left + at / end * plot
+
+    band_y, band_h, rows = 10, 9, 4
+    mark_y = band_y + rows * (band_h + 3) + 14
+    event_y = mark_y + 24
+    axis_y = event_y + 18
+    bar_top, bar_h = axis_y + 56, 110
+    label_y = bar_top + bar_h + 16
+    legend_y = label_y + 44
+    out = [
+        Markup(
+            '<svg id="{}" class="chart timeline" role="img" viewBox="0 0 {} {}" width="100%"'
+            ' preserveAspectRatio="xMinYMin meet" data-end="{}"><title>{}</title>'
+        ).format(chart_id, width, legend_y + 50, _raw(end), title)
+    ]
+    for y, lane in (
+        (band_y + 10, "TTL left warm"),
+        (mark_y + 4, "calls"),
+        (event_y + 4, "pacing, pings"),
+    ):
+        out.append(Markup('<text x="4" y="{}" class="axis">{}</text>').format(y, lane))
+    for n, c in enumerate(calls):
+        if c.ttl:
+            y = band_y + (n % rows) * (band_h + 3)
+            out.append(
+                Markup(
+                    '<rect class="ttl" data-call="{}" data-ttl="{}" x="{:.2f}" y="{}"'
+                    ' width="{:.2f}" height="{}" fill="{}" fill-opacity="0.35" stroke="{}">'
+                    "<title>{}: warm for {} after the call (until +{})</title></rect>"
+                ).format(
+                    c.key, _raw(c.ttl), x(c.at), y, c.ttl / end * plot, band_h,
+                    TTL_BAND, "#4e79a7", c.key, _span(c.ttl),
+                    _span(c.at + c.ttl),
+                )
+            )  # fmt: skip
+    # The axis, its ticks, and the lanes' guide line.
+    out.append(
+        Markup('<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="#5b6475"/>').format(
+            left, right, axis_y, axis_y
+        )
+    )
+    t = 0.0
+    while t <= end + 1e-9:
+        out.append(
+            Markup(
+                '<line x1="{:.2f}" x2="{:.2f}" y1="{}" y2="{}" stroke="#dde1e8"/>'
+                '<text x="{:.2f}" y="{}" text-anchor="middle" class="axis">+{}</text>'
+            ).format(x(t), x(t), band_y, axis_y + 4, x(t), axis_y + 16, _span(t))
+        )
+        t += step
+    for e in events:
+        ex = x(e.at)
+        shape = (
+            Markup('<path d="M{:.2f} {} l6 6 l-6 6 l-6 -6 z" fill="#1d2330"/>').format(
+                ex, event_y - 6
+            )
+            if e.kind == "pacing"
+            else Markup('<path d="M{:.2f} {} l6 11 l-12 0 z" fill="#f28e2b"/>').format(
+                ex, event_y - 6
+            )
+        )
+        out.append(
+            Markup('<g class="{}" data-label="{}" data-at="{}">{}<title>{}</title></g>').format(
+                e.kind, e.label, _raw(e.at), shape, e.tip
+            )
+        )
+    top = max([c.read + c.write + c.uncached for c in calls] + [1])
+    slot = plot / max(len(calls), 1)
+    bar_w = min(slot * 0.6, 40)
+    every = max(1, math.ceil(48 / slot))  # a key such as "#12·3" is about 40 units wide
+    for n, c in enumerate(calls):
+        colour_of = CLASS_COLOURS.get(c.cache_class, CLASS_COLOURS["unknown"])
+        cx, bx = x(c.at), left + n * slot + slot / 2
+        stack_y = float(bar_top + bar_h)
+        for name, value in (("cache_read", c.read), ("cache_write", c.write),
+                            ("uncached", c.uncached)):  # fmt: skip
+            h = value / top * bar_h
+            if h <= 0:
+                continue
+            stack_y -= h
+            out.append(
+                Markup(
+                    '<rect class="part" data-column="{}" data-part="{}" data-value="{}"'
+                    ' x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}">'
+                    "<title>{} {}: {}</title></rect>"
+                ).format(
+                    c.key, name, _raw(value), bx - bar_w / 2, stack_y, bar_w, h, colour(name),
+                    c.key, name.replace("_", " "), _num(value),
+                )
+            )  # fmt: skip
+        # A cap in the call's class colour on its bar, tied to its mark on the time axis.
+        out.append(
+            Markup(
+                '<line class="tie" x1="{:.2f}" y1="{}" x2="{:.2f}" y2="{:.2f}" stroke="{}"'
+                ' stroke-width="1.2" stroke-opacity="0.8"/>'
+                '<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="5" fill="{}"/>'
+                '<circle class="call" data-call="{}" data-class="{}" data-at="{}" cx="{:.2f}"'
+                ' cy="{}" r="6" fill="{}" stroke="#fff"><title>{}</title></circle>'
+            ).format(
+                cx, mark_y + 6, bx, stack_y - 6, colour_of,
+                bx - bar_w / 2, stack_y - 6, bar_w, colour_of,
+                c.key, c.cache_class, _raw(c.at), cx, mark_y, colour_of, c.tip,
+            )
+        )  # fmt: skip
+        # Labels where they fit: every call's key when slots are wide enough, else every
+        # ``every``-th; the read/write numbers only under wide bars.
+        if n % every == 0:
+            out.append(
+                Markup('<text x="{:.2f}" y="{}" text-anchor="middle" class="axis">{}</text>')
+                .format(bx, label_y, c.key)
+            )  # fmt: skip
+        if slot >= 130:
+            out.append(
+                Markup('<text x="{:.2f}" y="{}" text-anchor="middle" class="axis">{}</text>')
+                .format(bx, label_y + 14, f"r {_short(c.read)} · w {_short(c.write)}")
+            )  # fmt: skip
+    keys = [
+        *((k, CLASS_COLOURS[k], f"call: {k}") for k in CLASS_COLOURS
+          if any(c.cache_class == k for c in calls)),
+        *((k, colour(k), k.replace("_", " ")) for k in ("cache_read", "cache_write", "uncached")),
+        ("ttl", TTL_BAND, "TTL left warm"),
+        ("pacing", "#1d2330", "pacing decision"),
+        ("keep-warm", "#f28e2b", "keep-warm call"),
+    ]  # fmt: skip
+    per_row = 5
+    for n, (_, fill, caption) in enumerate(keys):
+        lx, ly = left + (n % per_row) * (plot / per_row), legend_y + (n // per_row) * 20
+        out.append(
+            Markup(
+                '<rect x="{:.2f}" y="{}" width="12" height="12" fill="{}"/>'
+                '<text x="{:.2f}" y="{}" class="legend">{}</text>'
+            ).format(lx, ly - 10, fill, lx + 18, ly, caption)
+        )
+    out.append(Markup("</svg>"))
+    return Markup("").join(out)
+
+
+__all__ = [
+    "Column",
+    "Mark",
+    "Part",
+    "TimedCall",
+    "TimedEvent",
+    "column_chart",
+    "escape",
+    "session_timeline",
+    "stacked_bar",
+]
