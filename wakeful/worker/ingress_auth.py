@@ -52,9 +52,12 @@ __all__ = [
     "Signature",
     "TenantSecrets",
     "parse_signature",
+    "parse_standard",
     "precheck",
     "sign",
     "signature_header",
+    "signature_of",
+    "standard_sign",
     "verify",
     "verify_body",
 ]
