@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -116,7 +117,9 @@ def test_disabled_telemetry_records_nothing_and_accepts_every_call() -> None:
 
 
 def test_the_worker_builds_telemetry_from_its_settings() -> None:
-    assert not build_telemetry(load_settings(otel_exporter="none")).enabled
+    before = trace.get_tracer_provider()
+    build_telemetry(load_settings(otel_exporter="none"))  # records to the global providers
+    assert trace.get_tracer_provider() is before
     with pytest.raises(ConfigError, match="otlp_endpoint"):
         build_telemetry(load_settings(otel_exporter="otlp", otel_endpoint=None))
     interceptor = setup_telemetry(TelemetrySettings()).tracing_interceptor()
