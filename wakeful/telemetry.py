@@ -202,7 +202,7 @@ def _text_parts(content: Any) -> list[dict[str, Any]]:
                 {
                     "type": "tool_call_response",
                     "id": block.get("tool_use_id"),
-                    "response": block.get("content"),
+                    "result": block.get("content"),
                 }
             )
     return parts
@@ -230,7 +230,7 @@ def _input_messages(request: Mapping[str, Any]) -> list[dict[str, Any]]:
                 {
                     "type": "tool_call_response",
                     "id": message.get("tool_call_id"),
-                    "response": message.get("content"),
+                    "result": message.get("content"),
                 }
             ]
         out.append({"role": role, "parts": parts})
@@ -470,7 +470,7 @@ class Telemetry:
         }
         if self.capture_content and query:
             attrs["gen_ai.retrieval.query.text"] = self._content(query)
-        return self._span(f"retrieval {data_source}", attrs, SpanKind.INTERNAL, wake)
+        return self._span(f"retrieval {data_source}", attrs, SpanKind.CLIENT, wake)
 
     @contextmanager
     def model_span(

@@ -252,7 +252,10 @@ async def test_message_content_only_when_asked_and_redacted(
     answered = json.loads(str(dict(first.attributes or {})["gen_ai.output.messages"]))
     assert answered[0]["role"] == "assistant"
     assert {p["type"] for p in answered[0]["parts"]} == {"text", "tool_call"}
-    assert "gen_ai.input.messages" in dict(second.attributes or {})
+    history = json.loads(str(dict(second.attributes or {})["gen_ai.input.messages"]))
+    responses = [p for m in history for p in m["parts"] if p["type"] == "tool_call_response"]
+    assert len(responses) == 2 and all(r["id"] and "result" in r for r in responses)
+    assert any(p["type"] == "tool_call" for m in history for p in m["parts"])
     (lookup,) = _named(tree, "execute_tool lookup")
     a = dict(lookup.attributes or {})
     assert json.loads(str(a["gen_ai.tool.call.arguments"])) == {"host": "db1"}
@@ -385,3 +388,24 @@ def test_without_the_sdk_telemetry_records_nothing_and_export_says_what_to_insta
     first, second = out.strip().splitlines()
     assert first == "False False"
     assert "needs the OpenTelemetry SDK" in second and "wakeful[otlp]" in second
+
+
+def test_retrieval_span_follows_the_conventions() -> None:
+    spans = InMemorySpanExporter()
+    quiet = setup_telemetry(TelemetrySettings(), span_exporter=spans)
+    loud = setup_telemetry(TelemetrySettings(capture_content=True), span_exporter=spans)
+    for t in (quiet, loud):
+        with t.retrieval_span("scout", "wakeful.events", wake=("acme", "w-1"), query=SECRET):
+            pass
+    first, second = spans.get_finished_spans()
+    assert first.name == "retrieval wakeful.events" and first.kind is trace.SpanKind.CLIENT
+    a = dict(first.attributes or {})
+    assert (a["gen_ai.operation.name"], a["gen_ai.data_source.id"]) == (
+        "retrieval",
+        "wakeful.events",
+    )
+    assert "gen_ai.retrieval.query.text" not in a
+    assert dict(second.attributes or {})["gen_ai.retrieval.query.text"] == (
+        "[REDACTED:aws_access_key_id]"
+    )
+    assert first.parent is not None and first.parent.span_id == wake_ids("acme", "w-1")[1]
