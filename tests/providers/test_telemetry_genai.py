@@ -12,19 +12,17 @@ import subprocess
 import sys
 import textwrap
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opentelemetry import metrics, trace
-from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry import trace
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, open_deps
+from tests.otel_user import user_global_providers
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.contracts import WakeResult
 from wakeful.providers.simulator import Script, SimulatorServer
@@ -266,40 +264,14 @@ async def test_message_content_only_when_asked_and_redacted(
             assert SECRET not in str(value), span.name
 
 
-_USER: list[tuple[TracerProvider, InMemorySpanExporter, InMemoryMetricReader]] = []
-
-
-@pytest.fixture
-def user_global_providers() -> Iterator[tuple[InMemorySpanExporter, InMemoryMetricReader]]:
-    """Global providers set as an application would (Langfuse, Logfire and OTLP setups
-    do this); a process sets them once, so later uses of this fixture share them."""
-    if not _USER:
-        assert type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
-        provider, exporter, reader = (
-            TracerProvider(),
-            InMemorySpanExporter(),
-            InMemoryMetricReader(),
-        )
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-        trace.set_tracer_provider(provider)
-        metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
-        _USER.append((provider, exporter, reader))
-    provider, exporter, reader = _USER[0]
-    assert trace.get_tracer_provider() is provider
-    exporter.clear()
-    yield exporter, reader
-    exporter.clear()
-
-
 async def test_spans_go_to_the_global_provider_the_application_set(
     temporal_dev: WorkflowEnvironment,
     store: Store,
     sim_server: SimulatorServer,
     sim_key: str,
-    user_global_providers: tuple[InMemorySpanExporter, InMemoryMetricReader],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    exporter, reader = user_global_providers
+    exporter, reader = user_global_providers()
     user_provider = trace.get_tracer_provider()
     # Asked to export too: the application's provider is kept, and a warning says so.
     telemetry = build_telemetry(load_settings(otel_exporter="console"))
