@@ -380,7 +380,7 @@ class Telemetry:
             current = trace.get_current_span().get_span_context()
             if current.is_valid:
                 links.append(Link(current))
-            context = wake_context(*wake, trace_id=current.trace_id if current.is_valid else None)
+            context = wake_context(*wake, within=current)
         with self.tracer.start_as_current_span(
             name,
             context=context,

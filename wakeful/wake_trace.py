@@ -49,16 +49,14 @@ def wake_ids(tenant: str, wake_id: str) -> tuple[int, int]:
     return trace_id, span_id
 
 
-def wake_context(tenant: str, wake_id: str, trace_id: int | None = None) -> Context:
+def wake_context(tenant: str, wake_id: str, within: SpanContext | None = None) -> Context:
     """A context whose current span is the wake's root (remote: it is written elsewhere),
-    in trace ``trace_id`` (the wake's derived one when not given)."""
-    derived_trace, span_id = wake_ids(tenant, wake_id)
-    parent = SpanContext(
-        trace_id or derived_trace,
-        span_id,
-        is_remote=True,
-        trace_flags=TraceFlags(TraceFlags.SAMPLED),
-    )
+    in the trace of ``within`` (and sampled as it is), else in the wake's derived trace."""
+    trace_id, span_id = wake_ids(tenant, wake_id)
+    flags = TraceFlags(TraceFlags.SAMPLED)
+    if within is not None and within.is_valid:
+        trace_id, flags = within.trace_id, within.trace_flags
+    parent = SpanContext(trace_id, span_id, is_remote=True, trace_flags=flags)
     return trace.set_span_in_context(NonRecordingSpan(parent))
 
 

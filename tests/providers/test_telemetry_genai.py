@@ -381,3 +381,21 @@ def test_retrieval_span_follows_the_conventions() -> None:
         "[REDACTED:aws_access_key_id]"
     )
     assert first.parent is not None and first.parent.span_id == wake_ids("acme", "w-1")[1]
+
+
+def test_a_wakes_spans_join_the_current_trace_and_its_sampling() -> None:
+    """Inside Temporal's activity span, a wake's spans are in that span's trace and follow
+    its sampling decision (a trace the application's sampler dropped stays dropped)."""
+    spans = InMemorySpanExporter()
+    t = setup_telemetry(TelemetrySettings(), span_exporter=spans)
+    for n, flags in enumerate((trace.TraceFlags.SAMPLED, trace.TraceFlags.DEFAULT)):
+        activity = trace.SpanContext(
+            0xABC + n, 0xDEF, is_remote=True, trace_flags=trace.TraceFlags(flags)
+        )
+        with trace.use_span(trace.NonRecordingSpan(activity)):
+            with t.tool_span("ping", f"call-{n}", wake=("acme", "w-1")):
+                pass
+    (recorded,) = spans.get_finished_spans()
+    assert recorded.context.trace_id == 0xABC
+    assert recorded.parent is not None and recorded.parent.span_id == wake_ids("acme", "w-1")[1]
+    assert [link.context.span_id for link in recorded.links] == [0xDEF]
