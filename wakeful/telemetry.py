@@ -723,36 +723,36 @@ def install_telemetry(settings: TelemetrySettings) -> Telemetry:
     """Telemetry on the global providers; with an exporter, SDK providers exporting there
     are installed as the global ones first, unless the process already set its own: those
     are never replaced (Wakeful's spans then go to them, and a warning says so)."""
-    if settings.exporter != "none":
-        set_by_user = [
-            kind
-            for kind, provider in (
-                ("TracerProvider", trace.get_tracer_provider()),
-                ("MeterProvider", metrics.get_meter_provider()),
-            )
-            if not _is_unset(provider)
-        ]
-        tracer_provider, meter_provider = _sdk_providers(settings)
-        owned: list[object] = []
-        if "TracerProvider" in set_by_user:
-            tracer_provider.shutdown()  # built but not used: stop its export thread
-        else:
-            trace.set_tracer_provider(tracer_provider)
-            owned.append(tracer_provider)
-        if "MeterProvider" in set_by_user:
-            meter_provider.shutdown()
-        else:
-            metrics.set_meter_provider(meter_provider)
-            owned.append(meter_provider)
-        if set_by_user:
-            log.warning(
-                "a global OpenTelemetry %s is already set: Wakeful records to it and does not "
-                "install its own for otel exporter %r",
-                " and ".join(set_by_user),
-                settings.exporter,
-            )
-        return Telemetry(capture_content=settings.capture_content, owned=owned)
-    return Telemetry(capture_content=settings.capture_content)
+    plain = Telemetry(capture_content=settings.capture_content)
+    if settings.exporter == "none":
+        return plain
+    globals_: dict[str, object] = {
+        "TracerProvider": trace.get_tracer_provider(),
+        "MeterProvider": metrics.get_meter_provider(),
+    }
+    set_by_user = [kind for kind, provider in globals_.items() if not _is_unset(provider)]
+    if set_by_user:
+        log.warning(
+            "a global OpenTelemetry %s is already set: Wakeful records to it and does not "
+            "install its own for otel exporter %r",
+            " and ".join(set_by_user),
+            settings.exporter,
+        )
+    if len(set_by_user) == len(globals_):
+        return plain  # nothing to install: not even the SDK is needed
+    tracer_provider, meter_provider = _sdk_providers(settings)
+    owned: list[object] = []
+    if "TracerProvider" in set_by_user:
+        tracer_provider.shutdown()  # built but not used: stop its export thread
+    else:
+        trace.set_tracer_provider(tracer_provider)
+        owned.append(tracer_provider)
+    if "MeterProvider" in set_by_user:
+        meter_provider.shutdown()
+    else:
+        metrics.set_meter_provider(meter_provider)
+        owned.append(meter_provider)
+    return Telemetry(capture_content=settings.capture_content, owned=owned)
 
 
 def _nanos(at: datetime) -> int:

@@ -331,6 +331,24 @@ def test_an_exporter_is_installed_globally_only_when_no_provider_is_set() -> Non
         """
     )
     assert out.split() == ["True"]
+    # Both set (as opentelemetry-instrument does): nothing is built, so an exporter
+    # setting meant for the application's own SDK (otlp, its default endpoint) is no error.
+    out = _python(
+        """
+        from opentelemetry import metrics, trace
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.trace import TracerProvider
+        from wakeful.telemetry import TelemetrySettings, install_telemetry
+
+        spans, meters = TracerProvider(), MeterProvider()
+        trace.set_tracer_provider(spans)
+        metrics.set_meter_provider(meters)
+        t = install_telemetry(TelemetrySettings(exporter="otlp"))
+        print(t.enabled, trace.get_tracer_provider() is spans)
+        print(metrics.get_meter_provider() is meters)
+        """
+    )
+    assert out.split() == ["True", "True", "True"]
 
 
 def test_without_the_sdk_telemetry_records_nothing_and_export_says_what_to_install() -> None:
