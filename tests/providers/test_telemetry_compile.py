@@ -13,7 +13,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tests.compiler.factory import base_blocks, block, snapshot
 from tests.compiler.helpers import compile_
 from wakeful.compiler import BlockKind
-from wakeful.errors import ConfigError
 from wakeful.providers.base import Usage
 from wakeful.telemetry import Telemetry, TelemetrySettings, setup_telemetry
 from wakeful.worker.serve import build_telemetry
@@ -120,8 +119,7 @@ def test_the_worker_builds_telemetry_from_its_settings() -> None:
     before = trace.get_tracer_provider()
     build_telemetry(load_settings(otel_exporter="none"))  # records to the global providers
     assert trace.get_tracer_provider() is before
-    with pytest.raises(ConfigError, match="otlp_endpoint"):
-        build_telemetry(load_settings(otel_exporter="otlp", otel_endpoint=None))
+    # (otlp without an endpoint, in a process with no global provider: test_telemetry_genai)
     interceptor = setup_telemetry(TelemetrySettings()).tracing_interceptor()
     from temporalio.client import Interceptor as ClientInterceptor
     from temporalio.worker import Interceptor as WorkerInterceptor

@@ -308,8 +308,15 @@ def test_an_exporter_is_installed_globally_only_when_no_provider_is_set() -> Non
         """
         from opentelemetry import metrics, trace
         from opentelemetry.sdk.trace import TracerProvider
+        from wakeful.errors import ConfigError
         from wakeful.telemetry import TelemetrySettings, install_telemetry
+        from wakeful.worker.serve import build_telemetry
+        from wakeful.worker.settings import load_settings
 
+        try:
+            build_telemetry(load_settings(otel_exporter="otlp", otel_endpoint=None))
+        except ConfigError as exc:
+            print("otlp_endpoint" in str(exc), len(str(exc).splitlines()))
         t = install_telemetry(TelemetrySettings(exporter="console", service_name="svc"))
         provider = trace.get_tracer_provider()
         print(type(provider).__name__, provider.resource.attributes["service.name"])
@@ -317,7 +324,7 @@ def test_an_exporter_is_installed_globally_only_when_no_provider_is_set() -> Non
         t.shutdown()
         """
     )
-    assert out.split() == ["TracerProvider", "svc", "MeterProvider"]
+    assert out.split() == ["True", "1", "TracerProvider", "svc", "MeterProvider"]
     out = _python(
         """
         from opentelemetry import trace
