@@ -509,10 +509,14 @@ class Telemetry:
         began = time.perf_counter()
         try:
             with self._span(f"chat {model}", attrs, SpanKind.CLIENT, wake) as span:
-                yield span
-        except BaseException as exc:
-            metric_attrs["error.type"] = type(exc).__qualname__
-            raise
+                try:
+                    yield span
+                except BaseException as exc:
+                    # Temporal's ApplicationError carries the failure's own type name.
+                    error = getattr(exc, "type", None) or type(exc).__qualname__
+                    span.set_attribute("error.type", str(error))
+                    metric_attrs["error.type"] = str(error)
+                    raise
         finally:
             if self.enabled:
                 self._duration.record(time.perf_counter() - began, metric_attrs)

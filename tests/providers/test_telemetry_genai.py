@@ -19,6 +19,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, open_deps
@@ -424,3 +425,20 @@ def test_a_wakes_spans_join_the_current_trace_and_its_sampling() -> None:
     assert recorded.context.trace_id == 0xABC
     assert recorded.parent is not None and recorded.parent.span_id == wake_ids("acme", "w-1")[1]
     assert [link.context.span_id for link in recorded.links] == [0xDEF]
+
+
+def test_a_failed_model_call_has_its_error_type_on_span_and_duration() -> None:
+    spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    t = setup_telemetry(TelemetrySettings(), span_exporter=spans, metric_reader=reader)
+    with (
+        pytest.raises(ApplicationError),
+        t.model_span("anthropic", "claude-sonnet-4-6", server=("api.example.com", 443)),
+    ):
+        raise ApplicationError("overloaded", type="ProviderError")
+    (span,) = spans.get_finished_spans()
+    a = dict(span.attributes or {})
+    assert a["error.type"] == "ProviderError" and not span.status.is_ok
+    assert (a["server.address"], a["server.port"]) == ("api.example.com", 443)
+    (point,) = _points(reader)["gen_ai.client.operation.duration"][1]
+    assert point.attributes["error.type"] == "ProviderError"
+    assert point.attributes["server.address"] == "api.example.com"
