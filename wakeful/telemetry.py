@@ -94,23 +94,8 @@ try:
 except PackageNotFoundError:  # pragma: no cover - run from a source tree
     _VERSION = ""
 # Bucket bounds the GenAI conventions advise for the two client histograms.
-_DURATION_BUCKETS = (
-    0.01,
-    0.02,
-    0.04,
-    0.08,
-    0.16,
-    0.32,
-    0.64,
-    1.28,
-    2.56,
-    5.12,
-    10.24,
-    20.48,
-    40.96,
-    81.92,
-)
-_TOKEN_BUCKETS = tuple(float(4**n) for n in range(14))
+_DURATION_BUCKETS = tuple(0.01 * 2**n for n in range(14))  # 0.01 s ... 81.92 s
+_TOKEN_BUCKETS = tuple(float(4**n) for n in range(14))  # 1 ... 67108864 tokens
 _NEEDS_SDK = (
     "telemetry export needs the OpenTelemetry SDK: pip install 'wakeful[otlp]' "
     "(or set no otel exporter and configure OpenTelemetry yourself)"
