@@ -1,75 +1,105 @@
 """OpenTelemetry traces and metrics with the GenAI semantic conventions.
 
-Nothing here reads the environment or installs global providers: the worker builds a
-:class:`TelemetrySettings` from its own settings and passes it to :func:`setup_telemetry`,
-which returns a :class:`Telemetry` object to hand to whoever records. Tests pass an
-``InMemorySpanExporter`` / ``InMemoryMetricReader`` instead of an exporter.
+Wakeful is a library here: it records through the OpenTelemetry *API* and, by default, the
+global tracer and meter providers, so a process that configured its own (Langfuse, Logfire,
+an OTLP pipeline) gets Wakeful's spans in it. :func:`install_telemetry` sets up an SDK
+provider with an exporter only when asked (``otel_exporter``), and only if no global one
+is set yet. :func:`setup_telemetry` builds private SDK providers (tests pass an
+``InMemorySpanExporter`` / ``InMemoryMetricReader``). The SDK and the OTLP exporter are
+optional (``pip install 'wakeful[otlp]'``); only those two functions import them. Nothing
+here reads the environment: the worker's settings do.
 
 Spans (names follow the conventions' ``{operation} {target}`` form):
 
-* ``invoke_agent {agent}`` - one wake, its own trace: written when the wake ends, with the
-  ids ``wake_trace`` derives from the wake, so the spans below (given ``wake=``) are its
-  children whichever worker recorded them, and link to Temporal's activity span;
+* ``invoke_agent {agent}`` - one wake: written when the wake ends, with the span id
+  ``wake_trace`` derives from the wake, so the spans below (given ``wake=``) are its
+  children whichever worker recorded them; it is a child of Temporal's span of the
+  activity that ends the wake, so workflow, activity and GenAI spans are one trace;
 * ``wakeful.compile {agent}`` - one compile;
-* ``chat {model}`` - one model call: ``gen_ai.system`` / ``gen_ai.provider.name``,
-  ``gen_ai.request.model``, ``gen_ai.response.model``, ``gen_ai.usage.input_tokens`` (all
-  input, cached included, as the conventions define it), ``gen_ai.usage.output_tokens``,
-  ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_creation.input_tokens``,
-  ``gen_ai.response.finish_reasons``, plus ``wakeful.cost_usd``;
+* ``retrieval {data source}`` - the retrieval of past events into a window;
+* ``chat {model}`` (kind CLIENT) - one model call: ``gen_ai.provider.name``,
+  ``gen_ai.request.model``, ``gen_ai.response.model``, ``gen_ai.response.id``,
+  ``gen_ai.usage.input_tokens`` (all input, cached included, as the conventions define
+  it), ``gen_ai.usage.output_tokens``, ``gen_ai.usage.cache_read.input_tokens``,
+  ``gen_ai.usage.cache_creation.input_tokens``, ``gen_ai.response.finish_reasons``,
+  ``server.address``/``server.port``, plus ``wakeful.cost_usd``;
 * ``execute_tool {tool}`` - one tool run (``gen_ai.tool.name``, ``gen_ai.tool.call.id``).
 
-Metrics: ``gen_ai.client.token.usage`` (histogram by ``gen_ai.token.type``),
+Spans of a wake carry ``gen_ai.conversation.id`` (the session id) and ``gen_ai.agent.name``.
+Message content (``gen_ai.input.messages``, ``gen_ai.output.messages``,
+``gen_ai.system_instructions``, tool arguments and results) is recorded only with
+``capture_content`` (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), and
+redacted with the project's redaction policy first.
+
+Metrics: ``gen_ai.client.operation.duration`` (histogram, s, per model call),
+``gen_ai.client.token.usage`` (histogram by ``gen_ai.token.type``),
 ``wakeful.cache.tokens`` (counter by ``wakeful.cache.kind``: uncached, read, write_5m,
 write_1h), ``wakeful.cache.hit_ratio`` (histogram, read / all input, per call),
 ``wakeful.window.tokens`` (counter by ``wakeful.bucket``), ``wakeful.compile.evictions``
 (counter by bucket and reason) and ``wakeful.cost`` (counter, USD).
 
-The activities record through :class:`Telemetry`; ``Telemetry.disabled()`` (the default of
-``ActivityDeps.telemetry``) records nothing and costs nothing. Wakes, activities and
-workflow runs get Temporal's own spans from :meth:`Telemetry.tracing_interceptor`, which
-the worker and client install; spans recorded without ``wake=`` nest under them.
+The activities record through :class:`Telemetry`; ``Telemetry.disabled()`` records nothing
+and costs nothing. Wakes, activities and workflow runs get Temporal's own spans from
+:meth:`Telemetry.tracing_interceptor`, which the worker and client install. A wake is one
+trace when its agent's workflow was started through a client with that interceptor (the
+plugin puts it on the client): Temporal then carries the workflow's trace into every
+activity.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import (
-    ConsoleMetricExporter,
-    MetricReader,
-    PeriodicExportingMetricReader,
-)
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    ConsoleSpanExporter,
-    SimpleSpanProcessor,
-    SpanExporter,
-)
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 
 from wakeful.errors import ConfigError
-from wakeful.providers.base import Usage
-from wakeful.wake_trace import WakeIdGenerator, wake_context
+from wakeful.providers.base import ModelReply, Usage
+from wakeful.redaction import RedactionPolicy, default_policy
+from wakeful.wake_trace import WakeIdGenerator, adopt_wake_ids, wake_context
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.export import MetricReader
+    from opentelemetry.sdk.trace.export import SpanExporter
     from temporalio.contrib.opentelemetry import TracingInterceptor
 
     from wakeful.compiler import CompiledWindow
 
-__all__ = ["Telemetry", "TelemetrySettings", "setup_telemetry"]
+__all__ = [
+    "Telemetry",
+    "TelemetrySettings",
+    "install_telemetry",
+    "server_of",
+    "setup_telemetry",
+]
 
-AttrValue = str | int | float | bool
+log = logging.getLogger(__name__)
+
+AttrValue = str | int | float | bool | Sequence[str]
 WakeRef = tuple[str, str]  # (tenant, wake id): parents a span on that wake's root
+SCOPE = "wakeful"
+try:
+    _VERSION = version("wakeful")
+except PackageNotFoundError:  # pragma: no cover - run from a source tree
+    _VERSION = ""
+# Bucket bounds the GenAI conventions advise for the two client histograms.
+_DURATION_BUCKETS = tuple(0.01 * 2**n for n in range(14))  # 0.01 s ... 81.92 s
+_TOKEN_BUCKETS = tuple(float(4**n) for n in range(14))  # 1 ... 67108864 tokens
+_NEEDS_SDK = (
+    "telemetry export needs the OpenTelemetry SDK: pip install 'wakeful[otlp]' "
+    "(or set no otel exporter and configure OpenTelemetry yourself)"
+)
 
 
 @dataclass(frozen=True)
@@ -79,14 +109,22 @@ class TelemetrySettings:
     service_name: str = "wakeful"
     """``service.name`` resource attribute."""
     exporter: Literal["none", "console", "otlp"] = "none"
-    """Where spans and metrics go; ``none`` records nothing beyond test readers."""
+    """Where spans and metrics go; ``none`` sets up nothing (the global providers)."""
     otlp_endpoint: str | None = None
     """OTLP/HTTP base URL (e.g. ``http://127.0.0.1:4318``); required for ``otlp``."""
     metric_interval_seconds: float = 60.0
     """How often metrics are exported by the periodic reader."""
+    capture_content: bool = False
+    """Record message content (redacted) on the GenAI spans."""
 
 
 def _exporters(settings: TelemetrySettings) -> tuple[SpanExporter | None, MetricReader | None]:
+    from opentelemetry.sdk.metrics.export import (
+        ConsoleMetricExporter,
+        PeriodicExportingMetricReader,
+    )
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
     interval_ms = settings.metric_interval_seconds * 1000
     if settings.exporter == "none":
         return None, None
@@ -95,14 +133,17 @@ def _exporters(settings: TelemetrySettings) -> tuple[SpanExporter | None, Metric
             ConsoleMetricExporter(), export_interval_millis=interval_ms
         )
     if not settings.otlp_endpoint:
-        raise ConfigError("telemetry exporter 'otlp' needs otlp_endpoint (e.g. http://host:4318)")
+        raise ConfigError(
+            "telemetry exporter 'otlp' needs otlp_endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, "
+            "e.g. http://host:4318)"
+        )
     try:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:
         raise ConfigError(
             "telemetry exporter 'otlp' needs the opentelemetry-exporter-otlp-proto-http "
-            "package; install it or use exporter='console'"
+            "package: pip install 'wakeful[otlp]', or use exporter='console'"
         ) from exc
     base = settings.otlp_endpoint.rstrip("/")
     return OTLPSpanExporter(endpoint=base + "/v1/traces"), PeriodicExportingMetricReader(
@@ -110,25 +151,142 @@ def _exporters(settings: TelemetrySettings) -> tuple[SpanExporter | None, Metric
     )
 
 
+def server_of(provider: object) -> tuple[str, int | None]:
+    """(host, port) a provider's SDK client talks to, for ``server.address``/``port``;
+    ("", None) when it does not say. Both SDKs keep the URL on ``_client.base_url``."""
+    base = getattr(getattr(provider, "_client", None), "base_url", None)
+    if base is None:
+        return "", None
+    parts = urlsplit(str(base))
+    port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    return parts.hostname or "", port
+
+
+def _text_parts(content: Any) -> list[dict[str, Any]]:
+    """A message's content as the conventions' parts (text, tool_call, tool_call_response)."""
+    if isinstance(content, str):
+        return [{"type": "text", "content": content}]
+    parts: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            parts.append({"type": "text", "content": block.get("text", "")})
+        elif kind == "tool_use":
+            parts.append(
+                {
+                    "type": "tool_call",
+                    "id": block.get("id"),
+                    "name": block.get("name"),
+                    "arguments": block.get("input"),
+                }
+            )
+        elif kind == "tool_result":
+            parts.append(
+                {
+                    "type": "tool_call_response",
+                    "id": block.get("tool_use_id"),
+                    "result": block.get("content"),
+                }
+            )
+    return parts
+
+
+def _input_messages(request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in request.get("messages") or []:
+        if not isinstance(message, Mapping):
+            continue
+        role = str(message.get("role", "user"))
+        parts = _text_parts(message.get("content"))
+        for call in message.get("tool_calls") or []:  # OpenAI's shape
+            fn = call.get("function", {}) if isinstance(call, Mapping) else {}
+            parts.append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id") if isinstance(call, Mapping) else None,
+                    "name": fn.get("name"),
+                    "arguments": fn.get("arguments"),
+                }
+            )
+        if role == "tool":
+            parts = [
+                {
+                    "type": "tool_call_response",
+                    "id": message.get("tool_call_id"),
+                    "result": message.get("content"),
+                }
+            ]
+        out.append({"role": role, "parts": parts})
+    return out
+
+
+def _system_instructions(request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    system = request.get("system")
+    if system is None:  # OpenAI's shape: system messages among the messages
+        return [
+            part
+            for m in request.get("messages") or []
+            if isinstance(m, Mapping) and m.get("role") in ("system", "developer")
+            for part in _text_parts(m.get("content"))
+        ]
+    return _text_parts(system)
+
+
+def _output_messages(reply: ModelReply) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for block in reply.content():
+        if block.type == "text":
+            parts.append({"type": "text", "content": block.text})
+        elif block.call is not None:
+            parts.append(
+                {
+                    "type": "tool_call",
+                    "id": block.call.id,
+                    "name": block.call.name,
+                    "arguments": block.call.input,
+                }
+            )
+    return [{"role": "assistant", "parts": parts, "finish_reason": reply.stop_reason}]
+
+
 class Telemetry:
-    """Tracer, meter and the instruments Wakeful records into."""
+    """Tracer, meter and the instruments Wakeful records into.
+
+    Without providers it uses the global ones (``trace.get_tracer``/``metrics.get_meter``):
+    spans go wherever the process sends OpenTelemetry's, even to a provider set later.
+    """
 
     def __init__(
         self,
-        tracer_provider: trace.TracerProvider,
-        meter_provider: metrics.MeterProvider,
+        tracer_provider: trace.TracerProvider | None = None,
+        meter_provider: metrics.MeterProvider | None = None,
         *,
         enabled: bool = True,
+        capture_content: bool = False,
+        redaction: RedactionPolicy | None = None,
+        owned: Sequence[object] = (),
     ) -> None:
-        self.tracer_provider = tracer_provider
-        self.meter_provider = meter_provider
-        self.enabled = enabled
-        self.tracer = tracer_provider.get_tracer("wakeful")
-        meter = meter_provider.get_meter("wakeful")
+        self._tracer_provider = tracer_provider
+        self._meter_provider = meter_provider
+        self._enabled = enabled
+        self.capture_content = capture_content
+        self.redaction = redaction if redaction is not None else default_policy()
+        self._owned = list(owned)  # providers this object set up, shut down with it
+        self.tracer = trace.get_tracer(SCOPE, _VERSION, tracer_provider=tracer_provider)
+        meter = metrics.get_meter(SCOPE, _VERSION, meter_provider=meter_provider)
+        self._duration = meter.create_histogram(
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="GenAI operation duration.",
+            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+        )
         self._token_usage = meter.create_histogram(
             "gen_ai.client.token.usage",
             unit="{token}",
-            description="Input and output tokens per model call.",
+            description="Number of input and output tokens used.",
+            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
         )
         self._cache_tokens = meter.create_counter(
             "wakeful.cache.tokens",
@@ -154,20 +312,42 @@ class Telemetry:
             "wakeful.cost", unit="USD", description="Model spend at list prices."
         )
 
+    @property
+    def enabled(self) -> bool:
+        """Whether anything records: given providers, or global ones that someone set
+        (until then the API's are no-ops, and the work of recording is skipped)."""
+        if not self._enabled:
+            return False
+        if self._tracer_provider is not None or self._meter_provider is not None:
+            return True
+        return not (
+            _is_unset(trace.get_tracer_provider()) and _is_unset(metrics.get_meter_provider())
+        )
+
     @classmethod
     def disabled(cls) -> Telemetry:
-        """Records nothing (OpenTelemetry's no-op providers): the activities' default."""
+        """Records nothing (OpenTelemetry's no-op providers)."""
         return cls(trace.NoOpTracerProvider(), metrics.NoOpMeterProvider(), enabled=False)
 
     def tracing_interceptor(self) -> TracingInterceptor:
         """Temporal's OpenTelemetry interceptor on this tracer, for client and worker.
 
         It traces workflow runs, signals, updates and every activity, and carries the trace
-        context into activities, so the spans recorded there nest under the workflow's.
+        context into activities, so the spans recorded there are in the workflow's trace.
         """
-        from temporalio.contrib.opentelemetry import TracingInterceptor
-
+        try:  # temporalio's OpenTelemetry module imports the SDK
+            from temporalio.contrib.opentelemetry import TracingInterceptor
+        except ImportError as exc:
+            raise ConfigError(
+                "tracing Temporal's workflows and activities needs the OpenTelemetry SDK: "
+                "pip install 'wakeful[otlp]'"
+            ) from exc
         return TracingInterceptor(self.tracer)
+
+    def _content(self, value: Any) -> str:
+        """``value`` as the JSON the conventions record, with secrets redacted."""
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        return self.redaction.redact(text).text
 
     @contextmanager
     def _span(
@@ -180,11 +360,12 @@ class Telemetry:
         context: Context | None = None
         links: list[Link] = []
         if wake is not None:
-            # Parent on the wake's root; keep the way back to Temporal's activity span.
+            # Parent on the wake's root, in the trace of Temporal's activity span (one tree
+            # with the workflow), and keep a link to that activity span.
             current = trace.get_current_span().get_span_context()
             if current.is_valid:
                 links.append(Link(current))
-            context = wake_context(*wake)
+            context = wake_context(*wake, within=current)
         with self.tracer.start_as_current_span(
             name,
             context=context,
@@ -196,6 +377,17 @@ class Telemetry:
         ) as span:
             yield span
 
+    def _wake_tracer(self) -> trace.Tracer:
+        """The tracer to write a wake's root with, made to hand out its derived ids.
+
+        The global proxy tracer resolves to the provider's own tracer for Wakeful's scope
+        (the SDK keeps one per scope), so that one is asked for here."""
+        provider = self._tracer_provider or trace.get_tracer_provider()
+        tracer = provider.get_tracer(SCOPE, _VERSION)
+        if not adopt_wake_ids(tracer):
+            log.debug("the tracer provider takes no id generator; wake roots get random ids")
+        return tracer
+
     def record_wake(
         self,
         *,
@@ -206,11 +398,13 @@ class Telemetry:
         ended_at: datetime,
         status: str,
         error: str = "",
+        conversation_id: str = "",
         attributes: Mapping[str, AttrValue] | None = None,
     ) -> None:
-        """Write a finished wake's root span (see ``wake_trace``): from ``started_at`` to
-        ``ended_at``, with the ids its children were parented on. ``error`` (why a wake
-        failed, e.g. parked or a refused model call) marks the span as an error."""
+        """Write a finished wake's ``invoke_agent`` span (see ``wake_trace``): from
+        ``started_at`` to ``ended_at``, with the span id its children were parented on, as
+        a child of the current (Temporal activity) span. ``error`` (why a wake failed,
+        e.g. parked or a refused model call) marks the span as an error."""
         if not self.enabled:
             return
         attrs: dict[str, AttrValue] = {
@@ -221,10 +415,16 @@ class Telemetry:
             "wakeful.wake.status": status,
             **(attributes or {}),
         }
+        if conversation_id:
+            attrs["gen_ai.conversation.id"] = conversation_id
+        tracer = self._wake_tracer()
+        current = trace.get_current_span().get_span_context()
+        # Under Temporal's span when there is one; else a root in the wake's derived trace.
+        parent = None if current.is_valid else Context()
         with WakeIdGenerator.forcing(tenant, wake_id):
-            span = self.tracer.start_span(
+            span = tracer.start_span(
                 f"invoke_agent {agent}",
-                context=Context(),  # a root: its trace is the wake's
+                context=parent,
                 kind=SpanKind.INTERNAL,
                 attributes=attrs,
                 start_time=_nanos(started_at),
@@ -244,34 +444,91 @@ class Telemetry:
             (tenant, wake_id) if tenant is not None else None,
         )
 
-    def model_span(
-        self, provider: str, model: str, *, wake: WakeRef | None = None
+    def retrieval_span(
+        self, agent: str, data_source: str, *, wake: WakeRef | None = None, query: str = ""
     ) -> AbstractContextManager[Span]:
-        return self._span(
-            f"chat {model}",
-            {
-                "gen_ai.operation.name": "chat",
-                "gen_ai.system": provider,
-                "gen_ai.provider.name": provider,
-                "gen_ai.request.model": model,
-            },
-            SpanKind.CLIENT,
-            wake,
-        )
+        """Retrieval of stored events for a window (operation ``retrieval``)."""
+        attrs: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "retrieval",
+            "gen_ai.data_source.id": data_source,
+            "gen_ai.agent.name": agent,
+        }
+        if self.capture_content and query:
+            attrs["gen_ai.retrieval.query.text"] = self._content(query)
+        return self._span(f"retrieval {data_source}", attrs, SpanKind.CLIENT, wake)
+
+    @contextmanager
+    def model_span(
+        self,
+        provider: str,
+        model: str,
+        *,
+        wake: WakeRef | None = None,
+        agent: str = "",
+        conversation_id: str = "",
+        server: tuple[str, int | None] = ("", None),
+        request: Mapping[str, Any] | None = None,
+    ) -> Iterator[Span]:
+        """A ``chat`` span around one model call; records its duration metric on exit
+        (with ``error.type`` when the call raised)."""
+        attrs: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": model,
+        }
+        host, port = server
+        if host:
+            attrs["server.address"] = host
+            if port is not None:
+                attrs["server.port"] = port
+        metric_attrs = dict(attrs)
+        if agent:
+            attrs["gen_ai.agent.name"] = agent
+        if conversation_id:
+            attrs["gen_ai.conversation.id"] = conversation_id
+        if self.capture_content and request is not None:
+            attrs["gen_ai.input.messages"] = self._content(_input_messages(request))
+            system = _system_instructions(request)
+            if system:
+                attrs["gen_ai.system_instructions"] = self._content(system)
+        began = time.perf_counter()
+        try:
+            with self._span(f"chat {model}", attrs, SpanKind.CLIENT, wake) as span:
+                try:
+                    yield span
+                except BaseException as exc:
+                    # Temporal's ApplicationError carries the failure's own type name.
+                    error = getattr(exc, "type", None) or type(exc).__qualname__
+                    span.set_attribute("error.type", str(error))
+                    metric_attrs["error.type"] = str(error)
+                    raise
+        finally:
+            if self.enabled:
+                self._duration.record(time.perf_counter() - began, metric_attrs)
 
     def tool_span(
-        self, tool: str, call_id: str, *, wake: WakeRef | None = None
+        self,
+        tool: str,
+        call_id: str,
+        *,
+        wake: WakeRef | None = None,
+        agent: str = "",
+        conversation_id: str = "",
+        arguments: Any = None,
     ) -> AbstractContextManager[Span]:
-        return self._span(
-            f"execute_tool {tool}",
-            {
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": tool,
-                "gen_ai.tool.call.id": call_id,
-            },
-            SpanKind.INTERNAL,
-            wake,
-        )
+        attrs: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool,
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
+        }
+        if agent:
+            attrs["gen_ai.agent.name"] = agent
+        if conversation_id:
+            attrs["gen_ai.conversation.id"] = conversation_id
+        if self.capture_content and arguments is not None:
+            attrs["gen_ai.tool.call.arguments"] = self._content(arguments)
+        return self._span(f"execute_tool {tool}", attrs, SpanKind.INTERNAL, wake)
 
     def record_model_call(
         self,
@@ -282,8 +539,12 @@ class Telemetry:
         cost_usd: float | None = None,
         stop_reason: str | None = None,
         span: Span | None = None,
+        reply: ModelReply | None = None,
+        request_model: str = "",
+        server: tuple[str, int | None] = ("", None),
     ) -> None:
-        """Put usage on the model span (if given) and into the metrics."""
+        """Put usage (and, with ``reply``, its id and, if captured, its content) on the
+        model span (if given) and into the metrics."""
         if not self.enabled:
             return
         total = usage.total_input_tokens
@@ -304,12 +565,22 @@ class Telemetry:
                 span.set_attribute("gen_ai.response.finish_reasons", [stop_reason])
             if cost_usd is not None:
                 span.set_attribute("wakeful.cost_usd", cost_usd)
-        base = {
+            response_id = reply.raw.get("id") if reply is not None else None
+            if isinstance(response_id, str) and response_id:
+                span.set_attribute("gen_ai.response.id", response_id)
+            if reply is not None and self.capture_content:
+                span.set_attribute("gen_ai.output.messages", self._content(_output_messages(reply)))
+        base: dict[str, AttrValue] = {
             "gen_ai.operation.name": "chat",
-            "gen_ai.system": provider,
             "gen_ai.provider.name": provider,
-            "gen_ai.request.model": model,
+            "gen_ai.request.model": request_model or model,
+            "gen_ai.response.model": model,
         }
+        host, port = server
+        if host:
+            base["server.address"] = host
+            if port is not None:
+                base["server.port"] = port
         self._token_usage.record(total, {**base, "gen_ai.token.type": "input"})
         self._token_usage.record(usage.output_tokens, {**base, "gen_ai.token.type": "output"})
         for kind, value in (
@@ -350,14 +621,16 @@ class Telemetry:
             self.record_evictions(count, agent=agent, bucket=bucket, reason=reason)
 
     def record_tool(self, span: Span, *, is_error: bool, output: str) -> None:
-        """A tool's outcome on its span: error or not, and the output's size. Never the
-        output itself: tool output can hold secrets, and content capture is opt-in in the
-        GenAI conventions."""
+        """A tool's outcome on its span: error or not, and the output's size; the output
+        itself (redacted) only with ``capture_content``, as the GenAI conventions make
+        content capture opt-in."""
         if not self.enabled:
             return
         span.set_attributes(
             {"wakeful.tool.is_error": is_error, "wakeful.tool.output_chars": len(output)}
         )
+        if self.capture_content:
+            span.set_attribute("gen_ai.tool.call.result", self._content(output))
         if is_error:
             span.set_attribute("error.type", "tool_error")
             self.mark_error(span, "the tool failed; its error was returned to the model")
@@ -381,11 +654,36 @@ class Telemetry:
         span.set_status(Status(StatusCode.ERROR, message))
 
     def shutdown(self) -> None:
-        """Flush and stop exporters (call once, at worker shutdown)."""
-        for provider in (self.tracer_provider, self.meter_provider):
+        """Flush and stop the exporters this object set up (call once, at worker
+        shutdown); providers it did not create (the user's global ones) are left alone."""
+        for provider in self._owned:
             stop: Any = getattr(provider, "shutdown", None)
             if stop is not None:
                 stop()
+
+
+def _sdk_providers(
+    settings: TelemetrySettings,
+    span_exporter: SpanExporter | None = None,
+    metric_reader: MetricReader | None = None,
+) -> tuple[Any, Any]:
+    """SDK tracer and meter providers per ``settings``, plus the given exporter/reader."""
+    try:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+    except ImportError as exc:
+        raise ConfigError(_NEEDS_SDK) from exc
+    resource = Resource.create({"service.name": settings.service_name})
+    configured_spans, configured_metrics = _exporters(settings)
+    tracer_provider = TracerProvider(resource=resource)
+    if configured_spans is not None:
+        tracer_provider.add_span_processor(BatchSpanProcessor(configured_spans))
+    if span_exporter is not None:
+        tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
+    readers = [r for r in (configured_metrics, metric_reader) if r is not None]
+    return tracer_provider, MeterProvider(resource=resource, metric_readers=readers)
 
 
 def setup_telemetry(
@@ -394,17 +692,56 @@ def setup_telemetry(
     span_exporter: SpanExporter | None = None,
     metric_reader: MetricReader | None = None,
 ) -> Telemetry:
-    """Providers per ``settings``; explicit exporter/reader (tests) are added on top."""
-    resource = Resource.create({"service.name": settings.service_name})
-    configured_spans, configured_metrics = _exporters(settings)
-    tracer_provider = TracerProvider(resource=resource, id_generator=WakeIdGenerator())
-    if configured_spans is not None:
-        tracer_provider.add_span_processor(BatchSpanProcessor(configured_spans))
-    if span_exporter is not None:
-        tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
-    readers = [r for r in (configured_metrics, metric_reader) if r is not None]
-    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
-    return Telemetry(tracer_provider, meter_provider)
+    """Private SDK providers per ``settings`` (not installed globally); explicit
+    exporter/reader (tests) are added on top."""
+    tracer_provider, meter_provider = _sdk_providers(settings, span_exporter, metric_reader)
+    return Telemetry(
+        tracer_provider,
+        meter_provider,
+        capture_content=settings.capture_content,
+        owned=(tracer_provider, meter_provider),
+    )
+
+
+def _is_unset(provider: object) -> bool:
+    """Whether a global provider is still the API's default proxy (nobody set one)."""
+    return type(provider).__name__ in ("ProxyTracerProvider", "_ProxyMeterProvider")
+
+
+def install_telemetry(settings: TelemetrySettings) -> Telemetry:
+    """Telemetry on the global providers; with an exporter, SDK providers exporting there
+    are installed as the global ones first, unless the process already set its own: those
+    are never replaced (Wakeful's spans then go to them, and a warning says so)."""
+    plain = Telemetry(capture_content=settings.capture_content)
+    if settings.exporter == "none":
+        return plain
+    globals_: dict[str, object] = {
+        "TracerProvider": trace.get_tracer_provider(),
+        "MeterProvider": metrics.get_meter_provider(),
+    }
+    set_by_user = [kind for kind, provider in globals_.items() if not _is_unset(provider)]
+    if set_by_user:
+        log.warning(
+            "a global OpenTelemetry %s is already set: Wakeful records to it and does not "
+            "install its own for otel exporter %r",
+            " and ".join(set_by_user),
+            settings.exporter,
+        )
+    if len(set_by_user) == len(globals_):
+        return plain  # nothing to install: not even the SDK is needed
+    tracer_provider, meter_provider = _sdk_providers(settings)
+    owned: list[object] = []
+    if "TracerProvider" in set_by_user:
+        tracer_provider.shutdown()  # built but not used: stop its export thread
+    else:
+        trace.set_tracer_provider(tracer_provider)
+        owned.append(tracer_provider)
+    if "MeterProvider" in set_by_user:
+        meter_provider.shutdown()
+    else:
+        metrics.set_meter_provider(meter_provider)
+        owned.append(meter_provider)
+    return Telemetry(capture_content=settings.capture_content, owned=owned)
 
 
 def _nanos(at: datetime) -> int:

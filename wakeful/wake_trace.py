@@ -1,33 +1,42 @@
-"""One trace per wake, whose root span is written when the wake ends.
+"""One tree per wake, whose ``invoke_agent`` span is written when the wake ends.
 
 A wake spans several activities, possibly on several workers and across worker restarts,
 and the workflow code that drives it may not do I/O — so no process holds a wake's span
-open from start to finish. Instead the wake's trace id and root span id are *derived* from
+open from start to finish. Instead the wake's root span id is *derived* from
 ``(tenant, wake_id)``: every activity of the wake parents its spans (compile, model call,
-tool) on that span context, and the activity that finishes the wake writes the root span
-itself, with those very ids, its recorded start time and the end time. Backends assemble
-the tree whatever order the spans arrive in.
+tool) on that span id, and the activity that finishes the wake writes the ``invoke_agent``
+span itself, with that very id, its recorded start time and the end time. Backends
+assemble the tree whatever order the spans arrive in.
+
+The trace id is the one of the Temporal span the activity runs in (Temporal's tracing
+interceptor carries the workflow's trace into each activity), so workflow, activity and
+GenAI spans are one trace; an activity with no current span uses a trace id derived from
+the wake as well, the same in every process.
 
 The ids are a hash, so they are the same in every process and after a retry; OpenTelemetry
 requires only that they be unique and non-zero, which a 128/64-bit hash of a unique wake id
-is (with overwhelming probability). The SDK's id generator is asked for ids only when a span
-starts, so :class:`WakeIdGenerator` hands out the derived ids exactly once, for the root
-span, and random ones otherwise.
+is (with overwhelming probability). A tracer is asked for ids only when a span starts, so
+:class:`WakeIdGenerator` hands out the derived ids exactly once, for the root span, and
+otherwise those of the generator it wraps (the SDK's random one, or a user's own).
+
+This module needs only the OpenTelemetry API: the generator is duck-typed to the SDK's
+``IdGenerator`` (``generate_trace_id``, ``generate_span_id``, ``is_trace_id_random``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-__all__ = ["WakeIdGenerator", "wake_context", "wake_ids"]
+__all__ = ["WakeIdGenerator", "adopt_wake_ids", "wake_context", "wake_ids"]
 
 _FORCED: ContextVar[tuple[int, int] | None] = ContextVar("wakeful_forced_ids", default=None)
 
@@ -40,29 +49,42 @@ def wake_ids(tenant: str, wake_id: str) -> tuple[int, int]:
     return trace_id, span_id
 
 
-def wake_context(tenant: str, wake_id: str) -> Context:
-    """A context whose current span is the wake's root (remote: it is written elsewhere)."""
+def wake_context(tenant: str, wake_id: str, within: SpanContext | None = None) -> Context:
+    """A context whose current span is the wake's root (remote: it is written elsewhere),
+    in the trace of ``within`` (and sampled as it is), else in the wake's derived trace."""
     trace_id, span_id = wake_ids(tenant, wake_id)
-    parent = SpanContext(
-        trace_id, span_id, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED)
-    )
+    flags = TraceFlags(TraceFlags.SAMPLED)
+    if within is not None and within.is_valid:
+        trace_id, flags = within.trace_id, within.trace_flags
+    parent = SpanContext(trace_id, span_id, is_remote=True, trace_flags=flags)
     return trace.set_span_in_context(NonRecordingSpan(parent))
 
 
-class WakeIdGenerator(RandomIdGenerator):
-    """Random ids, except for the root span of a wake being written (see module)."""
+class WakeIdGenerator:
+    """The wrapped generator's ids, except for the root span of a wake being written."""
+
+    def __init__(self, inner: Any = None) -> None:
+        self.inner = inner
 
     def generate_trace_id(self) -> int:
         forced = _FORCED.get()
-        return forced[0] if forced is not None else super().generate_trace_id()
+        if forced is not None:
+            return forced[0]
+        if self.inner is not None:
+            return int(self.inner.generate_trace_id())
+        return random.getrandbits(128) or 1
 
     def is_trace_id_random(self) -> bool:
-        return _FORCED.get() is None
+        if _FORCED.get() is not None:
+            return False
+        return bool(self.inner.is_trace_id_random()) if self.inner is not None else True
 
     def generate_span_id(self) -> int:
         forced = _FORCED.get()
         if forced is None:
-            return super().generate_span_id()
+            if self.inner is not None:
+                return int(self.inner.generate_span_id())
+            return random.getrandbits(64) or 1
         _FORCED.set(None)  # once: spans started while writing the root get their own ids
         return forced[1]
 
@@ -74,3 +96,17 @@ class WakeIdGenerator(RandomIdGenerator):
             yield
         finally:
             _FORCED.reset(token)
+
+
+def adopt_wake_ids(tracer: object) -> bool:
+    """Let ``tracer`` (an SDK tracer: it has an ``id_generator``) hand out a wake's root ids.
+
+    Only Wakeful's own tracer is touched (the SDK keeps one per instrumentation scope), and
+    its generator is wrapped, not replaced: every other span keeps the ids it would have
+    had. False for a tracer that takes no id generator (a no-op or foreign one)."""
+    current = getattr(tracer, "id_generator", None)
+    if current is None:
+        return False
+    if not isinstance(current, WakeIdGenerator):
+        tracer.id_generator = WakeIdGenerator(current)  # type: ignore[attr-defined]
+    return True

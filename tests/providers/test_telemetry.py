@@ -73,7 +73,7 @@ def test_model_call_span_carries_genai_attributes(
     assert model.context.trace_id == wake.context.trace_id and wake.parent is None
     assert (wake.end_time - wake.start_time) == 3_000_000_000
     attrs = dict(model.attributes or {})
-    assert attrs["gen_ai.system"] == "anthropic"
+    assert attrs["gen_ai.provider.name"] == "anthropic" and "gen_ai.system" not in attrs
     assert attrs["gen_ai.request.model"] == "claude-sonnet-4-6"
     assert attrs["gen_ai.usage.input_tokens"] == 1050
     assert attrs["gen_ai.usage.output_tokens"] == 20

@@ -110,7 +110,10 @@ def test_activity_threads_are_read_and_bounded(monkeypatch: pytest.MonkeyPatch) 
 
 def test_bad_choice_lists_what_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WAKEFUL_OTEL_EXPORTER", "jaeger")
-    with pytest.raises(ConfigError, match=r"WAKEFUL_OTEL_EXPORTER='jaeger'.*'none', 'console'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"WAKEFUL_OTEL_EXPORTER / OTEL_TRACES_EXPORTER='jaeger'.*'none', 'console'",
+    ):
         load_settings()
 
 
@@ -227,3 +230,18 @@ def test_unknown_wakeful_variables_are_named_with_the_closest_setting() -> None:
         ("WAKEFUL_DATABSE_URL", "WAKEFUL_DATABASE_URL"),
         ("WAKEFUL_FROBNICATE", None),
     ]
+
+
+def test_reads_the_standard_otel_variables_and_wakeful_names_win(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "billing-agents")
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    s = load_settings()
+    assert (s.otel_exporter, s.otel_service_name) == ("console", "billing-agents")
+    assert s.otel_capture_message_content
+    monkeypatch.setenv("WAKEFUL_OTEL_EXPORTER", "none")
+    monkeypatch.setenv("WAKEFUL_OTEL_SERVICE_NAME", "wk")
+    s = load_settings()
+    assert (s.otel_exporter, s.otel_service_name) == ("none", "wk")

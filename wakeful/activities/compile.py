@@ -195,16 +195,19 @@ class CompileActivities:
         if index is not None:
             # Retrieval is a compiler input: candidates join the snapshot, the compiler
             # decides; the hits are stored so a replay uses the same ones.
-            snapshot, retrieval_hash = retrieve_into(
-                index,
-                ts,
-                snapshot,
-                goal_text=goal.text,
-                policy=policy,
-                max_event_id=max_event_id,
-                max_tokens=self.deps.retrieval_max_tokens,
-                call_index=inp.call_index,
-            )
+            with self.deps.telemetry.retrieval_span(
+                wake.agent, "wakeful.events", wake=(wake.tenant, wake.wake_id), query=goal.text
+            ):
+                snapshot, retrieval_hash = retrieve_into(
+                    index,
+                    ts,
+                    snapshot,
+                    goal_text=goal.text,
+                    policy=policy,
+                    max_event_id=max_event_id,
+                    max_tokens=self.deps.retrieval_max_tokens,
+                    call_index=inp.call_index,
+                )
         telemetry = self.deps.telemetry
         with telemetry.compile_span(wake.agent, wake.wake_id, tenant=wake.tenant) as span:
             with self.deps.compile_lock:

@@ -60,7 +60,8 @@ class ActivityDeps:
     # workflows tag themselves with tenant, agent and session.
     search_attributes: bool = False
     # Spans and metrics of compiles, model calls and tools; records nothing by default.
-    telemetry: Telemetry = field(default_factory=Telemetry.disabled)
+    # The process's global OpenTelemetry providers: a no-op until someone sets one.
+    telemetry: Telemetry = field(default_factory=Telemetry)
     # MCP client sessions (one per server) and each recent wake's MCP tool list.
     mcp: McpPool = field(default_factory=McpPool)
     # Names the intents of a goal that came without any (compiler/intents.py). None: the

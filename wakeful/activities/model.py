@@ -42,6 +42,7 @@ from wakeful.providers.pricing import cost_usd
 from wakeful.substrate.records import ModelCallRecord
 from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.store import TenantStore
+from wakeful.telemetry import server_of
 
 
 def provider_of(inp: CallModelIn) -> str:
@@ -95,7 +96,16 @@ class ModelActivities:
         provider = self.deps.provider(name)
         telemetry = self.deps.telemetry
         model = str(request.get("model", ""))
-        with telemetry.model_span(name, model, wake=(wake.tenant, wake.wake_id)) as span:
+        server = server_of(provider)
+        with telemetry.model_span(
+            name,
+            model,
+            wake=(wake.tenant, wake.wake_id),
+            agent=wake.agent,
+            conversation_id=wake.session_id,
+            server=server,
+            request=request,
+        ) as span:
             try:
                 reply = await provider.complete(request)
             except ProviderError as exc:
@@ -117,6 +127,9 @@ class ModelActivities:
                 cost_usd=cost,
                 stop_reason=reply.stop_reason,
                 span=span,
+                reply=reply,
+                request_model=model,
+                server=server,
             )
         u = reply.usage
         output = reply.model_dump_json()

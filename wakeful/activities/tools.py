@@ -164,7 +164,12 @@ class ToolActivities:
         )
         is_error = retry = False
         with self.deps.telemetry.tool_span(
-            call.name, call.id, wake=(wake.tenant, wake.wake_id)
+            call.name,
+            call.id,
+            wake=(wake.tenant, wake.wake_id),
+            agent=wake.agent,
+            conversation_id=wake.session_id,
+            arguments=args,
         ) as span:
             limit = DEFAULT_RESULT_CHARS
             try:

@@ -138,6 +138,7 @@ def trace_wake(ts: TenantStore, inp: FinishWakeIn, telemetry: Telemetry) -> None
         ended_at=inp.at,
         status=inp.status,
         error=inp.error,
+        conversation_id=inp.wake.session_id,
         attributes={
             "wakeful.session_id": inp.wake.session_id,
             "wakeful.wake.number": inp.wake.number,

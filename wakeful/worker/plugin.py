@@ -80,7 +80,9 @@ class WakefulPlugin(SimplePlugin):
     ``sandboxed=False`` runs every workflow of the worker, yours too, outside Temporal's
     sandbox (``Settings.workflow_sandbox``); by default the worker's runner is kept.
     ``interceptors`` (e.g. Temporal's ``TracingInterceptor``) go to the client, and the
-    worker-side ones to workers, once each.
+    worker-side ones to workers, once each. Wakeful's GenAI spans go to the process's
+    global OpenTelemetry providers; ``interceptors=[deps.telemetry.tracing_interceptor()]``
+    puts Temporal's workflow and activity spans in the same trace, one tree per wake.
     """
 
     def __init__(

@@ -16,7 +16,7 @@ from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import PROVIDER_NAMES, build_provider
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.substrate.vectors.base import VectorStore
-from wakeful.telemetry import Telemetry, TelemetrySettings, setup_telemetry
+from wakeful.telemetry import Telemetry, TelemetrySettings, install_telemetry
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import connect
 from wakeful.worker.plugin import WakefulPlugin
@@ -200,13 +200,14 @@ async def run_until_terminated(worker: Worker) -> None:
 
 
 def build_telemetry(settings: Settings) -> Telemetry:
-    """Spans and metrics per ``otel_exporter``/``otel_endpoint``; disabled for ``none``."""
-    if settings.otel_exporter == "none":
-        return Telemetry.disabled()
-    return setup_telemetry(
+    """Telemetry on the process's global OpenTelemetry providers; with ``otel_exporter``
+    (``OTEL_TRACES_EXPORTER``) console or otlp, SDK providers exporting there are
+    installed first, unless the process set its own (never replaced)."""
+    return install_telemetry(
         TelemetrySettings(
-            service_name="wakeful-worker",
+            service_name=settings.otel_service_name,
             exporter=settings.otel_exporter,
             otlp_endpoint=settings.otel_endpoint,
+            capture_content=settings.otel_capture_message_content,
         )
     )

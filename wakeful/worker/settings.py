@@ -206,14 +206,33 @@ class Settings(BaseSettings):
     ingress_port: int = Field(8080, ge=1, le=65535, description="Port the ingress binds.")
 
     # --- telemetry ------------------------------------------------------------------
+    # The standard OTEL_* variables are read too (the WAKEFUL_OTEL_* name wins). By default
+    # Wakeful records to the process's global providers and installs none of its own.
     otel_exporter: Literal["none", "console", "otlp"] = Field(
-        "none", description="Where OpenTelemetry spans go."
+        "none",
+        validation_alias=_also("otel_exporter", "OTEL_TRACES_EXPORTER"),
+        description="Where OpenTelemetry spans and metrics go when no global provider is "
+        "set: none (only to a provider the process set itself), console or otlp; also read "
+        "from OTEL_TRACES_EXPORTER.",
     )
     otel_endpoint: str | None = Field(
         None,
         validation_alias=_also("otel_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT"),
         description="OTLP collector endpoint when otel_exporter is otlp; also read from "
         "OTEL_EXPORTER_OTLP_ENDPOINT.",
+    )
+    otel_service_name: str = Field(
+        "wakeful-worker",
+        validation_alias=_also("otel_service_name", "OTEL_SERVICE_NAME"),
+        description="service.name of the worker's telemetry; also read from OTEL_SERVICE_NAME.",
+    )
+    otel_capture_message_content: bool = Field(
+        False,
+        validation_alias=_also(
+            "otel_capture_message_content", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+        ),
+        description="Record prompts, replies and tool arguments/results (redacted) on the "
+        "GenAI spans; also read from OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT.",
     )
 
     # --- timeouts (explicit, so nothing waits forever) -----------------------------
