@@ -14,6 +14,7 @@ from wakeful.compiler import Policy
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import PROVIDER_NAMES, build_provider
+from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.substrate.vectors.base import VectorStore
 from wakeful.telemetry import Telemetry, TelemetrySettings, install_telemetry
@@ -54,6 +55,32 @@ def open_vectors(ep: StackEndpoints, settings: Settings) -> VectorStore:
     from wakeful.substrate.vectors.edge import EdgeVectorStore
 
     return EdgeVectorStore(ep.qdrant_path or settings.qdrant_path)
+
+
+def embedder_for(settings: Settings) -> Embedder | None:
+    """The retrieval embedder ``WAKEFUL_EMBEDDER`` names (None: the index's default, the
+    offline hashing embedder). A missing key or package stops the worker with one line."""
+    from wakeful.substrate.embedders import OpenAIEmbedder, SentenceTransformerEmbedder
+
+    kind, _, model = settings.embedder.partition(":")
+    if kind == "hashing":
+        return None
+    if kind == "openai":
+        key = settings.openai_api_key
+        if key is None:
+            raise ConfigError(
+                "WAKEFUL_EMBEDDER=openai needs an OpenAI API key: set OPENAI_API_KEY (or "
+                "WAKEFUL_OPENAI_API_KEY), or use WAKEFUL_EMBEDDER=hashing"
+            )
+        return OpenAIEmbedder(
+            model or "text-embedding-3-small",
+            api_key=key.get_secret_value(),
+            base_url=settings.openai_base_url,
+        )
+    try:
+        return SentenceTransformerEmbedder(model) if model else SentenceTransformerEmbedder()
+    except ConfigError as err:
+        raise ConfigError(f"WAKEFUL_EMBEDDER={settings.embedder}: {err}") from None
 
 
 def open_index(deps: ActivityDeps) -> None:
@@ -146,6 +173,7 @@ async def _serve(
         counter=BpeCounter(),
         policies=policies,
         vectors=open_vectors(ep, settings),
+        embedder=embedder_for(settings),
         telemetry=build_telemetry(settings),
     )
     open_index(deps)

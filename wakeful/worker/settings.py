@@ -31,7 +31,10 @@ from wakeful.worker.temporal_env import load_profile
 if TYPE_CHECKING:
     from temporalio.envconfig import ClientConfigProfile
 
+EMBEDDER_KINDS = ("hashing", "openai", "sentence-transformers")
+
 __all__ = [
+    "EMBEDDER_KINDS",
     "ENV_PREFIX",
     "STATE_DIR_NAME",
     "Settings",
@@ -116,6 +119,13 @@ class Settings(BaseSettings):
         le=65535,
         description="Preferred gRPC port of the embedded Temporal server. Unset: the first "
         "free port from 7233 upward, kept across restarts.",
+    )
+    embedder: str = Field(
+        "hashing",
+        description="The retrieval embedder: 'hashing' (lexical, offline; the default), "
+        "'openai' or 'openai:<model>' (an OpenAI-compatible embeddings API; needs an API key), "
+        "'sentence-transformers' or 'sentence-transformers:<model>' (needs that package). "
+        "Vectors are kept per embedder name, so switching re-indexes instead of mixing.",
     )
     search_attributes: bool = Field(
         True,
@@ -285,6 +295,14 @@ class Settings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError("expected an http:// or https:// URL")
         return value.rstrip("/")
+
+    @field_validator("embedder")
+    @classmethod
+    def _embedder(cls, value: str) -> str:
+        kind = value.split(":", 1)[0].strip()
+        if kind not in EMBEDDER_KINDS:
+            raise ValueError(f"use one of {', '.join(EMBEDDER_KINDS)} (optionally :<model>)")
+        return value.strip()
 
     @field_validator("tenant")
     @classmethod
