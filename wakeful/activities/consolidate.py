@@ -8,7 +8,9 @@ finds its first write; two consolidations over the same history write once.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
+from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -47,6 +49,7 @@ from wakeful.consolidation.spans import (
 )
 from wakeful.consolidation.text import contains_token, registry_ids
 from wakeful.errors import ProviderError
+from wakeful.providers.base import ModelReply
 from wakeful.substrate.records import (
     ConsolidationLogRecord,
     DecisionRecord,
@@ -236,13 +239,34 @@ class ConsolidateActivities:
 
     @activity.defn(name=SUMMARISE)
     async def summarise(self, inp: SpanIn) -> DraftOut:
-        """Ask the model for a summary of one span; the reply is stored, its hash returned."""
+        """Ask the model for a summary of one span; the reply is stored, its hash returned.
+
+        The substrate's reads and writes run in a thread: an ``async`` activity runs on the
+        worker's event loop, which a blocking database call would hold for everyone."""
         a, span = inp.agent, inp.span
         ts = self._ts(a)
-        step = f"draft:{span.key}"
-        done = ts.logged(f"{a.round_id}:{step}")
+        reused, body = await asyncio.to_thread(self._draft_request, ts, inp)
+        if reused is not None:
+            return reused
+        try:
+            reply = await self.deps.provider(inp.provider).complete(body)
+        except ProviderError as exc:
+            raise ApplicationError(
+                f"{inp.provider} summary of span {span.key} for agent {a.agent} failed: {exc}",
+                type="ProviderError",
+                non_retryable=not exc.retryable,
+                next_retry_delay=timedelta(seconds=exc.retry_after) if exc.retry_after else None,
+            ) from exc
+        return await asyncio.to_thread(self._store_draft, ts, inp, reply)
+
+    def _draft_request(
+        self, ts: TenantStore, inp: SpanIn
+    ) -> tuple[DraftOut | None, dict[str, Any]]:
+        """The stored draft of an earlier attempt, or the request that asks for one."""
+        a, span = inp.agent, inp.span
+        done = ts.logged(f"{a.round_id}:draft:{span.key}")
         if done is not None and done.output_hash:
-            return DraftOut(output_hash=done.output_hash, reused=True)
+            return DraftOut(output_hash=done.output_hash, reused=True), {}
         items = self._items(ts, a, span)
         text = "\n".join(i.text for i in items)
         entries = ts.all_decisions(a.agent)
@@ -266,21 +290,15 @@ class ConsolidateActivities:
             if contains_token(text, f.old)
         ]
         prompt = build_prompt(span.level, items, registry, superseded)
-        body = request_body(inp.provider, inp.model, prompt, a.policy.summary_max_tokens)
-        try:
-            reply = await self.deps.provider(inp.provider).complete(body)
-        except ProviderError as exc:
-            raise ApplicationError(
-                f"{inp.provider} summary of span {span.key} for agent {a.agent} failed: {exc}",
-                type="ProviderError",
-                non_retryable=not exc.retryable,
-                next_retry_delay=timedelta(seconds=exc.retry_after) if exc.retry_after else None,
-            ) from exc
+        return None, request_body(inp.provider, inp.model, prompt, a.policy.summary_max_tokens)
+
+    def _store_draft(self, ts: TenantStore, inp: SpanIn, reply: ModelReply) -> DraftOut:
+        a, span = inp.agent, inp.span
         digest = ts.put_blob("summary_draft", reply.text)
         self._log(
             ts,
             a,
-            step,
+            f"draft:{span.key}",
             action="draft",
             status="drafted",
             subject=span.key,

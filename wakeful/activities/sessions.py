@@ -6,6 +6,7 @@ Each is idempotent like the rest: writes are keyed by ``(workflow id, wake, step
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -99,9 +100,11 @@ class SessionActivities:
 
     @activity.defn(name=KEEP_WARM)
     async def keep_warm(self, inp: KeepWarmIn) -> KeepWarmOut:
-        """Re-send the session's last window with a minimal output cap: a cache read."""
+        """Re-send the session's last window with a minimal output cap: a cache read. (The
+        window is read in a thread: this activity runs on the worker's event loop.)"""
         ts = self.deps.store.tenant(inp.wake.tenant)
-        request: dict[str, Any] = json.loads(ts.get_blob(inp.window_hash))
+        window = await asyncio.to_thread(ts.get_blob, inp.window_hash)
+        request: dict[str, Any] = json.loads(window)
         for key, floor in _MAX_OUTPUT_KEYS.items():
             if key in request:
                 request[key] = max(inp.max_tokens, floor)
