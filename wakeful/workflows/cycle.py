@@ -118,6 +118,7 @@ async def act(
     start_to_close: timedelta,
     retry: RetryPolicy,
     heartbeat: timedelta | None = None,
+    summary: str | None = None,
 ) -> R:
     """Run one activity by its wire name on any worker (model calls, tools, deliveries)."""
     result: R = await workflow.execute_activity(
@@ -127,6 +128,7 @@ async def act(
         start_to_close_timeout=start_to_close,
         heartbeat_timeout=heartbeat,
         retry_policy=retry,
+        summary=summary,
     )
     return result
 
@@ -326,10 +328,16 @@ class WakeCycle:
                 result_type=CallModelOut,
                 start_to_close_timeout=p.MODEL_TIMEOUT,
                 retry_policy=p.MODEL_RETRY,
+                summary=f"model call {arg.call_index}",
             )
             return reply
         return await act(
-            CALL_MODEL, arg, CallModelOut, start_to_close=p.MODEL_TIMEOUT, retry=p.MODEL_RETRY
+            CALL_MODEL,
+            arg,
+            CallModelOut,
+            start_to_close=p.MODEL_TIMEOUT,
+            retry=p.MODEL_RETRY,
+            summary=f"model call {arg.call_index}",
         )
 
     def _spend_cap(self, compiled: CompileOut | None) -> str | None:
@@ -415,6 +423,9 @@ class WakeCycle:
                             if limits and limits.heartbeat_s
                             else None
                         ),
+                        # Remote steps only: a local tool's marker would grow every
+                        # wake's history by the summary (``bench history``).
+                        summary=f"tool {call.name}",
                     )
                 if call.name == self.rt.output_tool and not out.is_error:
                     self.answer = WakeAnswer(out.answer, out.answer_chars, out.result_hash)
