@@ -21,7 +21,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, WorkerConfig, WorkflowR
 from wakeful.activities.deps import ActivityDeps, check_policy
 from wakeful.errors import ConfigError
 from wakeful.worker.codec import data_converter
-from wakeful.worker.worker import WORKFLOWS, activities
+from wakeful.worker.components import WORKFLOWS, activities
 
 __all__ = ["WakefulPlugin"]
 

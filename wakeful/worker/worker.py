@@ -2,64 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from temporalio.client import Client
 from temporalio.common import WorkerDeploymentVersion
 from temporalio.worker import Interceptor, Worker, WorkerDeploymentConfig
 
-from wakeful.activities.child import ChildActivities
-from wakeful.activities.compile import CompileActivities
-from wakeful.activities.consolidate_memory import consolidation_activities
 from wakeful.activities.deps import ActivityDeps
-from wakeful.activities.model import ModelActivities
-from wakeful.activities.sessions import SessionActivities
-from wakeful.activities.tools import ToolActivities
-from wakeful.activities.wake import WakeActivities
 from wakeful.worker.build_id import build_id
-from wakeful.workflows.agent import AgentWorkflow
-from wakeful.workflows.child import ChildAgentWorkflow
-from wakeful.workflows.consolidation import ConsolidationWorkflow
-from wakeful.workflows.scheduled import ScheduledWakeWorkflow
+from wakeful.worker.components import WORKFLOWS, activities, session_activities
+from wakeful.worker.plugin import WakefulPlugin
 
-WORKFLOWS: list[type] = [
-    AgentWorkflow,
-    ChildAgentWorkflow,
-    ScheduledWakeWorkflow,
-    ConsolidationWorkflow,
-]
-
-
-def activities(deps: ActivityDeps) -> list[Callable[..., Any]]:
-    wake = WakeActivities(deps)
-    return [
-        wake.start_wake,
-        wake.record_output,
-        wake.finish_wake,
-        CompileActivities(deps).compile,  # opens the wake too, when asked
-        ModelActivities(deps).call_model,
-        ToolActivities(deps).run_tool,
-        *session_activities(deps),
-        *consolidation_activities(deps),
-    ]
-
-
-def session_activities(deps: ActivityDeps) -> list[Callable[..., Any]]:
-    """Sessions, keep-warm, trigger delivery, and child agents."""
-    sessions, child = SessionActivities(deps), ChildActivities(deps)
-    return [
-        sessions.resume_agent,
-        sessions.find_wake,
-        sessions.end_session,
-        sessions.keep_warm,
-        sessions.deliver_trigger,
-        sessions.record_tool_results,
-        child.plan,
-        child.prepare,
-        child.collect,
-        child.merge,
-    ]
+__all__ = ["WORKFLOWS", "activities", "build_worker", "deployment_config", "session_activities"]
 
 
 def build_worker(
@@ -89,9 +43,6 @@ def build_worker(
     (``Settings.workflow_sandbox``): no run-time guard against a non-deterministic call, and
     less CPU per workflow task.
     """
-    # Imported here: the plugin lists this module's workflows and activities.
-    from wakeful.worker.plugin import WakefulPlugin
-
     plugin = WakefulPlugin(deps, max_threads=max_threads, sandboxed=sandboxed)
     return Worker(
         client,
