@@ -37,7 +37,7 @@ def codec_server(
     """
     import uvicorn
 
-    from wakeful.cli.ingress import _bind
+    from wakeful.cli.ingress import _bind, run_server
     from wakeful.worker.codec_server import DEFAULT_ORIGINS, check_exposure, codec_app
 
     if not 1 <= port <= 65535:
@@ -51,9 +51,4 @@ def codec_server(
         f"{', '.join(origins)}; token {'required' if token else 'not required'})"
     )
     config = uvicorn.Config(codec_app(token=token, origins=origins), log_level=log_level)
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:
-        progress("codec server stopped")
-    finally:
-        sock.close()
+    run_server(config, sock, "codec server")

@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+from typing import TYPE_CHECKING
 
 import typer
 
 from wakeful.cli.common import EXIT_RUNTIME, emit_json, endpoints, friendly, progress, settings
 from wakeful.errors import ConfigError, StackError
+
+if TYPE_CHECKING:  # uvicorn is imported by the commands that serve (`--help` stays light)
+    import uvicorn
 
 app = typer.Typer(help="The webhook ingress: signed HTTP deliveries wake agents.")
 
@@ -41,7 +45,6 @@ def serve(
 
     Uses the configured Postgres and Temporal, or the embedded stack when no URL is set.
     """
-    import uvicorn
     from temporalio.client import Client
 
     from wakeful.substrate.store import Store
@@ -75,17 +78,26 @@ def serve(
         f" task queue {s.task_queue!r})"
     )
     config = server_config(app_, log_level=log_level)  # read deadline, connection limits
-    # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal; a
-    # stop that was asked for is a clean exit (0), as `docker stop` expects.
+    try:
+        run_server(config, sock, "ingress")
+    finally:
+        store.close()
+
+
+def run_server(config: uvicorn.Config, sock: socket.socket, name: str) -> None:
+    """Serve on ``sock`` until stopped. uvicorn shuts down gracefully on SIGINT/SIGTERM and
+    then re-raises the signal; a stop that was asked for is a clean exit (0), as `docker
+    stop` expects. The socket is closed either way."""
+    import uvicorn
+
     previous = signal.signal(signal.SIGTERM, _stop_requested)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except (KeyboardInterrupt, _StopRequested):
-        progress("ingress stopped")
+        progress(f"{name} stopped")
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
-        store.close()
 
 
 class _StopRequested(Exception):

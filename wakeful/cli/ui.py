@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 
 import typer
 
@@ -37,7 +36,7 @@ def ui(
     """Serve a read-only web console of the agents, wakes, windows, ledgers and cost."""
     import uvicorn
 
-    from wakeful.cli.ingress import _bind
+    from wakeful.cli.ingress import _bind, run_server
     from wakeful.ui.app import create_app, needs_token
 
     token = token or os.environ.get(TOKEN_ENV) or None
@@ -72,22 +71,7 @@ def ui(
         server_header=False,
         proxy_headers=False,
     )
-    # uvicorn stops gracefully on SIGINT/SIGTERM, then re-raises the signal: a stop asked
-    # for is a clean exit (0).
-    previous = signal.signal(signal.SIGTERM, _stop_requested)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
-    except (KeyboardInterrupt, _StopRequested):
-        progress("wakeful ui stopped")
+        run_server(config, sock, "wakeful ui")
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        sock.close()
         store.close()
-
-
-class _StopRequested(Exception):
-    pass
-
-
-def _stop_requested(signum: int, frame: object) -> None:
-    raise _StopRequested
