@@ -41,9 +41,9 @@ def compile_of(ts: TenantStore, agent: str, wake: int, call: int) -> CompileReco
 
 
 def ledger_of(ts: TenantStore, rec: CompileRecord) -> Ledger:
-    from wakeful.compiler import Ledger
+    from wakeful.substrate.cache_outcomes import ledger_of as read
 
-    return Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
+    return read(ts, rec)
 
 
 def explain(agent: str, wake: int = WAKE, call: int = CALL, json_out: bool = JSON) -> None:

@@ -12,10 +12,11 @@ from wakeful.providers.cache_limits import min_cacheable_tokens
 from wakeful.substrate.records import CompileRecord
 from wakeful.substrate.store import TenantStore
 
-__all__ = ["cache_outcome_of", "previous_compile"]
+__all__ = ["cache_outcome_of", "ledger_of", "previous_compile"]
 
 
-def _ledger(ts: TenantStore, rec: CompileRecord) -> Ledger:
+def ledger_of(ts: TenantStore, rec: CompileRecord) -> Ledger:
+    """The ledger a compile recorded."""
     return Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
 
 
@@ -45,10 +46,10 @@ def cache_outcome_of(ts: TenantStore, agent: str, rec: CompileRecord) -> CacheOu
     made = next((c for c in ts.model_calls(rec.wake_id) if c.call_index == rec.call_index), None)
     if made is None:
         return None
-    current = _ledger(ts, rec)
+    current = ledger_of(ts, rec)
     before = previous_compile(ts, agent, rec)
     return classify(
-        _ledger(ts, before) if before is not None else None,
+        ledger_of(ts, before) if before is not None else None,
         before.as_of if before is not None else None,
         current,
         rec.as_of,

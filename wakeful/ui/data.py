@@ -16,7 +16,7 @@ from wakeful.compiler import Ledger, LedgerDiff, diff_ledgers
 from wakeful.compiler.cache_outcome import TTL_SECONDS, CacheOutcome
 from wakeful.errors import StoreError
 from wakeful.providers.base import ModelReply, ToolCall
-from wakeful.substrate.cache_outcomes import cache_outcome_of
+from wakeful.substrate.cache_outcomes import cache_outcome_of, ledger_of
 from wakeful.substrate.records import (
     CompileRecord,
     DecisionRecord,
@@ -241,7 +241,7 @@ def call_view(ts: TenantStore, wake_id: str, index: int) -> CallView:
         rec = compiles[index]
     except IndexError:
         raise NotFound(f"wake {wake_id!r} has {len(compiles)} call(s), not {index}") from None
-    ledger = Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
+    ledger = ledger_of(ts, rec)
     call = next((c for c in ts.model_calls(wake_id) if c.call_index == rec.call_index), None)
     outcome = cache_outcome_of(ts, wake.agent, rec)
     return CallView(wake, index % len(compiles), len(compiles), rec, ledger, call, outcome)
@@ -380,7 +380,7 @@ def session_view(ts: TenantStore, agent: str, session_id: str) -> SessionView:
     for w in wakes:
         made = {c.call_index: c for c in ts.model_calls(w.wake_id)}
         for place, rec in enumerate(ts.compiles(w.wake_id)):
-            ledger = Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
+            ledger = ledger_of(ts, rec)
             calls.append(
                 SessionCall(
                     wake=w,
