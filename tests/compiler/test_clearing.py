@@ -165,3 +165,18 @@ def test_a_step_reads_the_cleared_part_through_the_entry_the_calls_before_wrote(
     assert moved is not None and moved.block_id == sets[step][-1] != held.block_id
     assert len(at.ledger.breakpoints) <= 4
     assert_anthropic_valid(at.request)
+
+
+def test_a_step_clears_all_but_the_newest_kept_tokens() -> None:
+    """When the boundary moves it moves as far as it can: to ``keep`` tokens before the end
+    of the history, so a step leaves no more uncleared output than ``keep`` asks for (here
+    the newest wake's, ~2k tokens; keep is 1k) and the next step is a full step away."""
+    steps = 0
+    previous: list[str] = []
+    for wakes in range(2, 16):
+        cleared = _cleared(_compile(wakes))
+        if cleared != previous:
+            steps += 1
+            assert cleared == [f"result-{n}" for n in range(1, wakes)], wakes
+        previous = cleared
+    assert steps >= 2

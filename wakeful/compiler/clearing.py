@@ -12,11 +12,16 @@ output back: a tool schema joining the window would rewrite the whole cache.)
 
 Which results are cleared follows from the snapshot alone, and changes rarely: positions
 count the tokens of the history's blocks from its start (as ``history.py`` does), and a
-result is cleared when it ends at or before the **boundary**, the largest multiple of
-``step = clear_tool_output_at - clear_tool_output_keep`` at most ``history -
-clear_tool_output_keep``. The newest ``clear_tool_output_keep`` tokens thus always keep
-their output, and the boundary moves one step at a time: each move rewrites the cache from
-the first newly cleared result once, and every call until the next move reads it.
+result is cleared when it ends at or before the **boundary**. The boundary is replayed
+from the ends of the history's wakes: it starts at 0, and once a wake's end lies
+``step = clear_tool_output_at - clear_tool_output_keep`` past it plus
+``clear_tool_output_keep`` (and at least ``clear_tool_output_at`` from the start), it moves
+to that end minus ``clear_tool_output_keep``. The newest ``clear_tool_output_keep`` tokens
+thus always keep their output; each move rewrites the cache from the first newly cleared
+result once, and every call until the next move reads it. A move goes as far as it can
+rather than to a multiple of ``step``: the output left whole after a step is read on every
+call until the next one, and the rewrite that a step costs covers it either way (on the
+cache bench's tool-heavy sessions, moving to multiples cost 3-15 % more).
 
 That needs a cache entry where the cleared part ends: the provider looks back only ~20
 content blocks from a breakpoint, and the history's breakpoints sit far after it. So the
@@ -68,26 +73,45 @@ def _history(snap: Sequence[Facts], current: str | None) -> list[tuple[int, Fact
     ]
 
 
-def _boundary(history_tokens: int, eviction: Eviction) -> int:
+def _boundary(history: Sequence[tuple[int, Facts]], eviction: Eviction) -> int:
+    """Where clearing ends for this history (see the module docstring)."""
     at, keep = eviction.clear_tool_output_at, eviction.clear_tool_output_keep
-    if at <= 0 or not eviction.collapse_resolved or history_tokens < at:
+    if at <= 0 or not eviction.collapse_resolved:
         return 0
     step = at - keep
-    return (history_tokens - keep) // step * step
+    boundary = 0
+    for end in _wake_ends(history):
+        if end >= at and end - keep >= boundary + step:
+            boundary = end - keep
+    return boundary
+
+
+def _wake_ends(history: Sequence[tuple[int, Facts]]) -> list[int]:
+    """Where each wake of the history ends (tokens from its start), in order."""
+    ends: list[int] = []
+    position, wake = 0, None
+    for n, (_, f) in enumerate(history):
+        if n and f.wake != wake:
+            ends.append(position)
+        wake = f.wake
+        position += f.tokens
+    if history:
+        ends.append(position)
+    return ends
 
 
 def clearing_boundary(snap: Sequence[Facts], current: str | None, eviction: Eviction) -> int:
     """The history position (tokens from its start) up to which tool output is cleared;
     0 when the history is below the threshold or clearing is off."""
-    return _boundary(sum(f.tokens for _, f in _history(snap, current)), eviction)
+    return _boundary(_history(snap, current), eviction)
 
 
 def _previous_boundary(history: list[tuple[int, Facts]], eviction: Eviction) -> int:
     """The boundary of the previous wake's history: this one without its newest wake."""
     newest = next((f.wake for _, f in reversed(history) if f.wake is not None), None)
     if newest is None:
-        return _boundary(sum(f.tokens for _, f in history), eviction)
-    return _boundary(sum(f.tokens for _, f in history if f.wake != newest), eviction)
+        return _boundary(history, eviction)
+    return _boundary([(n, f) for n, f in history if f.wake != newest], eviction)
 
 
 def clear_tool_output(snapshot: Snapshot, snap: Sequence[Facts], eviction: Eviction) -> Snapshot:
@@ -95,7 +119,7 @@ def clear_tool_output(snapshot: Snapshot, snap: Sequence[Facts], eviction: Evict
     left out; the very same object when neither applies."""
     blocks = snapshot.blocks
     history = _history(snap, snapshot.current_wake_id)
-    boundary = _boundary(sum(f.tokens for _, f in history), eviction)
+    boundary = _boundary(history, eviction)
     cleared: dict[int, Block] = {}
     if boundary:
         # The end to mark: the previous boundary's on the wake that moved it (see above).

@@ -65,8 +65,9 @@ class Breakpoint(BaseModel):
 # 6: old tool output is cleared in steps (``clearing.py``); the data notice is shorter;
 # read_result is sent while a shortened result needs it. 7: the data notice goes with the
 # first data in the window instead of the instructions. 8: a ``cleared`` breakpoint after
-# the last cleared tool result, so a clearing step reads the cleared part.
-COMPILER_VERSION = 8
+# the last cleared tool result, so a clearing step reads the cleared part. 9: a clearing
+# step moves the boundary to the newest kept tokens, not to a multiple of the step.
+COMPILER_VERSION = 9
 
 
 class Ledger(BaseModel):
