@@ -5,7 +5,8 @@ the first compile's ledger says so, with the prices."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+import re
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from temporalio.api.enums.v1 import EventType
@@ -118,5 +119,13 @@ async def test_keep_warm_calls_hold_the_cache_until_the_next_expected_wake(
     assert two.session_id == one.session_id and two.pacing == "continue_now"
     ts = store.tenant(agent.tenant)
     notes = Ledger.model_validate_json(ts.get_blob(ts.compiles(two.wake_id)[0].ledger_hash)).notes
-    assert any(n.startswith("while idle: pacing keep_warm") for n in notes)
-    assert any(n.startswith("keep-warm call 2: read ") for n in notes)
+    # Each idle note carries its own time, between the two wakes (the console draws it there).
+    first_at, second_at = ts.compiles(one.wake_id)[0].as_of, ts.compiles(two.wake_id)[0].as_of
+    idle_at = [
+        datetime.fromisoformat(m[1])
+        for n in notes
+        if (m := re.match(r"^(?:while idle|keep-warm call \d) at (\S+): ", n))
+    ]
+    assert any(n.startswith("while idle at ") and ": pacing keep_warm" in n for n in notes)
+    assert any(re.match(r"^keep-warm call 2 at \S+: read ", n) for n in notes)
+    assert len(idle_at) >= 3 and all(first_at < t < second_at for t in idle_at), idle_at

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
@@ -118,21 +119,28 @@ def test_the_session_page_is_the_sessions_calls_as_recorded(
 def test_keep_warm_calls_and_idle_pacing_are_read_from_the_next_wakes_ledger(
     recorded: Recorded,
 ) -> None:
-    """The notes the agent workflow writes while idle (sessions.py: ``while idle: ...`` and
-    ``keep-warm call N: ...``) come back as priced decisions and pings, drawn and listed."""
+    """The notes the agent workflow writes while idle (sessions.py: ``while idle at T: ...``
+    and ``keep-warm call N at T: ...``) come back as priced decisions and pings at their own
+    times, drawn and listed; notes from before they carried a time fall back to the wake's."""
     ts, agent = recorded.ts, recorded.agent.name
     second = recorded.wakes[1]
     wake = ts.wake_by_number(agent, second.number)
     rec = ts.compiles(second.wake_id)[0]
     ledger = Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
+    decided = rec.as_of - timedelta(minutes=9)
+    sent = rec.as_of - timedelta(minutes=5)
     idle = (
-        "while idle: pacing keep_warm: next wake expected 9m after the last cache use > "
+        f"while idle at {decided.isoformat()}: pacing keep_warm: next wake expected 9m after"
+        " the last cache use > "
         "session TTL 5m; keep_warm $0.001200 (2 pings); handoff $0.004000 [not allowed: "
         "the session is warm and policy.handoff_when_warm is off]"
     )
     noted = (
         ledger.with_note(idle)
-        .with_note("keep-warm call 1: read 4096 cached tokens, wrote 0, $0.000410")
+        .with_note(
+            f"keep-warm call 1 at {sent.isoformat()}: read 4096 cached tokens, wrote 0, $0.000410"
+        )
+        .with_note("keep-warm call 2: read 4096 cached tokens, wrote 0, $0.000410")
         .with_note("keep-warm skipped: the session cache had already expired")
     )
     p, k, other = data._orchestrator(wake, rec.as_of, noted)
@@ -142,7 +150,12 @@ def test_keep_warm_calls_and_idle_pacing_are_read_from_the_next_wakes_ledger(
         "keep_warm": data.Price(0.0012),
         "handoff": data.Price(0.004, allowed=False),
     }
-    assert [(x.ping, x.read, x.wrote, x.cost_usd) for x in k] == [(1, 4096, 0, 0.00041)]
+    assert p[1].at == decided
+    assert [(x.ping, x.read, x.wrote, x.cost_usd, x.at) for x in k] == [
+        (1, 4096, 0, 0.00041, sent),
+        (2, 4096, 0, 0.00041, rec.as_of),  # an older note, without its time
+    ]
+    k = k[:1]
     assert [n for _, n in other] == ["keep-warm skipped: the session cache had already expired"]
 
     view = data.session_view(ts, agent, wake.session_id)

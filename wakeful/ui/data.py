@@ -288,10 +288,13 @@ def as_json(value: Any) -> str:
 
 # --- a session's cache timeline ------------------------------------------------------------
 
-# A keep-warm call's note, as the agent workflow writes it into the next wake's ledger.
+# A keep-warm call's note, as the agent workflow writes it into the next wake's ledger
+# (with its time since notes carry one; older ledgers have none).
 _KEEP_WARM = re.compile(
-    r"^keep-warm call (\d+): read (\d+) cached tokens, wrote (\d+), \$([0-9.]+)$"
+    r"^keep-warm call (\d+)(?: at (\S+))?: read (\d+) cached tokens, wrote (\d+), \$([0-9.]+)$"
 )
+# A pacing decision made while idle, likewise.
+_IDLE = re.compile(r"^while idle(?: at (\S+))?: ")
 
 
 @dataclass(frozen=True)
@@ -329,11 +332,11 @@ class Pacing:
 
 @dataclass(frozen=True)
 class KeepWarm:
-    """A keep-warm call sent while idle; recorded (without its time) in the next wake's
-    first ledger, so ``recorded_at`` is that compile's ``as_of``."""
+    """A keep-warm call sent while idle, recorded in the next wake's first ledger; ``at`` is
+    when it was sent (that compile's ``as_of`` for ledgers from before notes had times)."""
 
     wake: WakeRecord
-    recorded_at: datetime
+    at: datetime
     ping: int
     read: int
     wrote: int
@@ -420,16 +423,28 @@ def _orchestrator(
         )
     for note in ledger.notes:
         if m := _KEEP_WARM.match(note):
-            warm.append(KeepWarm(w, at, int(m[1]), int(m[2]), int(m[3]), float(m[4])))
-        elif note.startswith("while idle: pacing "):
+            sent = _time(m[2], at)
+            warm.append(KeepWarm(w, sent, int(m[1]), int(m[3]), int(m[4]), float(m[5])))
+        elif (m := _IDLE.match(note)) and note[m.end() :].startswith("pacing "):
             # Priced too, in the reason's words; the chosen option is its first word.
-            said = note.removeprefix("while idle: ")
+            said = note[m.end() :]
+            decided = _time(m[1], at)
             pacing.append(
-                Pacing(w, at, said.split()[1].rstrip(":"), _prices_in(said), said, idle=True)
+                Pacing(w, decided, said.split()[1].rstrip(":"), _prices_in(said), said, idle=True)
             )
         elif not note.startswith("pacing"):
             other.append((w, note))
     return pacing, warm, other
+
+
+def _time(text: str | None, default: datetime) -> datetime:
+    """A note's ISO time, or ``default`` when it has none (or none that parses)."""
+    if text:
+        try:
+            return datetime.fromisoformat(text)
+        except ValueError:
+            pass
+    return default
 
 
 _PRICED = re.compile(r"\b([a-z_]+) \$([0-9.]+)(?:[^;\[]*?(\[not allowed))?")

@@ -552,7 +552,7 @@ def session_page(v: data.SessionView) -> str:
         for p in v.pacing
     ] + [
         TimedEvent(
-            "keep-warm", since(k.recorded_at), f"ping {k.ping}",
+            "keep-warm", since(k.at), f"ping {k.ping}",
             f"keep-warm call {k.ping} before wake #{k.wake.number}: read {k.read:,},"
             f" wrote {k.wrote:,}, ${k.cost_usd:.6f}",
         )

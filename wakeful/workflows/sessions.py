@@ -132,9 +132,10 @@ class Sessions:
     async def plan_idle(self, next_at: datetime, policy: PacingPolicy) -> None:
         """The next wake is expected at ``next_at``: sleep, keep warm, or hand off now."""
         s = self.state
+        now = workflow.now()
         decision = decide(
             PacingInput(
-                now=workflow.now(),
+                now=now,
                 clock=s.clock,
                 rates=rates_for(self.rt.provider, self.rt.model),
                 policy=policy,
@@ -145,7 +146,9 @@ class Sessions:
             )
         )
         s.pacing = decision
-        s.idle_notes.append(f"while idle: {decision.reason}")
+        # The time goes in the note: it is read back (the console's cache timeline) with the
+        # next wake's ledger, whose own time is that wake's.
+        s.idle_notes.append(f"while idle at {now.isoformat()}: {decision.reason}")
         if decision.choice == "keep_warm":
             s.keep_warm_at = list(decision.keep_warm_at)
         elif decision.choice == "handoff":
@@ -195,6 +198,7 @@ class Sessions:
         if out.cache_read_input_tokens or out.cache_creation_input_tokens:
             s.clock = s.clock.model_copy(update={"last_used_at": now})
         s.idle_notes.append(
-            f"keep-warm call {s.keep_warm_sent}: read {out.cache_read_input_tokens} cached"
+            f"keep-warm call {s.keep_warm_sent} at {now.isoformat()}:"
+            f" read {out.cache_read_input_tokens} cached"
             f" tokens, wrote {out.cache_creation_input_tokens}, ${out.cost_usd:.6f}"
         )
