@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import httpx
-
-from wakeful.worker.ports import find_free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,27 +23,30 @@ class Served:
 
 @contextmanager
 def serving_ui(env: dict[str, str], *args: str) -> Iterator[Served]:
-    """Serve until the block ends, then stop it as a service manager does (SIGTERM)."""
-    port = find_free_port(range(47300, 47400))
-    assert port is not None
+    """Serve until the block ends, then stop it as a service manager does (SIGTERM).
+
+    It binds any free port (``--port 0``) and the test reads the address it prints: a port
+    chosen here and bound there could be taken in between by a test running beside it."""
     server = subprocess.Popen(
-        [sys.executable, "-m", "wakeful.cli.main", "ui", "--port", str(port), *args],
+        [sys.executable, "-m", "wakeful.cli.main", "ui", "--port", "0", *args],
         env=env,
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
     )
-    served = Served(f"http://127.0.0.1:{port}")
+    assert server.stderr is not None
+    said: list[str] = []
+    served = Served("")
     try:
-        while True:  # bounded by the test timeout; the server says why if it dies
-            assert server.poll() is None, server.stderr.read() if server.stderr else ""
-            try:
-                httpx.get(f"{served.base}/")
+        for line in server.stderr:  # bounded by the test timeout; ends if the server dies
+            said.append(line)
+            if m := re.match(r"wakeful ui on http://\S+?:(\d+)/", line):
+                served.base = f"http://127.0.0.1:{m[1]}"
                 break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        assert served.base, "".join(said)
         yield served
     finally:
         server.send_signal(signal.SIGTERM)
-        _, served.said = server.communicate(timeout=60)
+        _, rest = server.communicate(timeout=60)
+        served.said = "".join(said) + rest
         served.returncode = server.returncode

@@ -27,7 +27,9 @@ def test_a_public_host_without_a_token_is_refused_in_one_line(
 def test_a_port_out_of_range_is_refused_in_one_line() -> None:
     out = CliRunner().invoke(app, ["ui", "--port", "70000"])
     assert out.exit_code == 2
-    assert out.stderr.strip() == "error: --port 70000 is not a TCP port (1-65535)"
+    assert out.stderr.strip() == (
+        "error: --port 70000 is not a TCP port (1-65535, or 0 for any free one)"
+    )
 
 
 def test_a_token_from_the_environment_guards_a_public_host(recorded: Recorded) -> None:

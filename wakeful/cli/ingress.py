@@ -31,6 +31,9 @@ def _bind(host: str, port: int) -> socket.socket:
             f"cannot listen on {host}:{port} ({err.strerror}): choose another --port or stop "
             "what holds it"
         ) from None
+    # Listening now, before the server starts, queues a client that connects as soon as the
+    # address is printed instead of refusing it.
+    sock.listen(2048)
     return sock
 
 

@@ -17,7 +17,9 @@ def ui(
     host: str = typer.Option(
         "127.0.0.1", help="Address to bind; any other than the loopback needs a token."
     ),
-    port: int = typer.Option(8765, help="Port to bind."),
+    port: int = typer.Option(
+        8765, help="Port to bind; 0 takes any free one (the address is printed)."
+    ),
     token: str | None = typer.Option(
         None,
         "--token",
@@ -40,8 +42,8 @@ def ui(
     from wakeful.ui.app import create_app, needs_token
 
     token = token or os.environ.get(TOKEN_ENV) or None
-    if not 1 <= port <= 65535:
-        raise ConfigError(f"--port {port} is not a TCP port (1-65535)")
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port {port} is not a TCP port (1-65535, or 0 for any free one)")
     if needs_token(host) and not token:
         raise ConfigError(
             f"--host {host} exposes the console beyond this machine: give it a token with"
@@ -54,6 +56,7 @@ def ui(
 
         temporal_ui = EmbeddedStack(s).status().temporal.ui_url
     sock = _bind(host, port)
+    port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     progress(
         f"wakeful ui on http://{shown}:{port}/ (tenant {s.tenant!r}"
