@@ -34,7 +34,8 @@ scripted reply. Per system:
 peer's, and Wakeful's p50 time minus model time against the fastest peer's. A system that
 could not run says why under ``error`` (and the checks say it was not measured).
 
-Progress goes to stderr; ``run`` returns the JSON object.
+Progress goes to stderr; ``run`` returns the JSON object (on a stack of its own, as
+``wakeful bench history``'s); ``measure`` runs on a Temporal server and Postgres already up.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -70,7 +71,7 @@ from wakeful.substrate.store import Store
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.ports import port_accepts
 
-__all__ = ["conversation", "run"]
+__all__ = ["conversation", "measure", "run"]
 
 MESSAGE_TOKENS = 300
 # A failure bound on one turn (a peer whose workflow task fails retries it forever).
@@ -101,9 +102,9 @@ def conversation(dataset: Path | str, turns: int, tokens: int = MESSAGE_TOKENS) 
     current: list[str] = []
     for line in lines:
         current.append(line)
-        text = "\n".join(current)
-        if counter.count(text) >= tokens:
-            messages.append(text)
+        joined = "\n".join(current)
+        if counter.count(joined) >= tokens:
+            messages.append(joined)
             current = []
             if len(messages) == turns:
                 return messages
@@ -122,13 +123,12 @@ class _System:
     proc: subprocess.Popen[str] | None = None
     stderr: Path | None = None
     client: Client | None = None
-    send: Callable[[int, str], Any] | None = None
+    send: Callable[[int, str], Awaitable[Any]] | None = None
     error: str | None = None
     wall: list[float] = field(default_factory=list)
     model: list[float] = field(default_factory=list)
     model_calls: int = 0
     cpu: list[float] = field(default_factory=list)
-    cpu_start: float = 0.0
     stack: dict[str, float] = field(default_factory=dict)
     after_turn: dict[int, Footprint] = field(default_factory=dict)
 
@@ -252,6 +252,8 @@ async def _workers(systems: list[_System], **where: Any) -> AsyncIterator[None]:
 async def _connect(system: _System, address: str, wakeful_client: Client, tenant: str) -> None:
     """The system's client (as its docs connect one) and how it sends a turn."""
     if system.name == "wakeful":
+        from wakeful.compiler.blocks import Goal, GoalKind
+        from wakeful.contracts import Trigger
         from wakeful.worker.client import wake
         from wakeful.workflows.agent import workflow_id
 
@@ -260,9 +262,6 @@ async def _connect(system: _System, address: str, wakeful_client: Client, tenant
         system.workflow_id = workflow_id(tenant, runtime.name)
 
         async def send_wake(i: int, text: str) -> Any:
-            from wakeful.compiler.blocks import Goal, GoalKind
-            from wakeful.contracts import Trigger
-
             trigger = Trigger(
                 goal=Goal(kind=GoalKind.MESSAGE, text=text), idempotency_key=f"peers-{tenant}-{i}"
             )
