@@ -272,14 +272,10 @@ async def _connect(system: _System, address: str, wakeful_client: Client, tenant
 
         system.send = send_wake
         return
-    if system.name == "pydantic_ai":
-        from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
-
-        client = await Client.connect(address, plugins=[PydanticAIPlugin()])
-    else:
-        from temporalio.openai_agents import OpenAIAgentsPlugin
-
-        client = await Client.connect(address, plugins=[OpenAIAgentsPlugin()])
+    # A peer's turn sends a string and gets one back, which its plugin's payload converter
+    # writes exactly as Temporal's default does: this client does without the plugins
+    # (their workers have them), so the driver imports neither SDK.
+    client = await Client.connect(address)
     system.client = client
     system.workflow_id = f"peers-{system.name}-{uuid.uuid4().hex[:8]}"
     handle: WorkflowHandle[Any, Any] = await client.start_workflow(
@@ -457,8 +453,8 @@ async def measure(
                     await http.post(
                         f"{sim_url}/_sim/script", json={"script": script, "scope": s.api_key}
                     )
-            # Clients and conversations start while the workers do (the driver imports the
-            # peers' plugins meanwhile); a workflow started first waits on its queue.
+            # Clients and conversations start while the workers do; a workflow started
+            # first waits on its queue.
             for s in runnable:
                 try:
                     await _connect(s, address, client, tenant)
