@@ -116,6 +116,19 @@ def history(
     _report(_run("history_bench", wakes=wakes), json_out)
 
 
+@app.command("peers")
+@friendly
+def peers(
+    json_out: bool = typer.Option(False, "--json"),
+    turns: int = typer.Option(50, help="Turns of the conversation."),
+    dataset: str = typer.Option(
+        "../shared/bench/locomo-dev.json", help="The LoCoMo file the messages are built from."
+    ),
+) -> None:
+    """Temporal footprint of one conversation: Wakeful vs pydantic-ai and OpenAI Agents."""
+    _report(_run("peers_bench", turns=turns, dataset=dataset), json_out)
+
+
 @app.command("recall")
 @friendly
 def recall(
