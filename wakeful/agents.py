@@ -361,7 +361,7 @@ class Agent:
                 "model": self.model,
                 "provider": self.provider,
                 "policy": self.policy,
-                "tools": [t.schema() for t in self.tools]
+                "tools": [t.spec() for t in self.tools]
                 + ([delegate_schema(self.delegations)] if self.delegations else []),
                 "instructions": self.instructions,
             }

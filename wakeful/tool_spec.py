@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -82,9 +83,20 @@ class Tool:
     requires_approval: bool = False
     approval_timeout_s: float | None = None
     on_approval_timeout: Literal["deny", "park"] = "deny"
+    # How long a result describes the world (a deploy status, a queue length): past it, the
+    # result in a later window becomes a one-line note asking the model to call again
+    # (seconds or a timedelta; None: it never goes stale). ``compiler.live_output``.
+    fresh_for: float | timedelta | None = None
+    # Its results are the source of truth for what they describe: a copy from anywhere
+    # else gives way to them when both are in a window (``compiler.dedupe``).
+    authoritative: bool = False
 
     def __post_init__(self) -> None:
         where = f"tool {self.name!r}"
+        if isinstance(self.fresh_for, timedelta):
+            object.__setattr__(self, "fresh_for", self.fresh_for.total_seconds())
+        if self.fresh_for is not None:
+            positive(where, "fresh_for", self.fresh_for, "seconds (or a timedelta)")
         at_least(where, "max_attempts", self.max_attempts, 1)
         at_least(where, "max_retries", self.max_retries, 0)
         at_least(where, "max_result_chars", self.max_result_chars, 1_000)
@@ -108,6 +120,17 @@ class Tool:
             "description": self.description,
             "input_schema": self.input_schema,
         }
+
+    def spec(self) -> dict[str, Any]:
+        """Its schema plus what a compile needs to know of its results (stored with the
+        agent's spec; a tool without either keeps the entry, and the hash, it had)."""
+        extra: dict[str, Any] = {}
+        fresh = self.fresh_for
+        if fresh is not None:
+            extra["fresh_for_s"] = fresh.total_seconds() if isinstance(fresh, timedelta) else fresh
+        if self.authoritative:
+            extra["authoritative"] = True
+        return self.schema() | extra
 
 
 def at_least(where: str, field: str, value: object, low: int) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any, Literal, TypeVar, get_type_hints, overload
 
 import docstring_parser
@@ -68,6 +69,8 @@ def build_tool(
     requires_approval: bool = False,
     approval_timeout_s: float | None = None,
     on_approval_timeout: Literal["deny", "park"] = "deny",
+    fresh_for: float | timedelta | None = None,
+    authoritative: bool = False,
 ) -> Tool:
     """The :class:`~wakeful.agents.Tool` of a plain function (sync or ``async def``)."""
     if not callable(fn):
@@ -105,6 +108,8 @@ def build_tool(
         requires_approval=requires_approval,
         approval_timeout_s=approval_timeout_s,
         on_approval_timeout=on_approval_timeout,
+        fresh_for=fresh_for,
+        authoritative=authoritative,
     )
 
 
@@ -125,6 +130,8 @@ def tool(
     requires_approval: bool = False,
     approval_timeout_s: float | None = None,
     on_approval_timeout: Literal["deny", "park"] = "deny",
+    fresh_for: float | timedelta | None = None,
+    authoritative: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -142,6 +149,8 @@ def tool(
     requires_approval: bool = False,
     approval_timeout_s: float | None = None,
     on_approval_timeout: Literal["deny", "park"] = "deny",
+    fresh_for: float | timedelta | None = None,
+    authoritative: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`~wakeful.agents.Tool` of a function: ``@tool`` or ``@tool(name=...)``.
 
@@ -150,7 +159,8 @@ def tool(
     may get wrong (invalid arguments or :class:`ToolRetry`) before it is told to stop.
     ``requires_approval`` makes each call wait for a person's decision (``wakeful
     approve``), at most ``approval_timeout_s``; then ``on_approval_timeout`` denies the
-    call or parks the wake.
+    call or parks the wake. ``fresh_for`` (seconds or a timedelta) is how long a result
+    stays true; ``authoritative`` makes its results win over copies from elsewhere.
     """
 
     def make(f: Callable[..., Any]) -> Tool:
@@ -166,6 +176,8 @@ def tool(
             requires_approval=requires_approval,
             approval_timeout_s=approval_timeout_s,
             on_approval_timeout=on_approval_timeout,
+            fresh_for=fresh_for,
+            authoritative=authoritative,
         )
 
     return make(fn) if fn is not None else make

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio import activity
@@ -92,6 +92,30 @@ def profile_blocks(agent_name: str, tools: list[dict[str, Any]]) -> list[Block]:
     return blocks
 
 
+def with_tool_facts(events: list[Block], tools: list[dict[str, Any]]) -> list[Block]:
+    """Each tool result as its tool describes it (``Tool.spec``): good until ``fresh_for_s``
+    after it was recorded, and ``authoritative`` when the tool is the source of truth. The
+    compiler acts on both (``compiler.live_output``, ``compiler.dedupe``)."""
+    facts = {
+        t["name"]: (t.get("fresh_for_s"), bool(t.get("authoritative")))
+        for t in tools
+        if t.get("fresh_for_s") is not None or t.get("authoritative")
+    }
+    if not facts:
+        return events
+    out = []
+    for b in events:
+        fact = facts.get(b.tool_name or "") if b.kind is BlockKind.TOOL_RESULT else None
+        if fact is not None:
+            fresh_for, authoritative = fact
+            update: dict[str, Any] = {"authoritative": authoritative}
+            if fresh_for is not None and b.captured_at is not None:
+                update["stale_after"] = b.captured_at + timedelta(seconds=fresh_for)
+            b = b.model_copy(update=update)
+        out.append(b)
+    return out
+
+
 def build_snapshot(
     ts: TenantStore,
     spec: dict[str, Any],
@@ -126,6 +150,7 @@ def build_snapshot(
         tail_cache=tail_cache,
     )
     tools = list(spec["tools"])
+    events = with_tool_facts(events, tools)
     if not tools and any(CAPPED_META in b.meta for b in events):  # (tools since removed)
         tools = [read_result_schema()]
     blocks = profile_blocks(name, tools) + events

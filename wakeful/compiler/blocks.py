@@ -87,6 +87,9 @@ class Role(StrEnum):
 CAPPED_META = "capped"  # a tool result shortened when recorded (``wakeful.tool_results``)
 CLEARED_META = "cleared"  # a tool result cleared by ``clearing.py``: the ledger names it
 CLEARED_END_META = "cleared_end"  # the cleared result a ``cleared`` breakpoint goes after
+STALE_META = "stale"  # a paired tool result past its stale_after: ``live_output.py``
+REPEATED_META = "repeated"  # a tool result whose call was made again later: likewise
+ASKS_META = "resolved_after_asks"  # resolved after N later asks: likewise
 ON_DEMAND_META = "on_demand"  # a tool schema sent only while a shortened result needs it
 
 

@@ -12,6 +12,7 @@ never placed, so deciding before freshness changes nothing visible.
 
 from __future__ import annotations
 
+from wakeful.compiler.blocks import STALE_META
 from wakeful.compiler.facts import BLOCK_OVERHEAD, RESOLVED, Facts
 from wakeful.compiler.framing import collapsed_note
 from wakeful.compiler.state import Partition, registered
@@ -48,7 +49,8 @@ def collapse_unit(part: Partition, head: Facts, other: Facts | None) -> None:
     )
     if qualifies and result is not None:
         note, tokens = note_of(part, result)
-        if tokens < result.tokens:
+        # A stale result goes even when its note is longer: it is no longer true.
+        if tokens < result.tokens or STALE_META in result.block.meta:
             part.collapsed[result] = (note, tokens)
             part.resolved[head] = None
             return

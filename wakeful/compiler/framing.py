@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from wakeful.compiler.blocks import (
     CLEARED_META,
+    REPEATED_META,
+    STALE_META,
     Block,
     BlockKind,
     Goal,
@@ -205,6 +207,17 @@ def collapsed_note(block: Block, original_tokens: int, note_chars: int) -> str:
     if len(first) > budget:
         first = first[: max(0, budget - 1)] + "…"
     tool = block.tool_name or "tool"
+    if STALE_META in block.meta:  # past its tool's fresh_for: no stale content repeated
+        went = datetime.fromisoformat(block.meta[STALE_META]).strftime("%Y-%m-%d %H:%M:%S %Z")
+        return (
+            f"[{tool} output of ~{original_tokens} tokens went out of date at {went};"
+            f" call {tool} again for the current state]"
+        )
+    if REPEATED_META in block.meta:  # the same call made again later (``live_output.py``)
+        return (
+            f"[{tool} output of ~{original_tokens} tokens superseded by a later call with the"
+            f" same arguments] {first}"
+        ).rstrip()
     if CLEARED_META in block.meta:  # old output, cleared in a step (``clearing.py``)
         return (
             f"[{tool} output of ~{original_tokens} tokens cleared from the context;"

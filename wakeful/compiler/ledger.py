@@ -66,8 +66,9 @@ class Breakpoint(BaseModel):
 # read_result is sent while a shortened result needs it. 7: the data notice goes with the
 # first data in the window instead of the instructions. 8: a ``cleared`` breakpoint after
 # the last cleared tool result, so a clearing step reads the cleared part. 9: a clearing
-# step moves the boundary to the newest kept tokens, not to a multiple of the step.
-COMPILER_VERSION = 9
+# step moves the boundary to the newest kept tokens, not to a multiple of the step. 10: a
+# stale or repeated tool result is collapsed to a note (``live_output.py``), its call kept.
+COMPILER_VERSION = 10
 
 
 class Ledger(BaseModel):

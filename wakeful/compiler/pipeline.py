@@ -34,6 +34,7 @@ from wakeful.compiler.clearing import clear_tool_output
 from wakeful.compiler.encode import JsonMemo
 from wakeful.compiler.evidence import without_recorded
 from wakeful.compiler.freshness import freshness
+from wakeful.compiler.live_output import settle_tool_output
 from wakeful.compiler.lookup import FactsTable
 from wakeful.compiler.partition import get_partition, update
 from wakeful.compiler.place import place
@@ -87,7 +88,9 @@ def prepare(
     table: FactsTable = cache.state((counter.name, *ranking.model_dump().values()), FactsTable)
     counts = cache.counts_for(counter)
     snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
-    cleared = clear_tool_output(snapshot, snap, policy.eviction)
+    cleared = settle_tool_output(
+        clear_tool_output(snapshot, snap, policy.eviction), policy.eviction, now
+    )
     if cleared is not snapshot:
         snapshot = cleared
         snap = table.facts_of(snapshot.blocks, counts, counter, ranking)

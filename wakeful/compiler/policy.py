@@ -163,6 +163,34 @@ class Eviction(_Model):
         ge=0,
         description="The newest history tokens whose tool output is never cleared.",
     )
+    resolve_repeated_calls: bool = Field(
+        False,
+        description=(
+            "Collapse a tool result to a note once the model made the same call (tool and"
+            " arguments) again; off by default: each repeat rewrites the cache from the earlier"
+            " result (on the cache bench's sessions, 25-45 % dearer; compiler/live_output.py)."
+        ),
+    )
+    resolve_after_asks: int = Field(
+        0,
+        ge=0,
+        description=(
+            "A tool result this many asks back is taken as acted on and collapsed to a note;"
+            " 0 never (each new ask would rewrite the cache from an older result: clearing"
+            " in steps is the cheaper default; compiler/live_output.py)."
+        ),
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_settling_when_off(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Off (the default), these dump as policies did before they existed: fingerprints
+        # stay what their ledgers recorded.
+        data: dict[str, Any] = handler(self)
+        for off in ("resolve_repeated_calls", "resolve_after_asks"):
+            if not data.get(off):
+                data.pop(off, None)
+        return data
+
     min_relevance: dict[BlockKind, float] = Field(
         default_factory=dict,
         description="Evidence of these kinds below this relevance is excluded outright.",

@@ -10,7 +10,6 @@ from __future__ import annotations
 from functools import partial
 
 from wakeful.compiler.blocks import content_hash
-from wakeful.compiler.clearing import CLEARED_META
 from wakeful.compiler.dedupe import kept_detail, later_copies
 from wakeful.compiler.encode import request_parts
 from wakeful.compiler.framing import canonical_json
@@ -23,6 +22,7 @@ from wakeful.compiler.ledger import (
     Ledger,
     LedgerRow,
 )
+from wakeful.compiler.live_output import collapse_rule
 from wakeful.compiler.place import Layout
 from wakeful.compiler.prefix import HashChains, hash_states
 from wakeful.compiler.render.base import SEGMENT, Mark, Rendered
@@ -75,11 +75,7 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
         if note is not None:
             status, tokens, freed = COLLAPSED, note[1], f.tokens - note[1]
             digest = f.shown[1] if f.shown is not None else item.block.hash
-            rule = (
-                "eviction.clear_tool_output"
-                if CLEARED_META in f.block.meta
-                else "eviction.collapse_resolved"
-            )
+            rule = collapse_rule(f.block.meta)
         else:
             if not f.digest:
                 f.digest = f.block.hash
