@@ -1,0 +1,230 @@
+"""Writing the decision registry by key: record, supersede, retire, and expire by announcement.
+
+A mixin of :class:`wakeful.substrate.store.TenantStore` (through ``KnowledgeMixin``), with
+the same tenant scoping. Every write bumps the agent's knowledge revision first: that holds
+the agent's row lock until commit, so two writers on one key are serialised — the second
+sees the first's decision live and supersedes it, never both live at once.
+
+Nothing is deleted or overwritten: a superseded decision points at its successor, a retired
+one says by whom and when, and an expired one is retired by the compile that first saw it
+past its expiry (``retired_by = "expired@<compile step>"``), which names it in its ledger.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, or_, select, update
+from sqlalchemy.dialects.postgresql import insert
+
+from wakeful.errors import UserError
+from wakeful.substrate import schema as t
+from wakeful.substrate.records import EXPIRED_BY, DecisionRecord, DecisionSource
+from wakeful.substrate.revisions import bump_revision
+
+__all__ = ["EXPIRED_ENTRY", "RegistryMixin", "UnknownDecisionError", "expiry_note"]
+
+# The ledger entry of a compile that retired decisions at their expiry.
+EXPIRED_ENTRY = "registry.expired"
+
+_PERSON_ID = re.compile(r"^P-(\d+)$")
+_d = t.decisions.c
+
+
+class UnknownDecisionError(UserError):
+    """No decision has that id (for that agent)."""
+
+
+class RegistryMixin:
+    name: str
+
+    def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
+        raise NotImplementedError
+
+    def decision(self, agent: str, decision_id: str) -> DecisionRecord:
+        """One registry entry (any state), or one line naming what is not there."""
+        with self.tx() as conn:
+            row = _row(conn, self.name, agent, decision_id)
+        if row is None:
+            raise UnknownDecisionError(
+                f"agent {agent!r} has no decision {decision_id!r}; list them with"
+                f" `wakeful decisions list {agent} --all`"
+            )
+        return _record(row)
+
+    def record_decision(
+        self,
+        agent: str,
+        *,
+        key: str,
+        text: str,
+        at: datetime,
+        source: DecisionSource = "person",
+        rationale: str | None = None,
+        decision_id: str | None = None,
+        source_event: int | None = None,
+        expires_at: datetime | None = None,
+        replaces: str | None = None,
+    ) -> DecisionRecord:
+        """Register a decision under ``key``; the decisions current on that key (neither
+        superseded nor retired), and ``replaces`` when given, are superseded by it, in the
+        same transaction.
+
+        With ``decision_id`` the write is idempotent: a retry finds the decision written and
+        changes nothing (its first write already superseded the old one). Without, the id is
+        the agent's next ``P-<n>``.
+        """
+        with self.tx() as conn:
+            rev = bump_revision(conn, self.name, agent)  # the agent's lock: writers queue
+            if decision_id is not None:
+                done = _row(conn, self.name, agent, decision_id)
+                if done is not None:
+                    return _record(done)
+            else:
+                decision_id = _next_person_id(conn, self.name, agent)
+            conn.execute(
+                insert(t.decisions).values(
+                    tenant=self.name,
+                    agent=agent,
+                    decision_id=decision_id,
+                    key=key,
+                    text=text,
+                    rationale=rationale,
+                    source=source,
+                    source_event=source_event,
+                    expires_at=expires_at,
+                    recorded_rev=rev,
+                )
+            )
+            conn.execute(
+                update(t.decisions)
+                .where(_d.tenant == self.name, _d.agent == agent)
+                .where(or_(_d.key == key, _d.decision_id == (replaces or decision_id)))
+                .where(_d.decision_id != decision_id)
+                .where(_d.superseded_by.is_(None), _d.retired_at.is_(None))
+                .values(superseded_by=decision_id, superseded_rev=rev)
+            )
+            row = _row(conn, self.name, agent, decision_id)
+        assert row is not None
+        return _record(row)
+
+    def supersede_with(
+        self,
+        agent: str,
+        decision_id: str,
+        *,
+        text: str,
+        at: datetime,
+        rationale: str | None = None,
+        source: DecisionSource = "person",
+    ) -> DecisionRecord:
+        """Replace a current decision with a new one on its key (a decision written without
+        a key, e.g. by consolidation, lends its id as the key)."""
+        old = self.decision(agent, decision_id)
+        _require_current(old, at)
+        return self.record_decision(
+            agent,
+            key=old.key or old.decision_id,
+            text=text,
+            at=at,
+            source=source,
+            rationale=rationale,
+            replaces=old.decision_id,
+        )
+
+    def retire_decision(
+        self, agent: str, decision_id: str, *, at: datetime, by: str = "person"
+    ) -> DecisionRecord:
+        """End a current decision without a successor."""
+        with self.tx() as conn:
+            rev = bump_revision(conn, self.name, agent)
+            row = _row(conn, self.name, agent, decision_id)
+            if row is None:
+                self.decision(agent, decision_id)  # raises, naming it
+            assert row is not None
+            _require_current(_record(row), at)
+            conn.execute(
+                update(t.decisions)
+                .where(_d.tenant == self.name, _d.agent == agent, _d.decision_id == decision_id)
+                .values(retired_at=at, retired_by=by, retired_rev=rev)
+            )
+            row = _row(conn, self.name, agent, decision_id)
+        assert row is not None
+        return _record(row)
+
+    def expire_decisions(self, agent: str, at: datetime, *, step: str) -> list[DecisionRecord]:
+        """Retire the decisions past their expiry at ``at`` on behalf of the compile ``step``,
+        and return those it retired — on a retry of the step, those its first attempt did,
+        so the compile's ledger names them however often it runs."""
+        by = f"{EXPIRED_BY}{step}"
+        with self.tx() as conn:
+            due = conn.execute(
+                select(_d.decision_id).where(
+                    _d.tenant == self.name,
+                    _d.agent == agent,
+                    _d.superseded_by.is_(None),
+                    _d.retired_at.is_(None),
+                    _d.expires_at <= at,
+                )
+            ).first()
+            if due is not None:  # the revision moves only when something expires
+                rev = bump_revision(conn, self.name, agent)
+                conn.execute(
+                    update(t.decisions)
+                    .where(_d.tenant == self.name, _d.agent == agent)
+                    .where(_d.superseded_by.is_(None), _d.retired_at.is_(None))
+                    .where(_d.expires_at <= at)
+                    # Valid time: it stopped holding at its expiry, not when it was noticed.
+                    .values(retired_at=_d.expires_at, retired_by=by, retired_rev=rev)
+                )
+            rows = conn.execute(
+                select(t.decisions)
+                .where(_d.tenant == self.name, _d.agent == agent, _d.retired_by == by)
+                .order_by(_d.decision_id)
+            ).all()
+        return [_record(r) for r in rows]
+
+
+def _require_current(d: DecisionRecord, at: datetime) -> None:
+    state = d.status(at)
+    if state == "superseded":
+        raise UserError(f"decision {d.decision_id!r} is already superseded by {d.superseded_by!r}")
+    if state != "live":
+        raise UserError(f"decision {d.decision_id!r} is already {state}")
+
+
+def _row(conn: Connection, tenant: str, agent: str, decision_id: str) -> Any:
+    return conn.execute(
+        select(t.decisions).where(
+            _d.tenant == tenant, _d.agent == agent, _d.decision_id == decision_id
+        )
+    ).first()
+
+
+def _next_person_id(conn: Connection, tenant: str, agent: str) -> str:
+    ids = conn.execute(
+        select(_d.decision_id).where(
+            _d.tenant == tenant, _d.agent == agent, _d.decision_id.like("P-%")
+        )
+    ).scalars()
+    numbers = [int(m.group(1)) for i in ids if (m := _PERSON_ID.match(i))]
+    return f"P-{max(numbers, default=0) + 1}"
+
+
+def _record(row: Any) -> DecisionRecord:
+    m = row._mapping
+    return DecisionRecord.model_validate({k: m[k] for k in m.keys() if k != "tenant"})
+
+
+def expiry_note(expired: list[DecisionRecord]) -> str:
+    """The ledger's ``registry.expired`` entry: each decision, its key and its expiry."""
+    return "; ".join(
+        f"{d.decision_id}"
+        + (f" (key {d.key})" if d.key else "")
+        + (f" expired {d.expires_at.isoformat()}" if d.expires_at else "")
+        + f": {d.text[:80]}"
+        for d in expired
+    )
