@@ -158,7 +158,15 @@ class RegistryMixin:
     def expire_decisions(self, agent: str, at: datetime, *, step: str) -> list[DecisionRecord]:
         """Retire the decisions past their expiry at ``at`` on behalf of the compile ``step``,
         and return those it retired — on a retry of the step, those its first attempt did,
-        so the compile's ledger names them however often it runs."""
+        so the compile's ledger names them however often it runs.
+
+        Why expiry is kept, but announced, rather than dropped for explicit retirement only:
+        an expiry is often part of what was said ("freeze merges for the next 3 days",
+        "until 2027-01-31"), and a rule kept past the horizon it was given for is as wrong as
+        one lost early. What was wrong was its silence: a decision vanished from the window
+        with no trace of when or why. Retiring it here makes the expiry a recorded fact (a
+        revision, ``retired_by``) that the ledger and ``wakeful decisions list --all`` show.
+        """
         by = f"{EXPIRED_BY}{step}"
         with self.tx() as conn:
             due = conn.execute(
