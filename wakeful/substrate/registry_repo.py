@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.errors import UserError
@@ -167,33 +167,30 @@ class RegistryMixin:
         with no trace of when or why. Retiring it here makes the expiry a recorded fact (a
         revision, ``retired_by``) that the ledger and ``wakeful decisions list --all`` show.
         """
-        by = f"{EXPIRED_BY}{step}"
+        params = {"t": self.name, "a": agent, "at": at, "by": f"{EXPIRED_BY}{step}"}
         with self.tx() as conn:
-            due = conn.execute(
-                select(_d.decision_id).where(
-                    _d.tenant == self.name,
-                    _d.agent == agent,
-                    _d.superseded_by.is_(None),
-                    _d.retired_at.is_(None),
-                    _d.expires_at <= at,
-                )
-            ).first()
-            if due is not None:  # the revision moves only when something expires
+            # One read on every compile: what is due now, or was retired by this step before.
+            rows = conn.execute(_DUE_OR_MINE, params).all()
+            if any(r.retired_by is None for r in rows):  # the revision moves only then
                 rev = bump_revision(conn, self.name, agent)
-                conn.execute(
-                    update(t.decisions)
-                    .where(_d.tenant == self.name, _d.agent == agent)
-                    .where(_d.superseded_by.is_(None), _d.retired_at.is_(None))
-                    .where(_d.expires_at <= at)
-                    # Valid time: it stopped holding at its expiry, not when it was noticed.
-                    .values(retired_at=_d.expires_at, retired_by=by, retired_rev=rev)
-                )
-            rows = conn.execute(
-                select(t.decisions)
-                .where(_d.tenant == self.name, _d.agent == agent, _d.retired_by == by)
-                .order_by(_d.decision_id)
-            ).all()
+                conn.execute(_EXPIRE, params | {"r": rev})
+                rows = conn.execute(_MINE, params).all()
         return [_record(r) for r in rows]
+
+
+# Built once, with bound parameters: the compile runs the first on every call.
+# (Parameter names are not column names: an UPDATE reserves those for its SET clause.)
+_AGENT = and_(_d.tenant == bindparam("t"), _d.agent == bindparam("a"))
+_DUE = and_(_d.superseded_by.is_(None), _d.retired_at.is_(None), _d.expires_at <= bindparam("at"))
+_BY = _d.retired_by == bindparam("by")
+_DUE_OR_MINE = select(t.decisions).where(_AGENT, or_(_DUE, _BY)).order_by(_d.decision_id)
+_MINE = select(t.decisions).where(_AGENT, _BY).order_by(_d.decision_id)
+# Valid time: a decision stopped holding at its expiry, not when a compile noticed.
+_EXPIRE = (
+    update(t.decisions)
+    .where(_AGENT, _DUE)
+    .values(retired_at=_d.expires_at, retired_by=bindparam("by"), retired_rev=bindparam("r"))
+)
 
 
 def _require_current(d: DecisionRecord, at: datetime) -> None:
