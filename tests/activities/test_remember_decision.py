@@ -92,7 +92,7 @@ def worker_dies_before_the_result(store: Store) -> Iterator[None]:
 
 
 def test_a_retried_call_registers_one_decision(store: Store, tenant: TenantStore) -> None:
-    tenant.record_decision("a1", key="db.engine", text="Use PG 15.", at=T0)
+    tenant.record_decision("a1", key="db.engine", text="Use PG 15.")
     acts = _activities(store, tenant)
     inp = _call(tenant, {"key": "db.engine", "text": "Use PG 16.", "rationale": "LTS"})
     with worker_dies_before_the_result(store), pytest.raises(RuntimeError, match="died"):

@@ -115,7 +115,9 @@ async def test_a_decision_the_model_records_survives_three_consolidations(
     assert [d.decision_id for d in ts.all_decisions(agent.name) if d.source == "tool"] == [
         decision.decision_id
     ]
-    assert f"[{decision.decision_id}] {text}" in _window(ts, later.wake_id)
+    # Its key and rationale with it: the model can record a successor on the key.
+    line = f"[{decision.decision_id}] db.engine: {text} (why: LTS)"
+    assert line in _window(ts, later.wake_id)
 
 
 async def test_recording_on_a_key_again_supersedes_the_decision_before(
@@ -136,7 +138,7 @@ async def test_recording_on_a_key_again_supersedes_the_decision_before(
     replaced = [e.text for e in ts.events(agent.name) if e.kind == "tool_result"][-1]
     assert f"it replaces {old.decision_id}" in replaced
     window = _window(ts, last.wake_id)
-    assert f"[{new.decision_id}] Use PG 16." in window
+    assert f"[{new.decision_id}] db.engine: Use PG 16." in window
     assert f"[{old.decision_id}]" not in window
 
 
@@ -177,9 +179,9 @@ async def test_the_next_compile_names_a_decision_that_expired(
     env, ts = temporal_dev, store.tenant(agent.tenant)
     lapsed = datetime.now(UTC) - timedelta(days=1)  # long past by any compile's clock
     gone = ts.record_decision(
-        agent.name, key="freeze", text="Freeze merges this week.", at=lapsed, expires_at=lapsed
+        agent.name, key="freeze", text="Freeze merges this week.", expires_at=lapsed
     )
-    kept = ts.record_decision(agent.name, key="db.engine", text="Use PG 16.", at=lapsed)
+    kept = ts.record_decision(agent.name, key="db.engine", text="Use PG 16.")
     async with worker(env.client, store, [agent], osim) as (queue, _):
         first = await wake(env.client, agent.runtime(), message("What holds?"), queue)
         second = await wake(env.client, agent.runtime(), message("And now?"), queue)

@@ -26,10 +26,10 @@ def _later() -> datetime:
 
 
 def test_a_decision_on_a_live_key_supersedes_the_one_before(tenant: TenantStore) -> None:
-    first = tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 15.", at=AT)
-    other = tenant.record_decision(AGENT, key="deploy.day", text="Deploy on Tuesdays.", at=AT)
+    first = tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 15.")
+    other = tenant.record_decision(AGENT, key="deploy.day", text="Deploy on Tuesdays.")
     second = tenant.record_decision(
-        AGENT, key="db.engine", text="Use Postgres 16.", rationale="LTS", at=AT
+        AGENT, key="db.engine", text="Use Postgres 16.", rationale="LTS"
     )
     assert (first.decision_id, other.decision_id, second.decision_id) == ("P-1", "P-2", "P-3")
     assert second.source == "person" and second.rationale == "LTS"
@@ -45,8 +45,8 @@ def test_a_decision_on_a_live_key_supersedes_the_one_before(tenant: TenantStore)
 def test_a_retried_write_with_its_id_writes_once_and_supersedes_once(
     tenant: TenantStore,
 ) -> None:
-    tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 15.", at=AT)
-    kw = {"key": "db.engine", "text": "Use Postgres 16.", "at": AT, "source": "tool"}
+    tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 15.")
+    kw = {"key": "db.engine", "text": "Use Postgres 16.", "source": "tool"}
     one = tenant.record_decision(AGENT, decision_id="DEC-7", source_event=7, **kw)  # type: ignore[arg-type]
     again = tenant.record_decision(AGENT, decision_id="DEC-7", source_event=7, **kw)  # type: ignore[arg-type]
     assert one == again
@@ -58,7 +58,7 @@ def test_a_retried_write_with_its_id_writes_once_and_supersedes_once(
 
 
 def test_retiring_ends_a_decision_once_and_names_what_is_unknown(tenant: TenantStore) -> None:
-    rec = tenant.record_decision(AGENT, key="freeze", text="No deploys this week.", at=AT)
+    rec = tenant.record_decision(AGENT, key="freeze", text="No deploys this week.")
     done = tenant.retire_decision(AGENT, rec.decision_id, at=AT, by="person")
     assert done.status(AT) == "retired" and done.retired_by == "person"
     assert _live(tenant, _later()) == {}
@@ -89,7 +89,7 @@ def test_expiry_is_retired_by_one_step_and_named_on_its_retries(tenant: TenantSt
         )
     )
     tenant.record_decision(
-        AGENT, key="db.engine", text="Use Postgres 16.", at=AT, expires_at=AT + timedelta(days=1)
+        AGENT, key="db.engine", text="Use Postgres 16.", expires_at=AT + timedelta(days=1)
     )
     before = tenant.knowledge_revision(AGENT)
     first = tenant.expire_decisions(AGENT, AT, step="wf:w1:0:compile")

@@ -240,7 +240,7 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
         # The registry by key: B's writes on A's key and ids touch B's rows only (a refusal,
         # e.g. of a decision B already retired, is one of B's errors, never A's row).
         "decision": lambda b: b.decision(AGENT, "D-1"),
-        "record_decision": lambda b: b.record_decision(AGENT, key="k", text="b", at=NOW),
+        "record_decision": lambda b: b.record_decision(AGENT, key="k", text="b"),
         "supersede_with": lambda b: _refused(
             lambda: b.supersede_with(AGENT, "D-1", text="b", at=NOW)
         ),

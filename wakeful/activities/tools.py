@@ -116,7 +116,6 @@ class ToolActivities:
             key=parsed.key,
             text=parsed.text,
             rationale=parsed.rationale,
-            at=inp.at,
             source="tool",
             decision_id=f"DEC-{called.id}",
             source_event=called.id,

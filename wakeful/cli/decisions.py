@@ -94,7 +94,7 @@ def add(
     until = None if expires is None else _expiry(expires, now)
     ts = _tenant(agent)
     rec = ts.record_decision(
-        agent, key=key, text=text, rationale=why, at=now, source="person", expires_at=until
+        agent, key=key, text=text, rationale=why, source="person", expires_at=until
     )
     _done(ts, agent, rec, now, json_out)
 

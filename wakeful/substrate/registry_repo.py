@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, or_, select, update
@@ -25,7 +25,13 @@ from wakeful.substrate import schema as t
 from wakeful.substrate.records import EXPIRED_BY, DecisionRecord, DecisionSource
 from wakeful.substrate.revisions import bump_revision
 
-__all__ = ["EXPIRED_ENTRY", "RegistryMixin", "UnknownDecisionError", "expiry_note"]
+__all__ = [
+    "EXPIRED_ENTRY",
+    "RegistryMixin",
+    "UnknownDecisionError",
+    "expiry_note",
+    "registry_line",
+]
 
 # The ledger entry of a compile that retired decisions at their expiry.
 EXPIRED_ENTRY = "registry.expired"
@@ -61,7 +67,6 @@ class RegistryMixin:
         *,
         key: str,
         text: str,
-        at: datetime,
         source: DecisionSource = "person",
         rationale: str | None = None,
         decision_id: str | None = None,
@@ -117,28 +122,28 @@ class RegistryMixin:
         decision_id: str,
         *,
         text: str,
-        at: datetime,
         rationale: str | None = None,
         source: DecisionSource = "person",
+        at: datetime | None = None,
     ) -> DecisionRecord:
-        """Replace a current decision with a new one on its key (a decision written without
-        a key, e.g. by consolidation, lends its id as the key)."""
+        """Replace a decision current at ``at`` (default: now) with a new one on its key (a
+        decision written without a key, e.g. by consolidation, lends its id as the key)."""
         old = self.decision(agent, decision_id)
-        _require_current(old, at)
+        _require_current(old, at or datetime.now(UTC))
         return self.record_decision(
             agent,
             key=old.key or old.decision_id,
             text=text,
-            at=at,
             source=source,
             rationale=rationale,
             replaces=old.decision_id,
         )
 
     def retire_decision(
-        self, agent: str, decision_id: str, *, at: datetime, by: str = "person"
+        self, agent: str, decision_id: str, *, by: str = "person", at: datetime | None = None
     ) -> DecisionRecord:
-        """End a current decision without a successor."""
+        """End a decision current at ``at`` (default: now) without a successor."""
+        at = at or datetime.now(UTC)
         with self.tx() as conn:
             rev = bump_revision(conn, self.name, agent)
             row = _row(conn, self.name, agent, decision_id)
@@ -233,3 +238,12 @@ def expiry_note(expired: list[DecisionRecord]) -> str:
         + f": {d.text[:80]}"
         for d in expired
     )
+
+
+def registry_line(d: DecisionRecord) -> str:
+    """A decision as the window's registry shows it: ``[id] text``, and for one written
+    under a key, the key first (so the model can record a successor on it) and its
+    rationale after. Decisions without either render as they always have."""
+    key = f"{d.key}: " if d.key else ""
+    why = f" (why: {d.rationale})" if d.rationale else ""
+    return f"[{d.decision_id}] {key}{d.text}{why}"
