@@ -97,14 +97,16 @@ def remember_decision_tool() -> Tool:
         name=REMEMBER_DECISION,
         description=(
             "Record a decision or rule that must hold from now on, under a stable key (e.g."
-            " 'db.engine'). It stays in your context across sessions and consolidations."
-            " Recording under a key that already has a decision replaces that decision."
+            " 'db.engine'). It stays in your context, as '[id] key: text', across sessions"
+            " and consolidations. Recording under a key that already has a decision replaces"
+            " that decision."
         ),
         input_schema={
             "type": "object",
             "properties": {
                 "key": {
                     "type": "string",
+                    "pattern": _KEY.pattern,
                     "description": f"A stable name for what is decided: {KEY_RULE}.",
                 },
                 "text": {"type": "string", "description": "The decision, in one sentence."},

@@ -4,11 +4,15 @@ retry after an attempt that wrote the decision but not its result writes no seco
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from sqlalchemy import event
 from temporalio.testing import ActivityEnvironment
@@ -20,7 +24,7 @@ from wakeful.activities.wake import step_key
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import EstimatingCounter
 from wakeful.contracts import RunToolIn, ToolCallRef
-from wakeful.decisions import REMEMBER_DECISION
+from wakeful.decisions import REMEMBER_DECISION, remember_decision_tool
 from wakeful.providers.base import ModelReply, ToolCall, Usage
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store, TenantStore
@@ -128,3 +132,15 @@ def test_wrong_arguments_are_an_error_the_model_reads(
     (result,) = [e for e in tenant.events("a1") if e.kind == "tool_result"]
     assert says in result.text
     assert tenant.all_decisions("a1") == []
+
+
+def test_the_schema_is_the_golden_one() -> None:
+    """Every byte of it is in the stable prefix of an agent that opts in."""
+    tool = remember_decision_tool()
+    path = Path(__file__).parent / "tool_schemas" / f"{REMEMBER_DECISION}.json"
+    got = json.dumps(tool.schema(), indent=2, sort_keys=True) + "\n"
+    if os.environ.get("WAKEFUL_UPDATE_SNAPSHOTS") == "1":
+        path.write_text(got, encoding="utf-8")
+    assert got == path.read_text(encoding="utf-8")
+    jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+    jsonschema.validate({"key": "db.engine", "text": "Use PG 16."}, tool.input_schema)
