@@ -20,6 +20,7 @@ from wakeful.consolidation.contracts import ConsolidationInput, ConsolidationRes
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.decisions import REMEMBER_DECISION
 from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.replay import recompile
 from wakeful.substrate.cache_outcomes import ledger_of
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.registry_repo import EXPIRED_ENTRY
@@ -195,3 +196,5 @@ async def test_the_next_compile_names_a_decision_that_expired(
     assert expired.retired_by == f"expired@{compiled.step_key}"
     assert f"[{kept.decision_id}]" in _window(ts, first.wake_id)
     assert f"[{gone.decision_id}]" not in _window(ts, first.wake_id)
+    # The retirement is knowledge of the compile's revision: a recompile reads the same.
+    assert recompile(ts, compiled).identical
