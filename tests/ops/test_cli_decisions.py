@@ -13,6 +13,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.ops.cli_env import AGENTS, make_env, run, shell
+from wakeful.substrate.store import Store
 
 
 @pytest.fixture
@@ -82,3 +83,12 @@ def test_bad_input_is_one_line_and_exit_2(env: dict[str, str]) -> None:
     refused(wakeful(env, "supersede", "clerk", "P-1", "z"), "already superseded by 'P-2'")
     assert wakeful(env, "retire", "clerk", "P-2").returncode == 0
     refused(wakeful(env, "retire", "clerk", "P-2"), "decision 'P-2' is already retired")
+
+
+def test_list_is_oldest_first(env: dict[str, str], store: Store) -> None:
+    ts = store.tenant(env["WAKEFUL_TENANT"])
+    for n in range(11):
+        ts.record_decision("clerk", key=f"k{n}", text=f"rule {n}")
+    listed = run(["decisions", "list", "clerk", "--json"], env)
+    assert listed.exit_code == 0, listed.output
+    assert [d["decision_id"] for d in json.loads(listed.stdout)] == [f"P-{n}" for n in range(1, 12)]

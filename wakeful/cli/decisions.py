@@ -55,7 +55,9 @@ def list_(
     """The agent's live decisions (with --all, every decision it ever had)."""
     ts = _tenant(agent)
     now = datetime.now(UTC)
-    rows = [_row(d, now) for d in ts.all_decisions(agent)]
+    # Oldest first (ids sort as text: P-10 would come before P-2).
+    entries = sorted(ts.all_decisions(agent), key=lambda d: (d.created_at or now, d.decision_id))
+    rows = [_row(d, now) for d in entries]
     if not all_:
         rows = [r for r in rows if r["status"] == "live"]
     if json_out:
