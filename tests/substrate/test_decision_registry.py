@@ -48,8 +48,10 @@ def test_a_retried_write_with_its_id_writes_once_and_supersedes_once(
     tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 15.")
     kw = {"key": "db.engine", "text": "Use Postgres 16.", "source": "tool"}
     one = tenant.record_decision(AGENT, decision_id="DEC-7", source_event=7, **kw)  # type: ignore[arg-type]
+    revision = tenant.knowledge_revision(AGENT)
     again = tenant.record_decision(AGENT, decision_id="DEC-7", source_event=7, **kw)  # type: ignore[arg-type]
     assert one == again
+    assert tenant.knowledge_revision(AGENT) == revision  # the retry wrote nothing
     entries = tenant.all_decisions(AGENT)
     assert [(d.decision_id, d.superseded_by) for d in entries] == [
         ("DEC-7", None),

@@ -83,13 +83,17 @@ class RegistryMixin:
         the agent's next ``P-<n>``.
         """
         with self.tx() as conn:
-            rev = bump_revision(conn, self.name, agent)  # the agent's lock: writers queue
-            if decision_id is not None:
+            if decision_id is not None:  # a retry returns before it moves the revision
                 done = _row(conn, self.name, agent, decision_id)
                 if done is not None:
                     return _record(done)
-            else:
+            rev = bump_revision(conn, self.name, agent)  # the agent's lock: writers queue
+            if decision_id is None:
                 decision_id = _next_person_id(conn, self.name, agent)
+            else:  # written by a concurrent attempt while this one waited for the lock
+                done = _row(conn, self.name, agent, decision_id)
+                if done is not None:
+                    return _record(done)
             conn.execute(
                 insert(t.decisions).values(
                     tenant=self.name,
