@@ -70,7 +70,12 @@ def test_add_supersede_retire_and_list(env: dict[str, str]) -> None:
 
 
 def test_bad_input_is_one_line_and_exit_2(env: dict[str, str]) -> None:
-    for args in (["list", "ghost"], ["add", "ghost", "k", "x"], ["retire", "ghost", "P-1"]):
+    for args in (
+        ["list", "ghost"],
+        ["add", "ghost", "k", "x"],
+        ["supersede", "ghost", "P-1", "x"],
+        ["retire", "ghost", "P-1"],
+    ):
         refused(wakeful(env, *args), "no agent 'ghost'")
     refused(wakeful(env, "retire", "clerk", "P-9"), "agent 'clerk' has no decision 'P-9'")
     refused(wakeful(env, "supersede", "clerk", "P-9", "x"), "has no decision 'P-9'")
