@@ -21,6 +21,7 @@ from pydantic import (
     model_serializer,
 )
 
+from wakeful.decisions import is_builtin_decision_tool, remember_decision_tool
 from wakeful.errors import ConfigError, UnknownAgentError, UserError
 from wakeful.mcp_tools import SEP, McpServer
 from wakeful.names import NAME_RULE, check_agent_name, check_tenant, is_agent_name, is_name
@@ -193,14 +194,22 @@ class Agent:
     output_type: Any = None
     # MCP servers whose tools are this agent's too, as ``<server>__<tool>`` (wakeful.mcp_tools).
     mcp_servers: tuple[McpServer, ...] = ()
+    # The built-in ``remember_decision`` tool: the model records decisions in the load-bearing
+    # registry under a stable key (wakeful.decisions). Opt-in: its schema joins the stable
+    # prefix, so turning it on for every agent would change every agent's cached prefix.
+    decisions: bool = False
 
     def __post_init__(self) -> None:
         # Plain functions in ``tools`` are made tools as ``@tool`` would (Tool is frozen, as
         # is Agent: the replaced tuple is set the way a frozen dataclass sets its fields).
-        given = self.tools
+        # The built-in decision tool follows ``decisions`` (dataclasses.replace passes the
+        # tools on, with it among them when it was on).
+        given = tuple(t for t in self.tools if not is_builtin_decision_tool(t))
         object.__setattr__(self, "tools", ())
         for t in given:
             self._add_tool(t)
+        if self.decisions:
+            self._add_tool(remember_decision_tool())
         if self.output_type is not None:
             self._add_tool(output_tool(self.output_type))
         check_tenant(self.tenant, f"Agent {self.name!r}")

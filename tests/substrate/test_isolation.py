@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, select
 
-from wakeful.errors import StoreError
+from wakeful.errors import StoreError, UserError
 from wakeful.substrate import schema as t
 from wakeful.substrate.embedders import HashingEmbedder
 from wakeful.substrate.indexing import EventIndex
@@ -237,6 +237,17 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
             DecisionRecord(decision_id="D-1", agent=AGENT, text="b")
         ),
         "supersede_decision": lambda b: b.supersede_decision(AGENT, "D-1", "D-2"),
+        # The registry by key: B's writes on A's key and ids touch B's rows only (a refusal,
+        # e.g. of a decision B already retired, is one of B's errors, never A's row).
+        "decision": lambda b: b.decision(AGENT, "D-1"),
+        "record_decision": lambda b: b.record_decision(AGENT, key="k", text="b"),
+        "supersede_with": lambda b: _refused(
+            lambda: b.supersede_with(AGENT, "D-1", text="b", at=NOW)
+        ),
+        "retire_decision": lambda b: _refused(lambda: b.retire_decision(AGENT, "D-1", at=NOW)),
+        "expire_decisions": lambda b: b.expire_decisions(
+            AGENT, NOW + timedelta(days=3650), step="wf:w-shared:0:compile"
+        ),
         "live_decisions": lambda b: (
             b.live_decisions(AGENT, NOW + timedelta(days=1)),
             b.live_decisions(AGENT, NOW + timedelta(days=1), revision=10**9),
@@ -364,6 +375,13 @@ def test_no_method_reads_or_writes_another_tenants_rows(store: Store) -> None:
     assert not unscoped, "statements not scoped to the calling tenant:\n" + "\n".join(unscoped)
     assert rows_of(store, a.name) == before, "tenant B changed tenant A's rows"
     assert b.max_event_id(AGENT) < min(seeded.event_ids)
+
+
+def _refused(call: Any) -> Any:
+    try:
+        return call()
+    except UserError as exc:
+        return str(exc)
 
 
 def _dump(value: Any) -> Any:

@@ -47,6 +47,7 @@ from wakeful.contracts import (
 from wakeful.mcp_tools import SEP
 from wakeful.substrate.indexing import retrieve_into
 from wakeful.substrate.records import CompileRecord, EventIn
+from wakeful.substrate.registry_repo import EXPIRED_ENTRY, expiry_note
 from wakeful.substrate.snapshot import RECENT_PAGE, load_blocks
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
@@ -190,6 +191,9 @@ class CompileActivities:
         with ts.tx():
             if inp.open is not None:
                 open_wake(ts, inp.open)
+            # Decisions past their expiry are retired by this compile and named in its
+            # ledger (``registry.expired``): a rule never leaves the window unannounced.
+            expired = ts.expire_decisions(wake.agent, inp.now, step=key)
             # The revision first: knowledge committed while the snapshot reads is newer
             # than it, so the snapshot leaves it out now and a replay leaves it out again.
             revision = ts.knowledge_revision(wake.agent)
@@ -247,6 +251,8 @@ class CompileActivities:
             telemetry.record_compile(window, agent=wake.agent, span=span)
         ledger = annotate(window.ledger, inp.annotations, inp.ttls)
         ledger = routing_decisions(ledger, policy, goal, classified)
+        if expired:
+            ledger = ledger.with_decision(EXPIRED_ENTRY, expiry_note(expired))
         digest = snapshot_hash(snapshot, memo=self.deps.block_hashes)  # before the tx opens
         blobs = [
             ("window", window.request_json),

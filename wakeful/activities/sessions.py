@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from temporalio import activity
@@ -15,6 +16,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 
 from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.promotion import promote_session
 from wakeful.activities.wake import step_key
 from wakeful.contracts import (
     DELIVER_TRIGGER,
@@ -86,13 +88,16 @@ class SessionActivities:
     @activity.defn(name=END_SESSION)
     def end_session(self, inp: EndSessionIn) -> EndSessionOut:
         ts = self.deps.store.tenant(inp.wake.tenant)
+        # The session's stated constraints become load-bearing before the note that the
+        # next session starts from is written (idempotent: a retry promotes nothing twice).
+        promoted, _ = promote_session(ts, inp.wake.agent, inp.wake.session_id)
         note = ts.write_handoff(
             HandoffRecord(
                 agent=inp.wake.agent,
                 session_id=inp.wake.session_id,
                 wake_id=inp.wake.wake_id,
                 step_key=step_key(inp.wake, "session-end"),
-                body=session_note(ts, inp),
+                body=session_note(ts, inp, promoted),
             )
         )
         assert note.id is not None
@@ -167,8 +172,11 @@ class SessionActivities:
         return RecordToolResultsOut(event_ids=tuple(e.id for e in stored))
 
 
-def session_note(ts: TenantStore, inp: EndSessionIn) -> HandoffBody:
-    """The session's closing note: why it ended, plus what its wakes' notes carried."""
+def session_note(ts: TenantStore, inp: EndSessionIn, promoted: Sequence[str] = ()) -> HandoffBody:
+    """The session's closing note: why it ended, plus what its wakes' notes carried.
+
+    ``promoted``: decisions registered as the session ended (the database stamped them
+    after ``inp.at``, so a read live at ``inp.at`` would leave them out)."""
     wake = inp.wake
     records = [n for n in ts.handoffs(wake.agent) if n.session_id == wake.session_id]
     notes = [n.body for n in records]
@@ -180,7 +188,9 @@ def session_note(ts: TenantStore, inp: EndSessionIn) -> HandoffBody:
             f"Session {wake.session_id} ended ({inp.reason}) after {count} wake(s)."
             f" {last.current_state}"
         ).strip(),
-        decisions=[d.decision_id for d in ts.live_decisions(wake.agent, inp.at)],
+        decisions=_union(
+            [[d.decision_id for d in ts.live_decisions(wake.agent, inp.at)], promoted]
+        ),
         blockers=_union(n.blockers for n in notes)[-10:],
         next_actions=next((n.next_actions for n in reversed(notes) if n.next_actions), []),
         evidence=_union(n.evidence for n in notes)[-20:],

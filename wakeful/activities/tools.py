@@ -55,7 +55,8 @@ from wakeful.activities.tool_thread import (
 from wakeful.activities.wake import step_key
 from wakeful.agents import FINAL_RESULT, Agent, Tool, ToolContext
 from wakeful.contracts import ANSWER_MAX_CHARS, RUN_TOOL, RunToolIn, RunToolOut
-from wakeful.errors import StoreError
+from wakeful.decisions import REMEMBER_DECISION, parse_remember
+from wakeful.errors import StoreError, UserError
 from wakeful.mcp_tools import McpConnectionError, McpPool, server_of
 from wakeful.providers.base import ModelReply
 from wakeful.redaction import RedactionPolicy, default_policy
@@ -95,6 +96,40 @@ class ToolActivities:
             return False, page(ts.get_blob(handle), offset)
         except StoreError:
             return True, f"no stored tool result has the handle {handle!r}"
+
+    @staticmethod
+    def _remember(ts: TenantStore, inp: RunToolIn, args: dict[str, Any]) -> tuple[bool, str]:
+        """``remember_decision``: register the decision under its key (is_error, text).
+
+        Its id is derived from the call's event (``DEC-<event>``), so a retry of the
+        activity finds the decision its first attempt wrote and writes nothing twice."""
+        wake, call = inp.wake, inp.tool_call
+        try:
+            parsed = parse_remember(args)
+        except UserError as exc:
+            return True, str(exc)
+        called = ts.event_by_step(step_key(wake, inp.call_index, "call", call.id))
+        if called is None:  # the model call records its tool calls before any runs
+            return True, f"remember_decision: the call {call.id} is not recorded; call it again"
+        rec = ts.record_decision(
+            wake.agent,
+            key=parsed.key,
+            text=parsed.text,
+            rationale=parsed.rationale,
+            source="tool",
+            decision_id=f"DEC-{called.id}",
+            source_event=called.id,
+        )
+        replaced = [
+            d.decision_id
+            for d in ts.all_decisions(wake.agent)
+            if d.superseded_by == rec.decision_id
+        ]
+        return False, (
+            f"Recorded {rec.decision_id} under key {rec.key!r}"
+            + (f"; it replaces {', '.join(replaced)}" if replaced else "")
+            + ". It stays in your context until it is replaced or retired."
+        )
 
     def _run_in_thread(
         self, key: Key, fn: Callable[[], str | Awaitable[str]], timeout_s: float
@@ -175,6 +210,8 @@ class ToolActivities:
             try:
                 if call.name == READ_RESULT:
                     raise _Paged(self._page(ts, args))
+                if call.name == REMEMBER_DECISION and agent.decisions:
+                    raise _Paged(self._remember(ts, inp, args))
                 mcp = _mcp_tool(self.deps.mcp, agent, call.name, (wake.tenant, wake.wake_id))
                 tool = mcp or agent.get_tool(call.name)
                 limit = tool.max_result_chars

@@ -2,7 +2,8 @@
 
 A mixin of :class:`wakeful.substrate.store.TenantStore`: the same tenant scoping and the same
 idempotent ``step_key`` writes. Nothing here is ever overwritten: a newer memory supersedes an
-older one by pointer and validity interval; a newer decision supersedes by ``superseded_by``.
+older one by pointer and validity interval; a newer decision supersedes by ``superseded_by``
+(writing decisions by key, retiring and expiring them: :mod:`wakeful.substrate.registry_repo`).
 
 Memories are bi-temporal. Valid time: ``captured_at`` to ``invalidated_at`` (when the fact
 held). Transaction time: the agent's knowledge revisions (:mod:`wakeful.substrate.revisions`)
@@ -30,10 +31,11 @@ from wakeful.substrate.records import (
     MemoryRecord,
     SummaryRecord,
 )
+from wakeful.substrate.registry_repo import RegistryMixin
 from wakeful.substrate.revisions import bump_revision
 
 
-class KnowledgeMixin(ConsolidationMixin):
+class KnowledgeMixin(RegistryMixin, ConsolidationMixin):
     name: str
 
     def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
@@ -131,7 +133,7 @@ class KnowledgeMixin(ConsolidationMixin):
     def live_decisions(
         self, agent: str, at: datetime, *, revision: int | None = None
     ) -> list[DecisionRecord]:
-        """Decisions live at ``at``: not expired, not superseded (as of ``revision``)."""
+        """Decisions live at ``at``: not expired, superseded or retired (as of ``revision``)."""
         params = {"tenant": self.name, "agent": agent, "at": at, "rev": revision}
         q = _LIVE_DECISIONS if revision is None else _DECISIONS_AT_REVISION
         with self.tx() as conn:
@@ -262,11 +264,15 @@ _DECISIONS = (
     .where(or_(_d.expires_at.is_(None), _d.expires_at > bindparam("at")))
     .order_by(_d.decision_id)
 )
-_LIVE_DECISIONS = _DECISIONS.where(_d.superseded_by.is_(None)).where(
-    _d.created_at <= bindparam("at")
+_LIVE_DECISIONS = (
+    _DECISIONS.where(_d.superseded_by.is_(None))
+    .where(_d.created_at <= bindparam("at"))
+    .where(or_(_d.retired_at.is_(None), _d.retired_at > bindparam("at")))
 )
-_DECISIONS_AT_REVISION = _DECISIONS.where(_d.recorded_rev <= bindparam("rev")).where(
-    or_(_d.superseded_rev.is_(None), _d.superseded_rev > bindparam("rev"))
+_DECISIONS_AT_REVISION = (
+    _DECISIONS.where(_d.recorded_rev <= bindparam("rev"))
+    .where(or_(_d.superseded_rev.is_(None), _d.superseded_rev > bindparam("rev")))
+    .where(or_(_d.retired_rev.is_(None), _d.retired_rev > bindparam("rev")))
 )
 
 

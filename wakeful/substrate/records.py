@@ -152,6 +152,9 @@ class HandoffRecord(BaseModel):
     created_at: datetime | None = None
 
 
+DecisionSource = Literal["consolidation", "tool", "person"]
+
+
 class DecisionRecord(BaseModel):
     decision_id: str
     agent: str
@@ -160,6 +163,27 @@ class DecisionRecord(BaseModel):
     expires_at: datetime | None = None
     superseded_by: str | None = None
     created_at: datetime | None = None
+    key: str | None = None
+    rationale: str | None = None
+    source: DecisionSource = "consolidation"
+    retired_at: datetime | None = None
+    retired_by: str | None = None
+
+    def status(self, at: datetime) -> Literal["live", "superseded", "retired", "expired"]:
+        """Where the decision stands at ``at`` (an announced expiry is ``expired`` too)."""
+        if self.superseded_by is not None:
+            return "superseded"
+        if self.retired_by is not None and self.retired_by.startswith(EXPIRED_BY):
+            return "expired"
+        if self.retired_at is not None and self.retired_at <= at:
+            return "retired"
+        if self.expires_at is not None and self.expires_at <= at:
+            return "expired"
+        return "live"
+
+
+# ``retired_by`` of a decision the compile retired at its expiry: "expired@<compile step>".
+EXPIRED_BY = "expired@"
 
 
 class MemoryRecord(BaseModel):

@@ -179,7 +179,18 @@ decisions = Table(
     _now(),
     Column("recorded_rev", BigInteger, nullable=False, server_default="0"),
     Column("superseded_rev", BigInteger),
+    # A stable name ("db.engine"): a new decision on a live key supersedes the old one.
+    Column("key", Text),
+    Column("rationale", Text),
+    # Who wrote it: consolidation (promotion rules), tool (the model), person (the CLI/API).
+    Column("source", Text, nullable=False, server_default="consolidation"),
+    # Retired explicitly, or past its expiry by the compile that announced it (retired_by
+    # "expired@<compile step>"): valid time and the revision that retired it.
+    Column("retired_at", DateTime(timezone=True)),
+    Column("retired_by", Text),
+    Column("retired_rev", BigInteger),
     PrimaryKeyConstraint("tenant", "agent", "decision_id"),
+    Index("ix_decisions_key", "tenant", "agent", "key"),
 )
 
 summaries = Table(

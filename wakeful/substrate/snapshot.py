@@ -17,6 +17,7 @@ from datetime import datetime
 from wakeful.compiler.blocks import CAPPED_META, Block, BlockKind, Role
 from wakeful.compiler.evidence import EVIDENCE_META
 from wakeful.substrate.records import StoredEvent
+from wakeful.substrate.registry_repo import registry_line
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
 
@@ -184,7 +185,7 @@ def _load_blocks(
             Block(
                 id=f"decision:{d.decision_id}",
                 kind=BlockKind.LOAD_BEARING,
-                text=f"[{d.decision_id}] {d.text}",
+                text=registry_line(d),
                 source=f"decisions:{d.decision_id}",
                 seq=d.source_event or 0,
                 load_bearing=True,

@@ -669,8 +669,7 @@ def knowledge_page(v: data.KnowledgeView) -> str:
     body = _cards(
         ("handoff notes", len(v.handoffs)),
         ("summaries live", sum(1 for s in v.summaries if s.live)),
-        ("decisions live", sum(1 for d in v.decisions
-                               if not d.superseded_by and not _expired(d.expires_at, v.now))),
+        ("decisions live", sum(1 for d in v.decisions if d.status(v.now) == "live")),
         ("memories live", sum(1 for m in v.memories if m.invalidated_at is None)),
     ) + legend("handoff", "summaries", "decision", "memory", "session")  # fmt: skip
     body += Markup("<h2>Handoff notes</h2>") + table(
@@ -716,6 +715,7 @@ def knowledge_page(v: data.KnowledgeView) -> str:
                 d.source_event if d.source_event is not None else "–",
                 _when(d.created_at), _when(d.expires_at) or "never",
                 _state((d.superseded_by is not None, f"superseded by {d.superseded_by}"),
+                       (d.status(v.now) == "retired", f"retired by {d.retired_by}"),
                        (_expired(d.expires_at, v.now), "expired")),
             )
             for d in v.decisions

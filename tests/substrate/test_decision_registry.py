@@ -1,0 +1,107 @@
+"""The decision registry written by key, on real Postgres: supersession by key, idempotent
+writes, explicit retirement, and expiry that the compile retires and names."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from wakeful.errors import UserError
+from wakeful.substrate.records import DecisionRecord
+from wakeful.substrate.registry_repo import UnknownDecisionError, expiry_note
+from wakeful.substrate.store import TenantStore
+
+AT = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+AGENT = "ops"
+
+
+def _live(ts: TenantStore, at: datetime = AT, revision: int | None = None) -> dict[str, str]:
+    return {d.decision_id: d.text for d in ts.live_decisions(AGENT, at, revision=revision)}
+
+
+def _later() -> datetime:
+    # live_decisions at a valid time counts decisions the database stamped by then.
+    return datetime.now(UTC) + timedelta(minutes=1)
+
+
+def test_a_decision_on_a_live_key_supersedes_the_one_before(tenant: TenantStore) -> None:
+    first = tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 15.")
+    other = tenant.record_decision(AGENT, key="deploy.day", text="Deploy on Tuesdays.")
+    second = tenant.record_decision(
+        AGENT, key="db.engine", text="Use Postgres 16.", rationale="LTS"
+    )
+    assert (first.decision_id, other.decision_id, second.decision_id) == ("P-1", "P-2", "P-3")
+    assert second.source == "person" and second.rationale == "LTS"
+    assert _live(tenant, _later()) == {"P-2": "Deploy on Tuesdays.", "P-3": "Use Postgres 16."}
+    assert tenant.decision(AGENT, "P-1").superseded_by == "P-3"
+    assert tenant.decision(AGENT, "P-1").status(AT) == "superseded"
+    # The registry as it stood before the second write still has the first.
+    rev = tenant.knowledge_revision(AGENT)
+    assert "P-1" in _live(tenant, AT, revision=rev - 1)
+    assert "P-1" not in _live(tenant, AT, revision=rev)
+
+
+def test_a_retried_write_with_its_id_writes_once_and_supersedes_once(
+    tenant: TenantStore,
+) -> None:
+    tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 15.")
+    kw = {"key": "db.engine", "text": "Use Postgres 16.", "source": "tool"}
+    one = tenant.record_decision(AGENT, decision_id="DEC-7", source_event=7, **kw)  # type: ignore[arg-type]
+    revision = tenant.knowledge_revision(AGENT)
+    again = tenant.record_decision(AGENT, decision_id="DEC-7", source_event=7, **kw)  # type: ignore[arg-type]
+    assert one == again
+    assert tenant.knowledge_revision(AGENT) == revision  # the retry wrote nothing
+    entries = tenant.all_decisions(AGENT)
+    assert [(d.decision_id, d.superseded_by) for d in entries] == [
+        ("DEC-7", None),
+        ("P-1", "DEC-7"),
+    ]
+
+
+def test_retiring_ends_a_decision_once_and_names_what_is_unknown(tenant: TenantStore) -> None:
+    rec = tenant.record_decision(AGENT, key="freeze", text="No deploys this week.")
+    done = tenant.retire_decision(AGENT, rec.decision_id, at=AT, by="person")
+    assert done.status(AT) == "retired" and done.retired_by == "person"
+    assert _live(tenant, _later()) == {}
+    with pytest.raises(UserError, match="already retired"):
+        tenant.retire_decision(AGENT, rec.decision_id, at=AT)
+    with pytest.raises(UnknownDecisionError, match="has no decision 'P-9'"):
+        tenant.retire_decision(AGENT, "P-9", at=AT)
+    with pytest.raises(UserError, match="already retired"):
+        tenant.supersede_with(AGENT, rec.decision_id, text="x", at=AT)
+
+
+def test_superseding_a_keyless_decision_takes_its_id_as_the_key(tenant: TenantStore) -> None:
+    tenant.register_decision(DecisionRecord(decision_id="LB-4", agent=AGENT, text="Never force."))
+    new = tenant.supersede_with(AGENT, "LB-4", text="Force-push only to your own branches.", at=AT)
+    assert new.key == "LB-4"
+    assert tenant.decision(AGENT, "LB-4").superseded_by == new.decision_id
+    with pytest.raises(UserError, match="already superseded by 'P-1'"):
+        tenant.supersede_with(AGENT, "LB-4", text="again", at=AT)
+
+
+def test_expiry_is_retired_by_one_step_and_named_on_its_retries(tenant: TenantStore) -> None:
+    tenant.register_decision(
+        DecisionRecord(
+            decision_id="DEC-3",
+            agent=AGENT,
+            text="Freeze merges.",
+            expires_at=AT - timedelta(hours=1),
+        )
+    )
+    tenant.record_decision(
+        AGENT, key="db.engine", text="Use Postgres 16.", expires_at=AT + timedelta(days=1)
+    )
+    before = tenant.knowledge_revision(AGENT)
+    first = tenant.expire_decisions(AGENT, AT, step="wf:w1:0:compile")
+    assert [d.decision_id for d in first] == ["DEC-3"]
+    assert first[0].retired_at == AT - timedelta(hours=1)  # valid time: when it lapsed
+    assert first[0].status(AT) == "expired"
+    assert "DEC-3 expired 2026-06-01T11:00:00+00:00: Freeze merges." == expiry_note(first)
+    retry = tenant.expire_decisions(AGENT, AT, step="wf:w1:0:compile")
+    assert retry == first  # a retried compile names the same decisions
+    assert tenant.expire_decisions(AGENT, AT, step="wf:w1:1:compile") == []
+    assert tenant.knowledge_revision(AGENT) == before + 1  # nothing to expire: no revision
+    with pytest.raises(UserError, match="already expired"):
+        tenant.retire_decision(AGENT, "DEC-3", at=AT)

@@ -1,0 +1,253 @@
+"""Writing the decision registry by key: record, supersede, retire, and expire by announcement.
+
+A mixin of :class:`wakeful.substrate.store.TenantStore` (through ``KnowledgeMixin``), with
+the same tenant scoping. Every write bumps the agent's knowledge revision first: that holds
+the agent's row lock until commit, so two writers on one key are serialised — the second
+sees the first's decision live and supersedes it, never both live at once.
+
+Nothing is deleted or overwritten: a superseded decision points at its successor, a retired
+one says by whom and when, and an expired one is retired by the compile that first saw it
+past its expiry (``retired_by = "expired@<compile step>"``), which names it in its ledger.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, and_, bindparam, or_, select, update
+from sqlalchemy.dialects.postgresql import insert
+
+from wakeful.errors import UserError
+from wakeful.substrate import schema as t
+from wakeful.substrate.records import EXPIRED_BY, DecisionRecord, DecisionSource
+from wakeful.substrate.revisions import bump_revision
+
+__all__ = [
+    "EXPIRED_ENTRY",
+    "RegistryMixin",
+    "UnknownDecisionError",
+    "expiry_note",
+    "registry_line",
+]
+
+# The ledger entry of a compile that retired decisions at their expiry.
+EXPIRED_ENTRY = "registry.expired"
+
+_PERSON_ID = re.compile(r"^P-(\d+)$")
+_d = t.decisions.c
+
+
+class UnknownDecisionError(UserError):
+    """No decision has that id (for that agent)."""
+
+
+class RegistryMixin:
+    name: str
+
+    def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
+        raise NotImplementedError
+
+    def decision(self, agent: str, decision_id: str) -> DecisionRecord:
+        """One registry entry (any state), or one line naming what is not there."""
+        with self.tx() as conn:
+            row = _row(conn, self.name, agent, decision_id)
+        if row is None:
+            raise UnknownDecisionError(
+                f"agent {agent!r} has no decision {decision_id!r}; list them with"
+                f" `wakeful decisions list {agent} --all`"
+            )
+        return _record(row)
+
+    def record_decision(
+        self,
+        agent: str,
+        *,
+        key: str,
+        text: str,
+        source: DecisionSource = "person",
+        rationale: str | None = None,
+        decision_id: str | None = None,
+        source_event: int | None = None,
+        expires_at: datetime | None = None,
+        replaces: str | None = None,
+    ) -> DecisionRecord:
+        """Register a decision under ``key``; the decisions current on that key (neither
+        superseded nor retired), and ``replaces`` when given, are superseded by it, in the
+        same transaction.
+
+        With ``decision_id`` the write is idempotent: a retry finds the decision written and
+        changes nothing (its first write already superseded the old one). Without, the id is
+        the agent's next ``P-<n>``.
+        """
+        with self.tx() as conn:
+            if decision_id is not None:  # a retry returns before it moves the revision
+                done = _row(conn, self.name, agent, decision_id)
+                if done is not None:
+                    return _record(done)
+            rev = bump_revision(conn, self.name, agent)  # the agent's lock: writers queue
+            if decision_id is None:
+                decision_id = _next_person_id(conn, self.name, agent)
+            else:  # written by a concurrent attempt while this one waited for the lock
+                done = _row(conn, self.name, agent, decision_id)
+                if done is not None:
+                    return _record(done)
+            conn.execute(
+                insert(t.decisions).values(
+                    tenant=self.name,
+                    agent=agent,
+                    decision_id=decision_id,
+                    key=key,
+                    text=text,
+                    rationale=rationale,
+                    source=source,
+                    source_event=source_event,
+                    expires_at=expires_at,
+                    recorded_rev=rev,
+                )
+            )
+            conn.execute(
+                update(t.decisions)
+                .where(_d.tenant == self.name, _d.agent == agent)
+                .where(or_(_d.key == key, _d.decision_id == (replaces or decision_id)))
+                .where(_d.decision_id != decision_id)
+                .where(_d.superseded_by.is_(None), _d.retired_at.is_(None))
+                .values(superseded_by=decision_id, superseded_rev=rev)
+            )
+            row = _row(conn, self.name, agent, decision_id)
+        assert row is not None
+        return _record(row)
+
+    def supersede_with(
+        self,
+        agent: str,
+        decision_id: str,
+        *,
+        text: str,
+        rationale: str | None = None,
+        source: DecisionSource = "person",
+        at: datetime | None = None,
+    ) -> DecisionRecord:
+        """Replace a decision current at ``at`` (default: now) with a new one on its key (a
+        decision written without a key, e.g. by consolidation, lends its id as the key)."""
+        old = self.decision(agent, decision_id)
+        _require_current(old, at or datetime.now(UTC))
+        return self.record_decision(
+            agent,
+            key=old.key or old.decision_id,
+            text=text,
+            source=source,
+            rationale=rationale,
+            replaces=old.decision_id,
+        )
+
+    def retire_decision(
+        self, agent: str, decision_id: str, *, by: str = "person", at: datetime | None = None
+    ) -> DecisionRecord:
+        """End a decision current at ``at`` (default: now) without a successor."""
+        at = at or datetime.now(UTC)
+        with self.tx() as conn:
+            rev = bump_revision(conn, self.name, agent)
+            row = _row(conn, self.name, agent, decision_id)
+            if row is None:
+                self.decision(agent, decision_id)  # raises, naming it
+            assert row is not None
+            _require_current(_record(row), at)
+            conn.execute(
+                update(t.decisions)
+                .where(_d.tenant == self.name, _d.agent == agent, _d.decision_id == decision_id)
+                .values(retired_at=at, retired_by=by, retired_rev=rev)
+            )
+            row = _row(conn, self.name, agent, decision_id)
+        assert row is not None
+        return _record(row)
+
+    def expire_decisions(self, agent: str, at: datetime, *, step: str) -> list[DecisionRecord]:
+        """Retire the decisions past their expiry at ``at`` on behalf of the compile ``step``,
+        and return those it retired — on a retry of the step, those its first attempt did,
+        so the compile's ledger names them however often it runs.
+
+        Why expiry is kept, but announced, rather than dropped for explicit retirement only:
+        an expiry is often part of what was said ("freeze merges for the next 3 days",
+        "until 2027-01-31"), and a rule kept past the horizon it was given for is as wrong as
+        one lost early. What was wrong was its silence: a decision vanished from the window
+        with no trace of when or why. Retiring it here makes the expiry a recorded fact (a
+        revision, ``retired_by``) that the ledger and ``wakeful decisions list --all`` show.
+        """
+        params = {"t": self.name, "a": agent, "at": at, "by": f"{EXPIRED_BY}{step}"}
+        with self.tx() as conn:
+            # One read on every compile: what is due now, or was retired by this step before.
+            rows = conn.execute(_DUE_OR_MINE, params).all()
+            if any(r.retired_by is None for r in rows):  # the revision moves only then
+                rev = bump_revision(conn, self.name, agent)
+                conn.execute(_EXPIRE, params | {"r": rev})
+                rows = conn.execute(_MINE, params).all()
+        return [_record(r) for r in rows]
+
+
+# Built once, with bound parameters: the compile runs the first on every call.
+# (Parameter names are not column names: an UPDATE reserves those for its SET clause.)
+_AGENT = and_(_d.tenant == bindparam("t"), _d.agent == bindparam("a"))
+_DUE = and_(_d.superseded_by.is_(None), _d.retired_at.is_(None), _d.expires_at <= bindparam("at"))
+_BY = _d.retired_by == bindparam("by")
+_DUE_OR_MINE = select(t.decisions).where(_AGENT, or_(_DUE, _BY)).order_by(_d.decision_id)
+_MINE = select(t.decisions).where(_AGENT, _BY).order_by(_d.decision_id)
+# Valid time: a decision stopped holding at its expiry, not when a compile noticed.
+_EXPIRE = (
+    update(t.decisions)
+    .where(_AGENT, _DUE)
+    .values(retired_at=_d.expires_at, retired_by=bindparam("by"), retired_rev=bindparam("r"))
+)
+
+
+def _require_current(d: DecisionRecord, at: datetime) -> None:
+    state = d.status(at)
+    if state == "superseded":
+        raise UserError(f"decision {d.decision_id!r} is already superseded by {d.superseded_by!r}")
+    if state != "live":
+        raise UserError(f"decision {d.decision_id!r} is already {state}")
+
+
+def _row(conn: Connection, tenant: str, agent: str, decision_id: str) -> Any:
+    return conn.execute(
+        select(t.decisions).where(
+            _d.tenant == tenant, _d.agent == agent, _d.decision_id == decision_id
+        )
+    ).first()
+
+
+def _next_person_id(conn: Connection, tenant: str, agent: str) -> str:
+    ids = conn.execute(
+        select(_d.decision_id).where(
+            _d.tenant == tenant, _d.agent == agent, _d.decision_id.like("P-%")
+        )
+    ).scalars()
+    numbers = [int(m.group(1)) for i in ids if (m := _PERSON_ID.match(i))]
+    return f"P-{max(numbers, default=0) + 1}"
+
+
+def _record(row: Any) -> DecisionRecord:
+    m = row._mapping
+    return DecisionRecord.model_validate({k: m[k] for k in m.keys() if k != "tenant"})
+
+
+def expiry_note(expired: list[DecisionRecord]) -> str:
+    """The ledger's ``registry.expired`` entry: each decision, its key and its expiry."""
+    return "; ".join(
+        f"{d.decision_id}"
+        + (f" (key {d.key})" if d.key else "")
+        + (f" expired {d.expires_at.isoformat()}" if d.expires_at else "")
+        + f": {d.text[:80]}"
+        for d in expired
+    )
+
+
+def registry_line(d: DecisionRecord) -> str:
+    """A decision as the window's registry shows it: ``[id] text``, and for one written
+    under a key, the key first (so the model can record a successor on it) and its
+    rationale after. Decisions without either render as they always have."""
+    key = f"{d.key}: " if d.key else ""
+    why = f" (why: {d.rationale})" if d.rationale else ""
+    return f"[{d.decision_id}] {key}{d.text}{why}"
