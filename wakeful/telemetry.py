@@ -13,8 +13,10 @@ Spans (names follow the conventions' ``{operation} {target}`` form):
 
 * ``invoke_agent {agent}`` - one wake: written when the wake ends, with the span id
   ``wake_trace`` derives from the wake, so the spans below (given ``wake=``) are its
-  children whichever worker recorded them; it is a child of Temporal's span of the
-  activity that ends the wake, so workflow, activity and GenAI spans are one trace;
+  children whichever worker recorded them; it hangs where the wake's workflow ran (under
+  the span of Temporal's ``RunWorkflow``/``HandleUpdate`` parent) and Temporal's spans of
+  the wake's activities hang under it, so workflow, activity and GenAI spans are one tree
+  (``wake_trace.wake_scope``);
 * ``wakeful.compile {agent}`` - one compile;
 * ``retrieval {data source}`` - the retrieval of past events into a window;
 * ``chat {model}`` (kind CLIENT) - one model call: ``gen_ai.provider.name``,
@@ -23,7 +25,9 @@ Spans (names follow the conventions' ``{operation} {target}`` form):
   it), ``gen_ai.usage.output_tokens``, ``gen_ai.usage.cache_read.input_tokens``,
   ``gen_ai.usage.cache_creation.input_tokens``, ``gen_ai.response.finish_reasons``,
   ``server.address``/``server.port``, plus ``wakeful.cost_usd``;
-* ``execute_tool {tool}`` - one tool run (``gen_ai.tool.name``, ``gen_ai.tool.call.id``).
+* ``execute_tool {tool}`` - one tool run (``gen_ai.tool.name``, ``gen_ai.tool.call.id``);
+  ``execute_tool delegate`` - a delegation to a child agent, from the call to the merge of
+  its result, with the child workflow (and its ``invoke_agent``) beneath it.
 
 Spans of a wake carry ``gen_ai.conversation.id`` (the session id) and ``gen_ai.agent.name``.
 Message content (``gen_ai.input.messages``, ``gen_ai.output.messages``,
@@ -62,12 +66,19 @@ from urllib.parse import urlsplit
 
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind, Status, StatusCode
 
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelReply, Usage
 from wakeful.redaction import RedactionPolicy, default_policy
-from wakeful.wake_trace import WakeIdGenerator, adopt_wake_ids, wake_context
+from wakeful.wake_trace import (
+    WakeIdGenerator,
+    adopt_wake_ids,
+    root_parent,
+    tool_call_ids,
+    wake_context,
+    wake_ids,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricReader
@@ -402,9 +413,10 @@ class Telemetry:
         attributes: Mapping[str, AttrValue] | None = None,
     ) -> None:
         """Write a finished wake's ``invoke_agent`` span (see ``wake_trace``): from
-        ``started_at`` to ``ended_at``, with the span id its children were parented on, as
-        a child of the current (Temporal activity) span. ``error`` (why a wake failed,
-        e.g. parked or a refused model call) marks the span as an error."""
+        ``started_at`` to ``ended_at``, with the span id its children were parented on,
+        under the span its workflow ran under (see ``wake_trace.wake_scope``). ``error``
+        (why a wake failed, e.g. parked or a refused model call) marks the span as an
+        error."""
         if not self.enabled:
             return
         attrs: dict[str, AttrValue] = {
@@ -417,21 +429,93 @@ class Telemetry:
         }
         if conversation_id:
             attrs["gen_ai.conversation.id"] = conversation_id
-        tracer = self._wake_tracer()
+        ids = wake_ids(tenant, wake_id)
+        self._write_span(
+            f"invoke_agent {agent}",
+            ids,
+            self._root_parent(ids[1]),
+            attrs,
+            started_at,
+            ended_at,
+            (status, error) if error else None,
+        )
+
+    def record_delegation(
+        self,
+        *,
+        tenant: str,
+        agent: str,
+        wake_id: str,
+        call_id: str,
+        child: str,
+        status: str,
+        started_at: datetime,
+        ended_at: datetime,
+        error: str = "",
+        conversation_id: str = "",
+    ) -> None:
+        """Write the ``execute_tool delegate`` span of a ``delegate`` call the workflow ran
+        as a child workflow, under the wake's root, with the span id the child workflow
+        was started under (``wake_trace.tool_scope``): the child's spans are beneath it."""
+        if not self.enabled:
+            return
+        attrs: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "delegate",
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.agent.name": agent,
+            "wakeful.wake_id": wake_id,
+            "wakeful.child": child,
+            "wakeful.child.status": status,
+        }
+        if conversation_id:
+            attrs["gen_ai.conversation.id"] = conversation_id
         current = trace.get_current_span().get_span_context()
-        # Under Temporal's span when there is one; else a root in the wake's derived trace.
-        parent = None if current.is_valid else Context()
-        with WakeIdGenerator.forcing(tenant, wake_id):
+        self._write_span(
+            "execute_tool delegate",
+            tool_call_ids(tenant, wake_id, call_id),
+            wake_context(tenant, wake_id, within=current),
+            attrs,
+            started_at,
+            ended_at,
+            (status, error) if status != "ok" else None,
+        )
+
+    def _root_parent(self, span_id: int) -> Context | None:
+        """Where a span written after the fact hangs: the parent its workflow scope put in
+        the current (activity) span's ``tracestate``; else the current span itself; else
+        nowhere (a root in its derived trace)."""
+        current = trace.get_current_span().get_span_context()
+        parent = root_parent(span_id, current)
+        if parent is not None:
+            return trace.set_span_in_context(NonRecordingSpan(parent))
+        return None if current.is_valid else Context()
+
+    def _write_span(
+        self,
+        name: str,
+        ids: tuple[int, int],
+        parent: Context | None,
+        attrs: Mapping[str, AttrValue],
+        started_at: datetime,
+        ended_at: datetime,
+        error: tuple[str, str] | None,
+    ) -> None:
+        """A finished span with the given (derived) ids, from ``started_at`` to ``ended_at``;
+        ``error`` is (``error.type``, description)."""
+        tracer = self._wake_tracer()
+        with WakeIdGenerator.forcing_ids(ids):
             span = tracer.start_span(
-                f"invoke_agent {agent}",
+                name,
                 context=parent,
                 kind=SpanKind.INTERNAL,
-                attributes=attrs,
+                attributes=dict(attrs),
                 start_time=_nanos(started_at),
             )
-        if error:
-            span.set_attribute("error.type", status)
-            self.mark_error(span, error)
+        if error is not None:
+            span.set_attribute("error.type", error[0])
+            self.mark_error(span, error[1])
         span.end(end_time=max(_nanos(ended_at), _nanos(started_at)))
 
     def compile_span(

@@ -12,10 +12,11 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from opentelemetry import trace
+from opentelemetry import propagate, trace
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -29,7 +30,7 @@ from wakeful.contracts import WakeResult
 from wakeful.providers.simulator import Script, SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.telemetry import Telemetry, TelemetrySettings, setup_telemetry
-from wakeful.wake_trace import wake_ids
+from wakeful.wake_trace import TRACESTATE_KEY, wake_ids, wake_scope
 from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import build_telemetry, register_agent
 from wakeful.worker.settings import load_settings
@@ -140,6 +141,18 @@ def _wake_spans(finished: tuple[ReadableSpan, ...], agent: Agent) -> list[Readab
     return [s for s in finished if s.context.trace_id == root.context.trace_id]
 
 
+def _ancestors(span: ReadableSpan, by_id: dict[int, ReadableSpan]) -> list[int]:
+    """Span ids from ``span``'s parent up to the first one not among ``by_id``."""
+    out: list[int] = []
+    node = span
+    while node.parent is not None:
+        out.append(node.parent.span_id)
+        if node.parent.span_id not in by_id:
+            break
+        node = by_id[node.parent.span_id]
+    return out
+
+
 def _points(reader: InMemoryMetricReader) -> dict[str, tuple[str, list[Any]]]:
     data = reader.get_metrics_data()
     assert data is not None
@@ -167,15 +180,20 @@ async def test_a_wake_is_one_trace_tree_with_current_genai_attributes_and_metric
     assert len(roots) == 1, [s.name for s in roots]
     (root,) = _named(tree, "invoke_agent scout")
     assert root.context.span_id == wake_ids(agent.tenant, result.wake_id)[1]
-    ancestors = []
-    node = root
-    while node.parent is not None and node.parent.span_id in by_id:
-        node = by_id[node.parent.span_id]
-        ancestors.append(node.name)
-    # under the span of the activity that ended the wake, up to the client's start
-    assert ancestors[0].startswith("RunActivity:wakeful.")
-    assert ancestors[-1] == roots[0].name == "StartUpdateWithStartWorkflow:AgentWorkflow"
-    assert _named(tree, "RunWorkflow:AgentWorkflow")
+    # where the workflow runs: beside RunWorkflow, under the client's start
+    (run,) = _named(tree, "RunWorkflow:AgentWorkflow")
+    assert root.parent is not None and run.parent is not None
+    assert root.parent.span_id == run.parent.span_id == roots[0].context.span_id
+    assert roots[0].name == "StartUpdateWithStartWorkflow:AgentWorkflow"
+    # Temporal's spans of the wake's activities are beneath it, and only those
+    runs = [s for s in tree if s.name.startswith("RunActivity:")]
+    of_wake = {s.name for s in runs if root.context.span_id in _ancestors(s, by_id)}
+    assert of_wake == {
+        "RunActivity:wakeful.compile",
+        "RunActivity:wakeful.call_model",
+        "RunActivity:wakeful.run_tool",
+    }
+    assert len([s for s in runs if root.context.span_id in _ancestors(s, by_id)]) == 6
     chats = _named(tree, "chat claude-sonnet-4-6")
     tools = _named(tree, "execute_tool lookup") + _named(tree, "execute_tool boom")
     assert len(chats) == 2 and len(tools) == 2
@@ -425,6 +443,46 @@ def test_a_wakes_spans_join_the_current_trace_and_its_sampling() -> None:
     assert recorded.context.trace_id == 0xABC
     assert recorded.parent is not None and recorded.parent.span_id == wake_ids("acme", "w-1")[1]
     assert [link.context.span_id for link in recorded.links] == [0xDEF]
+
+
+def test_a_wake_scope_parents_temporals_spans_and_tells_the_root_where_it_hangs() -> None:
+    """What Temporal's interceptor does, in one process: workflow code under the wake's
+    scope starts an activity (its context goes out through the W3C propagator, as in
+    Temporal's headers); the activity's span is under the wake's root, and the root the
+    activity writes hangs under the span the workflow ran under."""
+    spans = InMemorySpanExporter()
+    t = setup_telemetry(TelemetrySettings(), span_exporter=spans)
+    workflow = trace.SpanContext(
+        0xABC, 0xDEF, is_remote=True, trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED)
+    )
+    headers: dict[str, str] = {}
+    with trace.use_span(trace.NonRecordingSpan(workflow)):
+        with wake_scope("acme", "w-1"):
+            with t.tracer.start_as_current_span("StartActivity:wakeful.call_model"):
+                propagate.inject(headers)
+        assert trace.get_current_span().get_span_context() == workflow  # scope left
+    with t.tracer.start_as_current_span(
+        "RunActivity:wakeful.call_model", context=propagate.extract(headers)
+    ):
+        with t.tool_span("lookup", "call-1", wake=("acme", "w-1")):
+            pass
+        t.record_wake(
+            tenant="acme",
+            agent="scout",
+            wake_id="w-1",
+            started_at=datetime(2026, 1, 1, tzinfo=UTC),
+            ended_at=datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
+            status="done",
+        )
+    by_name = {s.name: s for s in spans.get_finished_spans()}
+    root, start = by_name["invoke_agent scout"], by_name["StartActivity:wakeful.call_model"]
+    wake_span = wake_ids("acme", "w-1")[1]
+    assert (root.context.trace_id, root.context.span_id) == (0xABC, wake_span)
+    assert root.parent is not None and root.parent.span_id == 0xDEF
+    assert start.parent is not None and start.parent.span_id == wake_span
+    tool = by_name["execute_tool lookup"]
+    assert tool.parent is not None and tool.parent.span_id == wake_span
+    assert TRACESTATE_KEY not in root.context.trace_state  # not passed on below the root
 
 
 def test_a_failed_model_call_has_its_error_type_on_span_and_duration() -> None:
