@@ -4,7 +4,8 @@ Wakeful is a library here: it records through the OpenTelemetry *API* and, by de
 global tracer and meter providers, so a process that configured its own (Langfuse, Logfire,
 an OTLP pipeline) gets Wakeful's spans in it. :func:`install_telemetry` sets up an SDK
 provider with an exporter only when asked (``otel_exporter``), and only if no global one
-is set yet. :func:`setup_telemetry` builds private SDK providers (tests pass an
+is set yet; metrics follow ``OTEL_METRICS_EXPORTER`` (``metrics_exporter``) when it is
+given. :func:`setup_telemetry` builds private SDK providers (tests pass an
 ``InMemorySpanExporter`` / ``InMemoryMetricReader``). The SDK and the OTLP exporter are
 optional (``pip install 'wakeful[otlp]'``); only those two functions import them. Nothing
 here reads the environment: the worker's settings do.
@@ -52,6 +53,7 @@ activity.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -120,7 +122,10 @@ class TelemetrySettings:
     service_name: str = "wakeful"
     """``service.name`` resource attribute."""
     exporter: Literal["none", "console", "otlp"] = "none"
-    """Where spans and metrics go; ``none`` sets up nothing (the global providers)."""
+    """Where spans go (and metrics, unless ``metrics_exporter`` says otherwise); ``none``
+    sets up nothing (the global providers)."""
+    metrics_exporter: Literal["none", "console", "otlp"] | None = None
+    """Where metrics go (``OTEL_METRICS_EXPORTER``); None: where ``exporter`` sends spans."""
     otlp_endpoint: str | None = None
     """OTLP/HTTP base URL (e.g. ``http://127.0.0.1:4318``); required for ``otlp``."""
     metric_interval_seconds: float = 60.0
@@ -129,36 +134,51 @@ class TelemetrySettings:
     """Record message content (redacted) on the GenAI spans."""
 
 
+def _metrics_kind(settings: TelemetrySettings) -> Literal["none", "console", "otlp"]:
+    return settings.exporter if settings.metrics_exporter is None else settings.metrics_exporter
+
+
 def _exporters(settings: TelemetrySettings) -> tuple[SpanExporter | None, MetricReader | None]:
+    """The span exporter and metric reader ``settings`` ask for (None for ``none``)."""
     from opentelemetry.sdk.metrics.export import (
         ConsoleMetricExporter,
+        MetricExporter,
         PeriodicExportingMetricReader,
     )
     from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-    interval_ms = settings.metric_interval_seconds * 1000
-    if settings.exporter == "none":
-        return None, None
-    if settings.exporter == "console":
-        return ConsoleSpanExporter(), PeriodicExportingMetricReader(
-            ConsoleMetricExporter(), export_interval_millis=interval_ms
-        )
-    if not settings.otlp_endpoint:
-        raise ConfigError(
-            "telemetry exporter 'otlp' needs otlp_endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, "
-            "e.g. http://host:4318)"
-        )
-    try:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    except ImportError as exc:
-        raise ConfigError(
-            "telemetry exporter 'otlp' needs the opentelemetry-exporter-otlp-proto-http "
-            "package: pip install 'wakeful[otlp]', or use exporter='console'"
-        ) from exc
-    base = settings.otlp_endpoint.rstrip("/")
-    return OTLPSpanExporter(endpoint=base + "/v1/traces"), PeriodicExportingMetricReader(
-        OTLPMetricExporter(endpoint=base + "/v1/metrics"), export_interval_millis=interval_ms
+    kinds = (settings.exporter, _metrics_kind(settings))
+    spans: SpanExporter | None = None
+    metric_exporter: MetricExporter | None = None
+    if "otlp" in kinds:
+        if not settings.otlp_endpoint:
+            raise ConfigError(
+                "telemetry exporter 'otlp' needs otlp_endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, "
+                "e.g. http://host:4318)"
+            )
+        try:
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
+                OTLPMetricExporter,
+            )
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        except ImportError as exc:
+            raise ConfigError(
+                "telemetry exporter 'otlp' needs the opentelemetry-exporter-otlp-proto-http "
+                "package: pip install 'wakeful[otlp]', or use exporter='console'"
+            ) from exc
+        base = settings.otlp_endpoint.rstrip("/")
+        if kinds[0] == "otlp":
+            spans = OTLPSpanExporter(endpoint=base + "/v1/traces")
+        if kinds[1] == "otlp":
+            metric_exporter = OTLPMetricExporter(endpoint=base + "/v1/metrics")
+    if kinds[0] == "console":
+        spans = ConsoleSpanExporter()
+    if kinds[1] == "console":
+        metric_exporter = ConsoleMetricExporter()
+    if metric_exporter is None:
+        return spans, None
+    return spans, PeriodicExportingMetricReader(
+        metric_exporter, export_interval_millis=settings.metric_interval_seconds * 1000
     )
 
 
@@ -793,38 +813,53 @@ def _is_unset(provider: object) -> bool:
 
 
 def install_telemetry(settings: TelemetrySettings) -> Telemetry:
-    """Telemetry on the global providers; with an exporter, SDK providers exporting there
-    are installed as the global ones first, unless the process already set its own: those
-    are never replaced (Wakeful's spans then go to them, and a warning says so)."""
+    """Telemetry on the global providers. For each of spans (``exporter``) and metrics
+    (``metrics_exporter``, else ``exporter``) sent somewhere, an SDK provider exporting there
+    is installed as the global one first, unless the process already set its own: that is
+    never replaced (Wakeful records to it, and a warning says so)."""
     plain = Telemetry(capture_content=settings.capture_content)
-    if settings.exporter == "none":
+    wanted = {
+        "TracerProvider": settings.exporter != "none",
+        "MeterProvider": _metrics_kind(settings) != "none",
+    }
+    if not any(wanted.values()):
         return plain
     globals_: dict[str, object] = {
         "TracerProvider": trace.get_tracer_provider(),
         "MeterProvider": metrics.get_meter_provider(),
     }
-    set_by_user = [kind for kind, provider in globals_.items() if not _is_unset(provider)]
+    set_by_user = [
+        kind for kind, provider in globals_.items() if wanted[kind] and not _is_unset(provider)
+    ]
     if set_by_user:
         log.warning(
             "a global OpenTelemetry %s is already set: Wakeful records to it and does not "
             "install its own for otel exporter %r",
             " and ".join(set_by_user),
-            settings.exporter,
+            settings.exporter if "TracerProvider" in set_by_user else _metrics_kind(settings),
         )
-    if len(set_by_user) == len(globals_):
+    install = [kind for kind, want in wanted.items() if want and kind not in set_by_user]
+    if not install:
         return plain  # nothing to install: not even the SDK is needed
-    tracer_provider, meter_provider = _sdk_providers(settings)
+    # Exporters only for what is installed (an otlp endpoint is needed only then).
+    tracer_provider, meter_provider = _sdk_providers(
+        dataclasses.replace(
+            settings,
+            exporter=settings.exporter if "TracerProvider" in install else "none",
+            metrics_exporter=_metrics_kind(settings) if "MeterProvider" in install else "none",
+        )
+    )
     owned: list[object] = []
-    if "TracerProvider" in set_by_user:
-        tracer_provider.shutdown()  # built but not used: stop its export thread
-    else:
+    if "TracerProvider" in install:
         trace.set_tracer_provider(tracer_provider)
         owned.append(tracer_provider)
-    if "MeterProvider" in set_by_user:
-        meter_provider.shutdown()
     else:
+        tracer_provider.shutdown()  # built but not used: stop its export thread
+    if "MeterProvider" in install:
         metrics.set_meter_provider(meter_provider)
         owned.append(meter_provider)
+    else:
+        meter_provider.shutdown()
     return Telemetry(capture_content=settings.capture_content, owned=owned)
 
 

@@ -8,6 +8,7 @@ metrics go to the OpenTelemetry SDK's in-memory exporter and reader.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -309,14 +310,17 @@ async def test_spans_go_to_the_global_provider_the_application_set(
     assert "gen_ai.client.token.usage" in points
 
 
-def _python(code: str) -> str:
-    """Run ``code`` in a fresh interpreter (global providers are set once per process)."""
+def _python(code: str, env: dict[str, str] | None = None) -> str:
+    """Run ``code`` in a fresh interpreter (global providers are set once per process),
+    with ``env`` added to an environment without OpenTelemetry settings."""
+    plain = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "WAKEFUL_OTEL_"))}
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env={**plain, **(env or {})},
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -375,6 +379,98 @@ def test_an_exporter_is_installed_globally_only_when_no_provider_is_set() -> Non
         """
     )
     assert out.split() == ["True", "True", "True"]
+
+
+# A model call recorded by a worker's telemetry, then the exporters flushed (shutdown).
+_RECORD_A_CALL = """
+    from opentelemetry import metrics, trace
+    from wakeful.providers.base import Usage
+    from wakeful.worker.serve import build_telemetry
+    from wakeful.worker.settings import load_settings
+
+    t = build_telemetry(load_settings())
+    with t.model_span("anthropic", "claude-sonnet-4-6") as span:
+        t.record_model_call(
+            provider="anthropic",
+            model="claude-sonnet-4-6",
+            usage=Usage(input_tokens=120, output_tokens=30),
+            span=span,
+        )
+    t.shutdown()
+    print("TRACER", type(trace.get_tracer_provider()).__name__)
+    print("METER", type(metrics.get_meter_provider()).__name__)
+"""
+
+
+def _console_metrics(out: str) -> dict[str, list[dict[str, Any]]]:
+    """The data points of each metric the console exporter printed (JSON documents)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    decoder, at = json.JSONDecoder(), out.find("{")
+    while at >= 0:
+        doc, end = decoder.raw_decode(out, at)
+        for rm in doc.get("resource_metrics", []):
+            for sm in rm["scope_metrics"]:
+                for m in sm["metrics"]:
+                    found.setdefault(m["name"], []).extend(m["data"]["data_points"])
+        at = out.find("{", end)
+    return found
+
+
+def test_otel_metrics_exporter_installs_a_meter_provider_exporting_the_genai_histograms() -> None:
+    """OTEL_METRICS_EXPORTER=console alone: a MeterProvider exporting to the console is
+    installed (no tracer provider: spans were not asked for), and the GenAI client
+    histograms arrive there; never over the application's own MeterProvider."""
+    out = _python(_RECORD_A_CALL, env={"OTEL_METRICS_EXPORTER": "console"})
+    tail = out[out.rindex("TRACER") :].split()
+    assert tail == ["TRACER", "ProxyTracerProvider", "METER", "MeterProvider"]
+    points = _console_metrics(out[: out.rindex("TRACER")])
+    (duration,) = points["gen_ai.client.operation.duration"]
+    assert duration["count"] == 1
+    assert duration["attributes"]["gen_ai.operation.name"] == "chat"
+    usage = {p["attributes"]["gen_ai.token.type"]: p for p in points["gen_ai.client.token.usage"]}
+    assert (usage["input"]["sum"], usage["output"]["sum"]) == (120, 30)
+
+    # OTEL_METRICS_EXPORTER=none keeps metrics out of the console exporter spans go to.
+    out = _python(
+        _RECORD_A_CALL, env={"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"}
+    )
+    assert out[out.rindex("TRACER") :].split() == [
+        "TRACER",
+        "TracerProvider",
+        "METER",
+        "_ProxyMeterProvider",
+    ]
+    assert "gen_ai.client.token.usage" not in out and '"name": "chat claude' in out
+
+    # The application's own MeterProvider is never replaced: Wakeful records to it.
+    out = _python(
+        """
+        from opentelemetry import metrics
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from wakeful.providers.base import Usage
+        from wakeful.worker.serve import build_telemetry
+        from wakeful.worker.settings import load_settings
+
+        reader = InMemoryMetricReader()
+        mine = MeterProvider(metric_readers=[reader])
+        metrics.set_meter_provider(mine)
+        t = build_telemetry(load_settings())
+        t.record_model_call(
+            provider="anthropic", model="m", usage=Usage(input_tokens=5, output_tokens=1)
+        )
+        print(metrics.get_meter_provider() is mine)
+        names = {
+            m.name
+            for rm in reader.get_metrics_data().resource_metrics
+            for sm in rm.scope_metrics
+            for m in sm.metrics
+        }
+        print("gen_ai.client.token.usage" in names)
+        """,
+        env={"OTEL_METRICS_EXPORTER": "console"},
+    )
+    assert out.split() == ["True", "True"]
 
 
 def test_without_the_sdk_telemetry_records_nothing_and_export_says_what_to_install() -> None:
