@@ -453,7 +453,7 @@ class Telemetry:
         self._write_span(
             f"invoke_agent {agent}",
             ids,
-            self._root_parent(ids[1]),
+            self._root_parent(),
             attrs,
             started_at,
             ended_at,
@@ -502,12 +502,12 @@ class Telemetry:
             (status, error) if status != "ok" else None,
         )
 
-    def _root_parent(self, span_id: int) -> Context | None:
+    def _root_parent(self) -> Context | None:
         """Where a span written after the fact hangs: the parent its workflow scope put in
         the current (activity) span's ``tracestate``; else the current span itself; else
         nowhere (a root in its derived trace)."""
         current = trace.get_current_span().get_span_context()
-        parent = root_parent(span_id, current)
+        parent = root_parent(current)
         if parent is not None:
             return trace.set_span_in_context(NonRecordingSpan(parent))
         return None if current.is_valid else Context()

@@ -25,8 +25,9 @@ workflow's ``StartChildWorkflow``). It cannot be ``RunWorkflow`` itself: the int
 makes that span outside the workflow (an extern call skipped on replay) with a random id
 that never reaches workflow code or its history. The activity that writes the root learns
 that parent from the ``tracestate`` entry :data:`TRACESTATE_KEY` the scope puts on the
-context (``<wake span id><parent span id>``, hex), which the W3C propagator carries through
-Temporal's headers and the SDK copies from parent to child spans.
+context (the parent's span id, 16 hex digits: 42 bytes more in each traced activity's
+header in the history), which the W3C propagator carries through Temporal's headers and
+the SDK copies from parent to child spans.
 
 The ids are a hash, so they are the same in every process and after a retry; OpenTelemetry
 requires only that they be unique and non-zero, which a 128/64-bit hash of a unique wake id
@@ -65,7 +66,7 @@ __all__ = [
 ]
 
 TRACESTATE_KEY = "wakeful"
-"""``tracestate`` key of a scope's ``<span id><parent span id>`` (16 hex digits each)."""
+"""``tracestate`` key of the span id a wake's root hangs under (16 hex digits)."""
 
 _FORCED: ContextVar[tuple[int, int] | None] = ContextVar("wakeful_forced_ids", default=None)
 
@@ -96,21 +97,21 @@ def wake_context(tenant: str, wake_id: str, within: SpanContext | None = None) -
 
 
 @contextmanager
-def _scope(span_id: int) -> Iterator[None]:
+def _scope(span_id: int, *, mark: bool) -> Iterator[None]:
     """Make ``span_id`` (a span written elsewhere) the current span, as a child of the
-    current one, for the code in the block. Nothing when there is no current span (a
-    workflow started without tracing): the interceptor then starts no spans either."""
+    current one, for the code in the block; with ``mark``, tell the activities started in
+    it (through ``tracestate``) which span that is, else drop an outer scope's mark. Nothing
+    when there is no current span (a workflow started without tracing): the interceptor
+    then starts no spans either."""
     current = trace.get_current_span().get_span_context()
     if not current.is_valid:
         yield
         return
-    mark = f"{span_id:016x}{current.span_id:016x}"
     state = current.trace_state
-    state = (
-        state.update(TRACESTATE_KEY, mark)
-        if TRACESTATE_KEY in state
-        else state.add(TRACESTATE_KEY, mark)
-    )
+    if TRACESTATE_KEY in state:
+        state = state.delete(TRACESTATE_KEY)
+    if mark:
+        state = state.add(TRACESTATE_KEY, f"{current.span_id:016x}")
     scoped = SpanContext(
         current.trace_id,
         span_id,
@@ -128,25 +129,27 @@ def _scope(span_id: int) -> Iterator[None]:
 def wake_scope(tenant: str, wake_id: str) -> AbstractContextManager[None]:
     """Workflow code of one wake: the wake's root span is current (see the module doc).
     Deterministic: only the current context and the wake id go in, nothing comes out."""
-    return _scope(wake_ids(tenant, wake_id)[1])
+    return _scope(wake_ids(tenant, wake_id)[1], mark=True)
 
 
 def tool_scope(tenant: str, wake_id: str, call_id: str) -> AbstractContextManager[None]:
     """Workflow code handling one tool call of a wake itself (a delegation): the call's
-    ``execute_tool`` span is current, so a child workflow started here is under it."""
-    return _scope(tool_call_ids(tenant, wake_id, call_id)[1])
+    ``execute_tool`` span is current, so a child workflow started here is under it. Its
+    span is written under the wake's root, which needs no mark: the wake's one is dropped
+    (a child's wakes set their own)."""
+    return _scope(tool_call_ids(tenant, wake_id, call_id)[1], mark=False)
 
 
-def root_parent(span_id: int, current: SpanContext) -> SpanContext | None:
-    """The parent a scope recorded for ``span_id`` in ``current``'s ``tracestate`` (the
-    span its workflow code ran under); None when ``current`` was not started in that scope
-    (no tracing in the workflow, or a sampler that drops ``tracestate``)."""
+def root_parent(current: SpanContext) -> SpanContext | None:
+    """The parent a wake scope recorded in ``current``'s ``tracestate`` for the wake's root
+    (the span its workflow code ran under); None when ``current`` was not started in a wake
+    scope (no tracing in the workflow, or a sampler that drops ``tracestate``)."""
     mark = current.trace_state.get(TRACESTATE_KEY, "") if current.is_valid else ""
     try:
-        scoped, parent = int(mark[:16], 16), int(mark[16:], 16)
+        parent = int(mark, 16) if len(mark) == 16 else 0
     except ValueError:
         return None
-    if len(mark) != 32 or scoped != span_id or not parent:
+    if not parent:
         return None
     return SpanContext(
         current.trace_id,
