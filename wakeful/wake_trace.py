@@ -44,7 +44,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from contextvars import ContextVar
 from typing import Any
 
@@ -119,11 +119,18 @@ def _scope(span_id: int, *, mark: bool) -> Iterator[None]:
         trace_flags=current.trace_flags,
         trace_state=state,
     )
-    token = otel_context.attach(trace.set_span_in_context(NonRecordingSpan(scoped)))
+    attached = trace.set_span_in_context(NonRecordingSpan(scoped))
+    token = otel_context.attach(attached)
     try:
         yield
     finally:
-        otel_context.detach(token)
+        # Reset only where it was attached: the block of a workflow evicted mid-wake is
+        # finalized wherever garbage collection runs, in another contextvars.Context,
+        # where the token is invalid and there is nothing to detach (``detach`` would log
+        # an error). Temporal's interceptor detaches its own contexts the same way.
+        if otel_context.get_current() is attached:
+            with suppress(ValueError):
+                token.var.reset(token)
 
 
 def wake_scope(tenant: str, wake_id: str) -> AbstractContextManager[None]:
