@@ -139,7 +139,11 @@ class ChildAgentWorkflow:
         )
 
 
-SUMMARY_CHARS = 100  # of a child workflow's static summary, in the Temporal UI's list
+# Of a child workflow's static summary in the Temporal UI's list. A summary is stored in
+# the parent's history (and the child's); no static details are added: what they would
+# say (parent, call id, limits) is in the child's input already, and each one costs the
+# parent's history its bytes again.
+SUMMARY_CHARS = 100
 
 
 def child_summary(b: ChildBundle) -> str:
@@ -148,15 +152,6 @@ def child_summary(b: ChildBundle) -> str:
     head = f"delegate to {b.child} ({b.kind}): "
     room = max(SUMMARY_CHARS - len(head), 10)
     return head + (task if len(task) <= room else task[: room - 1].rstrip() + "…")
-
-
-def child_details(b: ChildBundle) -> str:
-    """The child's details in the Temporal UI: whose delegate call it answers, its limits."""
-    return (
-        f"Child agent {b.child} of {b.parent}, delegation {b.kind!r}, delegate call "
-        f"{b.call_id}. At most {b.max_model_calls} model calls and {b.max_tokens} input "
-        f"tokens per wake, {b.max_attempts} attempt(s), {b.timeout_s:g} s."
-    )
 
 
 async def fan_out(
@@ -178,7 +173,6 @@ async def fan_out(
                         id=child_workflow_id(b.tenant, b.child),
                         execution_timeout=timedelta(seconds=b.timeout_s),
                         static_summary=child_summary(b),
-                        static_details=child_details(b),
                     )
             except ChildWorkflowError as err:
                 timed_out = isinstance(err.cause, TimeoutError)
