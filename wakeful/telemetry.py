@@ -4,7 +4,8 @@ Wakeful is a library here: it records through the OpenTelemetry *API* and, by de
 global tracer and meter providers, so a process that configured its own (Langfuse, Logfire,
 an OTLP pipeline) gets Wakeful's spans in it. :func:`install_telemetry` sets up an SDK
 provider with an exporter only when asked (``otel_exporter``), and only if no global one
-is set yet. :func:`setup_telemetry` builds private SDK providers (tests pass an
+is set yet; metrics follow ``OTEL_METRICS_EXPORTER`` (``metrics_exporter``) when it is
+given. :func:`setup_telemetry` builds private SDK providers (tests pass an
 ``InMemorySpanExporter`` / ``InMemoryMetricReader``). The SDK and the OTLP exporter are
 optional (``pip install 'wakeful[otlp]'``); only those two functions import them. Nothing
 here reads the environment: the worker's settings do.
@@ -13,8 +14,10 @@ Spans (names follow the conventions' ``{operation} {target}`` form):
 
 * ``invoke_agent {agent}`` - one wake: written when the wake ends, with the span id
   ``wake_trace`` derives from the wake, so the spans below (given ``wake=``) are its
-  children whichever worker recorded them; it is a child of Temporal's span of the
-  activity that ends the wake, so workflow, activity and GenAI spans are one trace;
+  children whichever worker recorded them; it hangs where the wake's workflow ran (under
+  the span of Temporal's ``RunWorkflow``/``HandleUpdate`` parent) and Temporal's spans of
+  the wake's activities hang under it, so workflow, activity and GenAI spans are one tree
+  (``wake_trace.wake_scope``);
 * ``wakeful.compile {agent}`` - one compile;
 * ``retrieval {data source}`` - the retrieval of past events into a window;
 * ``chat {model}`` (kind CLIENT) - one model call: ``gen_ai.provider.name``,
@@ -23,7 +26,9 @@ Spans (names follow the conventions' ``{operation} {target}`` form):
   it), ``gen_ai.usage.output_tokens``, ``gen_ai.usage.cache_read.input_tokens``,
   ``gen_ai.usage.cache_creation.input_tokens``, ``gen_ai.response.finish_reasons``,
   ``server.address``/``server.port``, plus ``wakeful.cost_usd``;
-* ``execute_tool {tool}`` - one tool run (``gen_ai.tool.name``, ``gen_ai.tool.call.id``).
+* ``execute_tool {tool}`` - one tool run (``gen_ai.tool.name``, ``gen_ai.tool.call.id``);
+  ``execute_tool delegate`` - a delegation to a child agent, from the call to the merge of
+  its result, with the child workflow (and its ``invoke_agent``) beneath it.
 
 Spans of a wake carry ``gen_ai.conversation.id`` (the session id) and ``gen_ai.agent.name``.
 Message content (``gen_ai.input.messages``, ``gen_ai.output.messages``,
@@ -48,6 +53,7 @@ activity.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -62,12 +68,19 @@ from urllib.parse import urlsplit
 
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind, Status, StatusCode
 
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelReply, Usage
 from wakeful.redaction import RedactionPolicy, default_policy
-from wakeful.wake_trace import WakeIdGenerator, adopt_wake_ids, wake_context
+from wakeful.wake_trace import (
+    WakeIdGenerator,
+    adopt_wake_ids,
+    root_parent,
+    tool_call_ids,
+    wake_context,
+    wake_ids,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricReader
@@ -109,7 +122,10 @@ class TelemetrySettings:
     service_name: str = "wakeful"
     """``service.name`` resource attribute."""
     exporter: Literal["none", "console", "otlp"] = "none"
-    """Where spans and metrics go; ``none`` sets up nothing (the global providers)."""
+    """Where spans go (and metrics, unless ``metrics_exporter`` says otherwise); ``none``
+    sets up nothing (the global providers)."""
+    metrics_exporter: Literal["none", "console", "otlp"] | None = None
+    """Where metrics go (``OTEL_METRICS_EXPORTER``); None: where ``exporter`` sends spans."""
     otlp_endpoint: str | None = None
     """OTLP/HTTP base URL (e.g. ``http://127.0.0.1:4318``); required for ``otlp``."""
     metric_interval_seconds: float = 60.0
@@ -118,36 +134,51 @@ class TelemetrySettings:
     """Record message content (redacted) on the GenAI spans."""
 
 
+def _metrics_kind(settings: TelemetrySettings) -> Literal["none", "console", "otlp"]:
+    return settings.exporter if settings.metrics_exporter is None else settings.metrics_exporter
+
+
 def _exporters(settings: TelemetrySettings) -> tuple[SpanExporter | None, MetricReader | None]:
+    """The span exporter and metric reader ``settings`` ask for (None for ``none``)."""
     from opentelemetry.sdk.metrics.export import (
         ConsoleMetricExporter,
+        MetricExporter,
         PeriodicExportingMetricReader,
     )
     from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-    interval_ms = settings.metric_interval_seconds * 1000
-    if settings.exporter == "none":
-        return None, None
-    if settings.exporter == "console":
-        return ConsoleSpanExporter(), PeriodicExportingMetricReader(
-            ConsoleMetricExporter(), export_interval_millis=interval_ms
-        )
-    if not settings.otlp_endpoint:
-        raise ConfigError(
-            "telemetry exporter 'otlp' needs otlp_endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, "
-            "e.g. http://host:4318)"
-        )
-    try:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    except ImportError as exc:
-        raise ConfigError(
-            "telemetry exporter 'otlp' needs the opentelemetry-exporter-otlp-proto-http "
-            "package: pip install 'wakeful[otlp]', or use exporter='console'"
-        ) from exc
-    base = settings.otlp_endpoint.rstrip("/")
-    return OTLPSpanExporter(endpoint=base + "/v1/traces"), PeriodicExportingMetricReader(
-        OTLPMetricExporter(endpoint=base + "/v1/metrics"), export_interval_millis=interval_ms
+    kinds = (settings.exporter, _metrics_kind(settings))
+    spans: SpanExporter | None = None
+    metric_exporter: MetricExporter | None = None
+    if "otlp" in kinds:
+        if not settings.otlp_endpoint:
+            raise ConfigError(
+                "telemetry exporter 'otlp' needs otlp_endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, "
+                "e.g. http://host:4318)"
+            )
+        try:
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
+                OTLPMetricExporter,
+            )
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        except ImportError as exc:
+            raise ConfigError(
+                "telemetry exporter 'otlp' needs the opentelemetry-exporter-otlp-proto-http "
+                "package: pip install 'wakeful[otlp]', or use exporter='console'"
+            ) from exc
+        base = settings.otlp_endpoint.rstrip("/")
+        if kinds[0] == "otlp":
+            spans = OTLPSpanExporter(endpoint=base + "/v1/traces")
+        if kinds[1] == "otlp":
+            metric_exporter = OTLPMetricExporter(endpoint=base + "/v1/metrics")
+    if kinds[0] == "console":
+        spans = ConsoleSpanExporter()
+    if kinds[1] == "console":
+        metric_exporter = ConsoleMetricExporter()
+    if metric_exporter is None:
+        return spans, None
+    return spans, PeriodicExportingMetricReader(
+        metric_exporter, export_interval_millis=settings.metric_interval_seconds * 1000
     )
 
 
@@ -402,9 +433,10 @@ class Telemetry:
         attributes: Mapping[str, AttrValue] | None = None,
     ) -> None:
         """Write a finished wake's ``invoke_agent`` span (see ``wake_trace``): from
-        ``started_at`` to ``ended_at``, with the span id its children were parented on, as
-        a child of the current (Temporal activity) span. ``error`` (why a wake failed,
-        e.g. parked or a refused model call) marks the span as an error."""
+        ``started_at`` to ``ended_at``, with the span id its children were parented on,
+        under the span its workflow ran under (see ``wake_trace.wake_scope``). ``error``
+        (why a wake failed, e.g. parked or a refused model call) marks the span as an
+        error."""
         if not self.enabled:
             return
         attrs: dict[str, AttrValue] = {
@@ -417,21 +449,93 @@ class Telemetry:
         }
         if conversation_id:
             attrs["gen_ai.conversation.id"] = conversation_id
-        tracer = self._wake_tracer()
+        ids = wake_ids(tenant, wake_id)
+        self._write_span(
+            f"invoke_agent {agent}",
+            ids,
+            self._root_parent(),
+            attrs,
+            started_at,
+            ended_at,
+            (status, error) if error else None,
+        )
+
+    def record_delegation(
+        self,
+        *,
+        tenant: str,
+        agent: str,
+        wake_id: str,
+        call_id: str,
+        child: str,
+        status: str,
+        started_at: datetime,
+        ended_at: datetime,
+        error: str = "",
+        conversation_id: str = "",
+    ) -> None:
+        """Write the ``execute_tool delegate`` span of a ``delegate`` call the workflow ran
+        as a child workflow, under the wake's root, with the span id the child workflow
+        was started under (``wake_trace.tool_scope``): the child's spans are beneath it."""
+        if not self.enabled:
+            return
+        attrs: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "delegate",
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.agent.name": agent,
+            "wakeful.wake_id": wake_id,
+            "wakeful.child": child,
+            "wakeful.child.status": status,
+        }
+        if conversation_id:
+            attrs["gen_ai.conversation.id"] = conversation_id
         current = trace.get_current_span().get_span_context()
-        # Under Temporal's span when there is one; else a root in the wake's derived trace.
-        parent = None if current.is_valid else Context()
-        with WakeIdGenerator.forcing(tenant, wake_id):
+        self._write_span(
+            "execute_tool delegate",
+            tool_call_ids(tenant, wake_id, call_id),
+            wake_context(tenant, wake_id, within=current),
+            attrs,
+            started_at,
+            ended_at,
+            (status, error) if status != "ok" else None,
+        )
+
+    def _root_parent(self) -> Context | None:
+        """Where a span written after the fact hangs: the parent its workflow scope put in
+        the current (activity) span's ``tracestate``; else the current span itself; else
+        nowhere (a root in its derived trace)."""
+        current = trace.get_current_span().get_span_context()
+        parent = root_parent(current)
+        if parent is not None:
+            return trace.set_span_in_context(NonRecordingSpan(parent))
+        return None if current.is_valid else Context()
+
+    def _write_span(
+        self,
+        name: str,
+        ids: tuple[int, int],
+        parent: Context | None,
+        attrs: Mapping[str, AttrValue],
+        started_at: datetime,
+        ended_at: datetime,
+        error: tuple[str, str] | None,
+    ) -> None:
+        """A finished span with the given (derived) ids, from ``started_at`` to ``ended_at``;
+        ``error`` is (``error.type``, description)."""
+        tracer = self._wake_tracer()
+        with WakeIdGenerator.forcing_ids(ids):
             span = tracer.start_span(
-                f"invoke_agent {agent}",
+                name,
                 context=parent,
                 kind=SpanKind.INTERNAL,
-                attributes=attrs,
+                attributes=dict(attrs),
                 start_time=_nanos(started_at),
             )
-        if error:
-            span.set_attribute("error.type", status)
-            self.mark_error(span, error)
+        if error is not None:
+            span.set_attribute("error.type", error[0])
+            self.mark_error(span, error[1])
         span.end(end_time=max(_nanos(ended_at), _nanos(started_at)))
 
     def compile_span(
@@ -709,38 +813,53 @@ def _is_unset(provider: object) -> bool:
 
 
 def install_telemetry(settings: TelemetrySettings) -> Telemetry:
-    """Telemetry on the global providers; with an exporter, SDK providers exporting there
-    are installed as the global ones first, unless the process already set its own: those
-    are never replaced (Wakeful's spans then go to them, and a warning says so)."""
+    """Telemetry on the global providers. For each of spans (``exporter``) and metrics
+    (``metrics_exporter``, else ``exporter``) sent somewhere, an SDK provider exporting there
+    is installed as the global one first, unless the process already set its own: that is
+    never replaced (Wakeful records to it, and a warning says so)."""
     plain = Telemetry(capture_content=settings.capture_content)
-    if settings.exporter == "none":
+    wanted = {
+        "TracerProvider": settings.exporter != "none",
+        "MeterProvider": _metrics_kind(settings) != "none",
+    }
+    if not any(wanted.values()):
         return plain
     globals_: dict[str, object] = {
         "TracerProvider": trace.get_tracer_provider(),
         "MeterProvider": metrics.get_meter_provider(),
     }
-    set_by_user = [kind for kind, provider in globals_.items() if not _is_unset(provider)]
+    set_by_user = [
+        kind for kind, provider in globals_.items() if wanted[kind] and not _is_unset(provider)
+    ]
     if set_by_user:
         log.warning(
             "a global OpenTelemetry %s is already set: Wakeful records to it and does not "
             "install its own for otel exporter %r",
             " and ".join(set_by_user),
-            settings.exporter,
+            settings.exporter if "TracerProvider" in set_by_user else _metrics_kind(settings),
         )
-    if len(set_by_user) == len(globals_):
+    install = [kind for kind, want in wanted.items() if want and kind not in set_by_user]
+    if not install:
         return plain  # nothing to install: not even the SDK is needed
-    tracer_provider, meter_provider = _sdk_providers(settings)
+    # Exporters only for what is installed (an otlp endpoint is needed only then).
+    tracer_provider, meter_provider = _sdk_providers(
+        dataclasses.replace(
+            settings,
+            exporter=settings.exporter if "TracerProvider" in install else "none",
+            metrics_exporter=_metrics_kind(settings) if "MeterProvider" in install else "none",
+        )
+    )
     owned: list[object] = []
-    if "TracerProvider" in set_by_user:
-        tracer_provider.shutdown()  # built but not used: stop its export thread
-    else:
+    if "TracerProvider" in install:
         trace.set_tracer_provider(tracer_provider)
         owned.append(tracer_provider)
-    if "MeterProvider" in set_by_user:
-        meter_provider.shutdown()
     else:
+        tracer_provider.shutdown()  # built but not used: stop its export thread
+    if "MeterProvider" in install:
         metrics.set_meter_provider(meter_provider)
         owned.append(meter_provider)
+    else:
+        meter_provider.shutdown()
     return Telemetry(capture_content=settings.capture_content, owned=owned)
 
 

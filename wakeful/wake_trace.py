@@ -13,6 +13,22 @@ interceptor carries the workflow's trace into each activity), so workflow, activ
 GenAI spans are one trace; an activity with no current span uses a trace id derived from
 the wake as well, the same in every process.
 
+Where the ``invoke_agent`` span hangs: the workflow code of a wake runs under
+:func:`wake_scope`, which makes the wake's root the current span there (a context computed
+from the workflow's own trace context and the wake id: no I/O, the same on replay). Temporal's
+tracing interceptor parents every span it starts from workflow code on the current context,
+so the wake's ``StartActivity``/``RunActivity`` spans (and, under a delegation's
+:func:`tool_scope`, ``StartChildWorkflow`` and the whole child workflow) are the wake's
+descendants. The root's own parent is the span the workflow runs under (the one Temporal's
+``RunWorkflow``/``HandleUpdate`` spans hang from: the client's start or update, or the parent
+workflow's ``StartChildWorkflow``). It cannot be ``RunWorkflow`` itself: the interceptor
+makes that span outside the workflow (an extern call skipped on replay) with a random id
+that never reaches workflow code or its history. The activity that writes the root learns
+that parent from the ``tracestate`` entry :data:`TRACESTATE_KEY` the scope puts on the
+context (the parent's span id, 16 hex digits: 42 bytes more in each traced activity's
+header in the history), which the W3C propagator carries through Temporal's headers and
+the SDK copies from parent to child spans.
+
 The ids are a hash, so they are the same in every process and after a retry; OpenTelemetry
 requires only that they be unique and non-zero, which a 128/64-bit hash of a unique wake id
 is (with overwhelming probability). A tracer is asked for ids only when a span starts, so
@@ -28,15 +44,29 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from contextvars import ContextVar
 from typing import Any
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
 
-__all__ = ["WakeIdGenerator", "adopt_wake_ids", "wake_context", "wake_ids"]
+__all__ = [
+    "TRACESTATE_KEY",
+    "WakeIdGenerator",
+    "adopt_wake_ids",
+    "root_parent",
+    "tool_call_ids",
+    "tool_scope",
+    "wake_context",
+    "wake_ids",
+    "wake_scope",
+]
+
+TRACESTATE_KEY = "wakeful"
+"""``tracestate`` key of the span id a wake's root hangs under (16 hex digits)."""
 
 _FORCED: ContextVar[tuple[int, int] | None] = ContextVar("wakeful_forced_ids", default=None)
 
@@ -49,6 +79,12 @@ def wake_ids(tenant: str, wake_id: str) -> tuple[int, int]:
     return trace_id, span_id
 
 
+def tool_call_ids(tenant: str, wake_id: str, call_id: str) -> tuple[int, int]:
+    """(trace id, span id) of a tool call of a wake handled by the workflow itself (a
+    delegation): its ``execute_tool`` span is written by an activity, after the fact."""
+    return wake_ids(tenant, f"{wake_id}\x00tool\x00{call_id}")
+
+
 def wake_context(tenant: str, wake_id: str, within: SpanContext | None = None) -> Context:
     """A context whose current span is the wake's root (remote: it is written elsewhere),
     in the trace of ``within`` (and sampled as it is), else in the wake's derived trace."""
@@ -58,6 +94,77 @@ def wake_context(tenant: str, wake_id: str, within: SpanContext | None = None) -
         trace_id, flags = within.trace_id, within.trace_flags
     parent = SpanContext(trace_id, span_id, is_remote=True, trace_flags=flags)
     return trace.set_span_in_context(NonRecordingSpan(parent))
+
+
+@contextmanager
+def _scope(span_id: int, *, mark: bool) -> Iterator[None]:
+    """Make ``span_id`` (a span written elsewhere) the current span, as a child of the
+    current one, for the code in the block; with ``mark``, tell the activities started in
+    it (through ``tracestate``) which span that is, else drop an outer scope's mark. Nothing
+    when there is no current span (a workflow started without tracing): the interceptor
+    then starts no spans either."""
+    current = trace.get_current_span().get_span_context()
+    if not current.is_valid:
+        yield
+        return
+    state = current.trace_state
+    if TRACESTATE_KEY in state:
+        state = state.delete(TRACESTATE_KEY)
+    if mark:
+        state = state.add(TRACESTATE_KEY, f"{current.span_id:016x}")
+    scoped = SpanContext(
+        current.trace_id,
+        span_id,
+        is_remote=True,
+        trace_flags=current.trace_flags,
+        trace_state=state,
+    )
+    attached = trace.set_span_in_context(NonRecordingSpan(scoped))
+    token = otel_context.attach(attached)
+    try:
+        yield
+    finally:
+        # Reset only where it was attached: the block of a workflow evicted mid-wake is
+        # finalized wherever garbage collection runs, in another contextvars.Context,
+        # where the token is invalid and there is nothing to detach (``detach`` would log
+        # an error). Temporal's interceptor detaches its own contexts the same way.
+        if otel_context.get_current() is attached:
+            with suppress(ValueError):
+                token.var.reset(token)
+
+
+def wake_scope(tenant: str, wake_id: str) -> AbstractContextManager[None]:
+    """Workflow code of one wake: the wake's root span is current (see the module doc).
+    Deterministic: only the current context and the wake id go in, nothing comes out."""
+    return _scope(wake_ids(tenant, wake_id)[1], mark=True)
+
+
+def tool_scope(tenant: str, wake_id: str, call_id: str) -> AbstractContextManager[None]:
+    """Workflow code handling one tool call of a wake itself (a delegation): the call's
+    ``execute_tool`` span is current, so a child workflow started here is under it. Its
+    span is written under the wake's root, which needs no mark: the wake's one is dropped
+    (a child's wakes set their own)."""
+    return _scope(tool_call_ids(tenant, wake_id, call_id)[1], mark=False)
+
+
+def root_parent(current: SpanContext) -> SpanContext | None:
+    """The parent a wake scope recorded in ``current``'s ``tracestate`` for the wake's root
+    (the span its workflow code ran under); None when ``current`` was not started in a wake
+    scope (no tracing in the workflow, or a sampler that drops ``tracestate``)."""
+    mark = current.trace_state.get(TRACESTATE_KEY, "") if current.is_valid else ""
+    try:
+        parent = int(mark, 16) if len(mark) == 16 else 0
+    except ValueError:
+        return None
+    if not parent:
+        return None
+    return SpanContext(
+        current.trace_id,
+        parent,
+        is_remote=True,
+        trace_flags=current.trace_flags,
+        trace_state=TraceState(),
+    )
 
 
 class WakeIdGenerator:
@@ -91,7 +198,14 @@ class WakeIdGenerator:
     @staticmethod
     @contextmanager
     def forcing(tenant: str, wake_id: str) -> Iterator[None]:
-        token = _FORCED.set(wake_ids(tenant, wake_id))
+        with WakeIdGenerator.forcing_ids(wake_ids(tenant, wake_id)):
+            yield
+
+    @staticmethod
+    @contextmanager
+    def forcing_ids(ids: tuple[int, int]) -> Iterator[None]:
+        """The next span started gets these (trace id, span id)."""
+        token = _FORCED.set(ids)
         try:
             yield
         finally:

@@ -1,5 +1,6 @@
 """A parent wake that delegates to a child agent is one trace: Temporal carries the trace
-into the child's workflow, and each wake's GenAI spans hang under its ``invoke_agent``.
+into the child's workflow, each wake's GenAI spans hang under its ``invoke_agent``, and the
+delegation is an ``execute_tool`` span with the child's workflow beneath it.
 
 Temporal dev server, real Postgres, the simulator; the spans go to global providers set as
 an application sets them, which Wakeful's default telemetry records to."""
@@ -15,14 +16,28 @@ from tests.e2e.harness import message
 from tests.orchestration.helpers import worker
 from tests.otel_user import user_global_providers
 from wakeful.agents import Agent
+from wakeful.contracts import ChildBundle
 from wakeful.providers.simulator.script import Script
 from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.telemetry import Telemetry
-from wakeful.wake_trace import wake_ids
+from wakeful.wake_trace import tool_call_ids, wake_ids
 from wakeful.worker.client import connect, wake
+from wakeful.workflows.child import SUMMARY_CHARS, child_summary
+from wakeful.workflows.state import child_workflow_id
 
 FACTS = {"path": "README.md", "facts": ["release 2.4.0 is due 2026-12-15"]}
+
+
+def _under(span: ReadableSpan, root: ReadableSpan, tree: list[ReadableSpan]) -> bool:
+    """Whether ``root`` is an ancestor of ``span`` in ``tree``."""
+    by_id = {s.context.span_id: s for s in tree}
+    node: ReadableSpan | None = span
+    while node is not None and node.parent is not None:
+        if node.parent.span_id == root.context.span_id:
+            return True
+        node = by_id.get(node.parent.span_id)
+    return False
 
 
 def _attr(span: ReadableSpan, key: str) -> object:
@@ -53,6 +68,11 @@ async def test_a_child_agents_wake_is_in_its_parents_trace(
     async with worker(client, store, [agent], osim, script=script) as (queue, _):
         result = await wake(client, agent.runtime(), message("survey the docs"), queue)
     assert (result.status, result.tool_calls) == ("done", 1)
+    (call_id,) = [
+        e.tool_call_id
+        for e in store.tenant(agent.tenant).events(agent.name, wake_id=result.wake_id)
+        if e.kind == "tool_call"
+    ]
 
     spans = exporter.get_finished_spans()
     (parent,) = [
@@ -80,3 +100,99 @@ async def test_a_child_agents_wake_is_in_its_parents_trace(
         assert chats and all(_attr(c, "gen_ai.agent.name") == agent_name for c in chats)
     # the child ran under the parent's workflow, started from its child activities
     assert any(s.name == "RunWorkflow:ChildAgentWorkflow" for s in tree)
+
+    # The delegation is an execute_tool span under the parent's wake, and the child's
+    # workflow (its invoke_agent too) is beneath it.
+    (call,) = [s for s in tree if s.name == "execute_tool delegate"]
+    a = dict(call.attributes or {})
+    assert a["gen_ai.operation.name"] == "execute_tool"
+    assert a["gen_ai.tool.name"] == "delegate"
+    assert a["gen_ai.agent.name"] == "scout"
+    assert a["gen_ai.conversation.id"] == result.session_id
+    assert (a["wakeful.child"], a["wakeful.child.status"]) == ("scout/child/1", "ok")
+    assert call.context.span_id == tool_call_ids(agent.tenant, result.wake_id, call_id)[1]
+    assert call.parent is not None and call.parent.span_id == parent.context.span_id
+    (start,) = [s for s in tree if s.name == "StartChildWorkflow:ChildAgentWorkflow"]
+    assert start.parent is not None and start.parent.span_id == call.context.span_id
+    assert child.parent is not None and child.parent.span_id == start.context.span_id
+    assert call.start_time <= start.start_time and call.end_time >= child.end_time
+    # the parent's wake holds its activities' spans, the child's wake its own
+    for root in (parent, child):
+        assert any(
+            s.name == "RunActivity:wakeful.call_model" and _under(s, root, tree) for s in tree
+        )
+
+    # The Temporal UI names the child workflow after who does what.
+    described = await client.get_workflow_handle(
+        child_workflow_id(agent.tenant, "scout/child/1")
+    ).describe()
+    assert await described.static_summary() == (
+        "delegate to scout/child/1 (facts): Facts of README.md"
+    )
+
+
+async def test_a_refused_delegation_is_an_execute_tool_span_with_its_error(
+    temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    exporter, _ = user_global_providers()
+    script = Script.parse(
+        [
+            {
+                "text": "Splitting the work.",
+                "tool_calls": [{"name": "delegate", "input": {"kind": "nope", "task": "Do it"}}],
+            },
+            {"text": "Done without help."},
+        ]
+    )
+    env = temporal_dev
+    target = env.client.service_client.config.target_host
+    client = await connect(
+        target, env.client.namespace, interceptors=[Telemetry().tracing_interceptor()]
+    )
+    async with worker(client, store, [agent], osim, script=script) as (queue, _):
+        result = await wake(client, agent.runtime(), message("survey the docs"), queue)
+    assert result.status == "done"
+    spans = exporter.get_finished_spans()
+    (parent,) = [
+        s
+        for s in spans
+        if s.name == "invoke_agent scout" and _attr(s, "wakeful.wake_id") == result.wake_id
+    ]
+    (call,) = [
+        s
+        for s in spans
+        if s.name == "execute_tool delegate" and s.context.trace_id == parent.context.trace_id
+    ]
+    assert call.parent is not None and call.parent.span_id == parent.context.span_id
+    assert (_attr(call, "wakeful.child.status"), _attr(call, "error.type")) == (
+        "refused",
+        "refused",
+    )
+    assert not call.status.is_ok and "nope" in str(call.status.description)
+    assert not any(s.name.startswith("StartChildWorkflow:") for s in spans)
+
+
+def test_a_child_workflows_summary_is_one_short_line() -> None:
+    bundle = ChildBundle(
+        tenant="acme",
+        parent="scout",
+        child="scout/child/2",
+        kind="facts",
+        call_id="toolu_1",
+        task="find the release dates\n of   every component " + "x" * 300,
+        frame="",
+        tools=(),
+        subdir="",
+        output_schema={},
+        max_tokens=1000,
+        max_model_calls=3,
+        timeout_s=60,
+        max_result_chars=500,
+        max_attempts=1,
+        on_invalid="report",
+    )
+    summary = child_summary(bundle)
+    assert summary.startswith(
+        "delegate to scout/child/2 (facts): find the release dates of every component x"
+    )
+    assert len(summary) == SUMMARY_CHARS and summary.endswith("…") and "\n" not in summary

@@ -8,14 +8,16 @@ metrics go to the OpenTelemetry SDK's in-memory exporter and reader.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from opentelemetry import trace
+from opentelemetry import propagate, trace
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -29,7 +31,7 @@ from wakeful.contracts import WakeResult
 from wakeful.providers.simulator import Script, SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.telemetry import Telemetry, TelemetrySettings, setup_telemetry
-from wakeful.wake_trace import wake_ids
+from wakeful.wake_trace import TRACESTATE_KEY, wake_ids, wake_scope
 from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import build_telemetry, register_agent
 from wakeful.worker.settings import load_settings
@@ -140,6 +142,18 @@ def _wake_spans(finished: tuple[ReadableSpan, ...], agent: Agent) -> list[Readab
     return [s for s in finished if s.context.trace_id == root.context.trace_id]
 
 
+def _ancestors(span: ReadableSpan, by_id: dict[int, ReadableSpan]) -> list[int]:
+    """Span ids from ``span``'s parent up to the first one not among ``by_id``."""
+    out: list[int] = []
+    node = span
+    while node.parent is not None:
+        out.append(node.parent.span_id)
+        if node.parent.span_id not in by_id:
+            break
+        node = by_id[node.parent.span_id]
+    return out
+
+
 def _points(reader: InMemoryMetricReader) -> dict[str, tuple[str, list[Any]]]:
     data = reader.get_metrics_data()
     assert data is not None
@@ -167,15 +181,20 @@ async def test_a_wake_is_one_trace_tree_with_current_genai_attributes_and_metric
     assert len(roots) == 1, [s.name for s in roots]
     (root,) = _named(tree, "invoke_agent scout")
     assert root.context.span_id == wake_ids(agent.tenant, result.wake_id)[1]
-    ancestors = []
-    node = root
-    while node.parent is not None and node.parent.span_id in by_id:
-        node = by_id[node.parent.span_id]
-        ancestors.append(node.name)
-    # under the span of the activity that ended the wake, up to the client's start
-    assert ancestors[0].startswith("RunActivity:wakeful.")
-    assert ancestors[-1] == roots[0].name == "StartUpdateWithStartWorkflow:AgentWorkflow"
-    assert _named(tree, "RunWorkflow:AgentWorkflow")
+    # where the workflow runs: beside RunWorkflow, under the client's start
+    (run,) = _named(tree, "RunWorkflow:AgentWorkflow")
+    assert root.parent is not None and run.parent is not None
+    assert root.parent.span_id == run.parent.span_id == roots[0].context.span_id
+    assert roots[0].name == "StartUpdateWithStartWorkflow:AgentWorkflow"
+    # Temporal's spans of the wake's activities are beneath it, and only those
+    runs = [s for s in tree if s.name.startswith("RunActivity:")]
+    of_wake = {s.name for s in runs if root.context.span_id in _ancestors(s, by_id)}
+    assert of_wake == {
+        "RunActivity:wakeful.compile",
+        "RunActivity:wakeful.call_model",
+        "RunActivity:wakeful.run_tool",
+    }
+    assert len([s for s in runs if root.context.span_id in _ancestors(s, by_id)]) == 6
     chats = _named(tree, "chat claude-sonnet-4-6")
     tools = _named(tree, "execute_tool lookup") + _named(tree, "execute_tool boom")
     assert len(chats) == 2 and len(tools) == 2
@@ -291,14 +310,17 @@ async def test_spans_go_to_the_global_provider_the_application_set(
     assert "gen_ai.client.token.usage" in points
 
 
-def _python(code: str) -> str:
-    """Run ``code`` in a fresh interpreter (global providers are set once per process)."""
+def _python(code: str, env: dict[str, str] | None = None) -> str:
+    """Run ``code`` in a fresh interpreter (global providers are set once per process),
+    with ``env`` added to an environment without OpenTelemetry settings."""
+    plain = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "WAKEFUL_OTEL_"))}
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env={**plain, **(env or {})},
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -357,6 +379,98 @@ def test_an_exporter_is_installed_globally_only_when_no_provider_is_set() -> Non
         """
     )
     assert out.split() == ["True", "True", "True"]
+
+
+# A model call recorded by a worker's telemetry, then the exporters flushed (shutdown).
+_RECORD_A_CALL = """
+    from opentelemetry import metrics, trace
+    from wakeful.providers.base import Usage
+    from wakeful.worker.serve import build_telemetry
+    from wakeful.worker.settings import load_settings
+
+    t = build_telemetry(load_settings())
+    with t.model_span("anthropic", "claude-sonnet-4-6") as span:
+        t.record_model_call(
+            provider="anthropic",
+            model="claude-sonnet-4-6",
+            usage=Usage(input_tokens=120, output_tokens=30),
+            span=span,
+        )
+    t.shutdown()
+    print("TRACER", type(trace.get_tracer_provider()).__name__)
+    print("METER", type(metrics.get_meter_provider()).__name__)
+"""
+
+
+def _console_metrics(out: str) -> dict[str, list[dict[str, Any]]]:
+    """The data points of each metric the console exporter printed (JSON documents)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    decoder, at = json.JSONDecoder(), out.find("{")
+    while at >= 0:
+        doc, end = decoder.raw_decode(out, at)
+        for rm in doc.get("resource_metrics", []):
+            for sm in rm["scope_metrics"]:
+                for m in sm["metrics"]:
+                    found.setdefault(m["name"], []).extend(m["data"]["data_points"])
+        at = out.find("{", end)
+    return found
+
+
+def test_otel_metrics_exporter_installs_a_meter_provider_exporting_the_genai_histograms() -> None:
+    """OTEL_METRICS_EXPORTER=console alone: a MeterProvider exporting to the console is
+    installed (no tracer provider: spans were not asked for), and the GenAI client
+    histograms arrive there; never over the application's own MeterProvider."""
+    out = _python(_RECORD_A_CALL, env={"OTEL_METRICS_EXPORTER": "console"})
+    tail = out[out.rindex("TRACER") :].split()
+    assert tail == ["TRACER", "ProxyTracerProvider", "METER", "MeterProvider"]
+    points = _console_metrics(out[: out.rindex("TRACER")])
+    (duration,) = points["gen_ai.client.operation.duration"]
+    assert duration["count"] == 1
+    assert duration["attributes"]["gen_ai.operation.name"] == "chat"
+    usage = {p["attributes"]["gen_ai.token.type"]: p for p in points["gen_ai.client.token.usage"]}
+    assert (usage["input"]["sum"], usage["output"]["sum"]) == (120, 30)
+
+    # OTEL_METRICS_EXPORTER=none keeps metrics out of the console exporter spans go to.
+    out = _python(
+        _RECORD_A_CALL, env={"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"}
+    )
+    assert out[out.rindex("TRACER") :].split() == [
+        "TRACER",
+        "TracerProvider",
+        "METER",
+        "_ProxyMeterProvider",
+    ]
+    assert "gen_ai.client.token.usage" not in out and '"name": "chat claude' in out
+
+    # The application's own MeterProvider is never replaced: Wakeful records to it.
+    out = _python(
+        """
+        from opentelemetry import metrics
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from wakeful.providers.base import Usage
+        from wakeful.worker.serve import build_telemetry
+        from wakeful.worker.settings import load_settings
+
+        reader = InMemoryMetricReader()
+        mine = MeterProvider(metric_readers=[reader])
+        metrics.set_meter_provider(mine)
+        t = build_telemetry(load_settings())
+        t.record_model_call(
+            provider="anthropic", model="m", usage=Usage(input_tokens=5, output_tokens=1)
+        )
+        print(metrics.get_meter_provider() is mine)
+        names = {
+            m.name
+            for rm in reader.get_metrics_data().resource_metrics
+            for sm in rm.scope_metrics
+            for m in sm.metrics
+        }
+        print("gen_ai.client.token.usage" in names)
+        """,
+        env={"OTEL_METRICS_EXPORTER": "console"},
+    )
+    assert out.split() == ["True", "True"]
 
 
 def test_without_the_sdk_telemetry_records_nothing_and_export_says_what_to_install() -> None:
@@ -425,6 +539,46 @@ def test_a_wakes_spans_join_the_current_trace_and_its_sampling() -> None:
     assert recorded.context.trace_id == 0xABC
     assert recorded.parent is not None and recorded.parent.span_id == wake_ids("acme", "w-1")[1]
     assert [link.context.span_id for link in recorded.links] == [0xDEF]
+
+
+def test_a_wake_scope_parents_temporals_spans_and_tells_the_root_where_it_hangs() -> None:
+    """What Temporal's interceptor does, in one process: workflow code under the wake's
+    scope starts an activity (its context goes out through the W3C propagator, as in
+    Temporal's headers); the activity's span is under the wake's root, and the root the
+    activity writes hangs under the span the workflow ran under."""
+    spans = InMemorySpanExporter()
+    t = setup_telemetry(TelemetrySettings(), span_exporter=spans)
+    workflow = trace.SpanContext(
+        0xABC, 0xDEF, is_remote=True, trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED)
+    )
+    headers: dict[str, str] = {}
+    with trace.use_span(trace.NonRecordingSpan(workflow)):
+        with wake_scope("acme", "w-1"):
+            with t.tracer.start_as_current_span("StartActivity:wakeful.call_model"):
+                propagate.inject(headers)
+        assert trace.get_current_span().get_span_context() == workflow  # scope left
+    with t.tracer.start_as_current_span(
+        "RunActivity:wakeful.call_model", context=propagate.extract(headers)
+    ):
+        with t.tool_span("lookup", "call-1", wake=("acme", "w-1")):
+            pass
+        t.record_wake(
+            tenant="acme",
+            agent="scout",
+            wake_id="w-1",
+            started_at=datetime(2026, 1, 1, tzinfo=UTC),
+            ended_at=datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
+            status="done",
+        )
+    by_name = {s.name: s for s in spans.get_finished_spans()}
+    root, start = by_name["invoke_agent scout"], by_name["StartActivity:wakeful.call_model"]
+    wake_span = wake_ids("acme", "w-1")[1]
+    assert (root.context.trace_id, root.context.span_id) == (0xABC, wake_span)
+    assert root.parent is not None and root.parent.span_id == 0xDEF
+    assert start.parent is not None and start.parent.span_id == wake_span
+    tool = by_name["execute_tool lookup"]
+    assert tool.parent is not None and tool.parent.span_id == wake_span
+    assert TRACESTATE_KEY not in root.context.trace_state  # not passed on below the root
 
 
 def test_a_failed_model_call_has_its_error_type_on_span_and_duration() -> None:

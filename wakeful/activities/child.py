@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from wakeful.contracts import (
     ChildPrepareIn,
     ChildPrepareOut,
     ToolResultIn,
+    WakeRef,
 )
 from wakeful.errors import UnknownAgentError, UserError
 from wakeful.names import check_agent_name, is_agent_name, is_name
@@ -171,6 +173,8 @@ class ChildActivities:
                         is_error=True,
                     )
                 )
+        if rejected:
+            self._trace(wake, [(r.tool_call_id, "", "refused", r.text) for r in rejected], at=None)
         return ChildPlanOut(
             bundles=tuple(bundles),
             rejected=tuple(rejected),
@@ -208,6 +212,36 @@ class ChildActivities:
             max_attempts=d.max_attempts,
             on_invalid=d.on_invalid,
         )
+
+    def _trace(
+        self, wake: WakeRef, outcomes: list[tuple[str, str, str, str]], at: datetime | None
+    ) -> None:
+        """The ``execute_tool delegate`` span of each (call id, child, status, error), from
+        the reply that made the call to ``at`` (None: that same moment, for a refusal)."""
+        telemetry = self.deps.telemetry
+        if not outcomes or not telemetry.enabled:
+            return
+        called = {
+            e.tool_call_id: e.event_time
+            for e in self.deps.store.tenant(wake.tenant).events(wake.agent, wake_id=wake.wake_id)
+            if e.kind == "tool_call" and e.tool_call_id
+        }
+        for call_id, child, status, error in outcomes:
+            began = called.get(call_id) or at
+            if began is None:
+                continue
+            telemetry.record_delegation(
+                tenant=wake.tenant,
+                agent=wake.agent,
+                wake_id=wake.wake_id,
+                call_id=call_id,
+                child=child,
+                status=status,
+                started_at=began,
+                ended_at=at or began,
+                error="" if status == "ok" else error,
+                conversation_id=wake.session_id,
+            )
 
     @activity.defn(name=CHILD_PREPARE)
     def prepare(self, inp: ChildPrepareIn) -> ChildPrepareOut:
@@ -257,6 +291,7 @@ class ChildActivities:
         parent = self.deps.agents.get(wake.tenant, wake.agent)
         memory_ids: list[int] = []
         events: list[EventIn] = []
+        outcomes: list[tuple[str, str, str, str]] = []  # call id, child, status, error
         for r in inp.results:
             text, is_error = f"{r.status}: {r.reason}", True
             if r.status == "ok":
@@ -282,6 +317,8 @@ class ChildActivities:
                     text, is_error = f"{card}\n(evidence card memory:{mem.id})", False
                 else:
                     text = f"rejected at merge: {reason}"
+            status = "ok" if not is_error else ("rejected" if r.status == "ok" else r.status)
+            outcomes.append((r.call_id, r.child, status, text))
             events.append(
                 EventIn(
                     step_key=step_key(wake, inp.call_index, "result", r.call_id),
@@ -298,4 +335,5 @@ class ChildActivities:
                 )
             )
         stored = ts.append_events(wake.agent, events)
+        self._trace(wake, outcomes, at=inp.at)
         return ChildMergeOut(memory_ids=tuple(memory_ids), event_ids=tuple(e.id for e in stored))

@@ -229,12 +229,14 @@ async def run_until_terminated(worker: Worker) -> None:
 
 def build_telemetry(settings: Settings) -> Telemetry:
     """Telemetry on the process's global OpenTelemetry providers; with ``otel_exporter``
-    (``OTEL_TRACES_EXPORTER``) console or otlp, SDK providers exporting there are
-    installed first, unless the process set its own (never replaced)."""
+    (``OTEL_TRACES_EXPORTER``) or ``otel_metrics_exporter`` (``OTEL_METRICS_EXPORTER``)
+    console or otlp, SDK providers exporting there are installed first, unless the process
+    set its own (never replaced)."""
     return install_telemetry(
         TelemetrySettings(
             service_name=settings.otel_service_name,
             exporter=settings.otel_exporter,
+            metrics_exporter=settings.otel_metrics_exporter,
             otlp_endpoint=settings.otel_endpoint,
             capture_content=settings.otel_capture_message_content,
         )

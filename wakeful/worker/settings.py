@@ -225,6 +225,13 @@ class Settings(BaseSettings):
         "set: none (only to a provider the process set itself), console or otlp; also read "
         "from OTEL_TRACES_EXPORTER.",
     )
+    otel_metrics_exporter: Literal["none", "console", "otlp"] | None = Field(
+        None,
+        validation_alias=_also("otel_metrics_exporter", "OTEL_METRICS_EXPORTER"),
+        description="Where OpenTelemetry metrics go when no global meter provider is set: "
+        "none, console or otlp; unset, where otel_exporter sends spans; also read from "
+        "OTEL_METRICS_EXPORTER.",
+    )
     otel_endpoint: str | None = Field(
         None,
         validation_alias=_also("otel_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT"),

@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCallRef,
         WakeRef,
     )
+    from wakeful.wake_trace import tool_scope
     from wakeful.workflows.cycle import WakeCycle, failure, store
     from wakeful.workflows.state import child_workflow_id
 
@@ -138,19 +139,41 @@ class ChildAgentWorkflow:
         )
 
 
-async def fan_out(bundles: tuple[ChildBundle, ...], max_parallel: int) -> list[ChildResult]:
-    """Run one child workflow per bundle, at most ``max_parallel`` at a time, in call order."""
+# Of a child workflow's static summary in the Temporal UI's list. A summary is stored in
+# the parent's history (and the child's); no static details are added: what they would
+# say (parent, call id, limits) is in the child's input already, and each one costs the
+# parent's history its bytes again.
+SUMMARY_CHARS = 100
+
+
+def child_summary(b: ChildBundle) -> str:
+    """A child workflow's one-line summary in the Temporal UI: who does what for whom."""
+    task = " ".join(b.task.split())
+    head = f"delegate to {b.child} ({b.kind}): "
+    room = max(SUMMARY_CHARS - len(head), 10)
+    return head + (task if len(task) <= room else task[: room - 1].rstrip() + "…")
+
+
+async def fan_out(
+    bundles: tuple[ChildBundle, ...], max_parallel: int, wake_id: str
+) -> list[ChildResult]:
+    """Run one child workflow per bundle, at most ``max_parallel`` at a time, in call order;
+    ``wake_id`` is the delegating wake's (the child runs under its call's span)."""
     gate = asyncio.Semaphore(max(1, max_parallel))
 
     async def one(b: ChildBundle) -> ChildResult:
         async with gate:
             try:
-                return await workflow.execute_child_workflow(
-                    ChildAgentWorkflow.run,
-                    b,
-                    id=child_workflow_id(b.tenant, b.child),
-                    execution_timeout=timedelta(seconds=b.timeout_s),
-                )
+                # Under the delegate call's execute_tool span (written at the merge), so
+                # the child workflow and its wakes are beneath it in the trace.
+                with tool_scope(b.tenant, wake_id, b.call_id):
+                    return await workflow.execute_child_workflow(
+                        ChildAgentWorkflow.run,
+                        b,
+                        id=child_workflow_id(b.tenant, b.child),
+                        execution_timeout=timedelta(seconds=b.timeout_s),
+                        static_summary=child_summary(b),
+                    )
             except ChildWorkflowError as err:
                 timed_out = isinstance(err.cause, TimeoutError)
                 why = f"no result within {b.timeout_s:g}s" if timed_out else failure(err)
@@ -188,7 +211,7 @@ async def delegate_calls(
             ),
             RecordToolResultsOut,
         )
-    results = await fan_out(plan.bundles, plan.max_parallel)
+    results = await fan_out(plan.bundles, plan.max_parallel, wake.wake_id)
     if results:
         await store(
             CHILD_MERGE,

@@ -66,6 +66,7 @@ with workflow.unsafe.imports_passed_through():
         ToolResultIn,
         WakeRef,
     )
+    from wakeful.wake_trace import wake_scope
     from wakeful.workflows import policies as p
     from wakeful.workflows.approvals import Approvals, denial_text, timeout_text
     from wakeful.workflows.spend import spend_cap
@@ -195,6 +196,13 @@ class WakeCycle:
         self.model_rt = rt.model_copy(update={"tools": ()})
 
     async def run(self) -> FinishWakeOut:
+        # The wake's root span is the current one while it runs, so Temporal's spans of its
+        # activities and child workflows hang under its ``invoke_agent`` (no I/O: a context
+        # derived from the workflow's trace context and the wake id; see wake_trace).
+        with wake_scope(self.wake.tenant, self.wake.wake_id):
+            return await self._run()
+
+    async def _run(self) -> FinishWakeOut:
         wake = self.wake
         self.merged = workflow.patched(FEWER_STEPS)
         opening: StartWakeIn | None = StartWakeIn(
