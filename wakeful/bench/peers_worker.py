@@ -81,6 +81,12 @@ async def _serve_wakeful(args: argparse.Namespace) -> None:
 
 
 async def _serve_pydantic_ai(args: argparse.Namespace) -> None:
+    # The model's module, imported whole before the worker runs anything: its first import
+    # otherwise happens inside the first workflow task, where the sandbox can meet the openai
+    # package half-initialised by a model-request activity importing it on another thread
+    # ("module 'openai.types.responses' has no attribute 'response_output_text'", seen under
+    # load). Importing is what the agent's first model call does anyway.
+    import pydantic_ai.models.openai  # noqa: F401
     from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
     from temporalio.worker import Worker
 
