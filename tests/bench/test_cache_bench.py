@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from wakeful.bench.cache_bench import run
+from benchmarks.cache_bench import run
 from wakeful.cli.main import app
 
 DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "bench" / "locomo-dev.json"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from benchmarks.cache_limit import Shortfall, call_limit, segment_ttl_seconds
 from tests.compiler.factory import WAKE, base_blocks, block, snapshot, turn
 from tests.compiler.helpers import compile_
-from wakeful.bench.cache_limit import Shortfall, call_limit, segment_ttl_seconds
 from wakeful.compiler import Block, BlockKind, Ledger, Policy, Role
 
 POLICY = Policy.default()

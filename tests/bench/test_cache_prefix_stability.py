@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from wakeful.bench.cache_bench import replay
-from wakeful.bench.cache_locomo import load_split
-from wakeful.bench.cache_shapes import build_shape
-from wakeful.bench.cache_timeline import wake_ref
-from wakeful.bench.cache_wakeful import Wakeful
+from benchmarks.cache_bench import replay
+from benchmarks.cache_locomo import load_split
+from benchmarks.cache_shapes import build_shape
+from benchmarks.cache_timeline import wake_ref
+from benchmarks.cache_wakeful import Wakeful
 from wakeful.compiler import Policy
 from wakeful.tokenizers import BpeCounter
 

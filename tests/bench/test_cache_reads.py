@@ -7,12 +7,12 @@ from typing import Any
 import anthropic
 import pytest
 
-from wakeful.bench.cache_reads import ReadTracker
+from benchmarks.cache_reads import ReadTracker
 from wakeful.providers.anthropic import usage_from_anthropic
 from wakeful.providers.base import Usage
-from wakeful.providers.simulator import ManualClock
-from wakeful.providers.simulator.core import Simulator
-from wakeful.providers.simulator.script import Script, Step
+from wakeful.testing.simulator import ManualClock
+from wakeful.testing.simulator.core import Simulator
+from wakeful.testing.simulator.script import Script, Step
 
 MODEL = "claude-sonnet-4-6"  # 1,024-token minimum cacheable prefix
 SYSTEM = "You keep notes. " + " ".join(f"rule{n} applies" for n in range(700))

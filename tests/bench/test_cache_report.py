@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from wakeful.bench.cache_reads import ReadTracker
-from wakeful.bench.cache_report import (
+from benchmarks.cache_reads import ReadTracker
+from benchmarks.cache_report import (
     all_held,
     held_decisions,
     kept_decisions,
     strategy_report,
 )
-from wakeful.bench.cache_session import Decision
+from benchmarks.cache_session import Decision
 from wakeful.providers.base import Usage
 
 DECISIONS = (

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from wakeful.bench.cache_session import AgentSession, generate_session
-from wakeful.providers.simulator.tokens import count_tokens
+from benchmarks.cache_session import AgentSession, generate_session
+from wakeful.testing.simulator.tokens import count_tokens
 
 
 @pytest.fixture(scope="module")

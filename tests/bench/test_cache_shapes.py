@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from wakeful.bench.cache_locomo import SPLITS, Conversation, load_split, parse_conversation
-from wakeful.bench.cache_session import AgentSession, generate_session
-from wakeful.bench.cache_shapes import SESSION_IDLE_S, SHAPES, Shape, build_shape, build_shapes
+from benchmarks.cache_locomo import SPLITS, Conversation, load_split, parse_conversation
+from benchmarks.cache_session import AgentSession, generate_session
+from benchmarks.cache_shapes import SESSION_IDLE_S, SHAPES, Shape, build_shape, build_shapes
 from wakeful.errors import UserError
-from wakeful.providers.simulator.tokens import count_tokens
+from wakeful.testing.simulator.tokens import count_tokens
 
 DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "bench" / "locomo-dev.json"
 LOCOMO = [s for s in SHAPES if s != "synthetic"]

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.compiler.helpers import assert_anthropic_valid
-from wakeful.bench.cache_session import generate_session
-from wakeful.bench.cache_strategies import (
+from benchmarks.cache_session import generate_session
+from benchmarks.cache_strategies import (
     SUMMARIZE_INSTRUCTION,
     CallContext,
     FullHistory,
@@ -21,15 +20,16 @@ from wakeful.bench.cache_strategies import (
     SummarizeThreshold,
     request_tokens,
 )
-from wakeful.bench.cache_substrate import AGENT, MemorySubstrate
-from wakeful.bench.cache_timeline import timeline
-from wakeful.bench.cache_variants import EvidenceBeforeHistoryRenderer, greedy_policy
-from wakeful.bench.cache_wakeful import Wakeful
+from benchmarks.cache_substrate import AGENT, MemorySubstrate
+from benchmarks.cache_timeline import timeline
+from benchmarks.cache_variants import EvidenceBeforeHistoryRenderer, greedy_policy
+from benchmarks.cache_wakeful import Wakeful
+from tests.compiler.helpers import assert_anthropic_valid
 from wakeful.compiler import EstimatingCounter, Policy
-from wakeful.providers.simulator import anthropic_cache
-from wakeful.providers.simulator import wire_anthropic as wa
-from wakeful.providers.simulator.state import SimError
 from wakeful.substrate.records import StoredEvent
+from wakeful.testing.simulator import anthropic_cache
+from wakeful.testing.simulator import wire_anthropic as wa
+from wakeful.testing.simulator.state import SimError
 
 TURNS = 60
 SMALL = Policy.model_validate(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from benchmarks.cache_session import generate_session
+from benchmarks.cache_strategies import CallContext
+from benchmarks.cache_substrate import AGENT, EPOCH, MemorySubstrate
+from benchmarks.cache_timeline import Consolidation, timeline
 from wakeful.activities.compile import build_snapshot
-from wakeful.bench.cache_session import generate_session
-from wakeful.bench.cache_strategies import CallContext
-from wakeful.bench.cache_substrate import AGENT, EPOCH, MemorySubstrate
-from wakeful.bench.cache_timeline import Consolidation, timeline
 from wakeful.compiler import BlockKind
 
 

@@ -4,7 +4,7 @@ completes."""
 
 from __future__ import annotations
 
-from wakeful.bench import fleet_bench
+from benchmarks import fleet_bench
 
 
 def test_model_calls_in_flight_follow_the_workers_activity_threads() -> None:

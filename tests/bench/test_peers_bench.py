@@ -10,7 +10,7 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
-from wakeful.bench import peers_bench
+from benchmarks import peers_bench
 from wakeful.cli.main import app
 from wakeful.substrate.store import Store
 

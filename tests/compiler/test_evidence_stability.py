@@ -22,14 +22,14 @@ from wakeful.activities.compile import evidence_event
 from wakeful.compiler import CompiledWindow, CountingCache, EstimatingCounter, Policy
 from wakeful.compiler.blocks import AgentProfile, BlockKind, Goal, GoalKind, Snapshot
 from wakeful.contracts import WakeRef
-from wakeful.providers.simulator.anthropic_cache import apply_cache, parse_request
-from wakeful.providers.simulator.state import CacheStore
 from wakeful.substrate.embedders import HashingEmbedder
 from wakeful.substrate.indexing import EventIndex, retrieve_into
 from wakeful.substrate.records import CompileRecord, EventIn
 from wakeful.substrate.snapshot import event_block
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.vectors.memory import MemoryVectorStore
+from wakeful.testing.simulator.anthropic_cache import apply_cache, parse_request
+from wakeful.testing.simulator.state import CacheStore
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 WAKE = "w-tool"

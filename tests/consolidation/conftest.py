@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from wakeful.agents import Agent
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import TenantStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.serve import register_agent
 
 

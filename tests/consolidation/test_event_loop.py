@@ -18,8 +18,8 @@ from wakeful.activities.consolidate_memory import MemoryActivities
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.consolidation.contracts import PlanIn, SpanIn
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.server import SimulatorServer
 
 
 class _Watched(TenantStore):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from benchmarks.consolidation_bench import DirectCaller, measure
 from tests.e2e.harness import Providers
 from wakeful.activities.compile import build_snapshot
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
-from wakeful.bench.consolidation_bench import DirectCaller, measure
 from wakeful.compiler import Budget, Goal, GoalKind, Policy, compile_window
 from wakeful.consolidation.contracts import (
     CAPTURE,
@@ -34,9 +34,9 @@ from wakeful.consolidation.contracts import (
     SpanIn,
 )
 from wakeful.consolidation.policy import ConsolidationPolicy
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.records import CompileRecord, EventIn, MemoryRecord
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.workflows.consolidation import consolidation_round
 

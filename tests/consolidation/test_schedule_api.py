@@ -14,9 +14,9 @@ from wakeful.agents import Agent
 from wakeful.consolidation.contracts import ConsolidationInput, ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.consolidation.schedule import ensure_consolidation_schedules
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 
 POLICY = ConsolidationPolicy(keep_recent_events=2, span_min_events=2)
 

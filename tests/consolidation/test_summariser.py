@@ -11,9 +11,9 @@ from tests.consolidation.helpers import tool_pair, turn
 from wakeful.consolidation.gate import GateInput, run_gate
 from wakeful.consolidation.prompt import build_prompt, request_body
 from wakeful.providers.registry import build_provider
-from wakeful.providers.simulator.script import Conversation, planner_reply
-from wakeful.providers.simulator.server import SimulatorServer
-from wakeful.providers.simulator.summarise import summary_text
+from wakeful.testing.simulator.script import Conversation, planner_reply
+from wakeful.testing.simulator.server import SimulatorServer
+from wakeful.testing.simulator.summarise import summary_text
 
 SPAN = [
     turn(1, "Good morning! How are the dashboards today?"),

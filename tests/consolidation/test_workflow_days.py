@@ -26,9 +26,9 @@ from wakeful.consolidation.contracts import ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.consolidation.schedule import consolidation_schedule
 from wakeful.consolidation.spans import EPOCH
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.codec import data_converter
 from wakeful.workflows.consolidation import ConsolidationWorkflow
 

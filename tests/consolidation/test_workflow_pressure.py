@@ -14,8 +14,8 @@ from tests.consolidation.workers import Providers, deps_for
 from wakeful.activities.consolidate_memory import consolidation_activities
 from wakeful.agents import Agent
 from wakeful.consolidation.contracts import ConsolidationInput, ConsolidationResult
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.workflows.consolidation import (
     ConsolidationWorkflow,
     workflow_id,

@@ -21,9 +21,9 @@ from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.consolidation.contracts import ConsolidationInput, ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.contracts import Trigger
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 from wakeful.workflows.agent import workflow_id as agent_workflow_id

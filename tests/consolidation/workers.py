@@ -11,8 +11,8 @@ from temporalio.client import Client
 from tests.e2e.harness import Providers
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.worker import build_worker
 

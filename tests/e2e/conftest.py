@@ -11,8 +11,8 @@ import pytest
 from wakeful.agents import Agent
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.serve import register_agent
 
 

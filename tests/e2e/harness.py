@@ -21,8 +21,8 @@ from wakeful.contracts import Trigger
 from wakeful.demo.agent import INSTRUCTIONS
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import build_provider
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.worker import build_worker
 

@@ -13,8 +13,8 @@ from tests.e2e.harness import message, serving
 from wakeful.activities.deps import ActivityDeps, check_agents
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.contracts import CALL_MODEL
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import wake
 from wakeful.worker.serve import ProviderCache

@@ -24,8 +24,8 @@ from tests.e2e.tools_worker_proc import tools_agent
 from wakeful.agents import Agent, AgentRegistry, Tool
 from wakeful.demo.agent import seed_workspace
 from wakeful.errors import UserError
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import connect, wake
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent

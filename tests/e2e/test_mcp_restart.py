@@ -27,9 +27,9 @@ from tests.e2e.harness import message, open_deps, serving
 from tests.e2e.mcp_worker_proc import mcp_agent
 from tests.orchestration.helpers import within
 from wakeful.agents import AgentRegistry
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import connect, wake
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent

@@ -23,10 +23,10 @@ from wakeful import Agent, AgentRegistry, WakeResult
 from wakeful.compiler.diff import diff_ledgers
 from wakeful.compiler.ledger import Ledger
 from wakeful.mcp_tools import McpServer
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker

@@ -29,9 +29,9 @@ from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.errors import ConfigError
 from wakeful.providers.registry import build_provider
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.telemetry import TelemetrySettings, setup_telemetry
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.codec import ENCODING, DeflateCodec, data_converter
 from wakeful.worker.plugin import wakeful_converter

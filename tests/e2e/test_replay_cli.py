@@ -24,7 +24,6 @@ from typer.testing import CliRunner
 from tests.e2e.harness import message, running_worker
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.cli.main import app
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.records import (
     DecisionRecord,
     HandoffBody,
@@ -33,6 +32,7 @@ from wakeful.substrate.records import (
     SummaryRecord,
 )
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 
 

@@ -18,11 +18,11 @@ from tests.e2e.harness import Providers, message
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.ledger import INCLUDED, Ledger
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.replay import recompile
 from wakeful.substrate.indexing import load_hits
 from wakeful.substrate.store import Store
 from wakeful.substrate.vectors.edge import EdgeVectorStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import wake
 from wakeful.worker.worker import build_worker

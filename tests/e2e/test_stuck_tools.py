@@ -24,8 +24,8 @@ from wakeful.activities.tool_thread import LEFT_RUNNING, MAX_LEFT_RUNNING
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.contracts import RUN_TOOL
 from wakeful.demo.agent import INSTRUCTIONS
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker

@@ -17,9 +17,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, running_worker
 from wakeful import Agent, AgentRegistry, UserError, WakeResult
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 

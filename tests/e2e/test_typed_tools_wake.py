@@ -14,10 +14,10 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, running_worker
 from wakeful import Agent, AgentRegistry, ToolContext, ToolRetry, WakeResult
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 

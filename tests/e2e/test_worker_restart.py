@@ -15,8 +15,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, open_deps, restart_agent
 from wakeful.agents import AgentRegistry
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker

@@ -38,9 +38,9 @@ from tests.e2e.harness import message
 from tests.orchestration.helpers import scout, settled, worker
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import deliver, wake
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent

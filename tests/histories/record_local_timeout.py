@@ -31,8 +31,8 @@ from tests.e2e.harness import message
 from tests.orchestration.helpers import settled, worker
 from wakeful.agents import Agent, Tool, ToolContext
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import deliver
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent

@@ -19,8 +19,8 @@ from temporalio.testing import WorkflowEnvironment
 from wakeful.agents import Agent
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.ingress import create_app
 from wakeful.worker.serve import register_agent
 from wakeful.worker.settings import Settings

@@ -26,9 +26,9 @@ from tests.ops.cli_env import AGENTS, ROOT, make_env, one_line_error, run
 from tests.ops.hooks import event, signed
 from tests.substrate.test_locomo_import import SAMPLE
 from wakeful.idempotency import trigger_key
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import require_worker
 from wakeful.worker.ports import find_free_port
 from wakeful.worker.worker import build_worker

@@ -18,7 +18,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.ops.cli_env import DOCUMENTED_EXIT_CODES, ROOT, make_env, run, shell
-from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.testing.simulator.server import SimulatorServer
 
 AGENTS = "tests.ops.cli_agents:with_responses"
 

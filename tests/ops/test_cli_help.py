@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import typer
 
+from benchmarks.cli_bench import HEAVY_PACKAGES
 from tests.ops.cli_env import BIN, ROOT
-from wakeful.bench.cli_bench import HEAVY_PACKAGES
 from wakeful.cli.main import app
 
 # In a fresh interpreter: import the command line, render the help of every command

@@ -30,9 +30,9 @@ from tests.e2e.harness import message, open_deps, restart_agent, running_worker
 from tests.ops.pg_stack import stoppable_postgres
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.contracts import CALL_MODEL, RUN_TOOL
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import connect, deliver, wake
 from wakeful.worker.serve import register_agent
 from wakeful.worker.settings import load_settings

@@ -11,8 +11,8 @@ from tests.ops.conftest import MakeIngress, ingress_settings
 from tests.ops.hooks import post
 from tests.orchestration.approval_agents import SCRIPT, Deploys
 from tests.orchestration.helpers import worker
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import Client
 
 

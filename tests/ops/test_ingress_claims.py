@@ -22,9 +22,9 @@ from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.compiler.framing import canonical_json
 from wakeful.contracts import Trigger, WakeResult
 from wakeful.idempotency import trigger_key
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate import schema
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.ingress_events import parse_event
 from wakeful.worker.ingress_receipts import event_digest

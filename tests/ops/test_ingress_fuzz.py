@@ -30,8 +30,8 @@ from tests.ops.conftest import OTHER_SECRET, SECRET, MakeIngress, ingress_settin
 from tests.ops.hooks import terminate
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.idempotency import trigger_key
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.ingress import create_app
 from wakeful.worker.ingress_auth import signature_header

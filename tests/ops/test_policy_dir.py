@@ -20,8 +20,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.ops.cli_env import ROOT, make_env, run
 from wakeful.compiler import Ledger
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 
 TRIAGE = """
 # No name field: the policy is named after its file, triage.

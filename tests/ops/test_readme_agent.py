@@ -14,8 +14,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, running_worker
 from wakeful.agents import AgentRegistry
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 

@@ -20,7 +20,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.ops.cli_env import BIN, ROOT, make_env, run, shell
-from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.testing.simulator.server import SimulatorServer
 
 README = ROOT / "README.md"
 

@@ -26,9 +26,9 @@ from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.compiler.framing import DATA_NOTICE
 from wakeful.contracts import Trigger
 from wakeful.idempotency import trigger_key
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate import schema
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 from wakeful.workflows.agent import workflow_id

@@ -40,8 +40,8 @@ from temporalio.worker import Replayer
 from tests.e2e.harness import message
 from tests.ops.pg_stack import stoppable_postgres
 from tests.ops.soak_worker import soak_agents
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import connect, deliver
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent

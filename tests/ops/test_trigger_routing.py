@@ -21,9 +21,9 @@ from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
 from wakeful.errors import UserError
 from wakeful.idempotency import trigger_key
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.routing import routing
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import Client, wake
 from wakeful.worker.ingress_events import EVENT_SCHEMA, EventError, parse_event
 

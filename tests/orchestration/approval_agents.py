@@ -7,8 +7,8 @@ from typing import Literal
 
 from wakeful.agents import Agent
 from wakeful.demo.agent import INSTRUCTIONS
-from wakeful.providers.simulator.script import Script
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
 from wakeful.typed_tools import tool
 from wakeful.worker.serve import register_agent
 

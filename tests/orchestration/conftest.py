@@ -11,8 +11,8 @@ import pytest
 
 from tests.orchestration.helpers import scout
 from wakeful.agents import Agent
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.serve import register_agent
 
 

@@ -23,10 +23,10 @@ from wakeful.agents import Agent, AgentRegistry, Delegation, Tool, ToolContext
 from wakeful.compiler import Policy
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.substrate.vectors.base import VectorStore
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.search_attributes import ensure_search_attributes
 from wakeful.worker.worker import build_worker

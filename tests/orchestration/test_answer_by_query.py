@@ -13,8 +13,8 @@ from tests.e2e.harness import message
 from tests.orchestration.helpers import worker
 from wakeful.agents import Agent
 from wakeful.contracts import WakeResult, with_answer, without_answer
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import Client, connect, wake
 from wakeful.worker.codec import DeflateCodec, data_converter
 from wakeful.workflows.agent import workflow_id

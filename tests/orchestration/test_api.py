@@ -20,9 +20,9 @@ MODULES = (
     "wakeful.activities.sessions",
     "wakeful.activities.snapshot_hash",
     "wakeful.worker.schedules",
-    "wakeful.bench.fleet_bench",
-    "wakeful.bench.history_bench",
-    "wakeful.bench.live_stack",
+    "benchmarks.fleet_bench",
+    "benchmarks.history_bench",
+    "benchmarks.live_stack",
 )
 
 

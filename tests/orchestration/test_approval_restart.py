@@ -26,8 +26,8 @@ from tests.orchestration.helpers import agent_handle, within
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.cli.main import app
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import Client
 from wakeful.worker.worker import build_worker

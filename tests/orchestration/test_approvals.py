@@ -20,8 +20,8 @@ from tests.orchestration.helpers import worker
 from wakeful.agents import Agent
 from wakeful.contracts import PendingApproval
 from wakeful.errors import UserError
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import Client
 
 

@@ -19,9 +19,9 @@ from wakeful.activities.child import child_agent
 from wakeful.agents import Agent
 from wakeful.contracts import ChildBundle, ChildResult
 from wakeful.errors import UnknownAgentError, UserError
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.workflows.agent import workflow_id
 from wakeful.workflows.state import child_workflow_id

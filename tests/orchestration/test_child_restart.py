@@ -22,9 +22,9 @@ from tests.orchestration.helpers import Providers
 from tests.orchestration.restart import parent_agent
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import AgentRegistry
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import register_agent

@@ -12,9 +12,9 @@ from temporalio.testing import WorkflowEnvironment
 from tests.e2e.harness import message
 from tests.orchestration.helpers import FileFacts, agent_handle, worker
 from wakeful.agents import Agent
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 
 FACTS = {"path": "README.md", "facts": ["release 2.4.0 is due 2026-12-15"]}

@@ -15,8 +15,8 @@ from tests.e2e.harness import message
 from tests.orchestration.helpers import worker
 from wakeful.agents import Agent
 from wakeful.contracts import WakeResult
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import connect, wake
 from wakeful.worker.codec import (
     DICTIONARY,

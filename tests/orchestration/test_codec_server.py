@@ -23,8 +23,8 @@ from tests.e2e.harness import message
 from tests.orchestration.helpers import worker
 from wakeful.agents import Agent
 from wakeful.errors import ConfigError
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.codec_server import check_exposure, codec_app
 from wakeful.workflows.agent import workflow_id

@@ -18,11 +18,11 @@ from wakeful.agents import Agent
 from wakeful.compiler import Policy
 from wakeful.consolidation.contracts import ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.indexing import load_hits
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store
 from wakeful.substrate.vectors.edge import EdgeVectorStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.workflows.consolidation import workflow_id
 

@@ -19,12 +19,12 @@ from wakeful.agents import Agent
 from wakeful.consolidation.contracts import ConsolidationInput, ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.decisions import REMEMBER_DECISION
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.replay import recompile
 from wakeful.substrate.cache_outcomes import ledger_of
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.registry_repo import EXPIRED_ENTRY
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 from wakeful.workflows.consolidation import ConsolidationWorkflow

@@ -13,8 +13,8 @@ from temporalio.testing import WorkflowEnvironment
 from tests.e2e.harness import message
 from tests.orchestration.helpers import agent_handle, settled, worker
 from wakeful.agents import Agent
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import deliver, wake
 from wakeful.workflows.agent import AgentWorkflow
 from wakeful.workflows.state import AgentInput, workflow_id

@@ -11,8 +11,8 @@ from temporalio.testing import WorkflowEnvironment
 from tests.e2e.harness import message
 from tests.orchestration.helpers import agent_handle, worker
 from wakeful.agents import Agent
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.workflows.agent import AgentWorkflow
 

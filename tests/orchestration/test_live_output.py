@@ -18,8 +18,8 @@ from wakeful.agents import Agent
 from wakeful.compiler import Ledger, load_policy
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.typed_tools import tool
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent

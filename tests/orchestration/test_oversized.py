@@ -28,8 +28,8 @@ from wakeful.agents import Agent
 from wakeful.cli.main import app
 from wakeful.contracts import MAX_TRIGGER_BYTES, Trigger, WakeResult
 from wakeful.errors import UserError
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import deliver, wake
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
 

@@ -18,8 +18,8 @@ from wakeful.agents import Agent
 from wakeful.compiler import Ledger
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
 from wakeful.workflows.pacing import PacingPolicy

@@ -18,8 +18,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.orchestration.helpers import settled, worker
 from wakeful.agents import Agent
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.workflows.scheduled import ScheduledWakeInput, ScheduledWakeWorkflow, schedule_key
 
 

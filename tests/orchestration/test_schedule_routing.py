@@ -14,8 +14,8 @@ from tests.orchestration.helpers import scout, settled, worker
 from wakeful.agents import Agent
 from wakeful.compiler import Ledger, load_policy
 from wakeful.errors import UserError
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker import schedules as sch
 from wakeful.worker.serve import register_agent
 

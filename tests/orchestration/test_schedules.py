@@ -14,8 +14,8 @@ from temporalio.testing import WorkflowEnvironment
 from tests.orchestration.helpers import settled, worker
 from wakeful.agents import Agent
 from wakeful.errors import UserError
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker import schedules as sch
 from wakeful.workflows.scheduled import schedule_key
 

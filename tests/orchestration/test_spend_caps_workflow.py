@@ -23,9 +23,9 @@ from temporalio.worker import Replayer
 from tests.e2e.harness import message
 from tests.orchestration.helpers import agent_handle, settled, worker
 from wakeful.agents import Agent
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent

@@ -17,10 +17,10 @@ from tests.orchestration.helpers import worker
 from tests.otel_user import user_global_providers
 from wakeful.agents import Agent
 from wakeful.contracts import ChildBundle
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.telemetry import Telemetry
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.wake_trace import tool_call_ids, wake_ids
 from wakeful.worker.client import connect, wake
 from wakeful.workflows.child import SUMMARY_CHARS, child_summary

@@ -13,8 +13,8 @@ from tests.orchestration.helpers import agent_handle, settled, worker
 from wakeful.agents import Agent
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import deliver, wake
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
 

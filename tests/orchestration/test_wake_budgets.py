@@ -16,9 +16,9 @@ from tests.e2e.harness import message
 from tests.orchestration.helpers import agent_handle, worker
 from wakeful.agents import Agent
 from wakeful.contracts import WakeResult
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.codec import data_converter
 from wakeful.worker.worker import WORKFLOWS

@@ -15,9 +15,9 @@ from tests.e2e.harness import message
 from tests.orchestration.helpers import Gate, agent_handle, worker
 from wakeful.activities.tools import RetryableToolError
 from wakeful.agents import Agent, Tool, ToolContext
-from wakeful.providers.simulator.script import Script
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.workflows.agent import AgentWorkflow
 

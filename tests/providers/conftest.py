@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from wakeful.providers.simulator import ManualClock, SimulatorServer
-from wakeful.providers.simulator.tokens import count_tokens
+from wakeful.testing.simulator import ManualClock, SimulatorServer
+from wakeful.testing.simulator.tokens import count_tokens
 
 
 @pytest.fixture(scope="session")

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from wakeful.providers.simulator.anthropic_cache import (
+from wakeful.testing.simulator.anthropic_cache import (
     AnthropicCacheResult,
     apply_cache,
     parse_request,
 )
-from wakeful.providers.simulator.state import CacheStore, SimError
+from wakeful.testing.simulator.state import CacheStore, SimError
 
 EPH = {"type": "ephemeral"}
 EPH_1H = {"type": "ephemeral", "ttl": "1h"}

@@ -16,7 +16,7 @@ import pytest
 
 from wakeful.errors import ProviderError
 from wakeful.providers.anthropic import AnthropicProvider
-from wakeful.providers.simulator import Script, SimulatorServer
+from wakeful.testing.simulator import Script, SimulatorServer
 
 TOOLS = [
     {

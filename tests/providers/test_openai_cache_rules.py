@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wakeful.providers.simulator.openai_cache import (
+from wakeful.testing.simulator.openai_cache import (
     OpenAICacheResult,
     apply_cache,
     chat_prompt_tokens,
     responses_prompt_tokens,
 )
-from wakeful.providers.simulator.state import CacheStore
+from wakeful.testing.simulator.state import CacheStore
 
 
 def chat(system: str, user: str, **extra: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import pytest
 
 from wakeful.errors import ProviderError
 from wakeful.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
-from wakeful.providers.simulator import Script, SimulatorServer
+from wakeful.testing.simulator import Script, SimulatorServer
 
 PARAMS = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 CHAT_TOOLS = [

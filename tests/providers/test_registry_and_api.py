@@ -17,12 +17,12 @@ MODULES = [
     "wakeful.providers.openai",
     "wakeful.providers.pricing",
     "wakeful.providers.registry",
-    "wakeful.providers.simulator",
-    "wakeful.providers.simulator.anthropic_cache",
-    "wakeful.providers.simulator.openai_cache",
-    "wakeful.providers.simulator.script",
-    "wakeful.providers.simulator.state",
-    "wakeful.providers.simulator.tokens",
+    "wakeful.testing.simulator",
+    "wakeful.testing.simulator.anthropic_cache",
+    "wakeful.testing.simulator.openai_cache",
+    "wakeful.testing.simulator.script",
+    "wakeful.testing.simulator.state",
+    "wakeful.testing.simulator.tokens",
     "wakeful.telemetry",
 ]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from wakeful.providers.simulator import ManualClock, Script, Simulator, SimulatorServer
-from wakeful.providers.simulator.script import Conversation, planner_reply
+from wakeful.testing.simulator import ManualClock, Script, Simulator, SimulatorServer
+from wakeful.testing.simulator.script import Conversation, planner_reply
 
 SCRIPT_YAML = """\
 default: echo
@@ -127,7 +127,7 @@ def test_module_entry_point_serves_a_script(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "wakeful.providers.simulator",
+            "wakeful.testing.simulator",
             "--port",
             str(port),
             "--script",

@@ -28,9 +28,9 @@ from tests.e2e.harness import message, open_deps
 from tests.otel_user import user_global_providers
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.contracts import WakeResult
-from wakeful.providers.simulator import Script, SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.telemetry import Telemetry, TelemetrySettings, setup_telemetry
+from wakeful.testing.simulator import Script, SimulatorServer
 from wakeful.wake_trace import TRACESTATE_KEY, wake_ids, wake_scope
 from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import build_telemetry, register_agent

@@ -16,9 +16,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, open_deps
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
-from wakeful.providers.simulator import Script, SimulatorServer
 from wakeful.substrate.store import Store
 from wakeful.telemetry import TelemetrySettings, setup_telemetry
+from wakeful.testing.simulator import Script, SimulatorServer
 from wakeful.wake_trace import wake_ids
 from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import register_agent
@@ -90,12 +90,14 @@ async def test_a_wake_is_traced_with_genai_attributes_and_metered(
     (boom,) = _by_name(finished, "execute_tool boom")
     assert ping.status.is_ok and not boom.status.is_ok
 
-    # The wake's root is written when the wake ends, under the Temporal activity span that
-    # ended it (so in the workflow's trace), and Wakeful's spans are its children, each
-    # linked to the Temporal activity span that ran it.
+    # The wake's root is written when the wake ends, beside the workflow's own span (under
+    # the span the workflow runs under, in the workflow's trace: wake_trace.wake_scope), and
+    # Wakeful's spans are its children, each linked to the Temporal activity span that ran it.
     (root,) = _by_name(finished, "invoke_agent scout")
     by_id = {s.context.span_id: s for s in finished}
-    assert root.parent is not None and by_id[root.parent.span_id].name.startswith("RunActivity:")
+    (run,) = _by_name(finished, "RunWorkflow:AgentWorkflow")
+    assert root.parent is not None and run.parent is not None
+    assert root.parent.span_id == run.parent.span_id
     assert root.status.is_ok
     assert root.context.span_id == wake_ids(agent.tenant, result.wake_id)[1]
     assert dict(root.attributes or {})["wakeful.wake_id"] == result.wake_id

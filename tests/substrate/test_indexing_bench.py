@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wakeful.bench import recall_bench, substrate_bench
+from benchmarks import recall_bench, substrate_bench
 from wakeful.errors import UserError
 
 

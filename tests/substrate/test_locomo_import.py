@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from benchmarks.locomo import import_sample, normalise_dia_id, parse_session_date
 from wakeful.errors import UserError
-from wakeful.substrate.locomo import import_sample, normalise_dia_id, parse_session_date
 from wakeful.substrate.store import TenantStore
 
 SAMPLE = {

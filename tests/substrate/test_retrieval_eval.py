@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wakeful.substrate.retrieval_eval import (
+from benchmarks.retrieval_eval import (
     chunk_text,
     evaluate,
     normalise_dia_ids,

@@ -105,7 +105,7 @@ def test_rrf_breaks_ties_by_first_appearance() -> None:
         "wakeful.substrate.embedders",
         "wakeful.substrate.lexical",
         "wakeful.substrate.retrieval",
-        "wakeful.substrate.retrieval_eval",
+        "benchmarks.retrieval_eval",
     ],
 )
 def test_public_names_exist(module: str) -> None:

@@ -19,7 +19,6 @@ from wakeful.agents import Agent, AgentRegistry
 from wakeful.contracts import WakeResult
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.records import (
     DecisionRecord,
     EventIn,
@@ -30,6 +29,7 @@ from wakeful.substrate.records import (
     SummaryRecord,
 )
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.serve import register_agent
 
 

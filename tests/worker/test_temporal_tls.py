@@ -215,3 +215,17 @@ async def test_mtls_with_client_certificate_from_variables(
         env["TEMPORAL_TLS_CLIENT_CERT_PATH"] = str(pki.client_cert)
         env["TEMPORAL_TLS_CLIENT_KEY_PATH"] = str(pki.client_key)
         await _describe_and_run(env)
+
+
+async def test_api_key_over_tls_from_variables(
+    temporal_dev: WorkflowEnvironment, pki: Pki, tmp_path: Path
+) -> None:
+    """Temporal Cloud's shape: an address and an API key (sent as the bearer token of every
+    call; the dev server accepts any), over TLS, from Temporal's own variables."""
+    upstream = temporal_dev.client.service_client.config.target_host
+    async with tls_proxy(pki, upstream, mtls=False) as port:
+        env = _env(tmp_path, pki, port) | {"TEMPORAL_API_KEY": "k-cloud-123"}
+        client = await connect(environ=env)
+        assert client.api_key == "k-cloud-123"
+        assert client.service_client.config.tls  # on, with the CA and name from the variables
+        await _describe_and_run(env)

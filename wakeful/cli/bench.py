@@ -1,7 +1,9 @@
 """``wakeful bench NAME``: benchmarks print exactly one JSON object on stdout with --json.
 
-Progress goes to stderr. Each benchmark lives in ``wakeful.bench`` and measures the real
-code path.
+Progress goes to stderr. Each benchmark lives in the repository's ``benchmarks`` package and
+measures the real code path. The benchmarks (and their datasets' code) are not part of the
+installed package: they run from a source checkout, found next to the ``wakeful`` package
+it holds.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 
 import typer
 
-from wakeful.cli.common import emit_json, friendly
+from wakeful.cli.common import emit_json, friendly, load_benchmarks
 
 app = typer.Typer(help="Benchmarks; --json prints one JSON object on stdout.", no_args_is_help=True)
 
@@ -25,7 +27,8 @@ def _report(result: dict[str, Any], json_out: bool) -> None:
 
 
 def _run(module: str, **kwargs: Any) -> dict[str, Any]:
-    mod = importlib.import_module(f"wakeful.bench.{module}")
+    load_benchmarks()
+    mod = importlib.import_module(f"benchmarks.{module}")
     result: dict[str, Any] = mod.run(**kwargs)
     return result
 

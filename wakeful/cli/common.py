@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import atexit
 import functools
+import importlib.util
 import json
 import os
 import sys
 import threading
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
@@ -177,3 +179,19 @@ def emit_json(obj: Any) -> None:
 
 def progress(message: str) -> None:
     typer.echo(message, err=True)
+
+
+def load_benchmarks() -> None:
+    """Make ``benchmarks`` importable: it is, run from the repository's root or a checkout
+    installed in place (``pip install -e``), whose root holds it beside ``wakeful``."""
+    if importlib.util.find_spec("benchmarks") is not None:
+        return
+    root = Path(__file__).resolve().parents[2]
+    if (root / "benchmarks" / "__init__.py").is_file():
+        sys.path.insert(0, str(root))
+        return
+    raise UserError(
+        "the benchmarks and the LoCoMo format's code ship with the source repository, not"
+        ' the installed package: clone it, run `pip install -e ".[dev]"` there and run this'
+        " command from that checkout"
+    )

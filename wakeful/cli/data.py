@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from wakeful.cli.common import emit_json, friendly, open_store, progress, settings
+from wakeful.cli.common import emit_json, friendly, load_benchmarks, open_store, progress, settings
 from wakeful.errors import UnknownAgentError, UserError
 
 
@@ -17,7 +17,8 @@ def import_(
     sample: str | None = typer.Option(None, help="Only this sample_id (default: all)."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Append each conversation turn as an event (dia_id kept as the external id)."""
+    """Append each conversation turn as an event (dia_id kept as the external id; from a
+    source checkout, where the LoCoMo format's code lives with the benchmarks)."""
     friendly(_import)(file, agent, sample, json_out)
 
 
@@ -25,7 +26,9 @@ def _import(file: Path, agent: str, sample: str | None, json_out: bool) -> None:
     # The worker (and with it the providers) and the substrate load here, not with the
     # command line, so `wakeful --help` stays fast.
     from wakeful.agents import Agent
-    from wakeful.substrate.locomo import import_sample
+
+    load_benchmarks()  # the LoCoMo format's code lives with the benchmarks that use it
+    from benchmarks.locomo import import_sample
     from wakeful.worker.serve import register_agent
 
     try:

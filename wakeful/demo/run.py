@@ -20,8 +20,8 @@ from wakeful.agents import AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger, WakeResult
 from wakeful.demo.agent import PLAN, demo_agent, seed_workspace
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import ProviderCache, open_index, open_vectors, register_agent

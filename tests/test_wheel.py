@@ -1,0 +1,32 @@
+"""The installed package holds the runtime: its wheel, built from this checkout, carries no
+benchmark, no dataset code, and the provider simulator only inside ``wakeful.testing``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_wheel_holds_the_runtime_only(tmp_path: Path) -> None:
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = tmp_path.glob("wakeful-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    code = [n for n in names if n.endswith(".py")]
+    assert code and all(n.startswith("wakeful/") for n in code), [
+        n for n in code if not n.startswith("wakeful/")
+    ]
+    assert [n for n in names if "locomo" in n.lower() or "bench" in n] == ["wakeful/cli/bench.py"]
+    simulator = [n for n in code if "simulator" in n]
+    assert simulator and all(n.startswith("wakeful/testing/") for n in simulator), simulator
+    assert "wakeful/testing/__init__.py" in names
+    assert "wakeful-0.1.0.dist-info/licenses/LICENSE" in names

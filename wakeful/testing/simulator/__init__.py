@@ -1,0 +1,27 @@
+"""A loopback provider simulator that speaks the Anthropic and OpenAI wire formats.
+
+The official SDKs talk to it unmodified through ``base_url``; it applies each provider's
+published prompt-caching rules (see :mod:`.anthropic_cache` and :mod:`.openai_cache`),
+reports usage with the providers' own field names, and answers from a script
+(:mod:`.script`) so runs are deterministic. Nothing here ever reaches a real provider.
+
+    with SimulatorServer(Script.parse([{"text": "hi"}]), clock=ManualClock()) as sim:
+        client = anthropic.AsyncAnthropic(api_key="test", base_url=sim.base_url)
+"""
+
+from wakeful.testing.simulator.app import create_app
+from wakeful.testing.simulator.core import CallRecord, Simulator
+from wakeful.testing.simulator.script import Script, Step
+from wakeful.testing.simulator.server import SimulatorServer
+from wakeful.testing.simulator.state import ManualClock, OffsetClock
+
+__all__ = [
+    "CallRecord",
+    "ManualClock",
+    "OffsetClock",
+    "Script",
+    "Simulator",
+    "SimulatorServer",
+    "Step",
+    "create_app",
+]

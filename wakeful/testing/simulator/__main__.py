@@ -1,0 +1,38 @@
+"""``python -m wakeful.testing.simulator --port P [--script FILE]``: serve until stopped.
+
+Time in a separate process is skipped through ``POST /_sim/advance``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import uvicorn
+
+from wakeful.testing.simulator.app import create_app
+from wakeful.testing.simulator.core import Simulator
+from wakeful.testing.simulator.script import Script
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="wakeful-sim", description="Loopback Anthropic/OpenAI simulator (no network)."
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--script", help="YAML/JSON script of replies (see script.py)")
+    args = parser.parse_args(argv)
+    script = Script.load(args.script) if args.script else Script()
+    uvicorn.run(
+        create_app(Simulator(script=script)),
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        lifespan="off",
+        ws="none",
+        http="h11",
+    )
+
+
+if __name__ == "__main__":
+    main()

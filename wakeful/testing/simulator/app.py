@@ -1,0 +1,101 @@
+"""The ASGI shell around :class:`Simulator`: provider routes plus a small control API.
+
+Provider routes (what the official SDKs call through ``base_url``):
+
+* ``POST /v1/messages`` and ``POST /v1/messages/count_tokens`` (Anthropic)
+* ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI; also without ``/v1``)
+
+Control routes (for a simulator running in another process):
+
+* ``POST /_sim/reset`` ``{"scope": KEY?}`` - forget caches/cursors/calls
+* ``POST /_sim/advance`` ``{"seconds": N}`` - skip time (TTL tests without sleeping)
+* ``POST /_sim/script`` ``{"script": SCRIPT, "scope": KEY?}`` - install a script
+* ``GET /_sim/calls?scope=KEY`` - the answered calls with their usage
+* ``GET /healthz``
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from wakeful.testing.simulator.core import SimResponse, Simulator
+from wakeful.testing.simulator.script import Script
+
+__all__ = ["create_app"]
+
+
+async def _json(request: Request) -> Any:
+    raw = await request.body()
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+
+
+def _provider_route(
+    handler: Callable[[dict[str, str], Any], SimResponse],
+) -> Callable[[Request], Any]:
+    async def endpoint(request: Request) -> JSONResponse:
+        body = await _json(request)
+        status, payload, headers = handler(dict(request.headers), body)
+        return JSONResponse(payload, status_code=status, headers=headers)
+
+    return endpoint
+
+
+def create_app(simulator: Simulator) -> Starlette:
+    """Build the app; the simulator instance stays reachable as ``app.state.simulator``."""
+
+    async def reset(request: Request) -> JSONResponse:
+        body = await _json(request) or {}
+        simulator.reset(body.get("scope"))
+        return JSONResponse({"ok": True})
+
+    async def advance(request: Request) -> JSONResponse:
+        body = await _json(request) or {}
+        return JSONResponse({"now": simulator.advance(float(body.get("seconds", 0)))})
+
+    async def script(request: Request) -> JSONResponse:
+        body = await _json(request) or {}
+        simulator.set_script(Script.parse(body.get("script")), body.get("scope"))
+        return JSONResponse({"ok": True})
+
+    async def calls(request: Request) -> JSONResponse:
+        scope = request.query_params.get("scope", "")
+        return JSONResponse({"calls": [asdict(c) for c in simulator.calls(scope)]})
+
+    async def health(_: Request) -> JSONResponse:
+        return JSONResponse({"ok": True})
+
+    app = Starlette(
+        routes=[
+            Route("/v1/messages", _provider_route(simulator.anthropic_messages), methods=["POST"]),
+            Route(
+                "/v1/messages/count_tokens",
+                _provider_route(simulator.anthropic_count_tokens),
+                methods=["POST"],
+            ),
+            Route("/v1/chat/completions", _provider_route(simulator.openai_chat), methods=["POST"]),
+            Route("/v1/responses", _provider_route(simulator.openai_responses), methods=["POST"]),
+            # OpenAI clients given the bare root as base_url (no /v1) still land here.
+            Route("/chat/completions", _provider_route(simulator.openai_chat), methods=["POST"]),
+            Route("/responses", _provider_route(simulator.openai_responses), methods=["POST"]),
+            Route("/_sim/reset", reset, methods=["POST"]),
+            Route("/_sim/advance", advance, methods=["POST"]),
+            Route("/_sim/script", script, methods=["POST"]),
+            Route("/_sim/calls", calls, methods=["GET"]),
+            Route("/healthz", health, methods=["GET"]),
+        ]
+    )
+    app.state.simulator = simulator
+    return app

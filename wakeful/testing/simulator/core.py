@@ -1,0 +1,290 @@
+"""The simulated provider: per-scope state, scripted replies, cache accounting.
+
+:class:`Simulator` is transport-free - it turns (headers, JSON body) into (status, JSON
+body, headers) - so its rules can be unit-tested without HTTP, and the ASGI app in
+:mod:`wakeful.testing.simulator.app` is a thin shell around it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from wakeful.testing.simulator import anthropic_cache, openai_cache
+from wakeful.testing.simulator import wire_anthropic as wa
+from wakeful.testing.simulator import wire_openai as wo
+from wakeful.testing.simulator.script import (
+    Conversation,
+    Script,
+    SimReply,
+    Step,
+    planner_reply,
+    reply_from_step,
+)
+from wakeful.testing.simulator.state import CacheStore, OffsetClock, SimError
+from wakeful.testing.simulator.tokens import digest
+
+__all__ = ["CallRecord", "ScopeState", "SimResponse", "Simulator"]
+
+SimResponse = tuple[int, dict[str, Any], dict[str, str]]
+
+_DEFAULT_ERROR_TEXT = {
+    400: "Invalid request.",
+    401: "invalid x-api-key",
+    429: "Number of requests has exceeded your rate limit. Please try again later.",
+    500: "Internal server error.",
+    503: "The server is overloaded. Please try again later.",
+    529: "Overloaded",
+}
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One answered call, for tests and benchmarks to inspect."""
+
+    endpoint: str
+    model: str
+    at: float
+    status: int
+    usage: dict[str, int]
+
+
+@dataclass
+class ScopeState:
+    anthropic: CacheStore = field(default_factory=CacheStore)
+    openai: CacheStore = field(default_factory=CacheStore)
+    script: Script | None = None
+    cursor: int = 0
+    counter: int = 0
+    calls: list[CallRecord] = field(default_factory=list)
+
+
+def _api_key(headers: Mapping[str, str]) -> str | None:
+    key = headers.get("x-api-key")
+    if key:
+        return key
+    auth = headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip() or None
+    return None
+
+
+class Simulator:
+    """Holds every scope's caches and script cursor; thread-safe.
+
+    ``clock`` returns seconds; it is read once per request (TTL counts from request start,
+    as Anthropic documents). :meth:`advance` skips time on top of any clock.
+    """
+
+    def __init__(
+        self, script: Script | None = None, clock: Callable[[], float] | None = None
+    ) -> None:
+        self._clock = clock or OffsetClock()
+        self._offset = 0.0
+        self._script = script or Script()
+        self._scopes: dict[str, ScopeState] = {}
+        self._lock = threading.RLock()
+
+    # -- control -------------------------------------------------------------------------
+
+    def now(self) -> float:
+        return self._clock() + self._offset
+
+    def advance(self, seconds: float) -> float:
+        with self._lock:
+            self._offset += seconds
+            return self.now()
+
+    def reset(self, scope: str | None = None) -> None:
+        """Forget caches, cursors and call logs (of one scope, or of all)."""
+        with self._lock:
+            if scope is None:
+                self._scopes.clear()
+            else:
+                self._scopes.pop(scope, None)
+
+    def set_script(self, script: Script, scope: str | None = None) -> None:
+        """Install a script for one scope, or as the default for all (cursors restart)."""
+        with self._lock:
+            if scope is None:
+                self._script = script
+                for state in self._scopes.values():
+                    state.cursor = 0
+            else:
+                state = self._state(scope)
+                state.script, state.cursor = script, 0
+
+    def calls(self, scope: str) -> list[CallRecord]:
+        with self._lock:
+            return list(self._state(scope).calls)
+
+    def evictions(self, scope: str) -> int:
+        with self._lock:
+            state = self._state(scope)
+            return state.anthropic.evictions + state.openai.evictions
+
+    def _state(self, scope: str) -> ScopeState:
+        return self._scopes.setdefault(scope, ScopeState())
+
+    # -- shared request path -------------------------------------------------------------
+
+    def _begin(self, headers: Mapping[str, str]) -> tuple[str, ScopeState, Step | None, str]:
+        scope = _api_key(headers)
+        if scope is None:
+            raise SimError(401, "x-api-key header is required")
+        state = self._state(scope)
+        state.counter += 1
+        script = state.script or self._script
+        step = script.step_at(state.cursor)
+        if step is not None:
+            state.cursor += 1
+        if state.counter % 64 == 0:
+            now = self.now()
+            state.anthropic.sweep(now)
+            state.openai.sweep(now)
+        seed = digest(scope, str(state.counter)).hex()
+        if step is not None and step.error is not None:
+            err = step.error
+            raise SimError(
+                err.status,
+                err.message or _DEFAULT_ERROR_TEXT.get(err.status, "Simulated error."),
+                retry_after=err.retry_after,
+            )
+        return scope, state, step, seed
+
+    def _reply(self, step: Step | None, view: Conversation, scope: str) -> SimReply:
+        if step is not None:
+            return reply_from_step(step)
+        script = self._state(scope).script or self._script
+        return planner_reply(view, echo_only=script.default == "echo")
+
+    @staticmethod
+    def _require(body: Any, *fields: str) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise SimError(400, "The request body is not valid JSON.")
+        for name in fields:
+            if body.get(name) in (None, "", []):
+                raise SimError(400, f"{name}: Field required")
+        if body.get("stream"):
+            raise SimError(400, "stream: the Wakeful simulator answers non-streaming only")
+        return body
+
+    # -- Anthropic -----------------------------------------------------------------------
+
+    def anthropic_messages(self, headers: Mapping[str, str], body: Any) -> SimResponse:
+        with self._lock:
+            request_id = "req_sim_" + digest(str(self.now()), repr(body)[:256]).hex()[:20]
+            try:
+                scope, state, step, seed = self._begin(headers)
+                request = self._require(body, "model", "max_tokens", "messages")
+                wa.validate_tool_pairing(request)
+                blocks, breakpoints = anthropic_cache.parse_request(request)
+                model, now = str(request["model"]), self.now()
+                cache = anthropic_cache.apply_cache(
+                    state.anthropic, model=model, blocks=blocks, breakpoints=breakpoints, now=now
+                )
+                reply = self._reply(step, wa.conversation(request), scope)
+                out = wa.message_body(reply, model=model, seed=seed, cache=cache)
+            except SimError as exc:
+                status = exc.status
+                headers_out = {"request-id": request_id}
+                if exc.retry_after is not None:
+                    headers_out["retry-after"] = f"{exc.retry_after:g}"
+                return status, wa.error_body(status, exc.message, request_id), headers_out
+            usage = out["usage"]
+            state.calls.append(
+                CallRecord(
+                    "anthropic.messages",
+                    model,
+                    now,
+                    200,
+                    {
+                        "input_tokens": usage["input_tokens"],
+                        "output_tokens": usage["output_tokens"],
+                        "cache_read_input_tokens": usage["cache_read_input_tokens"],
+                        "cache_creation_5m_input_tokens": cache.cache_creation_5m,
+                        "cache_creation_1h_input_tokens": cache.cache_creation_1h,
+                    },
+                )
+            )
+            return 200, out, {"request-id": request_id}
+
+    def anthropic_count_tokens(self, headers: Mapping[str, str], body: Any) -> SimResponse:
+        with self._lock:
+            if _api_key(headers) is None:
+                return 401, wa.error_body(401, "x-api-key header is required", "req_sim"), {}
+            try:
+                request = self._require(body, "model", "messages")
+                blocks, _ = anthropic_cache.parse_request(request)
+            except SimError as exc:
+                return exc.status, wa.error_body(exc.status, exc.message, "req_sim"), {}
+            return 200, {"input_tokens": sum(b.tokens for b in blocks)}, {}
+
+    # -- OpenAI --------------------------------------------------------------------------
+
+    def _openai(self, endpoint: str, headers: Mapping[str, str], body: Any) -> SimResponse:
+        with self._lock:
+            request_id = "req_sim_" + digest(str(self.now()), repr(body)[:256]).hex()[:20]
+            try:
+                scope, state, step, seed = self._begin(headers)
+                chat = endpoint == "openai.chat"
+                request = self._require(body, "model", "messages" if chat else "input")
+                if chat:
+                    wo.validate_tool_pairing(request)
+                tokens = (
+                    openai_cache.chat_prompt_tokens(request)
+                    if chat
+                    else openai_cache.responses_prompt_tokens(request)
+                )
+                model, now = str(request["model"]), self.now()
+                cache = openai_cache.apply_cache(
+                    state.openai,
+                    model=model,
+                    tokens=tokens,
+                    prompt_cache_key=request.get("prompt_cache_key"),
+                    retention=request.get("prompt_cache_retention"),
+                    now=now,
+                )
+                view = wo.chat_conversation(request) if chat else wo.responses_conversation(request)
+                reply = self._reply(step, view, scope)
+                created = int(now)
+                out = (
+                    wo.chat_body(reply, model=model, seed=seed, created=created, cache=cache)
+                    if chat
+                    else wo.responses_body(
+                        reply, body=request, seed=seed, created=created, cache=cache
+                    )
+                )
+            except SimError as exc:
+                status = 503 if exc.status == 529 else exc.status
+                headers_out = {"x-request-id": request_id}
+                if exc.retry_after is not None:
+                    headers_out["retry-after"] = f"{exc.retry_after:g}"
+                message = exc.message
+                if exc.status == 401 and message.startswith("x-api-key"):
+                    message = "You didn't provide an API key."
+                return status, wo.error_body(status, message), headers_out
+            output = out["usage"]["completion_tokens" if chat else "output_tokens"]
+            state.calls.append(
+                CallRecord(
+                    endpoint,
+                    model,
+                    now,
+                    200,
+                    {
+                        "input_tokens": cache.prompt_tokens - cache.cached_tokens,
+                        "output_tokens": output,
+                        "cache_read_input_tokens": cache.cached_tokens,
+                        "cache_write_tokens": cache.cache_write_tokens,
+                    },
+                )
+            )
+            return 200, out, {"x-request-id": request_id}
+
+    def openai_chat(self, headers: Mapping[str, str], body: Any) -> SimResponse:
+        return self._openai("openai.chat", headers, body)
+
+    def openai_responses(self, headers: Mapping[str, str], body: Any) -> SimResponse:
+        return self._openai("openai.responses", headers, body)

@@ -1,0 +1,167 @@
+"""Scripted replies: deterministic model behaviour for tests, demos and benchmarks.
+
+Script format (YAML or JSON). Either a bare list of steps or a mapping::
+
+    default: planner          # what answers once the steps run out: planner | echo
+    steps:
+      - text: "Let me look."
+        tool_calls:
+          - name: read_file
+            input: {path: README.md}
+      - text: "All done."          # stop_reason defaults to end_turn (tool_use if calls)
+      - error: {status: 429, retry_after: 2}
+      - error: {status: 529}       # overloaded (Anthropic); OpenAI endpoints answer 503
+      - text: "cut off"
+        stop_reason: max_tokens
+        times: 2                   # this step answers two calls
+
+Each scope (API key) walks the script with its own cursor, so parallel tests sharing one
+server do not consume each other's steps. Stop reasons use Anthropic's vocabulary
+(``end_turn``, ``tool_use``, ``max_tokens``, ``stop_sequence``); the OpenAI endpoints map
+them to ``stop`` / ``tool_calls`` / ``length``.
+
+The default *planner* responder: after tool results it summarises them; when the last user
+message names one of the request's tools it calls that tool (arguments from a JSON object
+after the name, ``key=value`` pairs, or the first path-like word); otherwise it echoes.
+A consolidation prompt (opening ``# Consolidate history span``) is answered with an
+extractive summary (see :mod:`wakeful.testing.simulator.summarise`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from wakeful.testing.simulator.summarise import summary_text
+
+__all__ = [
+    "Conversation",
+    "ErrorStep",
+    "Script",
+    "ScriptedCall",
+    "SimReply",
+    "Step",
+    "planner_reply",
+]
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence"]
+
+
+class ScriptedCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorStep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: int
+    message: str | None = None
+    retry_after: float | None = None
+
+
+class Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = None
+    tool_calls: list[ScriptedCall] = Field(default_factory=list)
+    stop_reason: StopReason | None = None
+    error: ErrorStep | None = None
+    times: int = Field(default=1, ge=1)
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    steps: list[Step] = Field(default_factory=list)
+    default: Literal["planner", "echo"] = "planner"
+
+    @classmethod
+    def parse(cls, data: Any) -> Script:
+        if isinstance(data, list):
+            data = {"steps": data}
+        return cls.model_validate(data or {})
+
+    @classmethod
+    def load(cls, path: str | Path) -> Script:
+        """Read a script file; YAML is a superset of JSON, so one parser reads both."""
+        return cls.parse(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+
+    def step_at(self, cursor: int) -> Step | None:
+        for step in self.steps:
+            if cursor < step.times:
+                return step
+            cursor -= step.times
+        return None
+
+
+@dataclass(frozen=True)
+class SimReply:
+    text: str
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    stop_reason: str = "end_turn"
+
+
+@dataclass
+class Conversation:
+    """What a responder may look at, independent of the wire format."""
+
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    last_user_text: str = ""
+    tool_results: list[str] = field(default_factory=list)
+
+
+def reply_from_step(step: Step) -> SimReply:
+    calls = tuple((c.name, dict(c.input)) for c in step.tool_calls)
+    stop = step.stop_reason or ("tool_use" if calls else "end_turn")
+    return SimReply(step.text or "", calls, stop)
+
+
+_PATHLIKE = re.compile(r"[\w./-]*[/.][\w./-]+")
+
+
+def _arguments(tool: str, schema: dict[str, Any], text: str) -> dict[str, Any]:
+    after = text.split(tool, 1)[1] if tool in text else ""
+    brace = after.find("{")
+    if brace != -1:
+        try:
+            parsed = json.loads(after[brace : after.rfind("}") + 1])
+            if isinstance(parsed, dict):
+                return parsed
+        except json.JSONDecodeError:
+            pass
+    props: dict[str, Any] = schema.get("properties") or {}
+    args: dict[str, Any] = {}
+    for key in props:
+        found = re.search(rf"\b{re.escape(key)}\s*[=:]\s*(\"[^\"]*\"|'[^']*'|\S+)", text)
+        if found:
+            args[key] = found.group(1).strip("\"'").rstrip(".,;")
+    for key in schema.get("required") or []:
+        if key not in args and (props.get(key) or {}).get("type", "string") == "string":
+            word = _PATHLIKE.search(after)
+            args[key] = word.group(0).rstrip(".,;") if word else ""
+    return args
+
+
+def planner_reply(conversation: Conversation, *, echo_only: bool = False) -> SimReply:
+    if conversation.tool_results:
+        summary = "; ".join(r[:200] for r in conversation.tool_results)
+        return SimReply(f"Tool results received: {summary}")
+    text = conversation.last_user_text
+    consolidated = summary_text(text)  # consolidation prompts get an extractive summary
+    if consolidated is not None:
+        return SimReply(consolidated)
+    if not echo_only:
+        for name in sorted(conversation.tools, key=len, reverse=True):
+            if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
+                args = _arguments(name, conversation.tools[name], text)
+                return SimReply(f"Calling {name}.", ((name, args),), "tool_use")
+    return SimReply(f"You said: {text[:500]}")
