@@ -44,6 +44,30 @@ def test_a_bad_skill_file_stops_the_worker_with_one_line(
     assert f"bad skill file {bad}: description:" in line, line
 
 
+def test_a_trigger_injecting_a_skill_no_agent_has_stops_the_worker(
+    env: dict[str, str],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    skills = tmp_path / "skills"
+    _skill(skills, "deploy", GOOD)
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "triage.toml").write_text(
+        '[[triggers]]\nname = "db"\npaths = ["db/*"]\ninject = ["skill:db-migrations"]\n'
+    )
+    line = _worker_refuses(
+        _agents_file(tmp_path),
+        env
+        | {
+            "WAKEFUL_SKILLS_DIR": str(skills),
+            "WAKEFUL_POLICY_DIR": str(policies),
+            "ANTHROPIC_API_KEY": "k-start",
+        },
+    )
+    assert "agent 'clerk'" in line and "trigger 'db' injects 'skill:db-migrations'" in line
+    assert "(its skills: deploy)" in line, line
+
+
 @pytest.mark.parametrize(
     ("folder", "text", "field"),
     [

@@ -14,7 +14,7 @@ from wakeful.compiler import Policy
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import PROVIDER_NAMES, build_provider
-from wakeful.skills import Skill, load_skills_dir
+from wakeful.skills import Skill, check_trigger_skills, load_skills_dir, merge_skills
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.substrate.vectors.base import VectorStore
@@ -153,6 +153,9 @@ async def serve(settings: Settings, registry: AgentRegistry) -> None:
         )
         check_agents(registry, providers, policies)
         skills = load_skills_dir(settings.skills_dir) if settings.skills_dir else ()
+        check_trigger_skills(
+            registry, policies, lambda a: merge_skills(skills, registry.agent_skills(a))
+        )
         await _serve(settings, registry, providers, policies, skills)
     finally:
         await providers.aclose()
