@@ -148,6 +148,8 @@ async def test_a_skill_the_model_loads_stays_for_the_session(
     assert ROLLBACK_BODY not in json.dumps(window(ts, first.wake_id, 0))
     assert ROLLBACK_BODY in system(window(ts, first.wake_id, 1))[1]
     assert ROLLBACK_BODY in system(window(ts, later.wake_id, 0))[1]
+    # Loading it rewrote the cached prefix once: from then on the system part stays put.
+    assert system(window(ts, first.wake_id, 1)) == system(window(ts, later.wake_id, 0))
     row = next(r for r in ledger(ts, later.wake_id, 0).rows if r.block_id == "skill:rollback")
     assert row.status == "included"
     assert DEPLOY_BODY not in json.dumps(window(ts, later.wake_id, 0))
