@@ -50,7 +50,7 @@ from wakeful.substrate.indexing import retrieve_into
 from wakeful.substrate.records import CompileRecord, EventIn
 from wakeful.substrate.registry_repo import EXPIRED_ENTRY, expiry_note
 from wakeful.substrate.snapshot import RECENT_PAGE
-from wakeful.substrate.sources import BUILTIN_SOURCES, ContextSource, SourceContext, gather
+from wakeful.substrate.sources import BUILTIN_SOURCES, ContextSource, SourceContext, Started, start
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
 from wakeful.tool_results import CAPPED_META, READ_RESULT, read_result_schema
@@ -154,11 +154,12 @@ def gather_snapshot(
     tail_cache: TailCache | None = None,
     policy: Policy | None = None,
     sources: Sequence[ContextSource] = (),
-) -> tuple[Snapshot, list[Block]]:
-    """The compiler's input for one call, from the agent's spec and its context sources
-    (``substrate.sources``), and the blocks its own ``sources`` gave (the caller stores
-    them with the spec, ``spec["context_blocks"]``, where a replay's spec brings them back
-    instead of the sources being asked again).
+) -> tuple[Snapshot, Started]:
+    """The compiler's input for one call from the agent's spec and the built-in context
+    sources (``substrate.sources``), and its own ``sources`` still running: the caller
+    waits for them (after its transaction, if it holds one), adds their blocks with
+    :func:`with_own` and stores them with the spec (``spec["context_blocks"]``), where a
+    replay's spec brings them back instead of the sources being asked again.
 
     ``retrieved`` are retrieval candidates gathered for this call (or stored with it);
     ``revision`` the agent's knowledge revision to read at (None: as it stands now);
@@ -180,14 +181,14 @@ def gather_snapshot(
         recent_page=recent_page,
         tail_cache=tail_cache,
     )
-    events, own = gather((*BUILTIN_SOURCES, *sources), ctx)
+    events, started = start((*BUILTIN_SOURCES, *sources), ctx)
     stored = [Block.model_validate(b) for b in spec.get(CONTEXT_BLOCKS, ())]
     tools = list(spec["tools"])
     events = with_tool_facts(events, tools)
     if not tools and any(CAPPED_META in b.meta for b in events):  # (tools since removed)
         tools = [read_result_schema()]
     blocks = profile_blocks(name, tools, skills=bool(spec.get("skills")))
-    blocks += events + stored + own
+    blocks += events + stored
     blocks += retrieved
     snapshot = Snapshot(
         agent=AgentProfile(
@@ -203,7 +204,17 @@ def gather_snapshot(
         current_wake_id=wake_id,
         blocks=tuple(blocks),
     )
-    return snapshot, own
+    return snapshot, started
+
+
+def with_own(snapshot: Snapshot, own: Sequence[Block]) -> Snapshot:
+    """The snapshot with the blocks of the agent's own sources, after the substrate's (as
+    a replay finds them, stored with the spec), before any retrieved."""
+    if not own:
+        return snapshot
+    blocks = snapshot.blocks
+    n = next((i for i, b in enumerate(blocks) if b.kind is BlockKind.RETRIEVED), len(blocks))
+    return snapshot.model_copy(update={"blocks": (*blocks[:n], *own, *blocks[n:])})
 
 
 def build_snapshot(
@@ -223,7 +234,7 @@ def build_snapshot(
 ) -> Snapshot:
     """The compiler's input for one call from the built-in sources and the spec (as a
     replay rebuilds it: see :func:`gather_snapshot`)."""
-    snapshot, _ = gather_snapshot(
+    snapshot, started = gather_snapshot(
         ts,
         spec,
         session_id=session_id,
@@ -237,6 +248,7 @@ def build_snapshot(
         tail_cache=tail_cache,
         policy=policy,
     )
+    started.close()  # no sources of its own were given
     return snapshot
 
 
@@ -269,7 +281,7 @@ class CompileActivities:
             # than it, so the snapshot leaves it out now and a replay leaves it out again.
             revision = ts.knowledge_revision(wake.agent)
             max_event_id = ts.max_event_id(wake.agent)
-            snapshot, own = gather_snapshot(
+            snapshot, started = gather_snapshot(
                 ts,
                 spec,
                 session_id=wake.session_id,
@@ -282,12 +294,16 @@ class CompileActivities:
                 policy=policy,
                 sources=(*self.deps.context_sources, *agent.context_sources),
             )
-            if own:  # stored with the spec: a replay reads them back
-                spec[CONTEXT_BLOCKS] = [b.model_dump(mode="json") for b in own]
             # Read only for an agent with a daily cap: the cycle checks it before the call.
             spent = (
                 ts.spend_since(wake.agent, day_start(inp.now)) if has_day_cap(inp.runtime) else None
             )
+        # The agent's own sources, waited for once the transaction has committed; stored
+        # with the spec, whence a replay reads them back.
+        own = started.blocks(snapshot.blocks)
+        if own:
+            snapshot = with_own(snapshot, own)
+            spec[CONTEXT_BLOCKS] = [b.model_dump(mode="json") for b in own]
         # A goal that came without intents is classified first, so the intent triggers
         # can fire; the compile record keeps the goal as classified, and a recompile reads
         # it from there rather than classifying again.

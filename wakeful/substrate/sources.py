@@ -52,8 +52,10 @@ __all__ = [
     "LOADED_META",
     "ContextSource",
     "SourceContext",
+    "Started",
     "gather",
     "source_blocks",
+    "start",
 ]
 
 
@@ -283,33 +285,53 @@ def source_blocks(source: ContextSource, ctx: SourceContext) -> list[Block]:
     return out
 
 
-def gather(
-    sources: Sequence[ContextSource],
-    ctx: SourceContext,
-    *,
-    pool: ThreadPoolExecutor | None = None,
-) -> tuple[list[Block], list[Block]]:
-    """Every source's blocks: (the substrate sources', the others'), each in source order.
+class Started:
+    """The sources that do not read the substrate, running; :meth:`blocks` waits for them.
 
-    The others start first, in ``pool`` (or threads of their own), and run while the
-    substrate sources read one after another in one transaction; their blocks are
-    collected after it. Block ids must be unique across sources."""
-    own = [s for s in sources if not s.substrate]
-    started: list[Future[list[Block]]] = []
-    local: ThreadPoolExecutor | None = None
-    if own:
-        local = pool or ThreadPoolExecutor(max_workers=len(own), thread_name_prefix="source")
-        started = [local.submit(source_blocks, s, ctx) for s in own]
+    A caller holding a transaction collects them after it commits, so a slow source (an
+    environment's API) never keeps the snapshot's transaction, and its locks, open."""
+
+    def __init__(self, sources: Sequence[ContextSource], ctx: SourceContext) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: list[Future[list[Block]]] = []
+        if sources:
+            self._pool = ThreadPoolExecutor(max_workers=len(sources), thread_name_prefix="source")
+            self._futures = [self._pool.submit(source_blocks, s, ctx) for s in sources]
+
+    def blocks(self, read: Sequence[Block] = ()) -> list[Block]:
+        """Their blocks, in source order; an id that one of ``read`` has is one line."""
+        try:
+            out = [b for f in self._futures for b in f.result()]
+        finally:
+            self.close()
+        seen: set[str] = {b.id for b in read}
+        for b in out:
+            if b.id in seen:
+                raise ConfigError(f"two context blocks have the id {b.id!r}; give each its own id")
+            seen.add(b.id)
+        return out
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def start(sources: Sequence[ContextSource], ctx: SourceContext) -> tuple[list[Block], Started]:
+    """The substrate sources' blocks, read one after another in one transaction, while the
+    others run in threads of their own (started first, so they overlap the reads)."""
+    started = Started([s for s in sources if not s.substrate], ctx)
     try:
         with ctx.store.tx():
             read = [b for s in sources if s.substrate for b in source_blocks(s, ctx)]
-        other = [b for f in started for b in f.result()]
-    finally:
-        if local is not None and pool is None:
-            local.shutdown(wait=False, cancel_futures=True)
-    seen: set[str] = {b.id for b in read}
-    for b in other:
-        if b.id in seen:
-            raise ConfigError(f"two context blocks have the id {b.id!r}; give each its own id")
-        seen.add(b.id)
-    return read, other
+    except BaseException:
+        started.close()
+        raise
+    return read, started
+
+
+def gather(sources: Sequence[ContextSource], ctx: SourceContext) -> tuple[list[Block], list[Block]]:
+    """Every source's blocks: (the substrate sources', the others'), each in source order
+    (:func:`start`, then waiting for the others). Block ids must be unique across sources."""
+    read, started = start(sources, ctx)
+    return read, started.blocks(read)
