@@ -37,6 +37,7 @@ from wakeful.typed_tools import build_tool, output_tool
 
 if TYPE_CHECKING:
     from wakeful.compiler.policy import Policy
+    from wakeful.skills import Skill
 
 
 class ApprovalPolicy(BaseModel):
@@ -198,6 +199,14 @@ class Agent:
     # registry under a stable key (wakeful.decisions). Opt-in: its schema joins the stable
     # prefix, so turning it on for every agent would change every agent's cached prefix.
     decisions: bool = False
+    # A directory of skills (<name>/SKILL.md, wakeful.skills), read when the agent joins an
+    # AgentRegistry: their index joins the stable prefix with the built-in ``load_skill``
+    # tool, and a body enters the window when a trigger injects ``skill:<name>`` or the
+    # model loads it. None: the worker's skills only (WAKEFUL_SKILLS_DIR), if any.
+    skills_dir: str | None = None
+    # More layers of context (wakeful.substrate.sources.ContextSource), asked on every
+    # compile besides the built-in ones; what they give is stored with the compile.
+    context_sources: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         # Plain functions in ``tools`` are made tools as ``@tool`` would (Tool is frozen, as
@@ -229,6 +238,15 @@ class Agent:
                 positive(where, cap, getattr(self, cap), "dollars (or None: no cap)")
         if self.max_tokens_per_day is not None:
             at_least(where, "max_tokens_per_day", self.max_tokens_per_day, 1)
+        object.__setattr__(self, "context_sources", tuple(self.context_sources))
+        for source in self.context_sources:
+            if not callable(getattr(source, "blocks", None)) or not isinstance(
+                getattr(source, "name", None), str
+            ):
+                raise UserError(
+                    f"{where}: context_sources holds {source!r}; a source has a name, a"
+                    " stability and blocks(ctx) (wakeful.substrate.sources.ContextSource)"
+                )
         object.__setattr__(self, "mcp_servers", tuple(self.mcp_servers))
         for i, server in enumerate(self.mcp_servers):
             if not isinstance(server, McpServer):
@@ -424,6 +442,8 @@ class AgentRegistry:
         # Policies the agents name by file path, read as they are registered, keyed by the
         # path as the agent gives it (its runtime carries that to the compile activity).
         self.policies: dict[str, Policy] = {}
+        # Skills of the directories agents name (``Agent(skills_dir=...)``), read likewise.
+        self.skills: dict[str, tuple[Skill, ...]] = {}
         self._fallback: Callable[[str, str], Agent | None] | None = None
         for agent in agents:
             self.register(agent)
@@ -443,7 +463,18 @@ class AgentRegistry:
                 self.policies[agent.policy] = load_policy_path(Path(agent.policy))
             except UserError as exc:
                 raise ConfigError(f"agent {agent.name!r}: {exc}") from None
+        if agent.skills_dir is not None and agent.skills_dir not in self.skills:
+            from wakeful.skills import load_skills_dir
+
+            try:
+                self.skills[agent.skills_dir] = load_skills_dir(Path(agent.skills_dir))
+            except UserError as exc:
+                raise ConfigError(f"agent {agent.name!r}: {exc}") from None
         self._agents[(agent.tenant, agent.name)] = agent
+
+    def agent_skills(self, agent: Agent) -> tuple[Skill, ...]:
+        """The skills of ``agent``'s own directory (none without one)."""
+        return () if agent.skills_dir is None else self.skills.get(agent.skills_dir, ())
 
     def get(self, tenant: str, name: str) -> Agent:
         try:

@@ -73,6 +73,7 @@ def recompile(
     wake = next(w for w in ts.wakes(rec.agent) if w.wake_id == rec.wake_id)
     # The evidence retrieval gave the compile, as stored: the vector store is not asked again.
     hits = load_hits(ts.get_blob(rec.retrieval_hash)).hits if rec.retrieval_hash else ()
+    policy = Policy.model_validate_json(ts.get_blob(rec.policy_hash))
     snapshot = build_snapshot(
         ts,
         spec,
@@ -83,8 +84,8 @@ def recompile(
         recent_limit=rec.recent_limit or recent_limit,
         retrieved=retrieved_blocks(hits),
         revision=rec.revision,
+        policy=policy,
     )
-    policy = Policy.model_validate_json(ts.get_blob(rec.policy_hash))
     stored = Ledger.model_validate_json(ts.get_blob(rec.ledger_hash))
     window = compile_window(
         snapshot,

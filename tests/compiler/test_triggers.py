@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import pytest
+
 from wakeful.compiler import BlockKind, load_policy
+from wakeful.errors import ConfigError
 
 from .factory import base_blocks, block, goal, snapshot
 from .helpers import compile_
@@ -59,3 +62,32 @@ def test_precedence_decides_between_triggers() -> None:
     row = w.ledger.row("skill-migrate")
     assert row is not None and row.reason == "suppressed" and "no-skills-on-pages" in row.rule
     assert w.ledger.row("skill-deploy").position >= 0  # type: ignore[union-attr]
+
+
+ABSENT = """
+[[triggers]]
+name = "migrations"
+paths = ["db/*"]
+inject = ["skill:db-migrations"]
+"""
+
+
+def test_a_firing_trigger_injecting_a_missing_skill_fails_the_compile_in_one_line() -> None:
+    policy = load_policy(ABSENT)
+    compile_(snapshot(_blocks()), policy)  # not firing: nothing to inject
+    with pytest.raises(ConfigError) as err:
+        compile_(snapshot(_blocks()), policy, goal=goal(paths=("db/0042.sql",)))
+    assert "\n" not in str(err.value)
+    assert "trigger 'migrations' injects 'skill:db-migrations'" in str(err.value)
+
+
+def test_a_loaded_skill_is_not_gated_by_a_trigger_that_does_not_fire() -> None:
+    loaded = block(
+        "skill:deploy", BlockKind.SKILL_BODY, "How to deploy.", seq=8, meta={"loaded": "12"}
+    )
+    policy = load_policy(
+        '[[triggers]]\nname = "d"\npaths = ["deploy/*"]\ninject = ["skill:deploy"]'
+    )
+    w = compile_(snapshot([*base_blocks(), loaded]), policy)
+    row = w.ledger.row("skill:deploy")
+    assert row is not None and row.status == "included"

@@ -45,20 +45,25 @@ from wakeful.contracts import (
     WakeRef,
 )
 from wakeful.mcp_tools import SEP
+from wakeful.skills import LOAD_SKILL, load_skill_schema, spec_with_skills
 from wakeful.substrate.indexing import retrieve_into
 from wakeful.substrate.records import CompileRecord, EventIn
 from wakeful.substrate.registry_repo import EXPIRED_ENTRY, expiry_note
-from wakeful.substrate.snapshot import RECENT_PAGE, load_blocks
+from wakeful.substrate.snapshot import RECENT_PAGE
+from wakeful.substrate.sources import BUILTIN_SOURCES, ContextSource, SourceContext, Started, start
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
 from wakeful.tool_results import CAPPED_META, READ_RESULT, read_result_schema
 from wakeful.workflows.spend import day_start, has_day_cap
 
 
-def profile_blocks(agent_name: str, tools: list[dict[str, Any]]) -> list[Block]:
-    """The agent's tools, in declaration order (the compiler adds its instructions), and
-    for an agent with tools the built-in ``read_result``, which the compiler sends only
-    while a shortened or cleared result is in the window (``compiler.clearing``).
+def profile_blocks(
+    agent_name: str, tools: list[dict[str, Any]], *, skills: bool = False
+) -> list[Block]:
+    """The agent's tools, in declaration order (the compiler adds its instructions); for an
+    agent with skills the built-in ``load_skill``; and for an agent with tools the built-in
+    ``read_result``, which the compiler sends only while a shortened or cleared result is in
+    the window (``compiler.clearing``).
 
     Built from the agent's stored spec, so a past compile can be rebuilt without the code.
     """
@@ -75,7 +80,21 @@ def profile_blocks(agent_name: str, tools: list[dict[str, Any]]) -> list[Block]:
         )
         for i, tool in enumerate(tools)
     ]
-    if tools and all(t["name"] != READ_RESULT for t in tools):
+    if skills and all(t["name"] != LOAD_SKILL for t in tools):
+        loader = load_skill_schema()
+        blocks.append(
+            Block(
+                id=f"tool:{LOAD_SKILL}",
+                kind=BlockKind.TOOL_SCHEMA,
+                text=loader["description"],
+                source="wakeful:tools",
+                seq=len(blocks),
+                tool_name=LOAD_SKILL,
+                tool_input=loader["input_schema"],
+                importance=1.0,
+            )
+        )
+    if blocks and all(t["name"] != READ_RESULT for t in tools):
         reader = read_result_schema()
         blocks.append(
             Block(
@@ -83,7 +102,7 @@ def profile_blocks(agent_name: str, tools: list[dict[str, Any]]) -> list[Block]:
                 kind=BlockKind.TOOL_SCHEMA,
                 text=reader["description"],
                 source="wakeful:tools",
-                seq=len(tools),
+                seq=len(blocks),
                 tool_name=READ_RESULT,
                 tool_input=reader["input_schema"],
                 importance=1.0,
@@ -117,7 +136,10 @@ def with_tool_facts(events: list[Block], tools: list[dict[str, Any]]) -> list[Bl
     return out
 
 
-def build_snapshot(
+CONTEXT_BLOCKS = "context_blocks"  # a compile's spec: what the agent's own sources gave
+
+
+def gather_snapshot(
     ts: TenantStore,
     spec: dict[str, Any],
     *,
@@ -130,33 +152,45 @@ def build_snapshot(
     retrieved: Sequence[Block] = (),
     revision: int | None = None,
     tail_cache: TailCache | None = None,
-) -> Snapshot:
-    """The compiler's input for one call, from the agent's spec and the substrate.
+    policy: Policy | None = None,
+    sources: Sequence[ContextSource] = (),
+) -> tuple[Snapshot, Started]:
+    """The compiler's input for one call from the agent's spec and the built-in context
+    sources (``substrate.sources``), and its own ``sources`` still running: the caller
+    waits for them (after its transaction, if it holds one), adds their blocks with
+    :func:`with_own` and stores them with the spec (``spec["context_blocks"]``), where a
+    replay's spec brings them back instead of the sources being asked again.
 
     ``retrieved`` are retrieval candidates gathered for this call (or stored with it);
     ``revision`` the agent's knowledge revision to read at (None: as it stands now);
-    ``tail_cache`` keeps the raw tail between compiles (:mod:`wakeful.substrate.tail_cache`).
+    ``tail_cache`` keeps the raw tail between compiles (:mod:`wakeful.substrate.tail_cache`);
+    ``policy`` names the skills its triggers may inject.
     """
     name = spec["name"]
-    events = load_blocks(
-        ts,
-        name,
+    ctx = SourceContext(
+        store=ts,
+        agent=name,
+        spec=spec,
         max_event_id=max_event_id,
         as_of=as_of,
         current_wake_id=wake_id,
         session_id=session_id,
+        revision=revision,
+        policy=policy,
         recent_limit=recent_limit,
         recent_page=recent_page,
-        revision=revision,
         tail_cache=tail_cache,
     )
+    events, started = start((*BUILTIN_SOURCES, *sources), ctx)
+    stored = [Block.model_validate(b) for b in spec.get(CONTEXT_BLOCKS, ())]
     tools = list(spec["tools"])
     events = with_tool_facts(events, tools)
     if not tools and any(CAPPED_META in b.meta for b in events):  # (tools since removed)
         tools = [read_result_schema()]
-    blocks = profile_blocks(name, tools) + events
+    blocks = profile_blocks(name, tools, skills=bool(spec.get("skills")))
+    blocks += events + stored
     blocks += retrieved
-    return Snapshot(
+    snapshot = Snapshot(
         agent=AgentProfile(
             tenant=ts.name,
             name=name,
@@ -170,6 +204,52 @@ def build_snapshot(
         current_wake_id=wake_id,
         blocks=tuple(blocks),
     )
+    return snapshot, started
+
+
+def with_own(snapshot: Snapshot, own: Sequence[Block]) -> Snapshot:
+    """The snapshot with the blocks of the agent's own sources, after the substrate's (as
+    a replay finds them, stored with the spec), before any retrieved."""
+    if not own:
+        return snapshot
+    blocks = snapshot.blocks
+    n = next((i for i, b in enumerate(blocks) if b.kind is BlockKind.RETRIEVED), len(blocks))
+    return snapshot.model_copy(update={"blocks": (*blocks[:n], *own, *blocks[n:])})
+
+
+def build_snapshot(
+    ts: TenantStore,
+    spec: dict[str, Any],
+    *,
+    session_id: str | None,
+    wake_id: str | None,
+    max_event_id: int,
+    as_of: datetime,
+    recent_limit: int,
+    recent_page: int = RECENT_PAGE,
+    retrieved: Sequence[Block] = (),
+    revision: int | None = None,
+    tail_cache: TailCache | None = None,
+    policy: Policy | None = None,
+) -> Snapshot:
+    """The compiler's input for one call from the built-in sources and the spec (as a
+    replay rebuilds it: see :func:`gather_snapshot`)."""
+    snapshot, started = gather_snapshot(
+        ts,
+        spec,
+        session_id=session_id,
+        wake_id=wake_id,
+        max_event_id=max_event_id,
+        as_of=as_of,
+        recent_limit=recent_limit,
+        recent_page=recent_page,
+        retrieved=retrieved,
+        revision=revision,
+        tail_cache=tail_cache,
+        policy=policy,
+    )
+    started.close()  # no sources of its own were given
+    return snapshot
 
 
 class CompileActivities:
@@ -188,6 +268,9 @@ class CompileActivities:
             spec["tools"] = spec["tools"] + self.deps.mcp.wake_tools(
                 agent, (wake.tenant, wake.wake_id), lambda: wake_mcp_tools(ts, wake.wake_id)
             )
+        skills = self.deps.skills_for(agent)
+        spec = spec_with_skills(spec, skills)
+        policy = self.deps.policy(inp.runtime.policy, inp.ttls)
         with ts.tx():
             if inp.open is not None:
                 open_wake(ts, inp.open)
@@ -198,7 +281,7 @@ class CompileActivities:
             # than it, so the snapshot leaves it out now and a replay leaves it out again.
             revision = ts.knowledge_revision(wake.agent)
             max_event_id = ts.max_event_id(wake.agent)
-            snapshot = build_snapshot(
+            snapshot, started = gather_snapshot(
                 ts,
                 spec,
                 session_id=wake.session_id,
@@ -208,12 +291,19 @@ class CompileActivities:
                 recent_limit=self.deps.recent_limit,
                 revision=revision,
                 tail_cache=self.deps.tail_cache,
+                policy=policy,
+                sources=(*self.deps.context_sources, *agent.context_sources),
             )
             # Read only for an agent with a daily cap: the cycle checks it before the call.
             spent = (
                 ts.spend_since(wake.agent, day_start(inp.now)) if has_day_cap(inp.runtime) else None
             )
-        policy = self.deps.policy(inp.runtime.policy, inp.ttls)
+        # The agent's own sources, waited for once the transaction has committed; stored
+        # with the spec, whence a replay reads them back.
+        own = started.blocks(snapshot.blocks)
+        if own:
+            snapshot = with_own(snapshot, own)
+            spec[CONTEXT_BLOCKS] = [b.model_dump(mode="json") for b in own]
         # A goal that came without intents is classified first, so the intent triggers
         # can fire; the compile record keeps the goal as classified, and a recompile reads
         # it from there rather than classifying again.

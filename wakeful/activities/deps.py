@@ -19,10 +19,12 @@ from wakeful.mcp_tools import McpPool
 from wakeful.policy_files import POLICY_SUFFIXES, load_policy_path
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.pricing import price_for
+from wakeful.skills import Skill, merge_skills
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.indexing import EventIndex
 from wakeful.substrate.retrieval import RetrievalConfig
 from wakeful.substrate.sized_lru import SizedLRU
+from wakeful.substrate.sources import ContextSource
 from wakeful.substrate.store import Store
 from wakeful.substrate.tail_cache import TailCache
 from wakeful.substrate.vectors.base import VectorStore
@@ -67,6 +69,11 @@ class ActivityDeps:
     # Names the intents of a goal that came without any (compiler/intents.py). None: the
     # policy's [[intents]] rules, when it has some.
     intent_classifier: IntentClassifier | None = None
+    # The worker's skills (WAKEFUL_SKILLS_DIR), every agent's besides its own (which win on
+    # a name both have); and context sources every agent's compiles ask (wakeful.skills,
+    # wakeful.substrate.sources).
+    skills: tuple[Skill, ...] = ()
+    context_sources: tuple[ContextSource, ...] = ()
     _index: EventIndex | None = field(default=None, init=False, repr=False)
     _with_ttls: dict[str, Policy] = field(default_factory=dict, init=False, repr=False)
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -90,6 +97,13 @@ class ActivityDeps:
         if key not in self._with_ttls:
             self._with_ttls[key] = self.policies[name].with_ttls(ttls.stable, ttls.session)
         return self._with_ttls[key]
+
+    def skills_for(self, agent: Agent) -> tuple[Skill, ...]:
+        """The agent's skills: the worker's and its own directory's, by name."""
+        own = self.agents.agent_skills(agent)
+        if not self.skills:
+            return own
+        return merge_skills(self.skills, own)
 
     def provider(self, name: str) -> ModelProvider:
         """The provider ``name`` for an activity: a configuration error (no key, an unknown

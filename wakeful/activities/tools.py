@@ -60,6 +60,7 @@ from wakeful.errors import StoreError, UserError
 from wakeful.mcp_tools import McpConnectionError, McpPool, server_of
 from wakeful.providers.base import ModelReply
 from wakeful.redaction import RedactionPolicy, default_policy
+from wakeful.skills import LOAD_SKILL, SKILL_META, answer_load_skill
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import TenantStore
 from wakeful.tool_results import CAPPED_META, READ_RESULT, page, shorten
@@ -207,11 +208,18 @@ class ToolActivities:
             arguments=args,
         ) as span:
             limit = DEFAULT_RESULT_CHARS
+            extra: dict[str, str] = {}
             try:
                 if call.name == READ_RESULT:
                     raise _Paged(self._page(ts, args))
                 if call.name == REMEMBER_DECISION and agent.decisions:
                     raise _Paged(self._remember(ts, inp, args))
+                skills = self.deps.skills_for(agent) if call.name == LOAD_SKILL else ()
+                if skills and all(t.name != LOAD_SKILL for t in agent.tools):
+                    failed, answer, loaded = answer_load_skill(skills, args)
+                    if loaded is not None:  # the durable record: the skill stays loaded
+                        extra[SKILL_META] = loaded
+                    raise _Paged((failed, answer))
                 mcp = _mcp_tool(self.deps.mcp, agent, call.name, (wake.tenant, wake.wake_id))
                 tool = mcp or agent.get_tool(call.name)
                 limit = tool.max_result_chars
@@ -272,6 +280,7 @@ class ToolActivities:
                         meta={"result_blob": result_hash}
                         | ({CAPPED_META: str(whole)} if len(text) < whole else {})
                         | ({"retry": "1"} if retry else {})
+                        | extra
                         # who let a call that needs approval run: the audit trail
                         | ({APPROVED_BY: inp.approved_by} if inp.approved_by is not None else {})
                         | ({"redacted": redacted.summary()} if redacted.changed else {}),

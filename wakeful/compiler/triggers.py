@@ -5,8 +5,12 @@ also crosses ``/``), any goal intent is listed, or the goal's task class is list
 named in some trigger's ``inject`` are gated: present only when a firing trigger injects
 them. Firing triggers are applied in precedence order (highest first, then name), and the
 first one to mention a block decides whether it is injected or suppressed — that is the
-explicit precedence. Inline ``rules`` of firing triggers become semi-stable rule blocks,
-which change with the goal but not with new events.
+explicit precedence. A firing trigger that injects ``skill:<name>`` for a skill the
+snapshot does not hold fails the compile (a skill is instructions the policy promised;
+leaving them out silently would be worse), and a skill the model loaded
+(``LOADED_META``) is not gated: it stays for the session. Inline ``rules`` of firing
+triggers become semi-stable rule blocks, which change with the goal but not with new
+events.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from wakeful.compiler.blocks import Block, BlockKind, Goal, Stability
 from wakeful.compiler.policy import Policy, Trigger
 from wakeful.compiler.state import Partition
 from wakeful.compiler.work import Exclusion, Facts
+from wakeful.errors import ConfigError
+
+SKILL_PREFIX = "skill:"  # a skill body's block id: ``skill:<name>`` (``wakeful.skills``)
+LOADED_META = "loaded"  # a skill body the model loaded: the event that loaded it
 
 
 def matches(trigger: Trigger, goal: Goal) -> bool:
@@ -51,6 +59,14 @@ def gate(
             decision.setdefault(ref, ("inject", trigger.name))
         for ref in trigger.suppress:
             decision.setdefault(ref, ("suppress", trigger.name))
+    for trigger in fired:  # fail closed: a skill a trigger would inject must exist
+        for ref in trigger.inject:
+            if ref.startswith(SKILL_PREFIX) and ref not in part.by_id and not part.by_key.get(ref):
+                raise ConfigError(
+                    f"trigger {trigger.name!r} injects {ref!r}, but the agent has no skill"
+                    f" {ref.removeprefix(SKILL_PREFIX)!r}; add it to the agent's skills"
+                    " directory or remove it from the trigger"
+                )
     gated: dict[str, list[str]] = {}
     for trigger in triggers:
         for ref in trigger.inject:
@@ -72,7 +88,7 @@ def gate(
                 excluded[f] = Exclusion("suppressed", f"triggers.{name}", f"by {name}")
             continue
         names = gated.get(f.id) or (gated.get(key) if key is not None else None)
-        if names:
+        if names and LOADED_META not in f.block.meta:  # a loaded skill is in, whatever the goal
             excluded[f] = Exclusion(
                 "not_triggered", f"triggers.{names[0]}", "gated by " + ", ".join(names)
             )

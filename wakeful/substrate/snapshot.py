@@ -13,13 +13,16 @@ that the history a window begins with — the provider's cached prefix — stays
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from wakeful.compiler.blocks import CAPPED_META, Block, BlockKind, Role
 from wakeful.compiler.evidence import EVIDENCE_META
 from wakeful.substrate.records import StoredEvent
-from wakeful.substrate.registry_repo import registry_line
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
+
+if TYPE_CHECKING:
+    from wakeful.substrate.sources import SourceContext
 
 RECENT_LIMIT = 200  # raw events a snapshot loads at least (when there are that many)
 RECENT_PAGE = 100  # ... and at most this many fewer than one more page
@@ -109,8 +112,9 @@ def load_blocks(
     tail_cache: TailCache | None = None,
 ) -> list[Block]:
     """Every candidate block the substrate holds for ``agent`` at (``max_event_id``, ``as_of``,
-    ``revision``). Without a revision, knowledge is read as it stands now (compiles recorded
-    before revisions existed).
+    ``revision``): the built-in context sources' (``substrate.sources``) but the skills,
+    which come with an agent's spec. Without a revision, knowledge is read as it stands now
+    (compiles recorded before revisions existed).
 
     With ``session_id``, raw turns come from that session only: a new session starts from
     the handoff note and the substrate, not from a replayed transcript. Every read runs in
@@ -118,19 +122,23 @@ def load_blocks(
     ``tail_cache`` (and a revision), the raw tail comes from it: the same events, with only
     those appended since its last read read again.
     """
-    with store.tx():
-        return _load_blocks(
-            store,
-            agent,
-            max_event_id=max_event_id,
-            as_of=as_of,
-            current_wake_id=current_wake_id,
-            session_id=session_id,
-            recent_limit=recent_limit,
-            recent_page=recent_page,
-            revision=revision,
-            tail_cache=tail_cache,
-        )
+    from wakeful.substrate.sources import BUILTIN_SOURCES, SourceContext, gather
+
+    ctx = SourceContext(
+        store=store,
+        agent=agent,
+        spec={},
+        max_event_id=max_event_id,
+        as_of=as_of,
+        current_wake_id=current_wake_id,
+        session_id=session_id,
+        revision=revision,
+        recent_limit=recent_limit,
+        recent_page=recent_page,
+        tail_cache=tail_cache,
+    )
+    blocks, _ = gather(BUILTIN_SOURCES, ctx)
+    return blocks
 
 
 def _as_of_revision(e: StoredEvent, revision: int | None) -> StoredEvent:
@@ -140,99 +148,37 @@ def _as_of_revision(e: StoredEvent, revision: int | None) -> StoredEvent:
     return e.model_copy(update={"retired_at": None, "retired_by": None, "retired_rev": None})
 
 
-def _load_blocks(
-    store: TenantStore,
-    agent: str,
-    *,
-    max_event_id: int,
-    as_of: datetime,
-    current_wake_id: str | None,
-    session_id: str | None,
-    recent_limit: int,
-    recent_page: int,
-    revision: int | None,
-    tail_cache: TailCache | None,
-) -> list[Block]:
+def event_tail(ctx: SourceContext) -> list[Block]:
+    """The history source: the bounded raw tail (of the session), the current wake's
+    events, as they stood at the snapshot's point in time, complete tool pairs only."""
+    store, agent, revision = ctx.store, ctx.agent, ctx.revision
     memo = None
-    if tail_cache is not None:
-        recent, memo = tail_cache.read(
+    if ctx.tail_cache is not None:
+        recent, memo = ctx.tail_cache.read(
             store,
             agent,
-            max_id=max_event_id,
-            limit=recent_limit,
-            session_id=session_id,
-            page=recent_page,
+            max_id=ctx.max_event_id,
+            limit=ctx.recent_limit,
+            session_id=ctx.session_id,
+            page=ctx.recent_page,
             revision=revision,
         )
     else:
         recent = store.recent_events(
-            agent, max_id=max_event_id, limit=recent_limit, session_id=session_id, page=recent_page
+            agent,
+            max_id=ctx.max_event_id,
+            limit=ctx.recent_limit,
+            session_id=ctx.session_id,
+            page=ctx.recent_page,
         )
     recent = [_as_of_revision(e, revision) for e in recent]
-    live = [e for e in recent if e.retired_at is None or e.retired_at > as_of]
-    if current_wake_id is not None:
+    live = [e for e in recent if e.retired_at is None or e.retired_at > ctx.as_of]
+    if ctx.current_wake_id is not None:
         seen = {e.id for e in live}
         live += [
             _as_of_revision(e, revision)
-            for e in store.events(agent, wake_id=current_wake_id, max_id=max_event_id)
+            for e in store.events(agent, wake_id=ctx.current_wake_id, max_id=ctx.max_event_id)
             if e.id not in seen
         ]
         live.sort(key=lambda e: e.id)
-    blocks = _event_blocks(_drop_orphans(live), memo)
-
-    for d in store.live_decisions(agent, as_of, revision=revision):
-        blocks.append(
-            Block(
-                id=f"decision:{d.decision_id}",
-                kind=BlockKind.LOAD_BEARING,
-                text=registry_line(d),
-                source=f"decisions:{d.decision_id}",
-                seq=d.source_event or 0,
-                load_bearing=True,
-                importance=1.0,
-            )
-        )
-    # The note that opened this session: notes written within it would churn the cached
-    # semi-stable segment on every wake, and the session's own turns are in the window anyway.
-    note = store.latest_handoff(
-        agent, before=as_of, other_than_session=session_id, revision=revision
-    )
-    if note is not None:
-        blocks.append(
-            Block(
-                id=f"handoff:{note.id}",
-                kind=BlockKind.HANDOFF_NOTE,
-                text=note.body.render(),
-                source=f"handoff_notes:{note.id}",
-                seq=note.id or 0,
-                session_id=note.session_id,
-                importance=0.9,
-            )
-        )
-    for s in store.summaries(agent, max_id=max_event_id, revision=revision):
-        blocks.append(
-            Block(
-                id=f"summary:{s.id}",
-                kind=BlockKind.SUMMARY,
-                text=s.text,
-                source=f"summaries:{s.id}",
-                seq=s.span_end,
-                importance=0.7,
-                meta={"level": str(s.level), "span": f"{s.span_start}-{s.span_end}"},
-            )
-        )
-    for m in store.memories(agent, at=as_of, revision=revision):
-        blocks.append(
-            Block(
-                id=f"memory:{m.id}",
-                kind=BlockKind.MEMORY,
-                text=m.text,
-                source=m.source,
-                seq=m.id or 0,
-                captured_at=m.captured_at,
-                supersession_key=m.key,
-                importance=m.importance,
-                meta={"verification": m.verification},
-            )
-        )
-    return blocks
+    return _event_blocks(_drop_orphans(live), memo)

@@ -14,6 +14,7 @@ from wakeful.compiler import Policy
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import PROVIDER_NAMES, build_provider
+from wakeful.skills import Skill, check_trigger_skills, load_skills_dir, merge_skills
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.substrate.vectors.base import VectorStore
@@ -151,7 +152,11 @@ async def serve(settings: Settings, registry: AgentRegistry) -> None:
             load_policies(settings.policy_dir), registry.policies, "the agents"
         )
         check_agents(registry, providers, policies)
-        await _serve(settings, registry, providers, policies)
+        skills = load_skills_dir(settings.skills_dir) if settings.skills_dir else ()
+        check_trigger_skills(
+            registry, policies, lambda a: merge_skills(skills, registry.agent_skills(a))
+        )
+        await _serve(settings, registry, providers, policies, skills)
     finally:
         await providers.aclose()
 
@@ -161,6 +166,7 @@ async def _serve(
     registry: AgentRegistry,
     providers: ProviderCache,
     policies: dict[str, Policy],
+    skills: tuple[Skill, ...] = (),
 ) -> None:
     ep = EmbeddedStack(settings).up()
     store = Store.connect(ep.database_url)
@@ -172,6 +178,7 @@ async def _serve(
         providers=providers,
         counter=BpeCounter(),
         policies=policies,
+        skills=skills,
         vectors=open_vectors(ep, settings),
         embedder=embedder_for(settings),
         telemetry=build_telemetry(settings),

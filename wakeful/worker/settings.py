@@ -164,6 +164,13 @@ class Settings(BaseSettings):
         "naming a policy that is not there, stops the worker at start. Unset: only the "
         "built-in default policy (and policy files agents name by path).",
     )
+    skills_dir: Path | None = Field(
+        None,
+        description="Directory of skills (<name>/SKILL.md with name and description in its "
+        "front matter), read when the worker starts: every agent it serves gets them besides "
+        "its own (Agent(skills_dir=...), whose skills win on a name both have). A file that "
+        "does not validate stops the worker at start. Unset: agents' own skills only.",
+    )
     tenant: str = Field(
         "default",
         description="Tenant this process acts for; every substrate row is scoped by it "
@@ -327,7 +334,7 @@ class Settings(BaseSettings):
             raise ValueError(f"tenant name {bad[0]!r} is invalid: use {NAME_RULE}")
         return value
 
-    @field_validator("state_dir", "qdrant_path", "policy_dir")
+    @field_validator("state_dir", "qdrant_path", "policy_dir", "skills_dir")
     @classmethod
     def _expand_home(cls, value: Path | None) -> Path | None:
         return None if value is None else value.expanduser()

@@ -1,0 +1,110 @@
+"""An agent's own context source: asked on every compile beside the built-in ones, in a
+thread of its own, its blocks in the window and stored with the compile, so a replay
+gives the same bytes after the world it read has moved on."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import message, running_worker
+from wakeful.agents import Agent, AgentRegistry
+from wakeful.compiler.blocks import Block, BlockKind, Stability
+from wakeful.providers.simulator.server import SimulatorServer
+from wakeful.replay import recompile
+from wakeful.substrate.sources import ContextSource, SourceContext
+from wakeful.substrate.store import Store
+from wakeful.worker.client import wake
+
+
+@dataclass
+class Environment:
+    """The state of a deployment environment, as an operator's source would read it."""
+
+    state: str = "api: 3 replicas, version 1.4.2"
+    name: str = "environment"
+    stability: Stability = Stability.DYNAMIC
+    substrate: bool = False
+    threads: list[int] = field(default_factory=list)
+
+    def blocks(self, ctx: SourceContext) -> Sequence[Block]:
+        self.threads.append(threading.get_ident())
+        return [
+            Block(
+                id="env:state",
+                kind=BlockKind.TASK_FRAME,
+                text=f"Environment now: {self.state}",
+                source="environment",
+            )
+        ]
+
+
+async def test_an_agents_own_source_reaches_the_window_and_replays(
+    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, agent: Agent
+) -> None:
+    env = Environment()
+    assert isinstance(env, ContextSource)
+    a = replace(agent, context_sources=(env,))
+    ts = store.tenant(a.tenant)
+    async with running_worker(
+        temporal_dev.client, store, AgentRegistry([a]), sim, uuid.uuid4().hex
+    ) as q:
+        result = await wake(temporal_dev.client, a.runtime(), message("how is the api?"), q)
+    assert result.status == "done", result.error
+    (rec,) = ts.compiles(result.wake_id)
+    window = json.loads(ts.get_blob(rec.window_hash))
+    assert "Environment now: api: 3 replicas, version 1.4.2" in json.dumps(window)
+    stored = json.loads(ts.get_blob(rec.spec_hash or ""))
+    assert [b["id"] for b in stored["context_blocks"]] == ["env:state"]
+
+    env.state = "api: 0 replicas"  # the world moved on; the past compile did not
+    outcome = recompile(ts, rec)
+    assert outcome.identical and outcome.snapshot_identical, outcome.summary()
+
+
+@dataclass
+class AfterCommit:
+    """A source that returns only once the wake its compile opened is committed, as seen
+    from a connection of its own (at most ``limit_s``: a failure timeout, not a sync)."""
+
+    store: Store
+    tenant: str
+    agent: str
+    limit_s: float = 30.0
+    name: str = "after-commit"
+    stability: Stability = Stability.DYNAMIC
+    substrate: bool = False
+
+    def blocks(self, ctx: SourceContext) -> Sequence[Block]:
+        ts = self.store.tenant(self.tenant)
+        seen = threading.Event()
+        deadline = time.monotonic() + self.limit_s
+        while not seen.is_set() and time.monotonic() < deadline:
+            if any(w.wake_id == ctx.current_wake_id for w in ts.wakes(self.agent)):
+                seen.set()
+            else:
+                seen.wait(0.05)
+        text = "wake committed" if seen.is_set() else "wake not committed"
+        return [Block(id="probe:commit", kind=BlockKind.TASK_FRAME, text=text, source="probe")]
+
+
+async def test_an_agents_own_source_never_holds_the_compiles_transaction_open(
+    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, agent: Agent
+) -> None:
+    # The wake is opened in the first compile's transaction: a source waited for inside it
+    # would never see that wake committed.
+    a = replace(agent, context_sources=(AfterCommit(store, agent.tenant, agent.name),))
+    ts = store.tenant(a.tenant)
+    async with running_worker(
+        temporal_dev.client, store, AgentRegistry([a]), sim, uuid.uuid4().hex
+    ) as q:
+        result = await wake(temporal_dev.client, a.runtime(), message("status?"), q)
+    assert result.status == "done", result.error
+    (rec,) = ts.compiles(result.wake_id)
+    assert "wake committed" in ts.get_blob(rec.window_hash)

@@ -1,0 +1,337 @@
+"""Context sources: where a snapshot's candidate blocks come from, behind one protocol.
+
+A :class:`ContextSource` has a name, a stability class (how often its blocks' bytes change,
+which decides the cache segment they compete in unless a block says otherwise) and a
+``blocks(ctx)`` method returning its candidates for one compile. The compile activity runs
+in a worker thread, so sources are synchronous.
+
+The built-in sources read the substrate: the raw event tail (history and the current wake),
+live decisions, the handoff note that opened the session, summaries, memories, and the
+agent's skills. They run inside the snapshot's one transaction, on its connection (a
+connection runs one statement at a time), all bounded by the same point in time
+(``max_event_id``, ``as_of``, ``revision``), so a later load of the same compile reads the
+same rows. Sources that do not read the substrate (``substrate = False``: an agent's own,
+such as the state of an environment) run concurrently with it, each in a thread of its
+own; what they return is stored with the compile's spec (``spec["context_blocks"]``), so a
+replay reads it back rather than asking them again.
+
+Retrieval is not a source: it looks for what the other sources did not bring
+(``substrate.indexing.retrieve_into``), so it runs after them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from sqlalchemy import select
+
+from wakeful.compiler.blocks import Block, BlockKind, Stability
+from wakeful.compiler.policy import Policy
+from wakeful.compiler.triggers import LOADED_META
+from wakeful.errors import ConfigError
+from wakeful.skills import (
+    LOAD_SKILL,
+    SKILL_META,
+    Skill,
+    index_text,
+    skill_ref,
+    skills_of_spec,
+)
+from wakeful.substrate import schema as t
+from wakeful.substrate.registry_repo import registry_line
+from wakeful.substrate.snapshot import event_tail
+from wakeful.substrate.store import TenantStore
+from wakeful.substrate.tail_cache import TailCache
+
+__all__ = [
+    "BUILTIN_SOURCES",
+    "LOADED_META",
+    "ContextSource",
+    "SourceContext",
+    "Started",
+    "gather",
+    "source_blocks",
+    "start",
+]
+
+
+@dataclass(frozen=True)
+class SourceContext:
+    """What a source may read for one compile: the agent, the point in time, the policy."""
+
+    store: TenantStore
+    agent: str
+    spec: Mapping[str, Any]
+    max_event_id: int
+    as_of: datetime
+    current_wake_id: str | None
+    session_id: str | None = None
+    revision: int | None = None
+    policy: Policy | None = None
+    recent_limit: int = 200
+    recent_page: int = 100
+    tail_cache: TailCache | None = field(default=None, compare=False)
+
+
+@runtime_checkable
+class ContextSource(Protocol):
+    """One layer of an agent's context."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def stability(self) -> Stability:
+        """How often the bytes of its blocks change (a block's own ``stability`` wins)."""
+        ...
+
+    @property
+    def substrate(self) -> bool:
+        """Whether it reads the substrate in the snapshot's transaction (built-ins do)."""
+        ...
+
+    def blocks(self, ctx: SourceContext) -> Sequence[Block]: ...
+
+
+@dataclass(frozen=True)
+class _Builtin:
+    name: str
+    stability: Stability
+    read: Callable[[SourceContext], list[Block]]
+    substrate: bool = True
+
+    def blocks(self, ctx: SourceContext) -> Sequence[Block]:
+        return self.read(ctx)
+
+
+def _decisions(ctx: SourceContext) -> list[Block]:
+    return [
+        Block(
+            id=f"decision:{d.decision_id}",
+            kind=BlockKind.LOAD_BEARING,
+            text=registry_line(d),
+            source=f"decisions:{d.decision_id}",
+            seq=d.source_event or 0,
+            load_bearing=True,
+            importance=1.0,
+        )
+        for d in ctx.store.live_decisions(ctx.agent, ctx.as_of, revision=ctx.revision)
+    ]
+
+
+def _handoff(ctx: SourceContext) -> list[Block]:
+    # The note that opened this session: notes written within it would churn the cached
+    # semi-stable segment on every wake, and the session's own turns are in the window anyway.
+    note = ctx.store.latest_handoff(
+        ctx.agent, before=ctx.as_of, other_than_session=ctx.session_id, revision=ctx.revision
+    )
+    if note is None:
+        return []
+    return [
+        Block(
+            id=f"handoff:{note.id}",
+            kind=BlockKind.HANDOFF_NOTE,
+            text=note.body.render(),
+            source=f"handoff_notes:{note.id}",
+            seq=note.id or 0,
+            session_id=note.session_id,
+            importance=0.9,
+        )
+    ]
+
+
+def _summaries(ctx: SourceContext) -> list[Block]:
+    return [
+        Block(
+            id=f"summary:{s.id}",
+            kind=BlockKind.SUMMARY,
+            text=s.text,
+            source=f"summaries:{s.id}",
+            seq=s.span_end,
+            importance=0.7,
+            meta={"level": str(s.level), "span": f"{s.span_start}-{s.span_end}"},
+        )
+        for s in ctx.store.summaries(ctx.agent, max_id=ctx.max_event_id, revision=ctx.revision)
+    ]
+
+
+def _memories(ctx: SourceContext) -> list[Block]:
+    return [
+        Block(
+            id=f"memory:{m.id}",
+            kind=BlockKind.MEMORY,
+            text=m.text,
+            source=m.source,
+            seq=m.id or 0,
+            captured_at=m.captured_at,
+            supersession_key=m.key,
+            importance=m.importance,
+            meta={"verification": m.verification},
+        )
+        for m in ctx.store.memories(ctx.agent, at=ctx.as_of, revision=ctx.revision)
+    ]
+
+
+def loaded_skills(ctx: SourceContext) -> dict[str, int]:
+    """The skills the model loaded in this session (or, without one, this wake) up to the
+    compile's event horizon, and the event that first loaded each. A retired result still
+    counts: a skill stays loaded for the whole session, whatever consolidation did since."""
+    e = t.events.c
+    scope = (
+        e.session_id == ctx.session_id
+        if ctx.session_id is not None
+        else e.wake_id == ctx.current_wake_id
+    )
+    q = (
+        select(e.id, e.meta)
+        .where(
+            e.tenant == ctx.store.name,
+            e.agent == ctx.agent,
+            e.id <= ctx.max_event_id,
+            e.kind == "tool_result",
+            e.tool_name == LOAD_SKILL,
+            e.is_error.is_(False),
+            scope,
+        )
+        .order_by(e.id)
+    )
+    out: dict[str, int] = {}
+    with ctx.store.tx() as conn:
+        for event_id, meta in conn.execute(q):
+            name = (meta or {}).get(SKILL_META)
+            if isinstance(name, str):
+                out.setdefault(name, event_id)
+    return out
+
+
+def _named_by_triggers(policy: Policy | None) -> list[str]:
+    refs: dict[str, None] = {}
+    for trigger in policy.triggers if policy is not None else ():
+        for ref in trigger.inject:
+            refs[ref] = None
+    return list(refs)
+
+
+def _skills(ctx: SourceContext) -> list[Block]:
+    """The index (stable, its own: it sits with the instructions in the cached prefix), and the
+    bodies that may enter the window: those a trigger can inject (the compiler gates them
+    by the goal, and fails the compile on a trigger naming a skill the agent lacks) and
+    those loaded in this session (meta ``loaded``: in the window whatever the goal)."""
+    skills = skills_of_spec(ctx.spec)
+    if not skills:
+        return []
+    by_ref = {skill_ref(s.name): s for s in skills}
+    blocks = [
+        Block(
+            id="skills:index",
+            kind=BlockKind.SKILL_INDEX,
+            text=index_text(skills),
+            source=f"agent:{ctx.agent}:skills",
+            stability=Stability.STABLE,
+            importance=1.0,
+        )
+    ]
+    loaded = loaded_skills(ctx)
+    wanted: dict[str, int | None] = {}
+    for ref in _named_by_triggers(ctx.policy):
+        if ref in by_ref:
+            wanted[ref] = None
+    for name, event_id in loaded.items():
+        if skill_ref(name) in by_ref:
+            wanted[skill_ref(name)] = event_id
+    for ref in sorted(wanted):
+        blocks.append(_body(by_ref[ref], wanted[ref], ctx.agent))
+    return blocks
+
+
+def _body(skill: Skill, loaded_by: int | None, agent: str) -> Block:
+    return Block(
+        id=skill_ref(skill.name),
+        kind=BlockKind.SKILL_BODY,
+        text=skill.body,
+        source=f"agent:{agent}:skills/{skill.name}",
+        importance=1.0,
+        meta={LOADED_META: str(loaded_by)} if loaded_by is not None else {},
+    )
+
+
+# In the order their blocks have always joined the snapshot.
+BUILTIN_SOURCES: tuple[ContextSource, ...] = (
+    _Builtin("history", Stability.DYNAMIC, event_tail),
+    _Builtin("decisions", Stability.SEMI_STABLE, _decisions),
+    _Builtin("handoff", Stability.SEMI_STABLE, _handoff),
+    _Builtin("summaries", Stability.SEMI_STABLE, _summaries),
+    _Builtin("memories", Stability.DYNAMIC, _memories),
+    _Builtin("skills", Stability.SEMI_STABLE, _skills),
+)
+
+
+def source_blocks(source: ContextSource, ctx: SourceContext) -> list[Block]:
+    """A source's blocks, each given the source's stability unless it states its own (and
+    checked: a source's fault is one line naming it, not a compile's stack trace)."""
+    out: list[Block] = []
+    for b in source.blocks(ctx):
+        if not isinstance(b, Block):
+            raise ConfigError(
+                f"context source {source.name!r} returned {type(b).__name__}; return Blocks"
+            )
+        if b.stability is None and b.effective_stability is not source.stability:
+            b = b.model_copy(update={"stability": source.stability})
+        out.append(b)
+    return out
+
+
+class Started:
+    """The sources that do not read the substrate, running; :meth:`blocks` waits for them.
+
+    A caller holding a transaction collects them after it commits, so a slow source (an
+    environment's API) never keeps the snapshot's transaction, and its locks, open."""
+
+    def __init__(self, sources: Sequence[ContextSource], ctx: SourceContext) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: list[Future[list[Block]]] = []
+        if sources:
+            self._pool = ThreadPoolExecutor(max_workers=len(sources), thread_name_prefix="source")
+            self._futures = [self._pool.submit(source_blocks, s, ctx) for s in sources]
+
+    def blocks(self, read: Sequence[Block] = ()) -> list[Block]:
+        """Their blocks, in source order; an id that one of ``read`` has is one line."""
+        try:
+            out = [b for f in self._futures for b in f.result()]
+        finally:
+            self.close()
+        seen: set[str] = {b.id for b in read}
+        for b in out:
+            if b.id in seen:
+                raise ConfigError(f"two context blocks have the id {b.id!r}; give each its own id")
+            seen.add(b.id)
+        return out
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def start(sources: Sequence[ContextSource], ctx: SourceContext) -> tuple[list[Block], Started]:
+    """The substrate sources' blocks, read one after another in one transaction, while the
+    others run in threads of their own (started first, so they overlap the reads)."""
+    started = Started([s for s in sources if not s.substrate], ctx)
+    try:
+        with ctx.store.tx():
+            read = [b for s in sources if s.substrate for b in source_blocks(s, ctx)]
+    except BaseException:
+        started.close()
+        raise
+    return read, started
+
+
+def gather(sources: Sequence[ContextSource], ctx: SourceContext) -> tuple[list[Block], list[Block]]:
+    """Every source's blocks: (the substrate sources', the others'), each in source order
+    (:func:`start`, then waiting for the others). Block ids must be unique across sources."""
+    read, started = start(sources, ctx)
+    return read, started.blocks(read)
