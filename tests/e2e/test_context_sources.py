@@ -16,10 +16,10 @@ from temporalio.testing import WorkflowEnvironment
 from tests.e2e.harness import message, running_worker
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Block, BlockKind, Stability
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.replay import recompile
 from wakeful.substrate.sources import ContextSource, SourceContext
 from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 
 

@@ -17,9 +17,9 @@ from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.compiler.ledger import Ledger
 from wakeful.contracts import Trigger
-from wakeful.providers.simulator.server import SimulatorServer
 from wakeful.replay import recompile
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 
 DEPLOY_BODY = "To deploy: run the canary first, then promote; never deploy on Fridays."
