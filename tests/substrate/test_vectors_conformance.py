@@ -365,3 +365,11 @@ def test_a_store_reopens_from_disk_with_its_points(kind: str, tmp_path: Path) ->
         )
     finally:
         again.close()
+
+
+def test_equal_scores_come_back_in_chunk_id_order(store: VectorStore) -> None:
+    """Ties are broken by chunk id, not by the engine's internal order (Qdrant's differs
+    from one process to the next), so a wake retrieves the same evidence wherever it runs."""
+    names = ["c7", "c3", "c9", "c1", "c5", "c8", "c2", "c6", "c4"]
+    store.upsert([pt(n, "the quarterly budget review", seq=k) for k, n in enumerate(names)])
+    assert ids(store.query(q("budget review", limit=4))) == ["c1", "c2", "c3", "c4"]

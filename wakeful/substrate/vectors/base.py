@@ -246,6 +246,20 @@ class VectorStore(Protocol):
     def close(self) -> None: ...
 
 
+# Extra hits asked of the engine beyond a query's limit, so that hits tied at the cut are
+# chosen by id here rather than by the engine's internal order (see ``ranked``).
+TIE_SLACK = 16
+
+
+def ranked(hits: Sequence[VectorHit], limit: int) -> list[VectorHit]:
+    """Hits by descending score, ties by chunk id, cut to ``limit``.
+
+    Qdrant returns equal scores in an order of its own, which differs from one process to
+    the next (a BM25 query whose words two turns share equally, say); retrieval, and with it
+    a wake's evidence, must not."""
+    return sorted(hits, key=lambda h: (-h.score, h.chunk_id))[:limit]
+
+
 def rrf_fuse(
     rankings: Sequence[Sequence[K]], weights: Sequence[float], k: int = 60
 ) -> list[tuple[K, float]]:

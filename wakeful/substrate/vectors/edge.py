@@ -34,6 +34,7 @@ from wakeful.substrate.vectors._common import (
 from wakeful.substrate.vectors.base import (
     DENSE_VECTOR,
     SPARSE_VECTOR,
+    TIE_SLACK,
     CollectionSpec,
     Distance,
     FusionMode,
@@ -42,6 +43,7 @@ from wakeful.substrate.vectors.base import (
     VectorPoint,
     VectorQuery,
     point_id,
+    ranked,
 )
 from wakeful.substrate.vectors.edge_catalog import Catalogs, PointFacts, ScopeCatalog
 
@@ -230,13 +232,18 @@ class EdgeVectorStore:
             ]
             fusion = qe_.Fusion.Rrf(k=q.rrf_k, weights=[w for _, w in sources])
             request = qe_.QueryRequest(
-                limit=q.limit, prefetches=prefetches, query=fusion, filter=where, with_payload=True
+                limit=q.limit + TIE_SLACK,
+                prefetches=prefetches,
+                query=fusion,
+                filter=where,
+                with_payload=True,
             )
         else:
             request = qe_.QueryRequest(
-                limit=q.limit, query=sources[0][0], filter=where, with_payload=True
+                limit=q.limit + TIE_SLACK, query=sources[0][0], filter=where, with_payload=True
             )
-        return [VectorHit.from_payload(p.payload or {}, p.score) for p in shard.query(request)]
+        hits = [VectorHit.from_payload(p.payload or {}, p.score) for p in shard.query(request)]
+        return ranked(hits, q.limit)
 
     def fetch(self, tenant: str, agent: str, keys: Sequence[SeqKey]) -> list[VectorHit]:
         _, shard = self._require()

@@ -32,6 +32,9 @@ from wakeful.substrate.vectors.base import (
     point_id,
     rrf_fuse,
 )
+from wakeful.substrate.vectors.base import (
+    ranked as ranked_hits,
+)
 
 __all__ = ["MemoryVectorStore"]
 
@@ -97,7 +100,7 @@ class MemoryVectorStore:
             ranked = fused[: q.limit]
         else:
             ranked = lists[0]
-        return [VectorHit.from_payload(by_id[c], s) for c, s in ranked]
+        return ranked_hits([VectorHit.from_payload(by_id[c], s) for c, s in ranked], q.limit)
 
     def fetch(self, tenant: str, agent: str, keys: Sequence[SeqKey]) -> list[VectorHit]:
         wanted = set(keys)
@@ -122,7 +125,7 @@ class MemoryVectorStore:
 
 
 def _top(scored: list[tuple[str, float]], limit: int) -> list[tuple[str, float]]:
-    return sorted(scored, key=lambda x: -x[1])[:limit]
+    return sorted(scored, key=lambda x: (-x[1], x[0]))[:limit]  # ties by id, as ``ranked``
 
 
 def _idf(query: SparseVector, docs: list[SparseVector]) -> dict[int, float]:

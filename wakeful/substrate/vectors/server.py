@@ -25,6 +25,7 @@ from wakeful.substrate.vectors._common import (
 from wakeful.substrate.vectors.base import (
     DENSE_VECTOR,
     SPARSE_VECTOR,
+    TIE_SLACK,
     CollectionMismatchError,
     CollectionSpec,
     Distance,
@@ -34,6 +35,7 @@ from wakeful.substrate.vectors.base import (
     VectorPoint,
     VectorQuery,
     point_id,
+    ranked,
 )
 
 __all__ = ["ServerVectorStore"]
@@ -177,7 +179,7 @@ class ServerVectorStore:
                 prefetch=sources,
                 query=fusion,
                 query_filter=where,
-                limit=q.limit,
+                limit=q.limit + TIE_SLACK,
                 with_payload=True,
             )
         else:
@@ -188,10 +190,11 @@ class ServerVectorStore:
                 using=only.using,
                 query_filter=where,
                 search_params=only.params,
-                limit=q.limit,
+                limit=q.limit + TIE_SLACK,
                 with_payload=True,
             )
-        return [VectorHit.from_payload(p.payload or {}, p.score) for p in response.points]
+        hits = [VectorHit.from_payload(p.payload or {}, p.score) for p in response.points]
+        return ranked(hits, q.limit)
 
     def fetch(self, tenant: str, agent: str, keys: Sequence[SeqKey]) -> list[VectorHit]:
         spec = require_spec(self._spec, "qdrant server vector store")
