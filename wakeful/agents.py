@@ -207,6 +207,11 @@ class Agent:
     # More layers of context (wakeful.substrate.sources.ContextSource), asked on every
     # compile besides the built-in ones; what they give is stored with the compile.
     context_sources: tuple[Any, ...] = ()
+    # The note a session ends with (wakeful.activities.handoff_note): "model" asks this
+    # agent's model for it, over the session's newest ``handoff_note_tokens`` of turns, and
+    # uses it if it passes the checks; "template" (and any failure) stitches the wakes' notes.
+    handoff_notes: Literal["model", "template"] = "model"
+    handoff_note_tokens: int = 8_000
 
     def __post_init__(self) -> None:
         # Plain functions in ``tools`` are made tools as ``@tool`` would (Tool is frozen, as

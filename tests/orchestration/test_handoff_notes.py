@@ -1,0 +1,119 @@
+"""A session's closing handoff note is written by the agent's model from the session's turns,
+checked before use, and its cost is the agent's; a failed or rejected note falls back to the
+template note with the reason recorded, and the session still ends."""
+
+from __future__ import annotations
+
+import json
+
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import message
+from tests.orchestration.helpers import agent_handle, worker
+from wakeful.agents import Agent
+from wakeful.substrate.records import ConsolidationLogRecord, DecisionRecord, HandoffRecord
+from wakeful.substrate.store import Store
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
+from wakeful.worker.client import wake
+from wakeful.workflows.agent import AgentWorkflow
+
+ASKS = (
+    "Goal: migrate the billing service to Postgres 16 as DEC-7 says.",
+    "Blocked: waiting on the staging credentials from ops.",
+    "what is the weather like",
+)
+
+
+def _registered(store: Store, agent: Agent) -> None:
+    store.tenant(agent.tenant).register_decision(
+        DecisionRecord(
+            decision_id="DEC-7",
+            agent=agent.name,
+            text="Billing moves to Postgres 16.",
+            source="person",
+        )
+    )
+
+
+def _session_end(store: Store, agent: Agent) -> HandoffRecord:
+    (note,) = [
+        n for n in store.tenant(agent.tenant).handoffs(agent.name) if "session-end" in n.step_key
+    ]
+    return note
+
+
+def _logged(store: Store, agent: Agent, note: HandoffRecord) -> ConsolidationLogRecord:
+    """The record of which note was written, and why."""
+    logged = store.tenant(agent.tenant).logged(f"{note.step_key}:note")
+    assert logged is not None and logged.action == "handoff_note"
+    return logged
+
+
+async def _session(
+    env: WorkflowEnvironment, store: Store, agent: Agent, sim: SimulatorServer, script: Script
+) -> tuple[float, float, str]:
+    """Three wakes and a ``/handoff``: (the wakes' cost, the agent's spend, the session)."""
+    rt = agent.runtime()
+    async with worker(env.client, store, [agent], sim, script=script) as (queue, _):
+        results = [await wake(env.client, rt, message(ask), queue) for ask in ASKS]
+        done = await wake(env.client, rt, message("/handoff end of day"), queue)
+        status = await agent_handle(env.client, agent).query(AgentWorkflow.status)
+    assert done.status == "handoff" and done.handoff_id > 0 and not status.session_open
+    return sum(r.cost_usd for r in results), status.cost_usd, results[0].session_id
+
+
+async def test_the_model_writes_the_note_from_the_sessions_turns_and_its_cost_is_spent(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    _registered(store, agent)
+    wakes, spent, session = await _session(temporal_skipping, store, agent, osim, Script())
+    note = _session_end(store, agent)
+    body = note.body
+    # From the whole session, not only its last ask and reply.
+    assert "migrate the billing service to Postgres 16" in body.goal
+    assert body.decisions == ["DEC-7"]
+    assert body.blockers == ["Blocked: waiting on the staging credentials from ops."]
+    assert body.current_state.startswith(f"Session {session} ended (explicit /handoff: end of day)")
+    logged = _logged(store, agent, note)
+    assert logged.status == "model", logged.detail["reason"]
+    # The note call is priced and added to the agent's spend.
+    cost = logged.detail["cost_usd"]
+    assert cost > 0 and abs(spent - (wakes + cost)) < 1e-9
+
+
+async def test_a_provider_error_on_the_note_call_writes_the_template_note(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    _registered(store, agent)
+    script = Script.parse({"handoff": [{"error": {"status": 400}}]})
+    wakes, spent, session = await _session(temporal_skipping, store, agent, osim, script)
+    note = _session_end(store, agent)
+    logged = _logged(store, agent, note)
+    assert logged.status == "template"
+    assert logged.detail["reason"].startswith("the note call failed:")
+    # The template: goal and state from the last wake's ask and reply.
+    assert note.body.goal == ASKS[-1] and note.body.blockers == []
+    assert note.body.current_state.startswith(f"Session {session} ended (explicit /handoff")
+    assert abs(spent - wakes) < 1e-9
+
+
+async def test_a_note_naming_a_decision_that_does_not_exist_is_rejected(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    _registered(store, agent)
+    invented = {
+        "goal": "Migrate the billing service.",
+        "current_state": "Waiting on credentials.",
+        "decisions": ["DEC-7", "DEC-99"],
+        "blockers": ["staging credentials"],
+    }
+    script = Script.parse({"handoff": [{"text": json.dumps(invented)}]})
+    wakes, spent, _ = await _session(temporal_skipping, store, agent, osim, script)
+    note = _session_end(store, agent)
+    logged = _logged(store, agent, note)
+    assert logged.status == "template"
+    assert logged.detail["reason"] == "the model's note was rejected: decisions: DEC-99"
+    assert "DEC-99" not in note.body.render() and note.body.goal == ASKS[-1]
+    # The rejected call was still made and paid for.
+    assert logged.detail["cost_usd"] > 0 and spent > wakes
