@@ -5,18 +5,31 @@ template note with the reason recorded, and the session still ends."""
 from __future__ import annotations
 
 import json
+import uuid
+from datetime import UTC, datetime
 
-from temporalio.testing import WorkflowEnvironment
+from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 
-from tests.e2e.harness import message
+from tests.e2e.harness import make_deps, message
 from tests.orchestration.helpers import agent_handle, worker
-from wakeful.agents import Agent
-from wakeful.substrate.records import ConsolidationLogRecord, DecisionRecord, HandoffRecord
+from wakeful.activities.handoff_note import check_note, parse_note
+from wakeful.activities.sessions import SessionActivities
+from wakeful.agents import Agent, AgentRegistry
+from wakeful.consolidation.items import SpanItem
+from wakeful.contracts import EndSessionIn, WakeRef
+from wakeful.substrate.records import (
+    ConsolidationLogRecord,
+    DecisionRecord,
+    EventIn,
+    HandoffBody,
+    HandoffRecord,
+)
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.workflows.agent import AgentWorkflow
+from wakeful.workflows.state import workflow_id
 
 ASKS = (
     "Goal: migrate the billing service to Postgres 16 as DEC-7 says.",
@@ -117,3 +130,85 @@ async def test_a_note_naming_a_decision_that_does_not_exist_is_rejected(
     assert "DEC-99" not in note.body.render() and note.body.goal == ASKS[-1]
     # The rejected call was still made and paid for.
     assert logged.detail["cost_usd"] > 0 and spent > wakes
+
+
+# --- the activity on its own: retries, promoted ids, unparsable answers ----------------------
+
+
+def _ended_session(store: Store, agent: Agent, *asks: str) -> EndSessionIn:
+    """A session whose turns are ``asks`` (each answered), ended now by the activity's input."""
+    ts, session = store.tenant(agent.tenant), f"{agent.name}:s0001"
+    turns = [(role, text) for ask in asks for role, text in (("user", ask), ("assistant", "Ok."))]
+    ts.append_events(
+        agent.name,
+        [
+            EventIn(
+                step_key=f"{session}:{n}",
+                kind="turn",
+                role=role,
+                text=text,
+                session_id=session,
+                wake_id=f"{agent.name}:1",
+                event_time=datetime.now(UTC),
+            )
+            for n, (role, text) in enumerate(turns)
+        ],
+    )
+    ref = WakeRef(
+        tenant=agent.tenant,
+        agent=agent.name,
+        wake_id=f"{agent.name}:1",
+        session_id=session,
+        workflow_id=workflow_id(agent.tenant, agent.name),
+        number=1,
+    )
+    return EndSessionIn(wake=ref, reason="explicit /handoff", at=datetime.now(UTC))
+
+
+async def test_a_retried_session_end_asks_the_model_once_and_keeps_one_note(
+    store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """A rule stated in the session is promoted as it ends; the note must name it, and does."""
+    inp = _ended_session(store, agent, "Never deploy on Fridays.", "Next: tag the release.")
+    key = uuid.uuid4().hex
+    acts = SessionActivities(make_deps(store, AgentRegistry([agent]), osim, key))
+    first = await ActivityEnvironment().run(acts.end_session, inp)
+    again = await ActivityEnvironment().run(acts.end_session, inp)  # a retry
+    assert (first.note, again.note) == ("model", "model"), first.note_reason
+    assert again.handoff_id == first.handoff_id and again.cost_usd == first.cost_usd > 0
+    assert len(osim.simulator.calls(key)) == 1
+    (note,) = store.tenant(agent.tenant).handoffs(agent.name)
+    (rule,) = store.tenant(agent.tenant).all_decisions(agent.name)
+    assert note.body.decisions == [rule.decision_id] and rule.decision_id.startswith("LB-")
+    assert note.body.next_actions == ["Next: tag the release."]
+
+
+async def test_an_unparsable_answer_falls_back_to_the_template(
+    store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    inp = _ended_session(store, agent, "Look at the logs.")
+    key = uuid.uuid4().hex
+    osim.simulator.set_script(Script.parse({"handoff": [{"text": "All good here!"}]}), scope=key)
+    acts = SessionActivities(make_deps(store, AgentRegistry([agent]), osim, key))
+    out = await ActivityEnvironment().run(acts.end_session, inp)
+    assert out.note == "template" and out.handoff_id > 0
+    assert out.note_reason == (
+        "the model's note was rejected: parse: the answer holds no JSON object"
+    )
+
+
+def test_a_note_that_drops_a_decision_the_session_named_fails_the_checks() -> None:
+    at = datetime.now(UTC)
+    said = "Ship it under DEC-7 by 2026-12-01."
+    turn = SpanItem(id=5, kind="turn", role="user", text=said, at=at)
+    registry = [DecisionRecord(decision_id="DEC-7", agent="a", text="Ship in December.")]
+    note = HandoffBody(goal="Ship it by 2026-12-02.", current_state="Waiting.", evidence=["e9"])
+    result = check_note(note, [turn], registry)
+    assert [(c.name, c.missing) for c in result.checks if not c.passed] == [
+        ("registry_ids", ("DEC-7",)),
+        ("invented", ("2026-12-02",)),
+        ("evidence", ("e9",)),
+    ]
+    assert parse_note('```json\n{"goal": "g", "current_state": ""}\n```') == (
+        "parse: goal or current_state is empty"
+    )

@@ -31,7 +31,15 @@ from wakeful.consolidation.prompt import request_body
 from wakeful.consolidation.text import contains_token, registry_ids
 from wakeful.substrate.records import DecisionRecord, HandoffBody
 
-__all__ = ["HEADER", "SYSTEM", "build_prompt", "check_note", "handoff_request", "parse_note"]
+__all__ = [
+    "HEADER",
+    "SYSTEM",
+    "build_prompt",
+    "check_note",
+    "handoff_request",
+    "parse_note",
+    "required_ids",
+]
 
 HEADER = "# Write session handoff note"
 SYSTEM = (
@@ -42,7 +50,8 @@ _RULES = (
     "Answer with one JSON object and nothing else, with these keys:",
     '  "goal": the goal the session worked towards (one or two sentences),',
     '  "current_state": where the work stands now,',
-    '  "decisions": ids from the registry below that bear on the work (no other ids),',
+    '  "decisions": ids from the registry below that bear on the work, every one marked',
+    '    "(this session)" among them, and no id that is not listed,',
     '  "blockers": what stops progress, one string each,',
     '  "next_actions": what to do next, one string each,',
     '  "evidence": labels of the turns below that support the note (like e12).',
@@ -52,10 +61,27 @@ _EVIDENCE = re.compile(r"^e(\d+)$")
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
 
+def required_ids(
+    items: Sequence[SpanItem], registry: Sequence[DecisionRecord], promoted: Sequence[str]
+) -> list[str]:
+    """The session's load-bearing ids: promoted as it ended, or registered and mentioned."""
+    known = {d.decision_id for d in registry}
+    wanted = list(promoted)
+    for item in items:
+        wanted += [i for i in registry_ids(item.text) if i in known]
+    return list(dict.fromkeys(wanted))
+
+
 def build_prompt(
-    session_id: str, reason: str, items: Sequence[SpanItem], registry: Sequence[DecisionRecord]
+    session_id: str,
+    reason: str,
+    items: Sequence[SpanItem],
+    registry: Sequence[DecisionRecord],
+    promoted: Sequence[str] = (),
 ) -> str:
-    """The user message asking for the note of a session whose newest turns are ``items``."""
+    """The user message asking for the note of a session whose newest turns are ``items``;
+    the registry entries the note must name are marked ``(this session)``."""
+    required = set(required_ids(items, registry, promoted))
     lines = [
         HEADER,
         f"session: {session_id}",
@@ -63,7 +89,13 @@ def build_prompt(
         *_RULES,
         "",
         "## Registry decisions",
-        *([f"- [{d.decision_id}] {d.text}" for d in registry] or ["- (none)"]),
+        *(
+            [
+                f"- [{d.decision_id}]{' (this session)' * (d.decision_id in required)} {d.text}"
+                for d in registry
+            ]
+            or ["- (none)"]
+        ),
         "",
         "## Session turns",
     ]
@@ -122,11 +154,9 @@ def check_note(
     """Judge a model-written note against the session it summarises."""
     known = {d.decision_id: d.text for d in registry}
     unknown = [d for d in note.decisions if d not in known]
-    wanted = list(promoted)
-    for item in items:
-        wanted += [i for i in registry_ids(item.text) if i in known]
     named = "\n".join(note.decisions)
-    dropped = [i for i in dict.fromkeys(wanted) if not contains_token(named, i)]
+    wanted = required_ids(items, registry, promoted)
+    dropped = [i for i in wanted if not contains_token(named, i)]
     labels = {item.label for item in items}
     stray = [e for e in note.evidence if _EVIDENCE.match(e) and e not in labels]
     stray += [e for e in note.evidence if not _EVIDENCE.match(e)]

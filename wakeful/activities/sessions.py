@@ -165,7 +165,7 @@ class SessionActivities:
         )
         if not items:
             return template, "template", "the session has no turns to summarise", {}
-        prompt = hn.build_prompt(wake.session_id, inp.reason, items, registry)
+        prompt = hn.build_prompt(wake.session_id, inp.reason, items, registry, promoted)
         try:
             request = hn.handoff_request(agent.provider, agent.model, prompt, NOTE_MAX_TOKENS)
             reply = await asyncio.wait_for(

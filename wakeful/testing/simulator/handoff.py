@@ -3,9 +3,10 @@
 It answers requests whose last user message opens with ``# Write session handoff note``
 (the prompt :mod:`wakeful.activities.handoff_note` sends) with the JSON note it asks for:
 the goal is the session's first ask, the state its last reply, decisions are registry ids
-the turns mention, blockers and next actions are the user's sentences that state them, and
-evidence names the turns they came from. It shares no code with the note's checks on
-purpose: the checks must judge it like any other model.
+the turns mention or the prompt marks ``(this session)``, blockers and next actions are
+the user's sentences that state them, and evidence names the turns they came from. It
+shares no code with the note's checks on purpose: the checks must judge it like any other
+model.
 """
 
 from __future__ import annotations
@@ -54,11 +55,8 @@ def handoff_text(prompt: str) -> str | None:
     """The JSON note answering a handoff prompt, or None for any other message."""
     if not prompt.lstrip().startswith(HEADER):
         return None
-    registry = [
-        m.group("id")
-        for m in map(_REGISTRY.match, prompt.split("## Registry decisions", 1)[-1].splitlines())
-        if m
-    ]
+    entries = prompt.split("## Registry decisions", 1)[-1].split("\n## ", 1)[0].splitlines()
+    registry = [(m.group("id"), line) for line in entries if (m := _REGISTRY.match(line))]
     turns = _turns(prompt)
     asks = [(label, text) for label, who, text in turns if who == "user"]
     replies = [text for _, who, text in turns if who == "assistant"]
@@ -72,8 +70,11 @@ def handoff_text(prompt: str) -> str | None:
             elif _NEXT.search(sentence):
                 actions.setdefault(sentence.strip(), label)
     said = " ".join(text for _, _, text in turns)
-    named = [re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", said) for rid in registry]
-    decisions = [rid for rid, hit in zip(registry, named, strict=True) if hit]
+    decisions = [
+        rid
+        for rid, line in registry
+        if "(this session)" in line or re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", said)
+    ]
     evidence = list(dict.fromkeys([*blockers.values(), *actions.values()]))
     note = {
         "goal": goal[:300] or "(no ask in the session)",
