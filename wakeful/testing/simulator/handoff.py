@@ -2,11 +2,11 @@
 
 It answers requests whose last user message opens with ``# Write session handoff note``
 (the prompt :mod:`wakeful.activities.handoff_note` sends) with the JSON note it asks for:
-the goal is the session's first ask, the state its last reply, decisions are registry ids
-the turns mention or the prompt marks ``(this session)``, blockers and next actions are
-the user's sentences that state them, and evidence names the turns they came from. It
-shares no code with the note's checks on purpose: the checks must judge it like any other
-model.
+the goal is the first ask that names one (else the latest), the state the last reply,
+decisions are registry ids the turns mention or the prompt marks ``(this session)``,
+blockers and next actions are the user's sentences that state them, and evidence names the
+turns they came from. It shares no code with the note's checks on purpose: the checks must
+judge it like any other model.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ _SPLIT = re.compile(r"(?<=[.!?])\s+")
 _BLOCKER = re.compile(
     r"\b(?:blocked|blocker|blocking|waiting (?:on|for)|stuck|cannot|can't|until)\b", re.I
 )
+_GOAL = re.compile(r"\b(?:goal|objective|task)\b", re.I)
 _NEXT = re.compile(r"\b(?:next|todo|need to|then we|after that|remaining)\b", re.I)
 
 
@@ -60,7 +61,9 @@ def handoff_text(prompt: str) -> str | None:
     turns = _turns(prompt)
     asks = [(label, text) for label, who, text in turns if who == "user"]
     replies = [text for _, who, text in turns if who == "assistant"]
-    goal = next((t for _, t in asks if not t.startswith("/")), asks[0][1] if asks else "")
+    # The goal: the first ask that says it is one, else the latest ask (not a command).
+    plain = [t for _, t in asks if not t.startswith("/")] or [t for _, t in asks]
+    goal = next((t for t in plain if _GOAL.search(t)), plain[-1] if plain else "")
     blockers: dict[str, str] = {}
     actions: dict[str, str] = {}
     for label, text in asks:
