@@ -15,6 +15,7 @@ from tests.orchestration.helpers import agent_handle, worker
 from wakeful.activities.handoff_note import check_note, parse_note
 from wakeful.activities.sessions import SessionActivities
 from wakeful.agents import Agent, AgentRegistry
+from wakeful.compiler.ledger import Ledger
 from wakeful.consolidation.items import SpanItem
 from wakeful.contracts import EndSessionIn, WakeRef
 from wakeful.substrate.records import (
@@ -74,6 +75,22 @@ async def _session(
         status = await agent_handle(env.client, agent).query(AgentWorkflow.status)
     assert done.status == "handoff" and done.handoff_id > 0 and not status.session_open
     return sum(r.cost_usd for r in results), status.cost_usd, results[0].session_id
+
+
+async def test_the_next_wakes_ledger_says_which_note_was_written(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    env, rt = temporal_skipping, agent.runtime()
+    async with worker(env.client, store, [agent], osim) as (queue, _):
+        one = await wake(env.client, rt, message("Goal: tidy the docs."), queue)
+        await wake(env.client, rt, message("/handoff"), queue)
+        two = await wake(env.client, rt, message("what next?"), queue)
+    ts = store.tenant(agent.tenant)
+    ledger = Ledger.model_validate_json(ts.get_blob(ts.compiles(two.wake_id)[0].ledger_hash))
+    session = one.session_id.rsplit(":", 1)[-1]
+    (line,) = [n for n in ledger.notes if n.startswith(f"session {session} note: ")]
+    assert line.startswith(f"session {session} note: model (2 turn(s) summarised, checks passed)")
+    assert line.split(", $")[-1].replace(".", "").isdigit()  # the note call's cost
 
 
 async def test_the_model_writes_the_note_from_the_sessions_turns_and_its_cost_is_spent(
