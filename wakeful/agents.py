@@ -243,6 +243,11 @@ class Agent:
                 positive(where, cap, getattr(self, cap), "dollars (or None: no cap)")
         if self.max_tokens_per_day is not None:
             at_least(where, "max_tokens_per_day", self.max_tokens_per_day, 1)
+        if self.handoff_notes not in ("model", "template"):
+            raise UserError(
+                f"{where}: handoff_notes is {self.handoff_notes!r}; use 'model' or 'template'"
+            )
+        at_least(where, "handoff_note_tokens", self.handoff_note_tokens, 1)
         object.__setattr__(self, "context_sources", tuple(self.context_sources))
         for source in self.context_sources:
             if not callable(getattr(source, "blocks", None)) or not isinstance(

@@ -8,6 +8,7 @@ import json
 import uuid
 from datetime import UTC, datetime
 
+import pytest
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 
 from tests.e2e.harness import make_deps, message
@@ -18,6 +19,7 @@ from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.ledger import Ledger
 from wakeful.consolidation.items import SpanItem
 from wakeful.contracts import EndSessionIn, WakeRef
+from wakeful.errors import UserError
 from wakeful.substrate.records import (
     ConsolidationLogRecord,
     DecisionRecord,
@@ -229,3 +231,10 @@ def test_a_note_that_drops_a_decision_the_session_named_fails_the_checks() -> No
     assert parse_note('```json\n{"goal": "g", "current_state": ""}\n```') == (
         "parse: goal or current_state is empty"
     )
+
+
+def test_a_bad_handoff_notes_setting_is_refused_in_one_line() -> None:
+    with pytest.raises(UserError, match=r"handoff_notes is 'llm'; use 'model' or 'template'$"):
+        Agent(name="scout", instructions="x", handoff_notes="llm")  # type: ignore[arg-type]
+    with pytest.raises(UserError, match="handoff_note_tokens"):
+        Agent(name="scout", instructions="x", handoff_note_tokens=0)
