@@ -43,7 +43,7 @@ from wakeful.contracts import (
     ResumeAgentOut,
     WakeResult,
 )
-from wakeful.errors import ProviderError
+from wakeful.errors import ProviderError, UnknownAgentError
 from wakeful.providers.pricing import cost_usd
 from wakeful.substrate.records import (
     ConsolidationLogRecord,
@@ -124,6 +124,8 @@ class SessionActivities:
             template = await asyncio.to_thread(session_note, ts, inp, promoted)
             body, source, reason, detail = await self._model_note(ts, inp, template, promoted)
             cost = float(detail.get("cost_usd", 0.0))
+            # ``reasons``, as consolidation's entries have them (its log lists them).
+            detail |= {"reason": reason, "reasons": [reason], "body": body.model_dump()}
             await asyncio.to_thread(
                 ts.log_consolidation,
                 ConsolidationLogRecord(
@@ -133,7 +135,7 @@ class SessionActivities:
                     action="handoff_note",
                     status=source,
                     subject=inp.wake.session_id,
-                    detail={**detail, "reason": reason, "body": body.model_dump()},
+                    detail=detail,
                 ),
             )
         note = await asyncio.to_thread(
@@ -156,7 +158,7 @@ class SessionActivities:
         wake = inp.wake
         try:
             agent = self.deps.agents.get(wake.tenant, wake.agent)
-        except Exception as exc:  # an agent this worker does not know: no provider to ask
+        except UnknownAgentError as exc:  # not this worker's agent: no provider to ask
             return template, "template", f"agent not found: {exc}", {}
         if agent.handoff_notes != "model":
             return template, "template", "handoff_notes is 'template'", {}
