@@ -207,6 +207,11 @@ class Agent:
     # More layers of context (wakeful.substrate.sources.ContextSource), asked on every
     # compile besides the built-in ones; what they give is stored with the compile.
     context_sources: tuple[Any, ...] = ()
+    # The note a session ends with (wakeful.activities.handoff_note): "model" asks this
+    # agent's model for it, over the session's newest ``handoff_note_tokens`` of turns, and
+    # uses it if it passes the checks; "template" (and any failure) stitches the wakes' notes.
+    handoff_notes: Literal["model", "template"] = "model"
+    handoff_note_tokens: int = 8_000
 
     def __post_init__(self) -> None:
         # Plain functions in ``tools`` are made tools as ``@tool`` would (Tool is frozen, as
@@ -238,6 +243,11 @@ class Agent:
                 positive(where, cap, getattr(self, cap), "dollars (or None: no cap)")
         if self.max_tokens_per_day is not None:
             at_least(where, "max_tokens_per_day", self.max_tokens_per_day, 1)
+        if self.handoff_notes not in ("model", "template"):
+            raise UserError(
+                f"{where}: handoff_notes is {self.handoff_notes!r}; use 'model' or 'template'"
+            )
+        at_least(where, "handoff_note_tokens", self.handoff_note_tokens, 1)
         object.__setattr__(self, "context_sources", tuple(self.context_sources))
         for source in self.context_sources:
             if not callable(getattr(source, "blocks", None)) or not isinstance(

@@ -427,6 +427,9 @@ class EndSessionIn(_Msg):
 
 class EndSessionOut(_Msg):
     handoff_id: int
+    note: str = Field(default="template", description="Who wrote the note: model or template.")
+    note_reason: str = ""
+    cost_usd: float = Field(default=0.0, description="The note call's cost (0: no call).")
 
 
 class KeepWarmIn(_Msg):

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from temporalio import activity
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 
+from wakeful.activities import handoff_note as hn
+from wakeful.activities.consolidate import item_of
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.promotion import promote_session
 from wakeful.activities.wake import step_key
+from wakeful.consolidation.items import SpanItem
 from wakeful.contracts import (
     DELIVER_TRIGGER,
     END_SESSION,
@@ -39,9 +43,16 @@ from wakeful.contracts import (
     ResumeAgentOut,
     WakeResult,
 )
-from wakeful.errors import ProviderError
+from wakeful.errors import ProviderError, UnknownAgentError
 from wakeful.providers.pricing import cost_usd
-from wakeful.substrate.records import EventIn, HandoffBody, HandoffRecord, WakeRecord
+from wakeful.substrate.records import (
+    ConsolidationLogRecord,
+    DecisionRecord,
+    EventIn,
+    HandoffBody,
+    HandoffRecord,
+    WakeRecord,
+)
 from wakeful.substrate.store import TenantStore
 from wakeful.workflows.state import AgentInput, workflow_id
 
@@ -49,6 +60,12 @@ __all__ = ["SessionActivities", "session_note"]
 
 # The output cap of a keep-warm call, by request shape (OpenAI's Responses API needs >= 16).
 _MAX_OUTPUT_KEYS = {"max_tokens": 1, "max_completion_tokens": 1, "max_output_tokens": 16}
+# The session-end note call: its output cap, and how long it may take before the template
+# note is written instead (under the activity's timeout, so a slow provider is not retried).
+NOTE_MAX_TOKENS = 1024
+NOTE_TIMEOUT_S = 45.0
+# How many of the agent's newest events are read to find the ending session's turns.
+_NOTE_EVENTS = 1000
 
 
 class SessionActivities:
@@ -86,22 +103,99 @@ class SessionActivities:
         return FindWakeOut(result=None if w is None else _result(ts, w))
 
     @activity.defn(name=END_SESSION)
-    def end_session(self, inp: EndSessionIn) -> EndSessionOut:
+    async def end_session(self, inp: EndSessionIn) -> EndSessionOut:
+        """Write the session's closing note: the model's when it passes the checks of
+        :mod:`wakeful.activities.handoff_note`, else the template's. (Substrate calls run in
+        a thread: this activity runs on the worker's event loop.)"""
         ts = self.deps.store.tenant(inp.wake.tenant)
+        key = step_key(inp.wake, "session-end")
         # The session's stated constraints become load-bearing before the note that the
         # next session starts from is written (idempotent: a retry promotes nothing twice).
-        promoted, _ = promote_session(ts, inp.wake.agent, inp.wake.session_id)
-        note = ts.write_handoff(
+        promoted, _ = await asyncio.to_thread(
+            promote_session, ts, inp.wake.agent, inp.wake.session_id
+        )
+        # A retry finds the choice its first attempt logged: one model call, one note.
+        logged = await asyncio.to_thread(ts.logged, f"{key}:note")
+        if logged is not None:
+            body = HandoffBody.model_validate(logged.detail["body"])
+            source, reason = logged.status, str(logged.detail.get("reason", ""))
+            cost = float(logged.detail.get("cost_usd", 0.0))
+        else:
+            template = await asyncio.to_thread(session_note, ts, inp, promoted)
+            body, source, reason, detail = await self._model_note(ts, inp, template, promoted)
+            cost = float(detail.get("cost_usd", 0.0))
+            # ``reasons``, as consolidation's entries have them (its log lists them).
+            detail |= {"reason": reason, "reasons": [reason], "body": body.model_dump()}
+            await asyncio.to_thread(
+                ts.log_consolidation,
+                ConsolidationLogRecord(
+                    agent=inp.wake.agent,
+                    step_key=f"{key}:note",
+                    round_id=key,
+                    action="handoff_note",
+                    status=source,
+                    subject=inp.wake.session_id,
+                    detail=detail,
+                ),
+            )
+        note = await asyncio.to_thread(
+            ts.write_handoff,
             HandoffRecord(
                 agent=inp.wake.agent,
                 session_id=inp.wake.session_id,
                 wake_id=inp.wake.wake_id,
-                step_key=step_key(inp.wake, "session-end"),
-                body=session_note(ts, inp, promoted),
-            )
+                step_key=key,
+                body=body,
+            ),
         )
         assert note.id is not None
-        return EndSessionOut(handoff_id=note.id)
+        return EndSessionOut(handoff_id=note.id, note=source, note_reason=reason, cost_usd=cost)
+
+    async def _model_note(
+        self, ts: TenantStore, inp: EndSessionIn, template: HandoffBody, promoted: Sequence[str]
+    ) -> tuple[HandoffBody, str, str, dict[str, Any]]:
+        """``(note, "model" | "template", why, detail)``: the model's note if it passes."""
+        wake = inp.wake
+        try:
+            agent = self.deps.agents.get(wake.tenant, wake.agent)
+        except UnknownAgentError as exc:  # not this worker's agent: no provider to ask
+            return template, "template", f"agent not found: {exc}", {}
+        if agent.handoff_notes != "model":
+            return template, "template", "handoff_notes is 'template'", {}
+        items, registry = await asyncio.to_thread(
+            _session_turns, ts, inp, agent.handoff_note_tokens, self.deps.counter.count
+        )
+        if not items:
+            return template, "template", "the session has no turns to summarise", {}
+        prompt = hn.build_prompt(wake.session_id, inp.reason, items, registry, promoted)
+        try:
+            request = hn.handoff_request(agent.provider, agent.model, prompt, NOTE_MAX_TOKENS)
+            reply = await asyncio.wait_for(
+                self.deps.provider(agent.provider).complete(request), NOTE_TIMEOUT_S
+            )
+        except (ProviderError, TimeoutError, ValueError) as exc:
+            why = str(exc) or type(exc).__name__
+            return template, "template", f"the note call failed: {why}", {}
+        detail: dict[str, Any] = {
+            "model": reply.model,
+            "usage": reply.usage.model_dump(),
+            "cost_usd": cost_usd(reply.provider, reply.model, reply.usage),
+        }
+        parsed = hn.parse_note(reply.text)
+        if isinstance(parsed, str):
+            return template, "template", f"the model's note was rejected: {parsed}", detail
+        gate = hn.check_note(parsed, items, registry, promoted)
+        detail["gate"] = gate.model_dump(mode="json")
+        if not gate.passed:
+            failed = [c for c in gate.checks if not c.passed]
+            misses = "; ".join(f"{c.name}: {', '.join(c.missing)}" for c in failed)
+            return template, "template", f"the model's note was rejected: {misses}", detail
+        # Why the session ended is the runtime's to say, not the model's.
+        head = template.current_state.split(". ", 1)[0].rstrip(".") + "."
+        body = parsed.model_copy(
+            update={"current_state": f"{head} {parsed.current_state.strip()}".strip()}
+        )
+        return body, "model", f"{len(items)} turn(s) summarised, checks passed", detail
 
     @activity.defn(name=KEEP_WARM)
     async def keep_warm(self, inp: KeepWarmIn) -> KeepWarmOut:
@@ -195,6 +289,25 @@ def session_note(ts: TenantStore, inp: EndSessionIn, promoted: Sequence[str] = (
         next_actions=next((n.next_actions for n in reversed(notes) if n.next_actions), []),
         evidence=_union(n.evidence for n in notes)[-20:],
     )
+
+
+def _session_turns(
+    ts: TenantStore, inp: EndSessionIn, max_tokens: int, count: Callable[[str], int]
+) -> tuple[list[SpanItem], list[DecisionRecord]]:
+    """The session's newest live turns, within ``max_tokens``, and the live registry."""
+    wake = inp.wake
+    events = ts.events(wake.agent, include_retired=False, limit=_NOTE_EVENTS, newest=True)
+    turns = [e for e in events if e.session_id == wake.session_id and e.kind == "turn"]
+    kept: list[SpanItem] = []
+    used = 0
+    for e in reversed(turns):
+        used += count(e.text)
+        if used > max_tokens and kept:
+            break
+        kept.append(item_of(e))
+    kept.reverse()
+    # Decisions promoted as the session ended were stamped after ``inp.at``: read them live.
+    return kept, ts.live_decisions(wake.agent, max(inp.at, datetime.now(UTC)))
 
 
 def _union(lists: Any) -> list[str]:

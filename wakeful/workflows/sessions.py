@@ -1,10 +1,12 @@
 """Sessions of an agent workflow: when one ends, what is written, and keeping a cache warm.
 
 A session is a run of wakes that share a warm prompt cache; it is a cache key, not memory.
-It ends — ``end_session`` writes a handoff note saying why, built from the session's wake
-notes — on an explicit ``/handoff`` message, after ``session_idle`` without a wake (a timer,
-so the note is written when the agent goes quiet, not when it next wakes), when a wake
-spends its budget, when pacing prices a fresh session cheaper, or on stop. The next wake
+It ends — ``end_session`` writes a handoff note saying why: the model's summary of the
+session when it passes the checks of :mod:`wakeful.activities.handoff_note` (its cost is the
+agent's spend), else one built from the session's wake notes — on an explicit ``/handoff``
+message, after ``session_idle`` without a wake (a timer, so the note is written when the
+agent goes quiet, not when it next wakes), when a wake spends its budget, when pacing
+prices a fresh session cheaper, or on stop. The next wake
 opens a new session, which compiles from that note and the substrate, not from a replayed
 transcript.
 """
@@ -102,6 +104,15 @@ class Sessions:
             END_SESSION,
             EndSessionIn(wake=s.last_wake, reason=reason, at=workflow.now()),
             EndSessionOut,
+            # It may ask the model for the note (which gives up before this, for the template).
+            start_to_close=p.KEEP_WARM_TIMEOUT,
+        )
+        # The note call is the agent's spend, like a keep-warm call; the next wake's ledger
+        # says which note was written and why.
+        s.cost_usd += done.cost_usd
+        s.idle_notes.append(
+            f"session {s.session_id} note: {done.note} ({done.note_reason})"
+            + (f", ${done.cost_usd:.6f}" if done.cost_usd else "")
         )
         return done.handoff_id
 

@@ -15,6 +15,7 @@ from typing import Any
 from wakeful.testing.simulator import anthropic_cache, openai_cache
 from wakeful.testing.simulator import wire_anthropic as wa
 from wakeful.testing.simulator import wire_openai as wo
+from wakeful.testing.simulator.handoff import is_handoff_request
 from wakeful.testing.simulator.script import (
     Conversation,
     Script,
@@ -57,6 +58,7 @@ class ScopeState:
     openai: CacheStore = field(default_factory=CacheStore)
     script: Script | None = None
     cursor: int = 0
+    handoff_cursor: int = 0  # handoff-note prompts walk the script's ``handoff`` steps
     counter: int = 0
     calls: list[CallRecord] = field(default_factory=list)
 
@@ -111,10 +113,10 @@ class Simulator:
             if scope is None:
                 self._script = script
                 for state in self._scopes.values():
-                    state.cursor = 0
+                    state.cursor = state.handoff_cursor = 0
             else:
                 state = self._state(scope)
-                state.script, state.cursor = script, 0
+                state.script, state.cursor, state.handoff_cursor = script, 0, 0
 
     def calls(self, scope: str) -> list[CallRecord]:
         with self._lock:
@@ -130,16 +132,24 @@ class Simulator:
 
     # -- shared request path -------------------------------------------------------------
 
-    def _begin(self, headers: Mapping[str, str]) -> tuple[str, ScopeState, Step | None, str]:
+    def _begin(
+        self, headers: Mapping[str, str], body: Any
+    ) -> tuple[str, ScopeState, Step | None, str]:
         scope = _api_key(headers)
         if scope is None:
             raise SimError(401, "x-api-key header is required")
         state = self._state(scope)
         state.counter += 1
         script = state.script or self._script
-        step = script.step_at(state.cursor)
-        if step is not None:
-            state.cursor += 1
+        # A session-end note call is a side request: it takes no step of the wakes' script.
+        if is_handoff_request(body):
+            step = script.handoff_step_at(state.handoff_cursor)
+            if step is not None:
+                state.handoff_cursor += 1
+        else:
+            step = script.step_at(state.cursor)
+            if step is not None:
+                state.cursor += 1
         if state.counter % 64 == 0:
             now = self.now()
             state.anthropic.sweep(now)
@@ -177,7 +187,7 @@ class Simulator:
         with self._lock:
             request_id = "req_sim_" + digest(str(self.now()), repr(body)[:256]).hex()[:20]
             try:
-                scope, state, step, seed = self._begin(headers)
+                scope, state, step, seed = self._begin(headers, body)
                 request = self._require(body, "model", "max_tokens", "messages")
                 wa.validate_tool_pairing(request)
                 blocks, breakpoints = anthropic_cache.parse_request(request)
@@ -228,7 +238,7 @@ class Simulator:
         with self._lock:
             request_id = "req_sim_" + digest(str(self.now()), repr(body)[:256]).hex()[:20]
             try:
-                scope, state, step, seed = self._begin(headers)
+                scope, state, step, seed = self._begin(headers, body)
                 chat = endpoint == "openai.chat"
                 request = self._require(body, "model", "messages" if chat else "input")
                 if chat:

@@ -14,6 +14,8 @@ Script format (YAML or JSON). Either a bare list of steps or a mapping::
       - text: "cut off"
         stop_reason: max_tokens
         times: 2                   # this step answers two calls
+    handoff:                  # replies to session-end note prompts (their own cursor)
+      - error: {status: 400}
 
 Each scope (API key) walks the script with its own cursor, so parallel tests sharing one
 server do not consume each other's steps. Stop reasons use Anthropic's vocabulary
@@ -24,7 +26,9 @@ The default *planner* responder: after tool results it summarises them; when the
 message names one of the request's tools it calls that tool (arguments from a JSON object
 after the name, ``key=value`` pairs, or the first path-like word); otherwise it echoes.
 A consolidation prompt (opening ``# Consolidate history span``) is answered with an
-extractive summary (see :mod:`wakeful.testing.simulator.summarise`).
+extractive summary (see :mod:`wakeful.testing.simulator.summarise`), and a handoff prompt
+(opening ``# Write session handoff note``) with a JSON note (see
+:mod:`wakeful.testing.simulator.handoff`).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from wakeful.testing.simulator.handoff import handoff_text
 from wakeful.testing.simulator.summarise import summary_text
 
 __all__ = [
@@ -83,6 +88,9 @@ class Script(BaseModel):
 
     steps: list[Step] = Field(default_factory=list)
     default: Literal["planner", "echo"] = "planner"
+    # Replies to session-end note prompts, in order (own cursor: they take no ``steps``);
+    # once they run out, the extractive note of wakeful.testing.simulator.handoff answers.
+    handoff: list[Step] = Field(default_factory=list)
 
     @classmethod
     def parse(cls, data: Any) -> Script:
@@ -96,11 +104,18 @@ class Script(BaseModel):
         return cls.parse(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
 
     def step_at(self, cursor: int) -> Step | None:
-        for step in self.steps:
-            if cursor < step.times:
-                return step
-            cursor -= step.times
-        return None
+        return _step_at(self.steps, cursor)
+
+    def handoff_step_at(self, cursor: int) -> Step | None:
+        return _step_at(self.handoff, cursor)
+
+
+def _step_at(steps: list[Step], cursor: int) -> Step | None:
+    for step in steps:
+        if cursor < step.times:
+            return step
+        cursor -= step.times
+    return None
 
 
 @dataclass(frozen=True)
@@ -159,6 +174,9 @@ def planner_reply(conversation: Conversation, *, echo_only: bool = False) -> Sim
     consolidated = summary_text(text)  # consolidation prompts get an extractive summary
     if consolidated is not None:
         return SimReply(consolidated)
+    note = handoff_text(text)  # session-end prompts get a JSON handoff note
+    if note is not None:
+        return SimReply(note)
     if not echo_only:
         for name in sorted(conversation.tools, key=len, reverse=True):
             if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):

@@ -1,0 +1,172 @@
+"""A session's closing note written by the model, and the checks it must pass.
+
+When a session ends, one summarising call through the agent's own provider reads the
+session's newest turns (bounded by ``Agent.handoff_note_tokens``) and answers with a JSON
+note: goal, current state, decisions by registry id, blockers, next actions, evidence. The
+note replaces the template note (:func:`wakeful.activities.sessions.session_note`) only if it
+passes checks of the kind consolidation's gate applies to summaries (model-free, fail closed):
+
+``parse``         the answer is one JSON object with a non-empty goal and current state.
+``decisions``     every decision id it names exists in the live registry.
+``registry_ids``  no load-bearing id of the session is dropped: ids promoted as it ended and
+                  registered ids its turns mention appear among the note's decisions.
+``invented``      no number, date or version appears that the session never had.
+``evidence``      evidence names events of the session (``e12``) only.
+
+Any miss, or a provider error, keeps the template note; the reason is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from wakeful.consolidation.gate import GateCheck, GateInput, GateResult, check_invented
+from wakeful.consolidation.items import SpanItem
+from wakeful.consolidation.prompt import request_body
+from wakeful.consolidation.text import contains_token, registry_ids
+from wakeful.substrate.records import DecisionRecord, HandoffBody
+
+__all__ = [
+    "HEADER",
+    "SYSTEM",
+    "build_prompt",
+    "check_note",
+    "handoff_request",
+    "parse_note",
+    "required_ids",
+]
+
+HEADER = "# Write session handoff note"
+SYSTEM = (
+    "You write the handoff note an autonomous agent's next session starts from. It replaces "
+    "the session's transcript: dropping a decision id, a blocker or a next step loses it."
+)
+_RULES = (
+    "Answer with one JSON object and nothing else, with these keys:",
+    '  "goal": the goal the session worked towards (one or two sentences),',
+    '  "current_state": where the work stands now,',
+    '  "decisions": ids from the registry below that bear on the work, every one marked',
+    '    "(this session)" among them, and no id that is not listed,',
+    '  "blockers": what stops progress, one string each,',
+    '  "next_actions": what to do next, one string each,',
+    '  "evidence": labels of the turns below that support the note (like e12).',
+    "Keep numbers and versions exactly as written; invent none.",
+)
+_EVIDENCE = re.compile(r"^e(\d+)$")
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+
+
+def required_ids(
+    items: Sequence[SpanItem], registry: Sequence[DecisionRecord], promoted: Sequence[str]
+) -> list[str]:
+    """The session's load-bearing ids: promoted as it ended, or registered and mentioned."""
+    known = {d.decision_id for d in registry}
+    wanted = list(promoted)
+    for item in items:
+        wanted += [i for i in registry_ids(item.text) if i in known]
+    return list(dict.fromkeys(wanted))
+
+
+def build_prompt(
+    session_id: str,
+    reason: str,
+    items: Sequence[SpanItem],
+    registry: Sequence[DecisionRecord],
+    promoted: Sequence[str] = (),
+) -> str:
+    """The user message asking for the note of a session whose newest turns are ``items``;
+    the registry entries the note must name are marked ``(this session)``."""
+    required = set(required_ids(items, registry, promoted))
+    lines = [
+        HEADER,
+        f"session: {session_id}",
+        f"ended: {reason}",
+        *_RULES,
+        "",
+        "## Registry decisions",
+        *(
+            [
+                f"- [{d.decision_id}]{' (this session)' * (d.decision_id in required)} {d.text}"
+                for d in registry
+            ]
+            or ["- (none)"]
+        ),
+        "",
+        "## Session turns",
+    ]
+    for item in items:
+        text = item.text.strip().replace("\n", "\n  ")
+        lines.append(f"[{item.label} {item.role or item.kind}] {text}")
+    lines += ["", "## Note"]
+    return "\n".join(lines)
+
+
+def handoff_request(provider: str, model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
+    body = request_body(provider, model, prompt, max_tokens)
+    # Same shapes as consolidation's request, with this task's system text.
+    if "system" in body:
+        body["system"] = SYSTEM
+    elif "instructions" in body:
+        body["instructions"] = SYSTEM
+    else:
+        body["messages"][0]["content"] = SYSTEM
+    return body
+
+
+def parse_note(text: str) -> HandoffBody | str:
+    """The note in a model's answer, or why there is none (one line)."""
+    raw = _FENCE.sub("", text.strip())
+    start, end = raw.find("{"), raw.rfind("}")
+    if start == -1 or end <= start:
+        return "parse: the answer holds no JSON object"
+    try:
+        data = json.loads(raw[start : end + 1])
+    except json.JSONDecodeError as exc:
+        return f"parse: the answer is not valid JSON ({exc.msg} at {exc.pos})"
+    if not isinstance(data, dict):
+        return "parse: the answer is not a JSON object"
+    for key in ("decisions", "blockers", "next_actions", "evidence"):
+        if isinstance(data.get(key), str):
+            data[key] = [data[key]]
+        elif isinstance(data.get(key), list):
+            data[key] = [str(v) for v in data[key]]
+    try:
+        note = HandoffBody.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return f"parse: field {'.'.join(map(str, first['loc']))}: {first['msg']}"
+    if not note.goal.strip() or not note.current_state.strip():
+        return "parse: goal or current_state is empty"
+    return note
+
+
+def check_note(
+    note: HandoffBody,
+    items: Sequence[SpanItem],
+    registry: Sequence[DecisionRecord],
+    promoted: Sequence[str] = (),
+) -> GateResult:
+    """Judge a model-written note against the session it summarises."""
+    known = {d.decision_id: d.text for d in registry}
+    unknown = [d for d in note.decisions if d not in known]
+    named = "\n".join(note.decisions)
+    wanted = required_ids(items, registry, promoted)
+    dropped = [i for i in wanted if not contains_token(named, i)]
+    labels = {item.label for item in items}
+    stray = [e for e in note.evidence if _EVIDENCE.match(e) and e not in labels]
+    stray += [e for e in note.evidence if not _EVIDENCE.match(e)]
+    prose = "\n".join([note.goal, note.current_state, *note.blockers, *note.next_actions])
+    cited = [known[d] for d in note.decisions if d in known]
+    span = GateInput(items=tuple(items))
+    checks = [
+        GateCheck(name="decisions", passed=not unknown, missing=tuple(unknown)),
+        GateCheck(name="registry_ids", passed=not dropped, missing=tuple(dropped)),
+        check_invented(span, prose, cited),
+        GateCheck(name="evidence", passed=not stray, missing=tuple(stray)),
+    ]
+    return GateResult(passed=all(c.passed for c in checks), checks=tuple(checks))
