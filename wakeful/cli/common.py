@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import importlib.util
 import json
 import os
 import sys
@@ -182,13 +181,13 @@ def progress(message: str) -> None:
 
 
 def load_benchmarks() -> None:
-    """Make ``benchmarks`` importable: it is, run from the repository's root or a checkout
-    installed in place (``pip install -e``), whose root holds it beside ``wakeful``."""
-    if importlib.util.find_spec("benchmarks") is not None:
-        return
+    """Make the repository's ``benchmarks`` importable: a source checkout (installed in place
+    with ``pip install -e``) holds it beside ``wakeful``. Only that one: another installed
+    package may share the name."""
     root = Path(__file__).resolve().parents[2]
     if (root / "benchmarks" / "__init__.py").is_file():
-        sys.path.insert(0, str(root))
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
         return
     raise UserError(
         "the benchmarks and the LoCoMo format's code ship with the source repository, not"
