@@ -20,8 +20,8 @@ to that end minus ``clear_tool_output_keep``. The newest ``clear_tool_output_kee
 thus always keep their output; each move rewrites the cache from the first newly cleared
 result once, and every call until the next move reads it. A move goes as far as it can
 rather than to a multiple of ``step``: the output left whole after a step is read on every
-call until the next one, and the rewrite that a step costs covers it either way (on the
-cache bench's tool-heavy sessions, moving to multiples cost 3-15 % more).
+call until the next one, and the rewrite that a step costs covers it either way
+(``wakeful bench cache`` compares the two).
 
 That needs a cache entry where the cleared part ends: the provider looks back only ~20
 content blocks from a breakpoint, and the history's breakpoints sit far after it. So the

@@ -17,8 +17,8 @@ and the model's own turn unchanged); the result's text gives way to a one-line n
   back is taken as acted on.
 
 The last two trade cache for window: each firing rewrites the cache from an older result,
-and agents repeat calls often (on the cache bench's sessions, resolving repeats cost 25-45 %
-more), so clearing in steps (``clearing.py``) is the default way old output leaves.
+and agents repeat calls often (``wakeful bench cache`` prices it), so clearing in steps
+(``clearing.py``) is the default way old output leaves.
 
 The current wake is never touched, and a result already resolved (cleared in a step, say)
 keeps its note. Each fires once per result: the cache is rewritten from that result once,

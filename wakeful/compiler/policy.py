@@ -168,7 +168,7 @@ class Eviction(_Model):
         description=(
             "Collapse a tool result to a note once the model made the same call (tool and"
             " arguments) again; off by default: each repeat rewrites the cache from the earlier"
-            " result (on the cache bench's sessions, 25-45 % dearer; compiler/live_output.py)."
+            " result, and agents repeat calls often (compiler/live_output.py)."
         ),
     )
     resolve_after_asks: int = Field(
