@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -30,7 +31,6 @@ from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import require_worker
-from wakeful.worker.ports import find_free_port
 from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import workflow_id
 
@@ -194,30 +194,32 @@ def test_health_reports_each_piece(env: dict[str, str]) -> None:
     assert down.exit_code == 3 and "temporal  unreachable" in down.stdout
 
 
-def _serve(env: dict[str, str], port: int) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "wakeful.cli.main", "ingress", "serve", "--port", str(port)],
+def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], int, list[str]]:
+    """``ingress serve --port 0``: any free port, read from the line it prints (a port picked
+    here could be taken by a test beside this one before the server binds it)."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "wakeful.cli.main", "ingress", "serve", "--port", "0"],
         env=os.environ | env,
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert server.stderr is not None
+    said: list[str] = []
+    for line in server.stderr:  # bounded by the test timeout; ends if the server dies
+        said.append(line)
+        if m := re.match(r"ingress listening on http://\S+?:(\d+) ", line):
+            return server, int(m[1]), said
+    raise AssertionError("".join(said))
 
 
 def test_ingress_serve_runs_the_app_and_stops_cleanly(env: dict[str, str]) -> None:
     assert run(["agent", "create", "--agents", AGENTS], env).exit_code == 0
-    port = find_free_port(range(47100, 47200))
-    assert port is not None
-    server = _serve(env, port)
+    server, port, said = _serve(env)
     base = f"http://127.0.0.1:{port}"
     try:
-        while True:  # bounded by the test timeout; the server prints why if it dies
-            assert server.poll() is None, server.stderr.read() if server.stderr else ""
-            try:
-                if httpx.get(f"{base}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        # Listening before it printed its address: the first request is answered.
+        assert httpx.get(f"{base}/healthz").status_code == 200
         assert httpx.get(f"{base}/readyz").json()["status"] == "ready"
         body = event("evt-cli", text="hello")
         accepted = httpx.post(f"{base}/hooks/clerk", content=body, headers=signed(body))
@@ -226,9 +228,9 @@ def test_ingress_serve_runs_the_app_and_stops_cleanly(env: dict[str, str]) -> No
         one_line_error(busy, 3, f"cannot listen on 127.0.0.1:{port}")
     finally:
         server.send_signal(signal.SIGTERM)  # what `docker stop` sends
-        _, said = server.communicate(timeout=60)
-    assert server.returncode == 0, said
-    assert "ingress listening on" in said and "ingress stopped" in said
+        _, rest = server.communicate(timeout=60)
+    assert server.returncode == 0, "".join(said) + rest
+    assert "ingress listening on" in said[-1] and "ingress stopped" in rest
 
 
 def test_the_demo_runs_offline_and_its_agent_carries_on(env: dict[str, str]) -> None:

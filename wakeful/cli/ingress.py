@@ -41,7 +41,9 @@ def _bind(host: str, port: int) -> socket.socket:
 @friendly
 def serve(
     host: str | None = typer.Option(None, help="Address to bind (default WAKEFUL_INGRESS_HOST)."),
-    port: int | None = typer.Option(None, help="Port to bind (default WAKEFUL_INGRESS_PORT)."),
+    port: int | None = typer.Option(
+        None, help="Port to bind (default WAKEFUL_INGRESS_PORT); 0 takes any free one (printed)."
+    ),
     log_level: str = typer.Option("info", help="uvicorn log level."),
 ) -> None:
     """Serve POST /hooks/{agent} and /hooks/{tenant}/{agent}, /healthz and /readyz.
@@ -58,9 +60,9 @@ def serve(
 
     s = settings()
     host = host or s.ingress_host
-    port = port or s.ingress_port
-    if not 1 <= port <= 65535:
-        raise ConfigError(f"--port {port} is not a TCP port (1-65535)")
+    port = s.ingress_port if port is None else port
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port {port} is not a TCP port (1-65535, or 0 for any free one)")
     tenants = TenantSecrets.from_settings(s).tenants
     if not tenants:
         progress(
@@ -74,6 +76,7 @@ def serve(
         return await connect(ep.temporal_address, ep.temporal_namespace)
 
     sock = _bind(host, port)
+    port = sock.getsockname()[1]
     app_ = create_app(s, client_factory, store)
     shown = f"[{host}]" if ":" in host else host
     progress(
