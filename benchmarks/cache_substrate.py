@@ -1,7 +1,7 @@
 """An in-memory substrate that replays a generated session, for the cache benchmark.
 
 It implements exactly the reads :func:`wakeful.activities.compile.build_snapshot` (and so
-:func:`wakeful.substrate.snapshot.load_blocks`) makes of a
+:func:`wakeful.substrate.sources.load_blocks`) makes of a
 :class:`~wakeful.substrate.store.TenantStore` — events, live decisions, the latest handoff
 note, summaries, memories — over Python lists, so Wakeful's windows in the benchmark are
 built by the production snapshot code, without Postgres. Writes follow the activities:

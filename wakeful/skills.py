@@ -24,7 +24,7 @@ that has some), so a past compile is rebuilt from what it stored, not from the f
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,8 +35,7 @@ from wakeful.compiler.triggers import SKILL_PREFIX
 from wakeful.errors import ConfigError
 
 if TYPE_CHECKING:
-    from wakeful.agents import Agent
-    from wakeful.compiler.policy import Policy
+    pass
 
 __all__ = [
     "LOAD_SKILL",
@@ -44,7 +43,6 @@ __all__ = [
     "SKILL_META",
     "Skill",
     "answer_load_skill",
-    "check_trigger_skills",
     "index_text",
     "load_skill_schema",
     "load_skills_dir",
@@ -205,29 +203,3 @@ def answer_load_skill(
         " on, for the rest of this session.",
         name,
     )
-
-
-def check_trigger_skills(
-    agents: Iterable[Agent],
-    policies: Mapping[str, Policy],
-    skills_for: Callable[[Agent], Sequence[Skill]],
-) -> None:
-    """Refuse, before a worker polls, an agent whose policy has a trigger injecting a skill
-    the agent does not have: its compile would fail whenever the trigger fires. One
-    :class:`ConfigError` line naming the agent, the trigger and the skill."""
-    for agent in agents:
-        policy = policies.get(agent.policy)
-        if policy is None:
-            continue
-        known = {skill_ref(s.name) for s in skills_for(agent)}
-        for trigger in policy.triggers:
-            for ref in trigger.inject:
-                if ref.startswith(SKILL_PREFIX) and ref not in known:
-                    names = ", ".join(sorted(k.removeprefix(SKILL_PREFIX) for k in known))
-                    raise ConfigError(
-                        f"cannot serve agent {agent.name!r} of tenant {agent.tenant!r}: policy"
-                        f" {policy.name!r} trigger {trigger.name!r} injects {ref!r}, but the"
-                        f" agent has no skill {ref.removeprefix(SKILL_PREFIX)!r} (its skills:"
-                        f" {names or 'none'}); add it to its skills directory or remove it"
-                        " from the trigger"
-                    )

@@ -18,7 +18,7 @@ from wakeful.compiler.blocks import Block, BlockKind, Role
 from wakeful.contracts import WakeRef
 from wakeful.providers.base import ModelReply, ReplyBlock, ToolCall, Usage
 from wakeful.substrate.records import EventIn
-from wakeful.substrate.snapshot import load_blocks
+from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import TenantStore
 from wakeful.tokenizers import BpeCounter
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import event
 
 from wakeful.substrate.records import EventIn
-from wakeful.substrate.snapshot import load_blocks
+from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import Store, TenantStore
 
 T0 = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)

@@ -17,7 +17,7 @@ from wakeful.substrate.records import (
     MemoryRecord,
     SummaryRecord,
 )
-from wakeful.substrate.snapshot import load_blocks
+from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import TenantStore
 
 

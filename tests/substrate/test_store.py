@@ -15,7 +15,7 @@ from wakeful.substrate.records import (
     MemoryRecord,
     SummaryRecord,
 )
-from wakeful.substrate.snapshot import load_blocks
+from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import Store, TenantStore
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)

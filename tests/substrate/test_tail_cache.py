@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tests.substrate.test_store import T0, _agent, _turn
 from wakeful.substrate.records import StoredEvent, SummaryRecord
-from wakeful.substrate.snapshot import load_blocks
+from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
 

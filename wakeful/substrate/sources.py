@@ -43,7 +43,13 @@ from wakeful.skills import (
 )
 from wakeful.substrate import schema as t
 from wakeful.substrate.registry_repo import registry_line
-from wakeful.substrate.snapshot import event_tail
+from wakeful.substrate.snapshot import (
+    RECENT_LIMIT,
+    RECENT_PAGE,
+    as_of_revision,
+    drop_orphans,
+    event_blocks_of,
+)
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
 
@@ -53,10 +59,48 @@ __all__ = [
     "ContextSource",
     "SourceContext",
     "Started",
+    "event_tail",
     "gather",
+    "load_blocks",
     "source_blocks",
     "start",
 ]
+
+
+def event_tail(ctx: SourceContext) -> list[Block]:
+    """The history source: the bounded raw tail (of the session), the current wake's
+    events, as they stood at the snapshot's point in time, complete tool pairs only."""
+    store, agent, revision = ctx.store, ctx.agent, ctx.revision
+    memo = None
+    if ctx.tail_cache is not None:
+        recent, memo = ctx.tail_cache.read(
+            store,
+            agent,
+            max_id=ctx.max_event_id,
+            limit=ctx.recent_limit,
+            session_id=ctx.session_id,
+            page=ctx.recent_page,
+            revision=revision,
+        )
+    else:
+        recent = store.recent_events(
+            agent,
+            max_id=ctx.max_event_id,
+            limit=ctx.recent_limit,
+            session_id=ctx.session_id,
+            page=ctx.recent_page,
+        )
+    recent = [as_of_revision(e, revision) for e in recent]
+    live = [e for e in recent if e.retired_at is None or e.retired_at > ctx.as_of]
+    if ctx.current_wake_id is not None:
+        seen = {e.id for e in live}
+        live += [
+            as_of_revision(e, revision)
+            for e in store.events(agent, wake_id=ctx.current_wake_id, max_id=ctx.max_event_id)
+            if e.id not in seen
+        ]
+        live.sort(key=lambda e: e.id)
+    return event_blocks_of(drop_orphans(live), memo)
 
 
 @dataclass(frozen=True)
@@ -335,3 +379,44 @@ def gather(sources: Sequence[ContextSource], ctx: SourceContext) -> tuple[list[B
     (:func:`start`, then waiting for the others). Block ids must be unique across sources."""
     read, started = start(sources, ctx)
     return read, started.blocks(read)
+
+
+def load_blocks(
+    store: TenantStore,
+    agent: str,
+    *,
+    max_event_id: int,
+    as_of: datetime,
+    current_wake_id: str | None,
+    session_id: str | None = None,
+    recent_limit: int = RECENT_LIMIT,
+    recent_page: int = RECENT_PAGE,
+    revision: int | None = None,
+    tail_cache: TailCache | None = None,
+) -> list[Block]:
+    """Every candidate block the substrate holds for ``agent`` at (``max_event_id``, ``as_of``,
+    ``revision``): the built-in context sources' (``substrate.sources``) but the skills,
+    which come with an agent's spec. Without a revision, knowledge is read as it stands now
+    (compiles recorded before revisions existed).
+
+    With ``session_id``, raw turns come from that session only: a new session starts from
+    the handoff note and the substrate, not from a replayed transcript. Every read runs in
+    one transaction on one connection: a consistent view, and one pool checkout. With
+    ``tail_cache`` (and a revision), the raw tail comes from it: the same events, with only
+    those appended since its last read read again.
+    """
+    ctx = SourceContext(
+        store=store,
+        agent=agent,
+        spec={},
+        max_event_id=max_event_id,
+        as_of=as_of,
+        current_wake_id=current_wake_id,
+        session_id=session_id,
+        revision=revision,
+        recent_limit=recent_limit,
+        recent_page=recent_page,
+        tail_cache=tail_cache,
+    )
+    blocks, _ = gather(BUILTIN_SOURCES, ctx)
+    return blocks

@@ -93,7 +93,7 @@ class TenantStore(EventsMixin, KnowledgeMixin, BlobsMixin, ClaimsMixin):
     def tx(self) -> Iterator[Connection]:
         """A transaction. Nested calls on one thread join the outermost one, so a caller
         can run several repository reads in one transaction and one connection checkout
-        (``load_blocks`` does), and several writes atomically."""
+        (``sources.load_blocks`` does), and several writes atomically."""
         conn: Connection | None = getattr(self._open, "conn", None)
         if conn is not None:
             yield conn

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import httpx
 from temporalio.worker import Worker
@@ -11,10 +12,11 @@ from temporalio.worker import Worker
 from wakeful.activities.deps import ActivityDeps, check_agents, load_policies, merge_policies
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import Policy
+from wakeful.compiler.triggers import SKILL_PREFIX
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import PROVIDER_NAMES, build_provider
-from wakeful.skills import Skill, check_trigger_skills, load_skills_dir, merge_skills
+from wakeful.skills import Skill, load_skills_dir, merge_skills, skill_ref
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.substrate.vectors.base import VectorStore
@@ -140,6 +142,32 @@ class ProviderCache:
         built, self._built = self._built, {}
         for provider in built.values():
             await provider.aclose()  # type: ignore[attr-defined]
+
+
+def check_trigger_skills(
+    agents: Iterable[Agent],
+    policies: Mapping[str, Policy],
+    skills_for: Callable[[Agent], Sequence[Skill]],
+) -> None:
+    """Refuse, before a worker polls, an agent whose policy has a trigger injecting a skill
+    the agent does not have: its compile would fail whenever the trigger fires. One
+    :class:`ConfigError` line naming the agent, the trigger and the skill."""
+    for agent in agents:
+        policy = policies.get(agent.policy)
+        if policy is None:
+            continue
+        known = {skill_ref(s.name) for s in skills_for(agent)}
+        for trigger in policy.triggers:
+            for ref in trigger.inject:
+                if ref.startswith(SKILL_PREFIX) and ref not in known:
+                    names = ", ".join(sorted(k.removeprefix(SKILL_PREFIX) for k in known))
+                    raise ConfigError(
+                        f"cannot serve agent {agent.name!r} of tenant {agent.tenant!r}: policy"
+                        f" {policy.name!r} trigger {trigger.name!r} injects {ref!r}, but the"
+                        f" agent has no skill {ref.removeprefix(SKILL_PREFIX)!r} (its skills:"
+                        f" {names or 'none'}); add it to its skills directory or remove it"
+                        " from the trigger"
+                    )
 
 
 async def serve(settings: Settings, registry: AgentRegistry) -> None:
