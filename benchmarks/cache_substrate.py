@@ -16,7 +16,6 @@ call fixes it, and consolidation retires a span of raw events behind a summary.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from benchmarks.cache_session import Turn, Wake
 from wakeful.activities.wake import build_handoff
 from wakeful.compiler.blocks import Goal, GoalKind
+from wakeful.compiler.canonical import canonical_json
 from wakeful.contracts import FinishWakeIn, WakeRef
 from wakeful.substrate.records import (
     DecisionRecord,
@@ -236,7 +236,7 @@ class MemorySubstrate:
                 EventIn(
                     step_key=f"{ref.wake_id}:{turn.index}:call:{use.id}",
                     kind="tool_call",
-                    text=json.dumps(use.input, sort_keys=True),
+                    text=canonical_json(use.input),
                     tool_call_id=use.id,
                     tool_name=use.name,
                     tool_input=use.input,

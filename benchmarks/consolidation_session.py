@@ -19,11 +19,11 @@ Everything is derived from ``seed``; nothing reads the clock (``start`` is an ar
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from wakeful.compiler.canonical import canonical_json
 from wakeful.substrate.records import EventIn
 
 SESSION = "ops:s0001"
@@ -236,7 +236,7 @@ def generate_session(
                     step_key=f"{key}:call",
                     kind="tool_call",
                     role="assistant",
-                    text=json.dumps(args, sort_keys=True),
+                    text=canonical_json(args),
                     tool_input=args,
                     event_time=at - step / 2,
                     **common,

@@ -38,6 +38,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from wakeful.compiler.canonical import canonical_json
 from wakeful.errors import ConfigError, UserError
 
 if TYPE_CHECKING:
@@ -200,7 +201,7 @@ def result_text(result: CallToolResult) -> str:
         else:
             parts.append(f"[{getattr(item, 'type', type(item).__name__)} content]")
     if not parts and result.structuredContent is not None:
-        parts.append(json.dumps(result.structuredContent, sort_keys=True))
+        parts.append(canonical_json(result.structuredContent))
     return "\n".join(parts)
 
 

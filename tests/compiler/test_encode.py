@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wakeful.compiler import load_policy
+from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.encode import JsonMemo, encode_request
-from wakeful.compiler.framing import canonical_json
 from wakeful.compiler.render import RENDERERS
 
 from .factory import snapshot

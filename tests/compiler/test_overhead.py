@@ -6,11 +6,11 @@ from datetime import timedelta
 from typing import Any
 
 from wakeful.compiler import BlockKind, CompiledWindow, Role, Snapshot, compile_window, load_policy
+from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.framing import (
     DATA_NOTICE,
     HISTORY_GAP,
     STALE_MARK,
-    canonical_json,
     conversation_text,
 )
 from wakeful.compiler.work import BLOCK_OVERHEAD, REPLY_PRIMING

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from wakeful.compiler import Block, BlockKind, EstimatingCounter, Role
+from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.facts import BLOCK_OVERHEAD
-from wakeful.compiler.framing import DATA_NOTICE, canonical_json
+from wakeful.compiler.framing import DATA_NOTICE
 from wakeful.compiler.window import CompiledWindow
 
 from .factory import block, snapshot, turn

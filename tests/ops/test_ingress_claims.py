@@ -19,7 +19,7 @@ from tests.ops.decoded_history import history_text
 from tests.ops.hooks import event, post, signals, terminate
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
-from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.canonical import canonical_json
 from wakeful.contracts import Trigger, WakeResult
 from wakeful.idempotency import trigger_key
 from wakeful.substrate import schema

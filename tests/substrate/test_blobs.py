@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import delete, func, select
 
 from wakeful.compiler.blocks import content_hash
-from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.canonical import canonical_json
 from wakeful.errors import StoreError
 from wakeful.substrate import blob_chunks
 from wakeful.substrate import schema as t

@@ -31,6 +31,7 @@ from wakeful.compiler.blocks import (
     Goal,
     Snapshot,
 )
+from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.evidence import EVIDENCE_META
 from wakeful.compiler.intents import Classified, classify_goal
 from wakeful.compiler.ledger import Ledger
@@ -348,7 +349,7 @@ class CompileActivities:
             ("window", window.request_json),
             ("ledger", ledger.model_dump_json()),
             ("policy", policy.model_dump_json()),
-            ("spec", json.dumps(spec, sort_keys=True)),
+            ("spec", canonical_json(spec)),
         ]
         with ts.tx():
             window_hash, ledger_hash, policy_hash, spec_hash = ts.put_blobs(blobs)

@@ -11,9 +11,9 @@ hashed afresh, with the same result.
 from __future__ import annotations
 
 import hashlib
-import json
 
 from wakeful.compiler.blocks import Block, Snapshot, content_hash
+from wakeful.compiler.canonical import recorded_json
 from wakeful.substrate.sized_lru import SizedLRU
 
 __all__ = ["BlockHashes", "snapshot_hash"]
@@ -23,7 +23,7 @@ _BY_BLOCK = "s2:"
 
 
 def _canonical(value: object) -> str:
-    return json.dumps(value, sort_keys=True)
+    return recorded_json(value)  # frozen: stored s2 hashes must keep matching
 
 
 def _hash_block(block: Block) -> str:

@@ -7,13 +7,13 @@ compile opens it, and the model call whose reply calls no tools records and clos
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 from temporalio import activity
 
 from wakeful.activities.deps import ActivityDeps
+from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.framing import wake_text
 from wakeful.contracts import (
     FINISH_WAKE,
@@ -187,7 +187,7 @@ def record_reply(
                     step_key=step_key(wake, call_index, "call", call.id),
                     kind="tool_call",
                     role="assistant",
-                    text=call.arguments or json.dumps(call.input, sort_keys=True),
+                    text=call.arguments or canonical_json(call.input),
                     tool_call_id=call.id,
                     tool_name=call.name,
                     tool_input=call.input,

@@ -9,12 +9,13 @@ mutate the ones they were given.
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from wakeful.compiler.canonical import recorded_json
 
 
 class BlockKind(StrEnum):
@@ -181,7 +182,7 @@ class Block(BaseModel):
         extra = [self.kind.value, self.role.value if self.role else "", self.tool_call_id or ""]
         extra.append(self.tool_name or "")
         if self.tool_input is not None:
-            extra.append(json.dumps(self.tool_input, sort_keys=True, separators=(",", ":")))
+            extra.append(recorded_json(self.tool_input, compact=True))
         extra.append("E" if self.is_error else "")
         return content_hash(self.text, *extra)
 

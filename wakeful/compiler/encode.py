@@ -34,7 +34,7 @@ from itertools import chain, repeat
 from operator import is_
 from typing import Any
 
-from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.render.base import Rendered
 
 _ESCAPE: Callable[[str], str] = json.encoder.encode_basestring

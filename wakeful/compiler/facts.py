@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from wakeful.compiler.blocks import Block, BlockKind, Segment, Stability
+from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.framing import (
-    canonical_json,
     evidence_group,
     evidence_line,
     wrapper_text,

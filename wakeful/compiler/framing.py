@@ -11,11 +11,8 @@ Renderers and the cost model share these functions, so what is counted is what i
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from wakeful.compiler.blocks import (
     CLEARED_META,
@@ -42,46 +39,6 @@ SECTION_TAGS: dict[BlockKind, str] = {
     BlockKind.HANDOFF_NOTE: "handoff_note",
     BlockKind.SUMMARY: "summary",
 }
-
-
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-_ESCAPE: Callable[[str], str] = json.encoder.encode_basestring
-_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
-
-
-def _reference(value: Any) -> str:
-    return _CANONICAL.encode(value)
-
-
-def _direct(value: Any) -> str:
-    # What JSONEncoder.encode does for these settings, minus rebuilding its closures on
-    # every call (half the cost of encoding a small value): a fresh C encoder, fresh
-    # circular-reference markers, the encoder's own ``default`` (so errors are the same).
-    if isinstance(value, str):
-        return _ESCAPE(value)
-    chunks = _C_ENCODER({}, _CANONICAL.default, _ESCAPE, None, ":", ",", True, False, True)(
-        value, 0
-    )
-    return "".join(chunks)
-
-
-def _pick() -> Callable[[Any], str]:
-    sample = {"b": [1.5, None, True, -0.0, float("nan"), 10**20], "a": 'é\u2028\x00"', "c": {}}
-    try:
-        if _C_ENCODER is not None and _direct(sample) == _reference(sample):
-            return _direct
-    except Exception:
-        pass
-    return _reference
-
-
-_encode = _pick()
-
-
-def canonical_json(value: Any) -> str:
-    """The one JSON spelling used for hashing and for the request artefact:
-    ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``."""
-    return _encode(value)
 
 
 def escape_attr(value: str) -> str:

@@ -40,7 +40,7 @@ from wakeful.compiler.blocks import (
     Role,
     Snapshot,
 )
-from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.policy import Eviction
 
 __all__ = ["ASKS_META", "REPEATED_META", "STALE_META", "collapse_rule", "settle_tool_output"]

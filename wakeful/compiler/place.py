@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Goal, Segment
-from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.policy import Policy
 from wakeful.compiler.rank import keep_order
 from wakeful.compiler.work import Facts, Work

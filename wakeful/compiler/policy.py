@@ -12,7 +12,6 @@ spells the same values out as a starting point (a test keeps the two equal).
 
 from __future__ import annotations
 
-import json
 import tomllib
 from functools import cached_property
 from typing import Any, Literal
@@ -29,6 +28,7 @@ from pydantic import (
 )
 
 from wakeful.compiler.blocks import BlockKind, content_hash
+from wakeful.compiler.canonical import recorded_json
 from wakeful.errors import PolicyError
 
 POLICY_SCHEMA_VERSION = 1
@@ -358,7 +358,7 @@ class Policy(_Model):
     def fingerprint(self) -> str:
         """Stable hash of the policy's content, recorded in every ledger (computed once:
         the policy is frozen)."""
-        return content_hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+        return content_hash(recorded_json(self.model_dump(mode="json")))
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from functools import partial
 
 from wakeful.compiler.blocks import content_hash
+from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.dedupe import kept_detail, later_copies
 from wakeful.compiler.encode import request_parts
-from wakeful.compiler.framing import canonical_json
 from wakeful.compiler.ledger import (
     COLLAPSED,
     COMPILER_VERSION,

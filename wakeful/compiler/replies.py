@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from wakeful.compiler.blocks import Block, BlockKind
-from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.canonical import canonical_json
 
 __all__ = ["REPLY_META", "call_arguments", "reply_key"]
 

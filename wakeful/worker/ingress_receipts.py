@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 
-from wakeful.compiler.framing import canonical_json
+from wakeful.compiler.canonical import canonical_json
 from wakeful.substrate.claims import Claim
 from wakeful.substrate.store import TenantStore
 from wakeful.worker.ingress_events import WebhookEvent

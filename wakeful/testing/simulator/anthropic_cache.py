@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from wakeful.compiler.canonical import canonical_json
 from wakeful.providers.cache_limits import (
     MIN_CACHEABLE,
     min_cacheable_tokens,
@@ -36,7 +37,6 @@ from wakeful.testing.simulator.state import CacheStore, SimError
 from wakeful.testing.simulator.tokens import (
     block_identity,
     block_text,
-    canonical_json,
     count_tokens,
     digest,
 )

@@ -29,8 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wakeful.compiler.canonical import canonical_json
 from wakeful.testing.simulator.state import CacheStore
-from wakeful.testing.simulator.tokens import block_text, canonical_json, digest, encode
+from wakeful.testing.simulator.tokens import block_text, digest, encode
 
 __all__ = [
     "CACHE_INCREMENT",

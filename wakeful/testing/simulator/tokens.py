@@ -19,15 +19,15 @@ block minus ``cache_control``, so two blocks with equal text but different types
 from __future__ import annotations
 
 import hashlib
-import json
 import warnings
 from functools import lru_cache
 from typing import Any
 
+from wakeful.compiler.canonical import canonical_json
+
 __all__ = [
     "block_identity",
     "block_text",
-    "canonical_json",
     "count_tokens",
     "digest",
     "encode",
@@ -40,11 +40,6 @@ with warnings.catch_warnings():
     import bpe_openai
 
     _ENCODING = bpe_openai.get_encoding("o200k_base")
-
-
-def canonical_json(value: Any) -> str:
-    """Stable JSON: sorted keys, no whitespace, UTF-8 kept as is."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _strip_cache_control(block: Any) -> Any:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from wakeful.compiler.canonical import canonical_json
 from wakeful.testing.simulator.openai_cache import OpenAICacheResult, writes_billed
 from wakeful.testing.simulator.script import Conversation, SimReply
 from wakeful.testing.simulator.state import SimError
-from wakeful.testing.simulator.tokens import canonical_json, count_tokens, digest
+from wakeful.testing.simulator.tokens import count_tokens, digest
 
 __all__ = [
     "chat_body",
