@@ -56,7 +56,7 @@ from benchmarks.cache_substrate import EPOCH, MemorySubstrate
 from benchmarks.cache_timeline import Consolidation, timeline
 from benchmarks.cache_variants import variants as variants_of
 from benchmarks.cache_wakeful import Wakeful
-from wakeful.compiler import Policy
+from wakeful.compiler import WindowPolicy
 from wakeful.errors import UserError
 from wakeful.providers.anthropic import AnthropicProvider, usage_from_anthropic
 from wakeful.providers.base import Usage
@@ -73,9 +73,9 @@ CONSOLIDATION_SYSTEM = (
 )
 
 
-def bench_policy() -> Policy:
+def bench_policy() -> WindowPolicy:
     """The compile policy the benchmark runs Wakeful with."""
-    return Policy.default()
+    return WindowPolicy.default()
 
 
 @dataclass
@@ -205,7 +205,7 @@ async def _call(
 
 def run_shape(
     shape: Shape,
-    policy: Policy,
+    policy: WindowPolicy,
     *,
     window_turns: int,
     threshold: int,
@@ -281,7 +281,7 @@ def run(
     window_turns: int = 30,
     threshold: int = 60_000,
     variants: bool = True,
-    policy: Policy | None = None,
+    policy: WindowPolicy | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark over ``shapes`` (all by default) and return its report.

@@ -21,14 +21,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from wakeful.compiler import Ledger, Policy, diff_ledgers
+from wakeful.compiler import Ledger, WindowPolicy, diff_ledgers
 
 __all__ = ["CallLimit", "Shortfall", "call_limit", "segment_ttl_seconds"]
 
 _TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
 
-def segment_ttl_seconds(policy: Policy, segment: str) -> float:
+def segment_ttl_seconds(policy: WindowPolicy, segment: str) -> float:
     """The TTL the compiler's breakpoints give a segment's cache entries."""
     cache = policy.cache
     ttl = {
@@ -53,7 +53,9 @@ class CallLimit:
         return self.cacheable - self.prefix
 
 
-def call_limit(prev: Ledger | None, cur: Ledger, gap_seconds: float, policy: Policy) -> CallLimit:
+def call_limit(
+    prev: Ledger | None, cur: Ledger, gap_seconds: float, policy: WindowPolicy
+) -> CallLimit:
     """Limit and prefix bound of window ``cur`` after ``prev``, ``gap_seconds`` later."""
     rows = cur.included()
     total = sum(r.tokens for r in rows)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wakeful.compiler import AnthropicRenderer, Policy
+from wakeful.compiler import AnthropicRenderer, WindowPolicy
 from wakeful.compiler.blocks import Segment
 from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import Item
@@ -50,24 +50,24 @@ class Variant:
     options: dict[str, Any]
 
 
-def _with_budget(policy: Policy, name: str, **changes: Any) -> Policy:
+def _with_budget(policy: WindowPolicy, name: str, **changes: Any) -> WindowPolicy:
     data = policy.model_dump()
     data["name"] = f"{policy.name}-{name}"
     data["budget"].update(changes)
-    return Policy.model_validate(data)
+    return WindowPolicy.model_validate(data)
 
 
-def tuned_policy(policy: Policy) -> Policy:
+def tuned_policy(policy: WindowPolicy) -> WindowPolicy:
     return _with_budget(
         policy, f"context-{TUNED_CONTEXT_LIMIT // 1000}k", context_limit=TUNED_CONTEXT_LIMIT
     )
 
 
-def greedy_policy(policy: Policy) -> Policy:
+def greedy_policy(policy: WindowPolicy) -> WindowPolicy:
     return _with_budget(policy, "greedy", history_quantum=0.0)
 
 
-def variants(policy: Policy) -> tuple[Variant, ...]:
+def variants(policy: WindowPolicy) -> tuple[Variant, ...]:
     """The variants of ``policy`` (the one the benchmark's own Wakeful runs with)."""
     return (
         Variant(

@@ -34,9 +34,9 @@ from wakeful.compiler import (
     BlockKind,
     CompiledWindow,
     CountingCache,
-    Policy,
     Renderer,
     TokenCounter,
+    WindowPolicy,
     compile_window,
 )
 from wakeful.contracts import CallModelOut, CompileOut
@@ -148,7 +148,7 @@ class Wakeful(Strategy):
     def __init__(
         self,
         session: AgentSession,
-        policy: Policy,
+        policy: WindowPolicy,
         counter: TokenCounter,
         *,
         name: str = "wakeful",
@@ -183,7 +183,7 @@ class Wakeful(Strategy):
         }
 
     @property
-    def call_policy(self) -> Policy:
+    def call_policy(self) -> WindowPolicy:
         """The policy of the latest call: the strategy's, with pacing's TTLs."""
         return self._policy
 

@@ -18,9 +18,9 @@ from wakeful.compiler import (
     Block,
     BlockKind,
     Budget,
-    Policy,
     Role,
     Snapshot,
+    WindowPolicy,
 )
 
 SIZES = (1_000, 10_000, 100_000)
@@ -226,8 +226,8 @@ def history(n: int, seed: int = 7) -> list[Block]:
     return blocks
 
 
-def bench_policy() -> Policy:
-    return Policy(
+def bench_policy() -> WindowPolicy:
+    return WindowPolicy(
         budget=Budget(context_limit=WINDOW, output_reserve=4_096, allocations=Allocations())
     )
 

@@ -44,7 +44,14 @@ from wakeful.activities.compile import build_snapshot
 from wakeful.activities.consolidate_memory import MemoryActivities
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
-from wakeful.compiler import CompiledWindow, Goal, GoalKind, Policy, compile_window, content_hash
+from wakeful.compiler import (
+    CompiledWindow,
+    Goal,
+    GoalKind,
+    WindowPolicy,
+    compile_window,
+    content_hash,
+)
 from wakeful.consolidation.contracts import ConsolidationInput, ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.consolidation.text import contains_token
@@ -211,7 +218,7 @@ def next_window(
         recent_limit=200,
     )
     goal = Goal(kind=GoalKind.MESSAGE, text="Carry on monitoring. What must I keep in mind?")
-    return compile_window(snapshot, goal, Policy.default(), as_of, counter=counter)
+    return compile_window(snapshot, goal, WindowPolicy.default(), as_of, counter=counter)
 
 
 def kept_constraints(session: Session, text: str) -> list[str]:

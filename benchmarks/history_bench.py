@@ -12,7 +12,7 @@ substrate; the history holds ids and hashes). The client and worker use Wakeful'
 converter, as a deployment does: payloads are compressed (:mod:`wakeful.worker.codec`).
 
 A third run repeats the large files with the agent's model calls as local activities
-(``Agent(local_model_calls=True)``, see :mod:`wakeful.workflows.policies`): the same wakes
+(``Agent(local_model_calls=True)``, see :mod:`wakeful.workflows.retries`): the same wakes
 without a task-queue round trip per model call. A fourth runs the workflows outside
 Temporal's sandbox (``WAKEFUL_WORKFLOW_SANDBOX=false``), and a fifth does both.
 

@@ -39,7 +39,14 @@ from typing import Any
 from benchmarks.locomo import import_sample
 from benchmarks.retrieval_eval import DEFAULT_VARIANTS, normalise_dia_ids
 from wakeful.activities.compile import build_snapshot
-from wakeful.compiler import CountingCache, Goal, GoalKind, Policy, compile_window, load_policy
+from wakeful.compiler import (
+    CountingCache,
+    Goal,
+    GoalKind,
+    WindowPolicy,
+    compile_window,
+    load_policy,
+)
 from wakeful.compiler.ledger import INCLUDED
 from wakeful.errors import UserError
 from wakeful.substrate.embedders import HashingEmbedder
@@ -82,12 +89,12 @@ def temporary_store(prefix: str) -> Iterator[tuple[Store, Path]]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def recall_policy(budget: int, base: Policy | None = None) -> Policy:
+def recall_policy(budget: int, base: WindowPolicy | None = None) -> WindowPolicy:
     """The recall policy with an input budget of ``budget`` tokens (output reserve kept)."""
     base = base or load_policy(POLICY_FILE.read_text(encoding="utf-8"), "toml")
     data = base.model_dump(mode="json")
     data["budget"]["context_limit"] = budget + base.budget.output_reserve
-    return Policy.model_validate(data)
+    return WindowPolicy.model_validate(data)
 
 
 def _load(dataset: str | Path) -> list[dict[str, Any]]:
@@ -211,7 +218,7 @@ def _conversation(
     index: EventIndex,
     bm25: Retriever,
     sample: dict[str, Any],
-    policies: dict[int, Policy],
+    policies: dict[int, WindowPolicy],
     counter: BpeCounter,
     count: Callable[[str], int],
     cache: CountingCache,

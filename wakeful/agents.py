@@ -36,7 +36,7 @@ from wakeful.tool_spec import at_least, positive
 from wakeful.typed_tools import build_tool, output_tool
 
 if TYPE_CHECKING:
-    from wakeful.compiler.policy import Policy
+    from wakeful.compiler.policy import WindowPolicy
     from wakeful.skills import Skill
 
 
@@ -91,7 +91,7 @@ class AgentRuntime(BaseModel):
     policy: str = Field(default="default", description="Name of the compile policy.")
     local_model_calls: bool = Field(
         default=False,
-        description="Model calls run as local activities (see wakeful.workflows.policies).",
+        description="Model calls run as local activities (see wakeful.workflows.retries).",
     )
     output_tool: str | None = Field(
         default=None,
@@ -187,7 +187,7 @@ class Agent:
     # Model calls as local activities, in the worker running the wake: no task-queue round
     # trip per call, so less latency and server load per wake; but a call's attempts are one
     # marker in the history, not an event each, and a query waits while a long call holds
-    # the workflow task (wakeful.workflows.policies). Off: model calls are activities.
+    # the workflow task (wakeful.workflows.retries). Off: model calls are activities.
     local_model_calls: bool = False
     # A typed answer: a pydantic model (or any type pydantic validates). The agent then
     # answers by calling the ``final_result`` tool with it (every reply must call a tool),
@@ -451,7 +451,7 @@ class AgentRegistry:
         self._agents: dict[tuple[str, str], Agent] = {}
         # Policies the agents name by file path, read as they are registered, keyed by the
         # path as the agent gives it (its runtime carries that to the compile activity).
-        self.policies: dict[str, Policy] = {}
+        self.policies: dict[str, WindowPolicy] = {}
         # Skills of the directories agents name (``Agent(skills_dir=...)``), read likewise.
         self.skills: dict[str, tuple[Skill, ...]] = {}
         self._fallback: Callable[[str, str], Agent | None] | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wakeful.compiler.policy import Policy, load_policy_file
+from wakeful.compiler.policy import WindowPolicy, load_policy_file
 from wakeful.errors import ConfigError, PolicyError
 
 __all__ = ["POLICY_SUFFIXES", "is_policy_path", "load_policy_path"]
@@ -23,7 +23,7 @@ def is_policy_path(value: str) -> bool:
     return value.lower().endswith(POLICY_SUFFIXES)
 
 
-def load_policy_path(path: Path) -> Policy:
+def load_policy_path(path: Path) -> WindowPolicy:
     """The policy in ``path``, named by its ``name`` field or the file's stem; a file that
     cannot be read, parsed or validated is one :class:`ConfigError` line naming the file
     and the field."""
@@ -39,4 +39,4 @@ def load_policy_path(path: Path) -> Policy:
         raise ConfigError(f"bad policy file {path}: {why}") from None
     if "name" in policy.model_fields_set:
         return policy
-    return Policy.model_validate({**policy.model_dump(), "name": path.stem})
+    return WindowPolicy.model_validate({**policy.model_dump(), "name": path.stem})

@@ -19,7 +19,7 @@ from wakeful.activities.snapshot_hash import snapshot_hash
 from wakeful.compiler import (
     COMPILER_VERSION,
     Ledger,
-    Policy,
+    WindowPolicy,
     compile_window,
     content_hash,
     diff_ledgers,
@@ -73,7 +73,7 @@ def recompile(
     wake = next(w for w in ts.wakes(rec.agent) if w.wake_id == rec.wake_id)
     # The evidence retrieval gave the compile, as stored: the vector store is not asked again.
     hits = load_hits(ts.get_blob(rec.retrieval_hash)).hits if rec.retrieval_hash else ()
-    policy = Policy.model_validate_json(ts.get_blob(rec.policy_hash))
+    policy = WindowPolicy.model_validate_json(ts.get_blob(rec.policy_hash))
     snapshot = build_snapshot(
         ts,
         spec,

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 
 from wakeful.activities.wake import record_reply
-from wakeful.compiler import AgentProfile, Goal, GoalKind, Policy, Snapshot, compile_window
+from wakeful.compiler import AgentProfile, Goal, GoalKind, Snapshot, WindowPolicy, compile_window
 from wakeful.compiler.blocks import Block, BlockKind, Role
 from wakeful.contracts import WakeRef
 from wakeful.providers.base import ModelReply, ReplyBlock, ToolCall, Usage
@@ -134,7 +134,7 @@ def test_the_stored_reply_renders_as_the_blocks_it_was(tenant: TenantStore, prov
     )
     goal = Goal(kind=GoalKind.MESSAGE, text="Thanks.")
     request = compile_window(
-        snap, goal, Policy.default(), T0, counter=BpeCounter(), provider=provider
+        snap, goal, WindowPolicy.default(), T0, counter=BpeCounter(), provider=provider
     ).request
     if provider == "anthropic":
         (said,) = [m for m in request["messages"] if m["role"] == "assistant"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from benchmarks.cache_limit import Shortfall, call_limit, segment_ttl_seconds
 from tests.compiler.factory import WAKE, base_blocks, block, snapshot, turn
 from tests.compiler.helpers import compile_
-from wakeful.compiler import Block, BlockKind, Ledger, Policy, Role
+from wakeful.compiler import Block, BlockKind, Ledger, Role, WindowPolicy
 
-POLICY = Policy.default()
+POLICY = WindowPolicy.default()
 
 
 def _ledger(blocks: list[Block]) -> Ledger:

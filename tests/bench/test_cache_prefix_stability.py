@@ -22,7 +22,7 @@ from benchmarks.cache_locomo import load_split
 from benchmarks.cache_shapes import build_shape
 from benchmarks.cache_timeline import wake_ref
 from benchmarks.cache_wakeful import Wakeful
-from wakeful.compiler import Policy
+from wakeful.compiler import WindowPolicy
 from wakeful.tokenizers import BpeCounter
 
 DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "bench" / "locomo-dev.json"
@@ -34,7 +34,7 @@ def test_every_call_reads_back_the_whole_previous_request_across_wakes_tools_and
 ):
     shape = build_shape("handoffs", load_split(DATASET, "dev"), 11)
     session = shape.session
-    wakeful = Wakeful(session, Policy.default(), BpeCounter())
+    wakeful = Wakeful(session, WindowPolicy.default(), BpeCounter())
     try:
         tallies, _ = asyncio.run(replay(session, [wakeful], lambda _: None, shape.evidence))
     finally:

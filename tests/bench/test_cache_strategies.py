@@ -25,17 +25,17 @@ from benchmarks.cache_timeline import timeline
 from benchmarks.cache_variants import EvidenceBeforeHistoryRenderer, greedy_policy
 from benchmarks.cache_wakeful import Wakeful
 from tests.compiler.helpers import assert_anthropic_valid
-from wakeful.compiler import EstimatingCounter, Policy
+from wakeful.compiler import EstimatingCounter, WindowPolicy
 from wakeful.substrate.records import StoredEvent
 from wakeful.testing.simulator import anthropic_cache
 from wakeful.testing.simulator import wire_anthropic as wa
 from wakeful.testing.simulator.state import SimError
 
 TURNS = 60
-SMALL = Policy.model_validate(
-    Policy.default().model_dump()
+SMALL = WindowPolicy.model_validate(
+    WindowPolicy.default().model_dump()
     | {"name": "small"}
-    | {"budget": Policy.default().budget.model_dump() | {"context_limit": 24_000}}
+    | {"budget": WindowPolicy.default().budget.model_dump() | {"context_limit": 24_000}}
 )
 
 
@@ -67,7 +67,7 @@ def plans() -> Calls:
     session = generate_session(TURNS, seed=3)
     return _plans(
         [
-            Wakeful(session, Policy.default(), EstimatingCounter()),
+            Wakeful(session, WindowPolicy.default(), EstimatingCounter()),
             # A small budget, so that the history overflows within TURNS turns.
             Wakeful(session, SMALL, EstimatingCounter(), name="small", recent_limit=10_000),
             Wakeful(

@@ -5,15 +5,26 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from wakeful.compiler import CompiledWindow, EstimatingCounter, Policy, Snapshot, compile_window
+from wakeful.compiler import (
+    CompiledWindow,
+    EstimatingCounter,
+    Snapshot,
+    WindowPolicy,
+    compile_window,
+)
 
 from .factory import NOW, goal
 
 
-def compile_(snap: Snapshot, policy: Policy | None = None, **kw: Any) -> CompiledWindow:
+def compile_(snap: Snapshot, policy: WindowPolicy | None = None, **kw: Any) -> CompiledWindow:
     g = kw.pop("goal", None) or goal()
     return compile_window(
-        snap, g, policy or Policy.default(), kw.pop("now", NOW), counter=EstimatingCounter(), **kw
+        snap,
+        g,
+        policy or WindowPolicy.default(),
+        kw.pop("now", NOW),
+        counter=EstimatingCounter(),
+        **kw,
     )
 
 

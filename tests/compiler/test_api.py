@@ -25,7 +25,7 @@ EXPECTED = {
     "LedgerRow",
     "OpenAIChatRenderer",
     "OpenAIResponsesRenderer",
-    "Policy",
+    "WindowPolicy",
     "Ranking",
     "Renderer",
     "Role",
@@ -35,7 +35,7 @@ EXPECTED = {
     "Retrieval",
     "Staleness",
     "TokenCounter",
-    "Trigger",
+    "TriggerRule",
     "compile_window",
     "content_hash",
     "diff_ledgers",
@@ -61,7 +61,11 @@ def test_a_ledger_says_which_compiler_version_made_it() -> None:
     from .factory import NOW, goal, snapshot
 
     window = compiler.compile_window(
-        snapshot(), goal(), compiler.Policy.default(), NOW, counter=compiler.EstimatingCounter()
+        snapshot(),
+        goal(),
+        compiler.WindowPolicy.default(),
+        NOW,
+        counter=compiler.EstimatingCounter(),
     )
     assert window.ledger.compiler_version == compiler.COMPILER_VERSION
     stored = window.ledger.model_dump(mode="json")

@@ -79,14 +79,16 @@ def test_the_spliced_request_is_the_request_encoded(provider: str) -> None:
 def test_a_splice_that_does_not_add_up_falls_back_to_encoding_the_request() -> None:
     from dataclasses import replace
 
-    from wakeful.compiler import CountingCache, EstimatingCounter, Policy
+    from wakeful.compiler import CountingCache, EstimatingCounter, WindowPolicy
     from wakeful.compiler.budget import budget
     from wakeful.compiler.freshness import freshness
     from wakeful.compiler.pipeline import place, prepare
 
     from .factory import NOW, goal
 
-    work = prepare(snapshot(), goal(), Policy.default(), NOW, EstimatingCounter(), CountingCache())
+    work = prepare(
+        snapshot(), goal(), WindowPolicy.default(), NOW, EstimatingCounter(), CountingCache()
+    )
     freshness(work)
     budget(work)
     rendered = RENDERERS["anthropic"]().render(place(work))

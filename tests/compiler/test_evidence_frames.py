@@ -9,9 +9,9 @@ from wakeful.compiler import (
     Block,
     BlockKind,
     CompiledWindow,
-    Policy,
     Role,
     Snapshot,
+    WindowPolicy,
     compile_window,
     load_policy,
 )
@@ -51,9 +51,9 @@ def blocks() -> list[Block]:
     ]
 
 
-def bpe_compile(snap: Snapshot, policy: Policy | None = None) -> CompiledWindow:
+def bpe_compile(snap: Snapshot, policy: WindowPolicy | None = None) -> CompiledWindow:
     counter = BpeCounter()
-    return compile_window(snap, goal(), policy or Policy.default(), NOW, counter=counter)
+    return compile_window(snap, goal(), policy or WindowPolicy.default(), NOW, counter=counter)
 
 
 def evidence_of(window: CompiledWindow) -> str:
@@ -140,6 +140,6 @@ def test_grouping_is_deterministic_across_caches() -> None:
     from wakeful.compiler import CountingCache
 
     cache = CountingCache()
-    warm = [compile_(snapshot(blocks()), Policy.default(), cache=cache) for _ in range(2)][-1]
-    cold = compile_(snapshot(blocks()), Policy.default(), cache=CountingCache())
+    warm = [compile_(snapshot(blocks()), WindowPolicy.default(), cache=cache) for _ in range(2)][-1]
+    cold = compile_(snapshot(blocks()), WindowPolicy.default(), cache=CountingCache())
     assert warm.request_json == cold.request_json and warm.ledger == cold.ledger

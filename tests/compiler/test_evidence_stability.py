@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from wakeful.activities.compile import evidence_event
-from wakeful.compiler import CompiledWindow, CountingCache, EstimatingCounter, Policy
+from wakeful.compiler import CompiledWindow, CountingCache, EstimatingCounter, WindowPolicy
 from wakeful.compiler.blocks import AgentProfile, BlockKind, Goal, GoalKind, Snapshot
 from wakeful.contracts import WakeRef
 from wakeful.substrate.embedders import HashingEmbedder
@@ -93,7 +93,7 @@ def _call(
     blocks = tuple(event_block(e) for e in ts.events("a1", wake_id=WAKE, max_id=max_event_id))
     now = T0 + timedelta(days=1, minutes=call_index)
     snap = Snapshot(agent=profile, as_of=now, session_id="s2", current_wake_id=WAKE, blocks=blocks)
-    policy = Policy.default()
+    policy = WindowPolicy.default()
     snap, digest = retrieve_into(
         index,
         ts,
@@ -131,7 +131,7 @@ def _call(
 
 
 def compile_window_(
-    snap: Snapshot, goal: Goal, policy: Policy, now: datetime, cache: CountingCache
+    snap: Snapshot, goal: Goal, policy: WindowPolicy, now: datetime, cache: CountingCache
 ) -> CompiledWindow:
     from wakeful.compiler import compile_window
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from wakeful.compiler import CountingCache, Policy, load_policy
+from wakeful.compiler import CountingCache, WindowPolicy, load_policy
 
 from .factory import WAKE, base_blocks, snapshot, turn
 from .helpers import compile_
@@ -27,7 +27,7 @@ def _ask(i: int):
     return turn(f"ask-{i}", 10_000 + i, text=f"question {i}", wake_id=f"{WAKE}-{i}")
 
 
-def _starts(policy: Policy, n: int, *, cache: CountingCache | None = None) -> list[str]:
+def _starts(policy: WindowPolicy, n: int, *, cache: CountingCache | None = None) -> list[str]:
     """The first history block of the window after each of n growing compiles."""
     base = [b for b in base_blocks() if b.seq < 20 or b.kind.value != "turn"]
     starts = []

@@ -19,9 +19,9 @@ from wakeful.compiler import (
     Block,
     BlockKind,
     CountingCache,
-    Policy,
     Role,
     Snapshot,
+    WindowPolicy,
     load_policy,
 )
 from wakeful.errors import BudgetError
@@ -37,7 +37,7 @@ POLICY = load_policy(
     "[staleness]\nmode = 'flag'\n"
     "[[triggers]]\nname = 't'\nintents = ['x']\ninject = ['k2']\nrules = ['Be brief.']\n"
 )
-POLICIES = (Policy.default(), POLICY)
+POLICIES = (WindowPolicy.default(), POLICY)
 SCORES = st.sampled_from([0.0, -0.0, 0.3, 0.9, 1.0, float("nan")])
 
 
@@ -131,7 +131,7 @@ def sequences(draw: Any) -> tuple[list[list[Block]], list[Any]]:
     return steps, settings_
 
 
-def _compile(snap: Snapshot, policy: Policy, g: Any, cache: CountingCache) -> Any:
+def _compile(snap: Snapshot, policy: WindowPolicy, g: Any, cache: CountingCache) -> Any:
     try:
         w = compile_(snap, policy, goal=g, cache=cache)
     except BudgetError as err:
@@ -147,7 +147,7 @@ def _compile(snap: Snapshot, policy: Policy, g: Any, cache: CountingCache) -> An
     st.sampled_from(["anthropic", "openai_chat", "openai_responses"]),
 )
 def test_every_compile_with_a_long_lived_cache_equals_a_cold_one(
-    sequence: tuple[list[list[Block]], list[Any]], policy: Policy, provider: str
+    sequence: tuple[list[list[Block]], list[Any]], policy: WindowPolicy, provider: str
 ) -> None:
     steps, settings_ = sequence
     cache = CountingCache()

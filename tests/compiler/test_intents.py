@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from wakeful.compiler import Policy, load_policy
+from wakeful.compiler import WindowPolicy, load_policy
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.compiler.intents import IntentClassifier, RulesClassifier, classify_goal
 from wakeful.compiler.policy import IntentRule
@@ -65,7 +65,7 @@ def test_a_goal_without_intents_is_classified_and_its_trigger_fires() -> None:
 def test_classification_runs_only_when_it_has_something_to_do() -> None:
     policy = load_policy(POLICY)
     assert classify_goal(_goal("deploy it", intents=("review",)), policy) is None
-    assert classify_goal(_goal("deploy it"), Policy.default()) is None  # no rules
+    assert classify_goal(_goal("deploy it"), WindowPolicy.default()) is None  # no rules
     nothing = classify_goal(_goal("hello"), policy)
     assert nothing is not None and nothing.intents == () and nothing.note() == "none (by rules)"
 
@@ -78,7 +78,7 @@ def test_another_classifier_fits_the_protocol() -> None:
             return ("triage", "triage")
 
     classifier: IntentClassifier = Fixed()
-    classified = classify_goal(_goal("anything"), Policy.default(), classifier)
+    classified = classify_goal(_goal("anything"), WindowPolicy.default(), classifier)
     assert classified is not None and classified.goal.intents == ("triage",)
     assert classified.note() == "triage (by fixed)"
 
@@ -104,9 +104,9 @@ def test_bad_intent_rules_name_the_field(text: str, where: str) -> None:
 
 def test_a_policy_without_intent_rules_keeps_its_fingerprint() -> None:
     # Stored policies and ledgers from before intent rules keep matching their fingerprint.
-    assert "intents" not in Policy.default().model_dump()
-    assert Policy.default().fingerprint == "21c884893739ac2cfde68676eb69d472"  # as before
-    with_rules = Policy(intents=(IntentRule(name="deploy", patterns=("deploy",)),))
+    assert "intents" not in WindowPolicy.default().model_dump()
+    assert WindowPolicy.default().fingerprint == "21c884893739ac2cfde68676eb69d472"  # as before
+    with_rules = WindowPolicy(intents=(IntentRule(name="deploy", patterns=("deploy",)),))
     assert with_rules.model_dump()["intents"] == ({"name": "deploy", "patterns": ("deploy",)},)
-    assert Policy.model_validate_json(with_rules.model_dump_json()) == with_rules
-    assert with_rules.fingerprint != Policy.default().fingerprint
+    assert WindowPolicy.model_validate_json(with_rules.model_dump_json()) == with_rules
+    assert with_rules.fingerprint != WindowPolicy.default().fingerprint

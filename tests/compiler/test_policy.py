@@ -5,14 +5,14 @@ from pathlib import Path
 import pytest
 
 import wakeful.compiler as compiler
-from wakeful.compiler import Policy, load_policy, load_policy_file
+from wakeful.compiler import WindowPolicy, load_policy, load_policy_file
 from wakeful.errors import PolicyError
 
 DEFAULT_FILE = Path(compiler.__file__).parent / "default_policy.toml"
 
 
 def test_default_file_matches_default_policy() -> None:
-    assert load_policy(DEFAULT_FILE.read_text()) == Policy.default()
+    assert load_policy(DEFAULT_FILE.read_text()) == WindowPolicy.default()
 
 
 def test_yaml_and_toml_give_the_same_policy() -> None:
@@ -54,6 +54,6 @@ def test_garbage_is_a_policy_error() -> None:
 
 
 def test_fingerprint_tracks_content() -> None:
-    a = Policy.default()
+    a = WindowPolicy.default()
     b = load_policy("[ranking]\nfloor = 0.1\n")
-    assert a.fingerprint == Policy.default().fingerprint != b.fingerprint
+    assert a.fingerprint == WindowPolicy.default().fingerprint != b.fingerprint

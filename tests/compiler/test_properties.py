@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wakeful.compiler import Block, BlockKind, Policy, Role, Snapshot, load_policy
+from wakeful.compiler import Block, BlockKind, Role, Snapshot, WindowPolicy, load_policy
 from wakeful.errors import BudgetError
 
 from .factory import AGENT, NOW, WAKE, block, pair, turn
@@ -56,7 +56,7 @@ limits = st.sampled_from([3_000, 6_000, 20_000])
 bounded = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _policy(limit: int) -> Policy:
+def _policy(limit: int) -> WindowPolicy:
     return load_policy(f"[budget]\ncontext_limit = {limit}\noutput_reserve = 500\n")
 
 

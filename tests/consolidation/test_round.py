@@ -11,7 +11,7 @@ from tests.e2e.harness import Providers
 from wakeful.activities.compile import build_snapshot
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
-from wakeful.compiler import Budget, Goal, GoalKind, Policy, compile_window
+from wakeful.compiler import Budget, Goal, GoalKind, WindowPolicy, compile_window
 from wakeful.consolidation.contracts import (
     CAPTURE,
     COMMIT,
@@ -134,7 +134,7 @@ async def test_nothing_is_retired_before_its_rules_are_in_the_registry(
     ]
 
 
-def compile_for(ts: TenantStore, agent: Agent, policy: Policy, key: str) -> CompileRecord:
+def compile_for(ts: TenantStore, agent: Agent, policy: WindowPolicy, key: str) -> CompileRecord:
     snapshot = build_snapshot(
         ts,
         agent.spec(),
@@ -176,9 +176,9 @@ async def test_pressure_is_read_from_the_latest_compile(
         tenant,
         [f"Status report {i}: " + "all queues drained and healthy. " * 40 for i in range(30)],
     )
-    compile_for(tenant, ops, Policy.default(), "c1")
+    compile_for(tenant, ops, WindowPolicy.default(), "c1")
     assert (await call(PRESSURE, a, PressureOut)).pressured is False
-    tight = Policy(budget=Budget(context_limit=6_000, output_reserve=1_000))
+    tight = WindowPolicy(budget=Budget(context_limit=6_000, output_reserve=1_000))
     rec = compile_for(tenant, ops, tight, "c2")
     out = await call(PRESSURE, a, PressureOut)
     assert out.pressured and out.compile_step == rec.step_key and out.evicted_tokens > 0
@@ -206,7 +206,7 @@ async def test_hygiene_reverifies_marks_and_decays_memories(
         return tenant.remember(rec)
 
     used = remember("banner", "The demo banner colour is teal.", importance=0.3)
-    compile_for(tenant, ops, Policy.default(), "uses-banner")  # the banner reaches a window
+    compile_for(tenant, ops, WindowPolicy.default(), "uses-banner")  # the banner reaches a window
     remember("staging database port", "FYI, the staging database port is 5433.")
     remember("queue owner", "FYI, the queue owner is @mira.")
     remember("motto", "The team motto mentions the offsite.", importance=0.3)

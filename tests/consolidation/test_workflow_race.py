@@ -27,7 +27,7 @@ from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 from wakeful.workflows.agent import workflow_id as agent_workflow_id
-from wakeful.workflows.consolidation import ConsolidationWorkflow, workflow_id
+from wakeful.workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
 
 POLICY = ConsolidationPolicy(keep_recent_events=2, span_max_events=10, span_min_events=4)
 
@@ -99,14 +99,14 @@ async def test_a_consolidation_racing_a_wake_loses_nothing_and_summarises_once(
                     env.client.execute_workflow(
                         ConsolidationWorkflow.run,
                         inp.model_copy(update={"reason": "schedule"}),
-                        id=f"{workflow_id(agent.tenant, 'ops')}-scheduled",
+                        id=f"{consolidation_workflow_id(agent.tenant, 'ops')}-scheduled",
                         task_queue=queue,
                         result_type=ConsolidationResult,
                     ),
                     env.client.execute_workflow(
                         ConsolidationWorkflow.run,
                         inp,
-                        id=workflow_id(agent.tenant, "ops"),
+                        id=consolidation_workflow_id(agent.tenant, "ops"),
                         task_queue=queue,
                         result_type=ConsolidationResult,
                     ),
@@ -129,7 +129,7 @@ async def test_a_consolidation_racing_a_wake_loses_nothing_and_summarises_once(
                 later = await env.client.execute_workflow(
                     ConsolidationWorkflow.run,
                     inp,
-                    id=f"{workflow_id(agent.tenant, 'ops')}-later",
+                    id=f"{consolidation_workflow_id(agent.tenant, 'ops')}-later",
                     task_queue=queue,
                     result_type=ConsolidationResult,
                 )

@@ -20,7 +20,7 @@ from temporalio.service import RPCError
 from tests.e2e.harness import Providers, serving
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Delegation, Tool, ToolContext
-from wakeful.compiler import Policy
+from wakeful.compiler import WindowPolicy
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.substrate.store import Store
@@ -131,7 +131,7 @@ async def worker(
     *,
     script: Script | None = None,
     sandboxed: bool = True,
-    policies: dict[str, Policy] | None = None,
+    policies: dict[str, WindowPolicy] | None = None,
     vectors: VectorStore | None = None,
     search_attributes: bool = False,
 ) -> AsyncIterator[tuple[str, str]]:

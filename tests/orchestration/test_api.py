@@ -12,7 +12,7 @@ MODULES = (
     "wakeful.workflows.child",
     "wakeful.workflows.cycle",
     "wakeful.workflows.pacing",
-    "wakeful.workflows.policies",
+    "wakeful.workflows.retries",
     "wakeful.workflows.scheduled",
     "wakeful.workflows.sessions",
     "wakeful.workflows.state",

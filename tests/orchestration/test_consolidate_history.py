@@ -15,7 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.e2e.harness import message
 from tests.orchestration.helpers import worker
 from wakeful.agents import Agent
-from wakeful.compiler import Policy
+from wakeful.compiler import WindowPolicy
 from wakeful.consolidation.contracts import ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.substrate.indexing import load_hits
@@ -24,7 +24,7 @@ from wakeful.substrate.store import Store
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
-from wakeful.workflows.consolidation import workflow_id
+from wakeful.workflows.consolidation import consolidation_workflow_id
 
 LINES = (
     "The payment queue drains steadily: batch {n} cleared and the workers keep up.",
@@ -52,7 +52,8 @@ def _history(session_id: str, count: int) -> list[EventIn]:
 
 async def _pressure_round(env: WorkflowEnvironment, agent: Agent) -> ConsolidationResult | None:
     handle = env.client.get_workflow_handle(
-        workflow_id(agent.tenant, agent.name) + ":pressure", result_type=ConsolidationResult
+        consolidation_workflow_id(agent.tenant, agent.name) + ":pressure",
+        result_type=ConsolidationResult,
     )
     try:
         return await handle.result()
@@ -70,8 +71,8 @@ async def test_a_full_history_is_consolidated_after_the_wake(
     # On the dev server: the time-skipping server breaks once a parent has closed over an
     # abandoned child (see tests/consolidation/test_workflow_pressure.py).
     env = temporal_dev
-    tight = Policy.default().model_copy(
-        update={"budget": Policy.default().budget.model_copy(update={"consolidate_at": 400})}
+    tight = WindowPolicy.default().model_copy(
+        update={"budget": WindowPolicy.default().budget.model_copy(update={"consolidate_at": 400})}
     )
     full = dataclasses.replace(agent, policy="tight")
     ts = store.tenant(agent.tenant)

@@ -226,7 +226,7 @@ def test_a_fresh_session_is_priced_with_the_evidence_it_would_pull_back() -> Non
     evidence its first wake retrieves of this session); the clock takes that, not the
     semi-stable prefix alone, and an idle session whose history a fresh one would fetch
     back anyway continues."""
-    from wakeful.compiler import Policy
+    from wakeful.compiler import WindowPolicy
     from wakeful.compiler.ledger import Ledger
     from wakeful.contracts import BreakpointRef
 
@@ -236,7 +236,7 @@ def test_a_fresh_session_is_priced_with_the_evidence_it_would_pull_back() -> Non
     )
     buckets = {"semi_stable": 1_500, "summaries": 500, "recent": 15_000, "evidence": 0}
     ledger = Ledger.model_construct(tokens_by_bucket=buckets)
-    fresh = ledger.fresh_session_tokens(Policy.default().retrieval.max_tokens)
+    fresh = ledger.fresh_session_tokens(WindowPolicy.default().retrieval.max_tokens)
     assert fresh == 1_500 + 500 + 4_000  # at most one wake's evidence comes back
     reply = CallModelOut(
         output_hash="o",

@@ -22,7 +22,7 @@ from temporalio.worker import Worker
 
 from wakeful.substrate.records import WakeRecord
 from wakeful.substrate.store import Store
-from wakeful.workflows.policies import STORE_RETRY, STORE_TIMEOUT
+from wakeful.workflows.retries import STORE_RETRY, STORE_TIMEOUT
 
 
 @workflow.defn(name="DataErrorProbe", sandboxed=False)

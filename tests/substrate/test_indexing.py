@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from wakeful.compiler.blocks import Block, BlockKind, Role
-from wakeful.compiler.policy import Policy
+from wakeful.compiler.policy import WindowPolicy
 from wakeful.substrate.embedders import HashingEmbedder
 from wakeful.substrate.indexing import (
     EventIndex,
@@ -179,7 +179,7 @@ def test_query_adds_the_latest_user_turn_and_cap_follows_the_policy() -> None:
     asks = [ask("ask one", 1), ask("ask two", 2)]
     assert retrieval_query("the goal", asks) == "the goal\nask two"
     assert retrieval_query("ask two", asks) == "ask two"
-    policy = Policy.default()
+    policy = WindowPolicy.default()
     assert retrieval_cap(policy, 10**9) == policy.retrieval.max_tokens  # what a wake brings
     assert retrieval_cap(policy, 500) == 500
     unbounded = policy.model_copy(
@@ -236,7 +236,7 @@ def test_only_a_wakes_first_call_retrieves_and_the_next_wake_skips_what_it_recor
     index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
     profile = AgentProfile(tenant=tenant.name, name="a1", model="m", instructions="i")
     snap = Snapshot(agent=profile, as_of=T0, current_wake_id="w-9", blocks=())
-    policy = Policy.default()
+    policy = WindowPolicy.default()
     kw: dict[str, Any] = {"policy": policy, "max_event_id": ids[-1], "max_tokens": 200}
     first, digest = retrieve_into(index, tenant, snap, goal_text="deploy key", **kw)
     found = [b for b in first.blocks if b.kind is BlockKind.RETRIEVED]

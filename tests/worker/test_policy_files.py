@@ -1,4 +1,4 @@
-"""Policy files: a directory of policies (WAKEFUL_POLICY_DIR) and ``Agent(policy=path)``,
+"""WindowPolicy files: a directory of policies (WAKEFUL_POLICY_DIR) and ``Agent(policy=path)``,
 read once at start; a bad one is one line naming the file and the field."""
 
 from __future__ import annotations

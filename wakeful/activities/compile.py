@@ -22,7 +22,7 @@ from temporalio import activity
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.snapshot_hash import snapshot_hash
 from wakeful.activities.wake import open_wake, step_key
-from wakeful.compiler import CompiledWindow, Policy, compile_window
+from wakeful.compiler import CompiledWindow, WindowPolicy, compile_window
 from wakeful.compiler.blocks import (
     ON_DEMAND_META,
     AgentProfile,
@@ -153,7 +153,7 @@ def gather_snapshot(
     retrieved: Sequence[Block] = (),
     revision: int | None = None,
     tail_cache: TailCache | None = None,
-    policy: Policy | None = None,
+    policy: WindowPolicy | None = None,
     sources: Sequence[ContextSource] = (),
 ) -> tuple[Snapshot, Started]:
     """The compiler's input for one call from the agent's spec and the built-in context
@@ -231,7 +231,7 @@ def build_snapshot(
     retrieved: Sequence[Block] = (),
     revision: int | None = None,
     tail_cache: TailCache | None = None,
-    policy: Policy | None = None,
+    policy: WindowPolicy | None = None,
 ) -> Snapshot:
     """The compiler's input for one call from the built-in sources and the spec (as a
     replay rebuilds it: see :func:`gather_snapshot`)."""
@@ -443,7 +443,7 @@ def annotate(
 
 
 def routing_decisions(
-    ledger: Ledger, policy: Policy, goal: Goal, classified: Classified | None
+    ledger: Ledger, policy: WindowPolicy, goal: Goal, classified: Classified | None
 ) -> Ledger:
     """Record how the goal was routed: the intents a classifier gave it
     (``intents.classified``) and the policy's triggers that fired (``triggers.fired``, in

@@ -11,7 +11,7 @@ from temporalio.exceptions import ApplicationError
 
 from wakeful.activities.snapshot_hash import BlockHashes
 from wakeful.agents import Agent, AgentRegistry
-from wakeful.compiler import CountingCache, Policy, TokenCounter
+from wakeful.compiler import CountingCache, TokenCounter, WindowPolicy
 from wakeful.compiler.intents import IntentClassifier
 from wakeful.contracts import CacheTtls
 from wakeful.errors import ConfigError, UserError
@@ -39,7 +39,7 @@ class ActivityDeps:
     agents: AgentRegistry
     providers: ProviderFactory
     counter: TokenCounter
-    policies: dict[str, Policy] = field(default_factory=dict)
+    policies: dict[str, WindowPolicy] = field(default_factory=dict)
     recent_limit: int = 200
     # Token counts and block facts memoised across compiles: a worker tokenises a block once.
     # Bounded (it holds texts); shared by the activity threads under ``compile_lock``.
@@ -75,18 +75,18 @@ class ActivityDeps:
     skills: tuple[Skill, ...] = ()
     context_sources: tuple[ContextSource, ...] = ()
     _index: EventIndex | None = field(default=None, init=False, repr=False)
-    _with_ttls: dict[str, Policy] = field(default_factory=dict, init=False, repr=False)
+    _with_ttls: dict[str, WindowPolicy] = field(default_factory=dict, init=False, repr=False)
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # Policies the agents named by file path were loaded with the registry.
         self.policies = merge_policies(self.policies, self.agents.policies, "the agents")
 
-    def policy(self, name: str, ttls: CacheTtls | None = None) -> Policy:
+    def policy(self, name: str, ttls: CacheTtls | None = None) -> WindowPolicy:
         """The named policy; with ``ttls``, with pacing's cache TTLs in place of its own."""
         if name == "default" and name not in self.policies:
             # Kept: a policy is frozen, and its fingerprint (hashed once) is cached on it.
-            self.policies[name] = Policy.default()
+            self.policies[name] = WindowPolicy.default()
         if name not in self.policies and name in self.agents.policies:
             # A policy file of an agent registered since (a child agent, say).
             self.policies[name] = self.agents.policies[name]
@@ -130,7 +130,7 @@ class ActivityDeps:
             return self._index
 
 
-def check_policy(policies: Mapping[str, Policy], name: str) -> None:
+def check_policy(policies: Mapping[str, WindowPolicy], name: str) -> None:
     """:class:`ConfigError` unless ``name`` is ``default`` or one of ``policies``."""
     if name != "default" and name not in policies:
         known = ", ".join(sorted({"default", *policies}))
@@ -144,7 +144,7 @@ def config_failure(exc: UserError) -> ApplicationError:
 
 
 def check_agents(
-    agents: Iterable[Agent], providers: ProviderFactory, policies: Mapping[str, Policy]
+    agents: Iterable[Agent], providers: ProviderFactory, policies: Mapping[str, WindowPolicy]
 ) -> None:
     """Refuse, before a worker polls, to serve an agent that no wake could run: a provider
     without a key (and no base URL), unknown or with a bad base URL; a model with no price
@@ -165,7 +165,7 @@ def check_agents(
             ) from None
 
 
-def load_policies(directory: Path | None) -> dict[str, Policy]:
+def load_policies(directory: Path | None) -> dict[str, WindowPolicy]:
     """The compile policies of ``directory``'s ``*.toml``/``*.yaml``/``*.yml`` files (None:
     none). A policy's name is its ``name`` field, or else the file's stem. A directory that
     is missing, a file that does not parse or validate, or two files of one name raise
@@ -177,7 +177,7 @@ def load_policies(directory: Path | None) -> dict[str, Policy]:
             f"policy directory {str(directory)!r} does not exist or is not a directory;"
             " set WAKEFUL_POLICY_DIR to a directory of *.toml policy files, or unset it"
         )
-    out: dict[str, Policy] = {}
+    out: dict[str, WindowPolicy] = {}
     where: dict[str, Path] = {}
     for path in sorted(directory.iterdir()):
         if path.suffix.lower() not in POLICY_SUFFIXES or not path.is_file():
@@ -193,8 +193,8 @@ def load_policies(directory: Path | None) -> dict[str, Policy]:
 
 
 def merge_policies(
-    ours: Mapping[str, Policy], theirs: Mapping[str, Policy], source: str
-) -> dict[str, Policy]:
+    ours: Mapping[str, WindowPolicy], theirs: Mapping[str, WindowPolicy], source: str
+) -> dict[str, WindowPolicy]:
     """Both sets of policies; one name with two different policies is a ConfigError."""
     merged = dict(ours)
     for name, policy in theirs.items():

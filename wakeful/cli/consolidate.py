@@ -78,7 +78,7 @@ def _consolidate(
         from wakeful.consolidation.contracts import ConsolidationInput
         from wakeful.consolidation.schedule import ensure_consolidation_schedules
         from wakeful.worker.client import connect, require_worker
-        from wakeful.workflows.consolidation import ConsolidationWorkflow, workflow_id
+        from wakeful.workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
 
         client = await connect(ep.temporal_address, ep.temporal_namespace)
         if schedule:
@@ -95,7 +95,7 @@ def _consolidate(
                 client.execute_workflow(
                     ConsolidationWorkflow.run,
                     inp,
-                    id=workflow_id(runtime.tenant, runtime.name),
+                    id=consolidation_workflow_id(runtime.tenant, runtime.name),
                     task_queue=s.task_queue,
                     id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 ),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from wakeful.compiler.blocks import Goal
-from wakeful.compiler.policy import IntentRule, Policy
+from wakeful.compiler.policy import IntentRule, WindowPolicy
 
 __all__ = ["Classified", "IntentClassifier", "RulesClassifier", "classify_goal"]
 
@@ -74,7 +74,7 @@ class Classified:
 
 
 def classify_goal(
-    goal: Goal, policy: Policy, classifier: IntentClassifier | None = None
+    goal: Goal, policy: WindowPolicy, classifier: IntentClassifier | None = None
 ) -> Classified | None:
     """The goal with the intents ``classifier`` (default: the policy's rules) finds in its
     text; None when the goal brought intents of its own, or there is nothing to classify by."""

@@ -30,7 +30,7 @@ from typing import Any
 from wakeful.compiler.dedupe import key_group, tangled_groups, text_group
 from wakeful.compiler.facts import SUPERSEDES, Exclusion, Facts
 from wakeful.compiler.membership import join, leave, members
-from wakeful.compiler.policy import Policy
+from wakeful.compiler.policy import WindowPolicy
 from wakeful.compiler.select import in_tail, pair_group
 from wakeful.compiler.state import Partition, registered
 from wakeful.compiler.tokens import TokenCounter
@@ -112,7 +112,7 @@ def settle(part: Partition) -> None:
 
 
 def get_partition(
-    table: Any, tenant: str, agent: str, policy: Policy, counter: TokenCounter
+    table: Any, tenant: str, agent: str, policy: WindowPolicy, counter: TokenCounter
 ) -> Partition:
     """The agent's partition in a facts table, rebuilt when policy parameters changed."""
     parts: dict[tuple[str, str], Partition] = table.partitions

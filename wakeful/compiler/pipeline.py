@@ -38,7 +38,7 @@ from wakeful.compiler.live_output import settle_tool_output
 from wakeful.compiler.lookup import FactsTable
 from wakeful.compiler.partition import get_partition, update
 from wakeful.compiler.place import place
-from wakeful.compiler.policy import Policy
+from wakeful.compiler.policy import WindowPolicy
 from wakeful.compiler.rank import min_relevance
 from wakeful.compiler.record import record
 from wakeful.compiler.render import PROVIDER_ALIASES, RENDERERS, Renderer
@@ -75,7 +75,7 @@ def instructions_block(snapshot: Snapshot) -> Block:
 def prepare(
     snapshot: Snapshot,
     goal: Goal,
-    policy: Policy,
+    policy: WindowPolicy,
     now: datetime,
     counter: TokenCounter,
     cache: CountingCache,
@@ -127,7 +127,7 @@ def prepare(
 def compile_window(
     snapshot: Snapshot,
     goal: Goal,
-    policy: Policy,
+    policy: WindowPolicy,
     now: datetime,
     *,
     counter: TokenCounter,

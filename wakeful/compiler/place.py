@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from wakeful.compiler.blocks import AgentProfile, Block, BlockKind, Goal, Segment
 from wakeful.compiler.canonical import canonical_json
-from wakeful.compiler.policy import Policy
+from wakeful.compiler.policy import WindowPolicy
 from wakeful.compiler.rank import keep_order
 from wakeful.compiler.work import Facts, Work
 
@@ -58,7 +58,7 @@ class Layout:
 
     agent: AgentProfile
     goal: Goal
-    policy: Policy
+    policy: WindowPolicy
     tools: tuple[Placed, ...]
     system: tuple[Placed, ...]
     semi_stable: tuple[Placed, ...]

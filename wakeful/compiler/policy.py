@@ -6,7 +6,7 @@ Invalid input raises :class:`~wakeful.errors.PolicyError` naming the field path
 (``budget.allocations.evidence: ...``). Parsing takes text; reading files is the caller's job,
 because the compiler does no I/O.
 
-``Policy.default()`` is the pydantic defaults; ``default_policy.toml`` beside this module
+``WindowPolicy.default()`` is the pydantic defaults; ``default_policy.toml`` beside this module
 spells the same values out as a starting point (a test keeps the two equal).
 """
 
@@ -255,7 +255,7 @@ class Cache(_Model):
         return self
 
 
-class Trigger(_Model):
+class TriggerRule(_Model):
     """When the goal matches, inject (or suppress) rule and skill blocks.
 
     ``inject`` and ``suppress`` name snapshot blocks by id or supersession key. A block named
@@ -274,7 +274,7 @@ class Trigger(_Model):
     rules: tuple[str, ...] = ()
 
     @model_validator(mode="after")
-    def _has_condition(self) -> Trigger:
+    def _has_condition(self) -> TriggerRule:
         if not (self.paths or self.intents or self.task_classes):
             raise ValueError("a trigger needs at least one of paths, intents, task_classes")
         return self
@@ -295,10 +295,10 @@ class IntentRule(_Model):
         return self
 
 
-class Policy(_Model):
+class WindowPolicy(_Model):
     """Everything a compile is allowed to decide by, in one versioned document."""
 
-    version: int = Field(POLICY_SCHEMA_VERSION, description="Policy schema version.")
+    version: int = Field(POLICY_SCHEMA_VERSION, description="Window policy schema version.")
     name: str = "default"
     budget: Budget = Budget()
     ranking: Ranking = Ranking()
@@ -306,7 +306,7 @@ class Policy(_Model):
     staleness: Staleness = Staleness()
     retrieval: Retrieval = Retrieval()
     cache: Cache = Cache()
-    triggers: tuple[Trigger, ...] = ()
+    triggers: tuple[TriggerRule, ...] = ()
     intents: tuple[IntentRule, ...] = Field(
         (),
         description="Rules that classify a goal that came without intents, so that the "
@@ -323,7 +323,7 @@ class Policy(_Model):
         return data
 
     @model_validator(mode="after")
-    def _check(self) -> Policy:
+    def _check(self) -> WindowPolicy:
         if self.version != POLICY_SCHEMA_VERSION:
             raise ValueError(
                 f"unsupported policy version {self.version}; "
@@ -340,10 +340,10 @@ class Policy(_Model):
         return self
 
     @classmethod
-    def default(cls) -> Policy:
+    def default(cls) -> WindowPolicy:
         return cls()
 
-    def with_ttls(self, stable: Ttl, session: Ttl) -> Policy:
+    def with_ttls(self, stable: Ttl, session: Ttl) -> WindowPolicy:
         """This policy with other cache TTLs (pacing's choice; see ``Cache.with_ttls``),
         validated afresh: its fingerprint is its own."""
         if (self.cache.stable_ttl, self.cache.rolling_ttl) == (stable, session) and (
@@ -352,7 +352,7 @@ class Policy(_Model):
             return self
         data = self.model_dump()
         data["cache"] = self.cache.with_ttls(stable, session).model_dump()
-        return Policy.model_validate(data)
+        return WindowPolicy.model_validate(data)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -368,18 +368,18 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return path or "<policy>"
 
 
-def policy_from_data(data: Any) -> Policy:
+def policy_from_data(data: Any) -> WindowPolicy:
     """Validate parsed data; PolicyError names every failing field path."""
     if not isinstance(data, dict):
         raise PolicyError(f"<policy>: expected a table/mapping, got {type(data).__name__}")
     try:
-        return Policy.model_validate(data)
+        return WindowPolicy.model_validate(data)
     except ValidationError as exc:
         problems = [f"{_field_path(err['loc'])}: {err['msg']}" for err in exc.errors()]
         raise PolicyError("invalid policy: " + "; ".join(problems)) from None
 
 
-def load_policy(text: str, fmt: Literal["toml", "yaml", "yml"] | None = None) -> Policy:
+def load_policy(text: str, fmt: Literal["toml", "yaml", "yml"] | None = None) -> WindowPolicy:
     """Parse a policy from TOML or YAML text (``fmt=None`` tries TOML, then YAML)."""
     if fmt in ("yaml", "yml"):
         return policy_from_data(_yaml(text))
@@ -399,7 +399,7 @@ def load_policy(text: str, fmt: Literal["toml", "yaml", "yml"] | None = None) ->
         return policy_from_data(data)
 
 
-def load_policy_file(text: str, filename: str) -> Policy:
+def load_policy_file(text: str, filename: str) -> WindowPolicy:
     """Parse already-read policy text, choosing the format from ``filename``'s suffix."""
     lowered = filename.lower()
     if lowered.endswith((".yaml", ".yml")):

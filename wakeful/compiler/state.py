@@ -16,7 +16,7 @@ from operator import attrgetter
 from wakeful.compiler.blocks import Segment
 from wakeful.compiler.facts import CLASS_RESOLVED, Exclusion, Facts
 from wakeful.compiler.ledger import LedgerRow
-from wakeful.compiler.policy import Policy
+from wakeful.compiler.policy import WindowPolicy
 from wakeful.compiler.streams import Entry, Stream
 from wakeful.compiler.tokens import TokenCounter
 
@@ -30,7 +30,7 @@ class Partition:
     """The per-agent, policy-specific state derived from its last snapshot (see
     ``partition.py`` for how an update redoes it)."""
 
-    def __init__(self, policy: Policy, counter: TokenCounter) -> None:
+    def __init__(self, policy: WindowPolicy, counter: TokenCounter) -> None:
         self.params = (policy.eviction, bool(policy.staleness.max_age_hours))
         self.eviction = policy.eviction
         self.max_age = bool(policy.staleness.max_age_hours)

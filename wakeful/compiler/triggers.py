@@ -18,7 +18,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Stability
-from wakeful.compiler.policy import Policy, Trigger
+from wakeful.compiler.policy import TriggerRule, WindowPolicy
 from wakeful.compiler.state import Partition
 from wakeful.compiler.work import Exclusion, Facts
 from wakeful.errors import ConfigError
@@ -27,7 +27,7 @@ SKILL_PREFIX = "skill:"  # a skill body's block id: ``skill:<name>`` (``wakeful.
 LOADED_META = "loaded"  # a skill body the model loaded: the event that loaded it
 
 
-def matches(trigger: Trigger, goal: Goal) -> bool:
+def matches(trigger: TriggerRule, goal: Goal) -> bool:
     if goal.task_class is not None and goal.task_class in trigger.task_classes:
         return True
     if any(intent in trigger.intents for intent in goal.intents):
@@ -35,13 +35,13 @@ def matches(trigger: Trigger, goal: Goal) -> bool:
     return any(fnmatchcase(path, glob) for path in goal.paths for glob in trigger.paths)
 
 
-def firing(triggers: tuple[Trigger, ...], goal: Goal) -> list[Trigger]:
+def firing(triggers: tuple[TriggerRule, ...], goal: Goal) -> list[TriggerRule]:
     """Firing triggers in precedence order."""
     return sorted((t for t in triggers if matches(t, goal)), key=lambda t: (-t.precedence, t.name))
 
 
 def gate(
-    triggers: tuple[Trigger, ...], goal: Goal, part: Partition
+    triggers: tuple[TriggerRule, ...], goal: Goal, part: Partition
 ) -> tuple[dict[Facts, Exclusion], dict[Facts, str]]:
     """Which snapshot blocks the goal suppresses or leaves gated, and which it injects.
 
@@ -95,7 +95,7 @@ def gate(
     return excluded, injected
 
 
-def trigger_rules(policy: Policy, goal: Goal) -> list[tuple[Block, str]]:
+def trigger_rules(policy: WindowPolicy, goal: Goal) -> list[tuple[Block, str]]:
     """Inline rules of the firing triggers, as semi-stable rule blocks, with their trigger."""
     out = []
     order = 0

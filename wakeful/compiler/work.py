@@ -51,7 +51,7 @@ from wakeful.compiler.framing import (
     group_line,
 )
 from wakeful.compiler.lookup import FactsTable
-from wakeful.compiler.policy import Policy
+from wakeful.compiler.policy import WindowPolicy
 from wakeful.compiler.state import Partition
 from wakeful.compiler.tokens import CountingCache, TokenCounter
 
@@ -99,7 +99,7 @@ class Work:
 
     snapshot: Snapshot
     goal: Goal
-    policy: Policy
+    policy: WindowPolicy
     now: datetime
     counter: TokenCounter
     cache: CountingCache

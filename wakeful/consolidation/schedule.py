@@ -38,11 +38,11 @@ from wakeful.agents import AgentRuntime
 from wakeful.consolidation.contracts import ConsolidationInput
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.errors import ConfigError
-from wakeful.workflows.consolidation import ConsolidationWorkflow, workflow_id
+from wakeful.workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
 
 
-def schedule_id(tenant: str, agent: str, *, pressure: bool = False) -> str:
-    return workflow_id(tenant, agent) + (":pressure" if pressure else "")
+def consolidation_schedule_id(tenant: str, agent: str, *, pressure: bool = False) -> str:
+    return consolidation_workflow_id(tenant, agent) + (":pressure" if pressure else "")
 
 
 def consolidation_schedule(
@@ -66,7 +66,7 @@ def consolidation_schedule(
         action=ScheduleActionStartWorkflow(
             ConsolidationWorkflow.run,
             inp,
-            id=schedule_id(runtime.tenant, runtime.name, pressure=pressure),
+            id=consolidation_schedule_id(runtime.tenant, runtime.name, pressure=pressure),
             task_queue=task_queue,
         ),
         spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=every)]),
@@ -100,11 +100,11 @@ async def ensure_consolidation_schedules(
     handles = [
         await _ensure(
             client,
-            schedule_id(runtime.tenant, runtime.name),
+            consolidation_schedule_id(runtime.tenant, runtime.name),
             consolidation_schedule(runtime, task_queue, every=every, policy=policy),
         )
     ]
-    pressure_sid = schedule_id(runtime.tenant, runtime.name, pressure=True)
+    pressure_sid = consolidation_schedule_id(runtime.tenant, runtime.name, pressure=True)
     if pressure_every is not None:
         schedule = consolidation_schedule(
             runtime, task_queue, every=pressure_every, policy=policy, pressure=True

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from wakeful.compiler.blocks import Block, BlockKind, Snapshot, content_hash
 from wakeful.compiler.evidence import EVIDENCE_META
-from wakeful.compiler.policy import Policy
+from wakeful.compiler.policy import WindowPolicy
 from wakeful.errors import UserError
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.lexical import Bm25Encoder
@@ -310,7 +310,7 @@ def retrieval_query(goal_text: str, blocks: Iterable[Block]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def retrieval_cap(policy: Policy, max_tokens: int) -> int:
+def retrieval_cap(policy: WindowPolicy, max_tokens: int) -> int:
     """Tokens of candidates to gather: the policy's ``retrieval.max_tokens`` (what one wake
     may bring), within what evidence could ever take in its window (its own share plus what
     summaries and recent turns might leave), at most ``max_tokens``. The compiler takes what
@@ -370,7 +370,7 @@ def retrieve_into(
     snapshot: Snapshot,
     *,
     goal_text: str,
-    policy: Policy,
+    policy: WindowPolicy,
     max_event_id: int,
     max_tokens: int,
     call_index: int = 0,

@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from sqlalchemy import select
 
 from wakeful.compiler.blocks import Block, BlockKind, Stability
-from wakeful.compiler.policy import Policy
+from wakeful.compiler.policy import WindowPolicy
 from wakeful.compiler.triggers import LOADED_META
 from wakeful.errors import ConfigError
 from wakeful.skills import (
@@ -115,7 +115,7 @@ class SourceContext:
     current_wake_id: str | None
     session_id: str | None = None
     revision: int | None = None
-    policy: Policy | None = None
+    policy: WindowPolicy | None = None
     recent_limit: int = 200
     recent_page: int = 100
     tail_cache: TailCache | None = field(default=None, compare=False)
@@ -252,7 +252,7 @@ def loaded_skills(ctx: SourceContext) -> dict[str, int]:
     return out
 
 
-def _named_by_triggers(policy: Policy | None) -> list[str]:
+def _named_by_triggers(policy: WindowPolicy | None) -> list[str]:
     refs: dict[str, None] = {}
     for trigger in policy.triggers if policy is not None else ():
         for ref in trigger.inject:

@@ -11,7 +11,7 @@ from temporalio.worker import Worker
 
 from wakeful.activities.deps import ActivityDeps, check_agents, load_policies, merge_policies
 from wakeful.agents import Agent, AgentRegistry
-from wakeful.compiler import Policy
+from wakeful.compiler import WindowPolicy
 from wakeful.compiler.triggers import SKILL_PREFIX
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
@@ -146,7 +146,7 @@ class ProviderCache:
 
 def check_trigger_skills(
     agents: Iterable[Agent],
-    policies: Mapping[str, Policy],
+    policies: Mapping[str, WindowPolicy],
     skills_for: Callable[[Agent], Sequence[Skill]],
 ) -> None:
     """Refuse, before a worker polls, an agent whose policy has a trigger injecting a skill
@@ -193,7 +193,7 @@ async def _serve(
     settings: Settings,
     registry: AgentRegistry,
     providers: ProviderCache,
-    policies: dict[str, Policy],
+    policies: dict[str, WindowPolicy],
     skills: tuple[Skill, ...] = (),
 ) -> None:
     ep = EmbeddedStack(settings).up()

@@ -74,7 +74,7 @@ class Caller(Protocol):
     ) -> Awaitable[T]: ...
 
 
-def workflow_id(tenant: str, agent: str) -> str:
+def consolidation_workflow_id(tenant: str, agent: str) -> str:
     """The on-demand consolidation of an agent (schedules append their fire time)."""
     return f"wakeful-consolidate:{tenant}:{agent}"
 
@@ -208,7 +208,7 @@ async def _start_pressure_round(round_in: ConsolidationInput) -> bool:
         await workflow.start_child_workflow(
             ConsolidationWorkflow.run,
             round_in,
-            id=workflow_id(rt.tenant, rt.name) + ":pressure",
+            id=consolidation_workflow_id(rt.tenant, rt.name) + ":pressure",
             parent_close_policy=ParentClosePolicy.ABANDON,
         )
     except WorkflowAlreadyStartedError:

@@ -67,7 +67,7 @@ with workflow.unsafe.imports_passed_through():
         WakeRef,
     )
     from wakeful.wake_trace import wake_scope
-    from wakeful.workflows import policies as p
+    from wakeful.workflows import retries as p
     from wakeful.workflows.approvals import Approvals, denial_text, timeout_text
     from wakeful.workflows.spend import spend_cap
     from wakeful.workflows.state import WakeBudget

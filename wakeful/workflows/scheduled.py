@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.agents import AgentRuntime
     from wakeful.compiler.blocks import Goal, GoalKind
     from wakeful.contracts import DELIVER_TRIGGER, DeliverTriggerIn, DeliverTriggerOut, Trigger
-    from wakeful.workflows import policies as p
+    from wakeful.workflows import retries as p
     from wakeful.workflows.cycle import act
 
 __all__ = ["SCHEDULED_START", "ScheduledWakeInput", "ScheduledWakeWorkflow", "schedule_key"]

@@ -33,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
         Trigger,
         WakeResult,
     )
-    from wakeful.workflows import policies as p
+    from wakeful.workflows import retries as p
     from wakeful.workflows.cache import rates_for
     from wakeful.workflows.cycle import act, failure, store
     from wakeful.workflows.pacing import PacingDecision, PacingInput, PacingPolicy, decide
