@@ -4,7 +4,7 @@ The compiler never imports a tokenizer: it is handed a :class:`TokenCounter`. Th
 :class:`EstimatingCounter` here is pure and fast (bytes / 4, rounded up); a real BPE counter
 lives in :mod:`wakeful.tokenizers` because it loads vocabulary files.
 
-Counting is the expensive part of a compile (a BPE pass over 2 KB costs ~60 µs), so counts
+Counting is the expensive part of a compile (a BPE pass per block), so counts
 are memoised in a :class:`CountingCache` that the caller owns and may reuse across compiles.
 The cache is keyed by the text itself: dict lookup on a ``str`` is equality on the content (no
 collision risk, unlike a truncated digest), and CPython caches a string's hash on the object,

@@ -103,13 +103,13 @@ class Settings(BaseSettings):
         le=1024,
         description="Activities one worker runs at once, sync ones (compiles, tools, "
         "substrate writes) each in a thread. Model calls are async but take a slot too: a "
-        "worker waits on at most this many model calls at a time (wakeful bench fleet: 64 "
-        "agents woken at once, 18.8 s with 8, 7.7 s with 32).",
+        "worker waits on at most this many model calls at a time (wakeful bench fleet measures "
+        "how many agents woken at once this serves).",
     )
     workflow_sandbox: bool = Field(
         True,
         description="Run workflows in Temporal's sandbox, which stops a non-deterministic "
-        "call at run time. Off: about 15% less worker CPU per wake (wakeful bench history); "
+        "call at run time. Off: less worker CPU per wake (wakeful bench history measures it); "
         "Wakeful's workflows are replay-tested, and agents' code runs in activities, never in "
         "a workflow.",
     )
