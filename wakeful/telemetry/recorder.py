@@ -1,70 +1,16 @@
-"""OpenTelemetry traces and metrics with the GenAI semantic conventions.
-
-Wakeful is a library here: it records through the OpenTelemetry *API* and, by default, the
-global tracer and meter providers, so a process that configured its own (Langfuse, Logfire,
-an OTLP pipeline) gets Wakeful's spans in it. :func:`install_telemetry` sets up an SDK
-provider with an exporter only when asked (``otel_exporter``), and only if no global one
-is set yet; metrics follow ``OTEL_METRICS_EXPORTER`` (``metrics_exporter``) when it is
-given. :func:`setup_telemetry` builds private SDK providers (tests pass an
-``InMemorySpanExporter`` / ``InMemoryMetricReader``). The SDK and the OTLP exporter are
-optional (``pip install 'wakeful[otlp]'``); only those two functions import them. Nothing
-here reads the environment: the worker's settings do.
-
-Spans (names follow the conventions' ``{operation} {target}`` form):
-
-* ``invoke_agent {agent}`` - one wake: written when the wake ends, with the span id
-  ``wake_trace`` derives from the wake, so the spans below (given ``wake=``) are its
-  children whichever worker recorded them; it hangs where the wake's workflow ran (under
-  the span of Temporal's ``RunWorkflow``/``HandleUpdate`` parent) and Temporal's spans of
-  the wake's activities hang under it, so workflow, activity and GenAI spans are one tree
-  (``wake_trace.wake_scope``);
-* ``wakeful.compile {agent}`` - one compile;
-* ``retrieval {data source}`` - the retrieval of past events into a window;
-* ``chat {model}`` (kind CLIENT) - one model call: ``gen_ai.provider.name``,
-  ``gen_ai.request.model``, ``gen_ai.response.model``, ``gen_ai.response.id``,
-  ``gen_ai.usage.input_tokens`` (all input, cached included, as the conventions define
-  it), ``gen_ai.usage.output_tokens``, ``gen_ai.usage.cache_read.input_tokens``,
-  ``gen_ai.usage.cache_creation.input_tokens``, ``gen_ai.response.finish_reasons``,
-  ``server.address``/``server.port``, plus ``wakeful.cost_usd``;
-* ``execute_tool {tool}`` - one tool run (``gen_ai.tool.name``, ``gen_ai.tool.call.id``);
-  ``execute_tool delegate`` - a delegation to a child agent, from the call to the merge of
-  its result, with the child workflow (and its ``invoke_agent``) beneath it.
-
-Spans of a wake carry ``gen_ai.conversation.id`` (the session id) and ``gen_ai.agent.name``.
-Message content (``gen_ai.input.messages``, ``gen_ai.output.messages``,
-``gen_ai.system_instructions``, tool arguments and results) is recorded only with
-``capture_content`` (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), and
-redacted with the project's redaction policy first.
-
-Metrics: ``gen_ai.client.operation.duration`` (histogram, s, per model call),
-``gen_ai.client.token.usage`` (histogram by ``gen_ai.token.type``),
-``wakeful.cache.tokens`` (counter by ``wakeful.cache.kind``: uncached, read, write_5m,
-write_1h), ``wakeful.cache.hit_ratio`` (histogram, read / all input, per call),
-``wakeful.window.tokens`` (counter by ``wakeful.bucket``), ``wakeful.compile.evictions``
-(counter by bucket and reason) and ``wakeful.cost`` (counter, USD).
-
-The activities record through :class:`Telemetry`; ``Telemetry.disabled()`` records nothing
-and costs nothing. Wakes, activities and workflow runs get Temporal's own spans from
-:meth:`Telemetry.tracing_interceptor`, which the worker and client install. A wake is one
-trace when its agent's workflow was started through a client with that interceptor (the
-plugin puts it on the client): Temporal then carries the workflow's trace into every
-activity.
-"""
+"""The recorder: :class:`Telemetry`, the spans and metrics the activities record."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
@@ -73,6 +19,7 @@ from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanKind, Status, 
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelReply, Usage
 from wakeful.redaction import RedactionPolicy, default_policy
+from wakeful.telemetry.genai import input_messages, output_messages, system_instructions
 from wakeful.wake_trace import (
     WakeIdGenerator,
     adopt_wake_ids,
@@ -83,19 +30,11 @@ from wakeful.wake_trace import (
 )
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.metrics.export import MetricReader
-    from opentelemetry.sdk.trace.export import SpanExporter
     from temporalio.contrib.opentelemetry import TracingInterceptor
 
     from wakeful.compiler import CompiledWindow
 
-__all__ = [
-    "Telemetry",
-    "TelemetrySettings",
-    "install_telemetry",
-    "server_of",
-    "setup_telemetry",
-]
+__all__ = ["Telemetry"]
 
 log = logging.getLogger(__name__)
 
@@ -109,177 +48,6 @@ except PackageNotFoundError:  # pragma: no cover - run from a source tree
 # Bucket bounds the GenAI conventions advise for the two client histograms.
 _DURATION_BUCKETS = tuple(0.01 * 2**n for n in range(14))  # 0.01 s ... 81.92 s
 _TOKEN_BUCKETS = tuple(float(4**n) for n in range(14))  # 1 ... 67108864 tokens
-_NEEDS_SDK = (
-    "telemetry export needs the OpenTelemetry SDK: pip install 'wakeful[otlp]' "
-    "(or set no otel exporter and configure OpenTelemetry yourself)"
-)
-
-
-@dataclass(frozen=True)
-class TelemetrySettings:
-    """How telemetry leaves the process. Built by the worker; never read from env here."""
-
-    service_name: str = "wakeful"
-    """``service.name`` resource attribute."""
-    exporter: Literal["none", "console", "otlp"] = "none"
-    """Where spans go (and metrics, unless ``metrics_exporter`` says otherwise); ``none``
-    sets up nothing (the global providers)."""
-    metrics_exporter: Literal["none", "console", "otlp"] | None = None
-    """Where metrics go (``OTEL_METRICS_EXPORTER``); None: where ``exporter`` sends spans."""
-    otlp_endpoint: str | None = None
-    """OTLP/HTTP base URL (e.g. ``http://127.0.0.1:4318``); required for ``otlp``."""
-    metric_interval_seconds: float = 60.0
-    """How often metrics are exported by the periodic reader."""
-    capture_content: bool = False
-    """Record message content (redacted) on the GenAI spans."""
-
-
-def _metrics_kind(settings: TelemetrySettings) -> Literal["none", "console", "otlp"]:
-    return settings.exporter if settings.metrics_exporter is None else settings.metrics_exporter
-
-
-def _exporters(settings: TelemetrySettings) -> tuple[SpanExporter | None, MetricReader | None]:
-    """The span exporter and metric reader ``settings`` ask for (None for ``none``)."""
-    from opentelemetry.sdk.metrics.export import (
-        ConsoleMetricExporter,
-        MetricExporter,
-        PeriodicExportingMetricReader,
-    )
-    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
-
-    kinds = (settings.exporter, _metrics_kind(settings))
-    spans: SpanExporter | None = None
-    metric_exporter: MetricExporter | None = None
-    if "otlp" in kinds:
-        if not settings.otlp_endpoint:
-            raise ConfigError(
-                "telemetry exporter 'otlp' needs otlp_endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, "
-                "e.g. http://host:4318)"
-            )
-        try:
-            from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
-                OTLPMetricExporter,
-            )
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        except ImportError as exc:
-            raise ConfigError(
-                "telemetry exporter 'otlp' needs the opentelemetry-exporter-otlp-proto-http "
-                "package: pip install 'wakeful[otlp]', or use exporter='console'"
-            ) from exc
-        base = settings.otlp_endpoint.rstrip("/")
-        if kinds[0] == "otlp":
-            spans = OTLPSpanExporter(endpoint=base + "/v1/traces")
-        if kinds[1] == "otlp":
-            metric_exporter = OTLPMetricExporter(endpoint=base + "/v1/metrics")
-    if kinds[0] == "console":
-        spans = ConsoleSpanExporter()
-    if kinds[1] == "console":
-        metric_exporter = ConsoleMetricExporter()
-    if metric_exporter is None:
-        return spans, None
-    return spans, PeriodicExportingMetricReader(
-        metric_exporter, export_interval_millis=settings.metric_interval_seconds * 1000
-    )
-
-
-def server_of(provider: object) -> tuple[str, int | None]:
-    """(host, port) a provider's SDK client talks to, for ``server.address``/``port``;
-    ("", None) when it does not say. Both SDKs keep the URL on ``_client.base_url``."""
-    base = getattr(getattr(provider, "_client", None), "base_url", None)
-    if base is None:
-        return "", None
-    parts = urlsplit(str(base))
-    port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
-    return parts.hostname or "", port
-
-
-def _text_parts(content: Any) -> list[dict[str, Any]]:
-    """A message's content as the conventions' parts (text, tool_call, tool_call_response)."""
-    if isinstance(content, str):
-        return [{"type": "text", "content": content}]
-    parts: list[dict[str, Any]] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, Mapping):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            parts.append({"type": "text", "content": block.get("text", "")})
-        elif kind == "tool_use":
-            parts.append(
-                {
-                    "type": "tool_call",
-                    "id": block.get("id"),
-                    "name": block.get("name"),
-                    "arguments": block.get("input"),
-                }
-            )
-        elif kind == "tool_result":
-            parts.append(
-                {
-                    "type": "tool_call_response",
-                    "id": block.get("tool_use_id"),
-                    "result": block.get("content"),
-                }
-            )
-    return parts
-
-
-def _input_messages(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for message in request.get("messages") or []:
-        if not isinstance(message, Mapping):
-            continue
-        role = str(message.get("role", "user"))
-        parts = _text_parts(message.get("content"))
-        for call in message.get("tool_calls") or []:  # OpenAI's shape
-            fn = call.get("function", {}) if isinstance(call, Mapping) else {}
-            parts.append(
-                {
-                    "type": "tool_call",
-                    "id": call.get("id") if isinstance(call, Mapping) else None,
-                    "name": fn.get("name"),
-                    "arguments": fn.get("arguments"),
-                }
-            )
-        if role == "tool":
-            parts = [
-                {
-                    "type": "tool_call_response",
-                    "id": message.get("tool_call_id"),
-                    "result": message.get("content"),
-                }
-            ]
-        out.append({"role": role, "parts": parts})
-    return out
-
-
-def _system_instructions(request: Mapping[str, Any]) -> list[dict[str, Any]]:
-    system = request.get("system")
-    if system is None:  # OpenAI's shape: system messages among the messages
-        return [
-            part
-            for m in request.get("messages") or []
-            if isinstance(m, Mapping) and m.get("role") in ("system", "developer")
-            for part in _text_parts(m.get("content"))
-        ]
-    return _text_parts(system)
-
-
-def _output_messages(reply: ModelReply) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
-    for block in reply.content():
-        if block.type == "text":
-            parts.append({"type": "text", "content": block.text})
-        elif block.call is not None:
-            parts.append(
-                {
-                    "type": "tool_call",
-                    "id": block.call.id,
-                    "name": block.call.name,
-                    "arguments": block.call.input,
-                }
-            )
-    return [{"role": "assistant", "parts": parts, "finish_reason": reply.stop_reason}]
 
 
 class Telemetry:
@@ -352,7 +120,7 @@ class Telemetry:
         if self._tracer_provider is not None or self._meter_provider is not None:
             return True
         return not (
-            _is_unset(trace.get_tracer_provider()) and _is_unset(metrics.get_meter_provider())
+            is_unset(trace.get_tracer_provider()) and is_unset(metrics.get_meter_provider())
         )
 
     @classmethod
@@ -591,8 +359,8 @@ class Telemetry:
         if conversation_id:
             attrs["gen_ai.conversation.id"] = conversation_id
         if self.capture_content and request is not None:
-            attrs["gen_ai.input.messages"] = self._content(_input_messages(request))
-            system = _system_instructions(request)
+            attrs["gen_ai.input.messages"] = self._content(input_messages(request))
+            system = system_instructions(request)
             if system:
                 attrs["gen_ai.system_instructions"] = self._content(system)
         began = time.perf_counter()
@@ -673,7 +441,7 @@ class Telemetry:
             if isinstance(response_id, str) and response_id:
                 span.set_attribute("gen_ai.response.id", response_id)
             if reply is not None and self.capture_content:
-                span.set_attribute("gen_ai.output.messages", self._content(_output_messages(reply)))
+                span.set_attribute("gen_ai.output.messages", self._content(output_messages(reply)))
         base: dict[str, AttrValue] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": provider,
@@ -766,101 +534,9 @@ class Telemetry:
                 stop()
 
 
-def _sdk_providers(
-    settings: TelemetrySettings,
-    span_exporter: SpanExporter | None = None,
-    metric_reader: MetricReader | None = None,
-) -> tuple[Any, Any]:
-    """SDK tracer and meter providers per ``settings``, plus the given exporter/reader."""
-    try:
-        from opentelemetry.sdk.metrics import MeterProvider
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
-    except ImportError as exc:
-        raise ConfigError(_NEEDS_SDK) from exc
-    resource = Resource.create({"service.name": settings.service_name})
-    configured_spans, configured_metrics = _exporters(settings)
-    tracer_provider = TracerProvider(resource=resource)
-    if configured_spans is not None:
-        tracer_provider.add_span_processor(BatchSpanProcessor(configured_spans))
-    if span_exporter is not None:
-        tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
-    readers = [r for r in (configured_metrics, metric_reader) if r is not None]
-    return tracer_provider, MeterProvider(resource=resource, metric_readers=readers)
-
-
-def setup_telemetry(
-    settings: TelemetrySettings,
-    *,
-    span_exporter: SpanExporter | None = None,
-    metric_reader: MetricReader | None = None,
-) -> Telemetry:
-    """Private SDK providers per ``settings`` (not installed globally); explicit
-    exporter/reader (tests) are added on top."""
-    tracer_provider, meter_provider = _sdk_providers(settings, span_exporter, metric_reader)
-    return Telemetry(
-        tracer_provider,
-        meter_provider,
-        capture_content=settings.capture_content,
-        owned=(tracer_provider, meter_provider),
-    )
-
-
-def _is_unset(provider: object) -> bool:
+def is_unset(provider: object) -> bool:
     """Whether a global provider is still the API's default proxy (nobody set one)."""
     return type(provider).__name__ in ("ProxyTracerProvider", "_ProxyMeterProvider")
-
-
-def install_telemetry(settings: TelemetrySettings) -> Telemetry:
-    """Telemetry on the global providers. For each of spans (``exporter``) and metrics
-    (``metrics_exporter``, else ``exporter``) sent somewhere, an SDK provider exporting there
-    is installed as the global one first, unless the process already set its own: that is
-    never replaced (Wakeful records to it, and a warning says so)."""
-    plain = Telemetry(capture_content=settings.capture_content)
-    wanted = {
-        "TracerProvider": settings.exporter != "none",
-        "MeterProvider": _metrics_kind(settings) != "none",
-    }
-    if not any(wanted.values()):
-        return plain
-    globals_: dict[str, object] = {
-        "TracerProvider": trace.get_tracer_provider(),
-        "MeterProvider": metrics.get_meter_provider(),
-    }
-    set_by_user = [
-        kind for kind, provider in globals_.items() if wanted[kind] and not _is_unset(provider)
-    ]
-    if set_by_user:
-        log.warning(
-            "a global OpenTelemetry %s is already set: Wakeful records to it and does not "
-            "install its own for otel exporter %r",
-            " and ".join(set_by_user),
-            settings.exporter if "TracerProvider" in set_by_user else _metrics_kind(settings),
-        )
-    install = [kind for kind, want in wanted.items() if want and kind not in set_by_user]
-    if not install:
-        return plain  # nothing to install: not even the SDK is needed
-    # Exporters only for what is installed (an otlp endpoint is needed only then).
-    tracer_provider, meter_provider = _sdk_providers(
-        dataclasses.replace(
-            settings,
-            exporter=settings.exporter if "TracerProvider" in install else "none",
-            metrics_exporter=_metrics_kind(settings) if "MeterProvider" in install else "none",
-        )
-    )
-    owned: list[object] = []
-    if "TracerProvider" in install:
-        trace.set_tracer_provider(tracer_provider)
-        owned.append(tracer_provider)
-    else:
-        tracer_provider.shutdown()  # built but not used: stop its export thread
-    if "MeterProvider" in install:
-        metrics.set_meter_provider(meter_provider)
-        owned.append(meter_provider)
-    else:
-        meter_provider.shutdown()
-    return Telemetry(capture_content=settings.capture_content, owned=owned)
 
 
 def _nanos(at: datetime) -> int:
