@@ -32,7 +32,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,10 @@ INSTRUCTIONS = (
     "You are the operations agent for a payments company. Keep services healthy, follow "
     "every standing rule, and report clearly."
 )
+
+
+# Awaited around each round: (tenant, agent, the round's time).
+Hook = Callable[[TenantStore, Agent, datetime], Awaitable[None]]
 
 
 class DirectCaller:
@@ -176,8 +180,13 @@ async def measure(
     rounds: int = 3,
     start: datetime | None = None,
     api_key: str = "bench-consolidation",
+    before_round: Hook | None = None,
+    after_round: Hook | None = None,
 ) -> dict[str, Any]:
-    """Run the scenario on ``store``; returns the four figures and the details behind them."""
+    """Run the scenario on ``store``; returns the four figures and the details behind them.
+    ``before_round`` is awaited once a day's events are in, ``after_round`` after its round,
+    each with the tenant, the agent and the round's time (e.g. to index the day's events as
+    its wakes would, and to compile the next window)."""
     start = start or datetime.now(UTC).replace(second=0, microsecond=0)
     session = generate_session(start, turns=turns, days=rounds, seed=seed)
     agent = Agent(name="ops", instructions=INSTRUCTIONS, tenant=tenant)
@@ -198,9 +207,13 @@ async def measure(
             agent.name, [e for e, d in zip(session.events, session.day_of, strict=True) if d == day]
         )
         now = start + timedelta(days=day + 1, hours=1)
+        if before_round is not None:
+            await before_round(ts, agent, now)
         res = await consolidation_round(call, inp, now=now, round_id=f"bench/{seed}/{day + 1}")
         results.append(res)
         print(f"round {day + 1}: {res.model_dump_json(exclude_none=True)}", file=sys.stderr)
+        if after_round is not None:
+            await after_round(ts, agent, now)
     return _figures(ts, agent, session, counter, provider, results, now + timedelta(minutes=5))
 
 

@@ -49,7 +49,7 @@ from wakeful.compiler import (
 )
 from wakeful.compiler.ledger import INCLUDED
 from wakeful.errors import UserError
-from wakeful.substrate.embedders import HashingEmbedder
+from wakeful.substrate.embedders import Embedder, HashingEmbedder
 from wakeful.substrate.indexing import EventIndex, retrieve_into
 from wakeful.substrate.retrieval import Retriever
 from wakeful.substrate.store import Store, TenantStore
@@ -159,14 +159,29 @@ def _pack(items: Sequence[tuple[str, int]], budget: int) -> set[str]:
     return out
 
 
+def make_embedder(name: str) -> Embedder:
+    """The embedder ``WAKEFUL_EMBEDDER=name`` gives a worker (hashing: the index default)."""
+    from wakeful.worker.serve import embedder_for
+    from wakeful.worker.settings import Settings
+
+    try:
+        settings = Settings(embedder=name)
+    except ValueError as exc:  # pydantic's ValidationError: one line naming the choices
+        first = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
+        raise UserError(f"--embedder {name!r}: {first}") from None
+    return embedder_for(settings) or HashingEmbedder()
+
+
 def run(
     dataset: str | Path = "../shared/bench/locomo-dev.json",
     budgets: Sequence[int] = (1000, 2000, 4000, 8000),
     *,
     limit: int | None = None,
+    embedder: str = "hashing",
 ) -> dict[str, Any]:
     """Evidence recall of compiled windows at each budget, with the BM25 and recency
-    baselines. ``limit`` caps the number of conversations (for quick runs)."""
+    baselines. ``limit`` caps the number of conversations (for quick runs); ``embedder`` is
+    a ``WAKEFUL_EMBEDDER`` value, built as the worker builds it."""
     samples = _load(dataset)[:limit]
     budgets = sorted({int(b) for b in budgets})
     if not budgets or budgets[0] <= 0:
@@ -176,7 +191,7 @@ def run(
     counter = BpeCounter("o200k_base")
     count: Callable[[str], int] = lru_cache(maxsize=131_072)(counter.count)
     cache = CountingCache()
-    embedder = HashingEmbedder()
+    chosen = make_embedder(embedder)
     tally = _Tally()
     malformed = 0
     timings: defaultdict[str, float] = defaultdict(float)  # seconds per phase
@@ -186,9 +201,9 @@ def run(
         ts = store.tenant(TENANT)
         vectors = EdgeVectorStore(root / "qdrant")
         try:
-            index = EventIndex(vectors, embedder, count_tokens=count)
+            index = EventIndex(vectors, chosen, count_tokens=count)
             mode = index.mode.value
-            bm25 = Retriever(vectors, embedder, DEFAULT_VARIANTS["bm25"])
+            bm25 = Retriever(vectors, chosen, DEFAULT_VARIANTS["bm25"])
             for sample in samples:
                 malformed += _conversation(
                     ts, index, bm25, sample, policies, counter, count, cache, tally, timings
@@ -206,7 +221,7 @@ def run(
         },
         "policy": base.name,
         "counter": counter.name,
-        "embedder": embedder.name,
+        "embedder": chosen.name,
         "retrieval_mode": mode,
         "seconds": {k: round(v, 1) for k, v in sorted(timings.items())}
         | {"total": round(time.perf_counter() - started, 1)},

@@ -410,6 +410,9 @@ class Agent:
                 if self.mcp_servers
                 else {}
             )
+            # Where its own skills come from (``wakeful agent show`` lists them); the skills
+            # themselves join each compile's spec.
+            | ({"skills_dir": self.skills_dir} if self.skills_dir is not None else {})
         )
 
     def spend_caps(self) -> dict[str, float | int]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from wakeful.compiler import BlockKind, Role
+from wakeful.compiler import Block, BlockKind, Policy, Role
 from wakeful.compiler.cache_outcome import CacheClass, classify
 from wakeful.compiler.ledger import Ledger
+from wakeful.providers.cache_limits import lookback_blocks
 
-from .factory import NOW, base_blocks, block, snapshot, turn
+from .factory import NOW, WAKE, base_blocks, block, pair, snapshot, turn
 from .helpers import compile_
 
 
@@ -66,3 +67,99 @@ def test_the_first_call_is_cold_and_a_short_prefix_is_below_the_minimum() -> Non
     short = classify(a, NOW, b, NOW + timedelta(seconds=5), read_tokens=0, min_cacheable=10**6)
     assert short.cache_class is CacheClass.BELOW_MINIMUM
     assert "minimum of 1000000" in short.detail
+
+
+def _loop(pairs: int) -> list[Block]:
+    """The history of base_blocks (no evidence: it would follow the loop) and a tool loop of
+    ``pairs`` calls in the current wake, each call its own reply."""
+    evidence = (BlockKind.MEMORY, BlockKind.RETRIEVED)
+    blocks = [b for b in base_blocks() if b.kind not in evidence]
+    for k in range(pairs):
+        blocks.extend(pair(f"loop-{k}", 30 + 2 * k, wake=WAKE))
+    return blocks
+
+
+# A policy that assumes the provider looks further back than it does: no bridge breakpoint.
+FAR_SIGHTED = Policy.default().model_copy(
+    update={"cache": Policy.default().cache.model_copy(update={"lookback_blocks": 500})}
+)
+
+
+def _grown(
+    pairs_before: int, pairs_after: int, policy: Policy = FAR_SIGHTED
+) -> tuple[Ledger, Ledger]:
+    a = compile_(snapshot(_loop(pairs_before)), policy).ledger
+    b = compile_(snapshot(_loop(pairs_after)), policy).ledger
+    return a, b
+
+
+def test_an_entry_past_the_lookback_window_is_named_with_its_distance() -> None:
+    a, b = _grown(1, 14)  # 13 calls later: 26 content blocks past the previous rolling entry
+    assert [bp.name for bp in b.breakpoints][-1] == "rolling"
+    stable = b.breakpoints[0].prefix_tokens  # what the stable breakpoint still finds
+    lookback = lookback_blocks("anthropic")
+    out = classify(
+        a, NOW, b, NOW + timedelta(seconds=30),
+        read_tokens=stable, min_cacheable=0, lookback=lookback,
+    )  # fmt: skip
+    assert out.cache_class is CacheClass.BEYOND_LOOKBACK, out
+    assert out.through == "rolling" and out.could_read_tokens == a.breakpoints[-1].prefix_tokens
+    assert out.lookback_distance == 26
+    assert "26 blocks before the nearest breakpoint 'rolling'" in out.detail
+    assert f"beyond the provider's lookback of {lookback}" in out.detail
+    # The provider found it after all: a hit, whatever the distance.
+    found = classify(
+        a, NOW, b, NOW + timedelta(seconds=30),
+        read_tokens=out.could_read_tokens, min_cacheable=0, lookback=lookback,
+    )  # fmt: skip
+    assert found.cache_class is CacheClass.HIT
+    # Past its TTL the entry was gone anyway: an expiry, not the lookback.
+    late = classify(
+        a, NOW, b, NOW + timedelta(seconds=4000),
+        read_tokens=stable, min_cacheable=0, lookback=lookback,
+    )  # fmt: skip
+    assert late.cache_class is CacheClass.TTL_EXPIRED
+    # OpenAI matches any cached prefix: never this class there.
+    assert lookback_blocks("openai_chat") is None and lookback_blocks("openai_responses") is None
+    openai = classify(
+        a, NOW, b, NOW + timedelta(seconds=30),
+        read_tokens=stable, min_cacheable=0, lookback=None,
+    )  # fmt: skip
+    assert openai.cache_class is not CacheClass.BEYOND_LOOKBACK
+
+
+def test_an_entry_within_the_lookback_window_is_not_that_class() -> None:
+    a, b = _grown(1, 9)  # 16 content blocks later: the rolling breakpoint still finds it
+    out = classify(
+        a, NOW, b, NOW + timedelta(seconds=30),
+        read_tokens=0, min_cacheable=0, lookback=lookback_blocks("anthropic"),
+    )  # fmt: skip
+    assert out.cache_class is CacheClass.PROVIDER_EVICTION, out
+
+
+def test_a_bridge_breakpoint_reaches_the_previous_entry() -> None:
+    """The default policy puts a breakpoint where the previous call of a long loop put its
+    rolling one: the entry is at distance 0, whatever the loop's length."""
+    a, b = _grown(13, 14, Policy.default())
+    assert "bridge" in [bp.name for bp in b.breakpoints]
+    out = classify(
+        a, NOW, b, NOW + timedelta(seconds=30),
+        read_tokens=0, min_cacheable=0, lookback=lookback_blocks("anthropic"),
+    )  # fmt: skip
+    assert out.cache_class is CacheClass.PROVIDER_EVICTION, out
+
+
+def test_a_changed_block_before_the_entry_is_a_changed_prefix_not_the_lookback() -> None:
+    a = compile_(snapshot(_loop(1)), FAR_SIGHTED).ledger
+    changed = [
+        block("rule-1", BlockKind.SYSTEM_RULE, "Never page a human before 09:00.", seq=1)
+        if b.id == "rule-1"
+        else b
+        for b in _loop(14)
+    ]
+    b = compile_(snapshot(changed), FAR_SIGHTED).ledger
+    out = classify(
+        a, NOW, b, NOW + timedelta(seconds=30),
+        read_tokens=0, min_cacheable=0, lookback=lookback_blocks("anthropic"),
+    )  # fmt: skip
+    assert out.cache_class is CacheClass.PREFIX_CHANGED, out

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from wakeful.agents import AgentRegistry, AgentRuntime
     from wakeful.contracts import WakeResult
+    from wakeful.skills import Skill
     from wakeful.substrate.store import TenantStore
 
 app = typer.Typer(help="Register, list and inspect agents.")
@@ -91,24 +92,45 @@ def show(name: str, json_out: bool = typer.Option(False, "--json")) -> None:
     caps: dict[str, float | int] = row["spec"].get("spend_caps", {})
     today = day_start(datetime.now(UTC))
     spent = ts.spend_since(name, today)
+    skills = agent_skills(row["spec"], s.skills_dir)
     if json_out:
         emit_json(
             {
                 "agent": row,
                 "spend_caps": caps,
                 "spent_today": {"day": f"{today:%Y-%m-%d}", **spent.model_dump()},
+                "skills": [{"name": k.name, "description": k.description} for k in skills],
                 "wakes": [w.model_dump(mode="json") for w in wakes],
             }
         )
         return
     typer.echo(f"{row['name']}  {row['provider']}/{row['model']}  spec {row['spec_hash'][:12]}")
     typer.echo(f"  {spend_line(caps, spent.usd, spent.tokens, today)}")
+    if not skills:
+        typer.echo("  no skills")
+    else:
+        typer.echo(f"  skills ({len(skills)}):")
+        for k in skills:
+            typer.echo(f"    {k.name}: {k.description}")
     if not wakes:
         typer.echo("  no wakes yet")
         return
     from wakeful.cli import terminal
 
     terminal.console().print(terminal.wakes_table([(w, ts.model_calls(w.wake_id)) for w in wakes]))
+
+
+def agent_skills(spec: dict[str, Any], worker_dir: Path | None) -> tuple[Skill, ...]:
+    """The skills a worker with ``worker_dir`` (WAKEFUL_SKILLS_DIR) gives the agent of
+    ``spec``: its own directory's (``Agent(skills_dir=...)``) win on a name both have. A
+    directory or file that does not load is one line naming it."""
+    from wakeful.skills import load_skills_dir, merge_skills
+
+    own = spec.get("skills_dir")
+    return merge_skills(
+        load_skills_dir(worker_dir) if worker_dir is not None else (),
+        load_skills_dir(Path(own)) if own else (),
+    )
 
 
 def spend_line(caps: dict[str, float | int], usd: float, tokens: int, day: datetime) -> str:

@@ -141,10 +141,16 @@ def recall(
     ),
     budget: str = typer.Option("1000,2000,4000,8000", help="Window input budgets in tokens."),
     limit: int | None = typer.Option(None, help="Only the first N conversations."),
+    embedder: str = typer.Option(
+        "hashing", help="The retrieval embedder, as WAKEFUL_EMBEDDER names it (e.g. wordllama)."
+    ),
 ) -> None:
     """Evidence recall: gold turns that reach the compiled window, vs BM25 and recency."""
     budgets = [int(x) for x in budget.split(",") if x.strip()]
-    _report(_run("recall_bench", dataset=dataset, budgets=budgets, limit=limit), json_out)
+    _report(
+        _run("recall_bench", dataset=dataset, budgets=budgets, limit=limit, embedder=embedder),
+        json_out,
+    )
 
 
 @app.command("substrate")

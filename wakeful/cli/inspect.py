@@ -95,37 +95,50 @@ def diff(
     wake: int = WAKE,
     vs: int = typer.Option(..., "--vs", help="The wake to compare against."),
     call: int = CALL,
+    vs_call: int | None = typer.Option(
+        None, "--vs-call", help="The call of the --vs wake; default: the same as --call."
+    ),
     json_out: bool = JSON,
 ) -> None:
-    """Name the first block that differs between two windows and whether the cache could hit.
+    """Name the first block that differs between two windows, whether the cache could hit,
+    and how the later call fared in the cache against the earlier one (hit, prefix changed,
+    beyond lookback, ...).
 
     Exits 1 when the windows differ (like diff(1)), 0 when they are identical.
     """
-    friendly(_diff)(agent, wake, vs, call, json_out)
+    friendly(_diff)(agent, wake, vs, call, call if vs_call is None else vs_call, json_out)
 
 
-def _diff(agent: str, wake: int, vs: int, call: int, json_out: bool) -> None:
+def _diff(agent: str, wake: int, vs: int, call: int, vs_call: int, json_out: bool) -> None:
     from wakeful.compiler import diff_ledgers
+    from wakeful.substrate.cache_outcomes import cache_outcome_against
 
     s = settings()
     ts = open_store(s).tenant(s.tenant)
-    before = ledger_of(ts, compile_of(ts, agent, vs, call))
-    after = ledger_of(ts, compile_of(ts, agent, wake, call))
-    d = diff_ledgers(before, after)
+    earlier = compile_of(ts, agent, vs, vs_call)
+    later = compile_of(ts, agent, wake, call)
+    d = diff_ledgers(ledger_of(ts, earlier), ledger_of(ts, later))
+    outcome = cache_outcome_against(ts, earlier, later)
     if json_out:
-        emit_json(d.model_dump(mode="json") | {"cache_could_hit": d.cache_could_hit})
+        cache = outcome.model_dump(mode="json") if outcome is not None else None
+        emit_json(
+            d.model_dump(mode="json")
+            | {"cache_could_hit": d.cache_could_hit, "cache_outcome": cache}
+        )
     elif d.identical:
         typer.echo("identical windows")
+        if outcome is not None:
+            typer.echo(outcome.line())
     else:
-        _say_diff(d)
+        _say_diff(d, outcome.line() if outcome is not None else None)
     if not d.identical:
         raise typer.Exit(1)
 
 
-def _say_diff(d: LedgerDiff) -> None:
+def _say_diff(d: LedgerDiff, outcome: str | None) -> None:
     from wakeful.cli import terminal
 
-    terminal.console().print(terminal.diff_panel(d))
+    terminal.console().print(terminal.diff_panel(d, outcome))
 
 
 def replay(agent: str, wake: int = WAKE, call: int = CALL, json_out: bool = JSON) -> None:

@@ -167,8 +167,9 @@ def ledger_table(rows: Sequence[LedgerRow]) -> Table:
     return table
 
 
-def diff_panel(d: LedgerDiff) -> Panel:
-    """The first difference and whether the cache could hit, in a small panel."""
+def diff_panel(d: LedgerDiff, outcome: str | None = None) -> Panel:
+    """The first difference and whether the cache could hit, in a small panel; ``outcome``
+    is the later call's cache outcome line, when it was made."""
     from rich.panel import Panel
     from rich.text import Text
 
@@ -183,6 +184,8 @@ def diff_panel(d: LedgerDiff) -> Panel:
         )
     else:
         body.append("no cached prefix could be reused", style="red")
+    if outcome is not None:
+        body.append("\n" + outcome)
     return Panel(body, title="first difference", title_align="left", expand=False)
 
 

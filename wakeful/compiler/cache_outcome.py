@@ -9,6 +9,11 @@ cache served. :func:`classify` puts the two together with the idle time between 
   the first block that differs, and why (``diff_ledgers``), or a policy change;
 * ``ttl_expired`` — the prefix matched but the idle time passed the TTL of its entry;
 * ``below_minimum`` — what matched is shorter than the model's minimum cacheable prefix;
+* ``beyond_lookback`` — an entry the previous call wrote still matches, within its TTL, but
+  it ends too many content blocks before the nearest breakpoint at or after it: the
+  provider looks back only so far from each breakpoint (Anthropic: 20 block boundaries,
+  ``providers.cache_limits``) and at most 4 breakpoints can be placed, so it never finds
+  the entry. OpenAI matches any cached prefix: never this class there;
 * ``provider_eviction`` — everything matched, within its TTL by this side's clock, and the
   provider still served less: it evicted the entry early, or its clock is ahead of ours.
 
@@ -20,11 +25,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from wakeful.compiler.diff import LedgerDiff, diff_ledgers
-from wakeful.compiler.ledger import Ledger
+from wakeful.compiler.ledger import Breakpoint, Ledger
 
 __all__ = ["TTL_SECONDS", "CacheClass", "CacheOutcome", "classify"]
 
@@ -41,6 +47,7 @@ class CacheClass(StrEnum):
     TTL_EXPIRED = "ttl_expired"
     BELOW_MINIMUM = "below_minimum"
     PROVIDER_EVICTION = "provider_eviction"
+    BEYOND_LOOKBACK = "beyond_lookback"
 
 
 class CacheOutcome(BaseModel):
@@ -57,6 +64,11 @@ class CacheOutcome(BaseModel):
     through: str | None = Field(None, description="The breakpoint of that prefix.")
     idle_seconds: float | None = Field(None, description="Since the previous call.")
     ttl_seconds: float | None = Field(None, description="The TTL of that prefix's entry.")
+    lookback_distance: int | None = Field(
+        None,
+        description="beyond_lookback: content blocks from the end of the unreachable entry "
+        "to the nearest breakpoint at or after it (None: no breakpoint there).",
+    )
     detail: str = ""
     difference: LedgerDiff | None = Field(
         None, description="The first difference from the previous window, when it differs."
@@ -75,9 +87,11 @@ def classify(
     *,
     read_tokens: int,
     min_cacheable: int,
+    lookback: int | None = None,
 ) -> CacheOutcome:
     """Classify ``current``'s cache outcome (the provider served ``read_tokens``) against
-    ``previous``, compiled at ``previous_at`` (None: the agent's first call)."""
+    ``previous``, compiled at ``previous_at`` (None: the agent's first call). ``lookback``
+    is the provider's lookback window in block boundaries (None: it has none)."""
     if previous is None or previous_at is None:
         return CacheOutcome(
             cache_class=CacheClass.COLD_START,
@@ -99,6 +113,32 @@ def classify(
         "ttl_seconds": ttl,
         "difference": difference,
     }
+    far = _beyond_lookback(previous, current, lookback)
+    if (
+        far is not None
+        and read_tokens < HIT_SHARE * far.entry.prefix_tokens
+        and far.entry.prefix_tokens >= min_cacheable
+        and idle <= TTL_SECONDS.get(far.entry.ttl or "", float("inf"))
+    ):
+        entry, tokens = far.entry, far.entry.prefix_tokens
+        nearest = (
+            f"{far.distance} blocks before the nearest breakpoint '{far.nearest}'"
+            if far.nearest is not None
+            else "after every breakpoint of this window"
+        )
+        return CacheOutcome(
+            cache_class=CacheClass.BEYOND_LOOKBACK,
+            read_tokens=read_tokens,
+            could_read_tokens=tokens,
+            through=entry.name,
+            idle_seconds=round(idle, 1),
+            ttl_seconds=TTL_SECONDS.get(entry.ttl or ""),
+            lookback_distance=far.distance,
+            detail=f"'{entry.name}' ({tokens} tokens, {entry.location}) still matches within "
+            f"its TTL but ends {nearest}, beyond the provider's lookback of {lookback} "
+            f"(read {read_tokens} of {tokens})",
+            difference=difference,
+        )
     if could > 0 and read_tokens >= HIT_SHARE * could:
         return CacheOutcome(
             cache_class=CacheClass.HIT,
@@ -140,3 +180,63 @@ def classify(
         "its clock is ahead",
         **common,
     )
+
+
+class _Unreachable(NamedTuple):
+    entry: Breakpoint  # the previous call's deepest entry the current window still repeats
+    nearest: str | None  # the current window's nearest breakpoint at or after its end
+    distance: int | None  # content blocks from the entry's end to that breakpoint
+
+
+def _elements(ledger: Ledger) -> list[int]:
+    """Each breakpoint's content-block index in the request (tools, system, messages)."""
+    at, out = -1, []
+    for bp in ledger.breakpoints:
+        at += bp.blocks_since_previous
+        out.append(at)
+    return out
+
+
+def _beyond_lookback(
+    previous: Ledger, current: Ledger, lookback: int | None
+) -> _Unreachable | None:
+    """The previous call's deepest breakpoint entry whose prefix ``current`` repeats and
+    that no breakpoint of ``current`` reaches within ``lookback`` (None: there is none).
+
+    The prefix repeats while the included rows agree on block, rendered bytes and segment:
+    a block keeps its segment and its neighbours' merging with it only within a wake, or
+    within the history of earlier wakes. Then the blocks render to the same content blocks,
+    so the entry ends at the same content-block index in both windows.
+    """
+    if lookback is None or previous.provider != current.provider:
+        return None
+    if previous.model != current.model or previous.policy_fingerprint != current.policy_fingerprint:
+        return None
+    before, after = previous.included(), current.included()
+    same = 0
+    for a_row, b_row in zip(before, after, strict=False):
+        if (a_row.block_id, a_row.content_hash, a_row.segment) != (
+            b_row.block_id,
+            b_row.content_hash,
+            b_row.segment,
+        ):
+            break
+        same += 1
+    position = {r.block_id: r.position for r in before}
+    repeated = [
+        (bp, el)
+        for bp, el in zip(previous.breakpoints, _elements(previous), strict=True)
+        if bp.block_id in position and position[bp.block_id] < same
+    ]
+    if not repeated:
+        return None
+    entry, end = max(repeated, key=lambda pair: pair[1])
+    later = [
+        (el - end, bp.name)
+        for bp, el in zip(current.breakpoints, _elements(current), strict=True)
+        if el >= end
+    ]
+    if not later:
+        return _Unreachable(entry, None, None)
+    distance, name = min(later)
+    return _Unreachable(entry, name, distance) if distance >= lookback else None

@@ -1,12 +1,23 @@
 """Provider prompt-cache limits the runtime needs to know (the cache-miss taxonomy).
 
 Anthropic: the minimum cacheable prefix per model, from the docs' "Cache limitations"
-table; OpenAI caches prompts of 1024 tokens or more.
+table, and the lookback window: for each ``cache_control`` breakpoint the provider checks
+that block boundary and the ones before it, 20 in all (the breakpoint's own counts), for an
+entry an earlier request wrote, so an entry that ends 20 or more content blocks before every
+breakpoint is not found although its prefix still matches. OpenAI caches prompts of 1024
+tokens or more and matches any cached prefix: no lookback limit.
 """
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_MIN_CACHEABLE", "MIN_CACHEABLE", "OPENAI_MIN_CACHED", "min_cacheable_tokens"]
+__all__ = [
+    "ANTHROPIC_LOOKBACK_BLOCKS",
+    "DEFAULT_MIN_CACHEABLE",
+    "MIN_CACHEABLE",
+    "OPENAI_MIN_CACHED",
+    "lookback_blocks",
+    "min_cacheable_tokens",
+]
 
 # Longest matching model-id prefix wins. Values from the docs' "Cache limitations" table;
 # unknown models (including simulator-only names) get the common 1024.
@@ -31,6 +42,9 @@ MIN_CACHEABLE: dict[str, int] = {
 }
 DEFAULT_MIN_CACHEABLE = 1024
 OPENAI_MIN_CACHED = 1024
+# Block boundaries checked per breakpoint, the breakpoint's own included: an entry ending
+# ``d`` blocks before a breakpoint is found when ``d < ANTHROPIC_LOOKBACK_BLOCKS``.
+ANTHROPIC_LOOKBACK_BLOCKS = 20
 
 
 def min_cacheable_tokens(model: str, provider: str = "anthropic") -> int:
@@ -42,3 +56,9 @@ def min_cacheable_tokens(model: str, provider: str = "anthropic") -> int:
         if model.startswith(prefix) and len(prefix) > len(best):
             best = prefix
     return MIN_CACHEABLE[best] if best else DEFAULT_MIN_CACHEABLE
+
+
+def lookback_blocks(provider: str) -> int | None:
+    """How many block boundaries back from each breakpoint ``provider`` looks for a cache
+    entry, the breakpoint's own included (None: any cached prefix is found)."""
+    return ANTHROPIC_LOOKBACK_BLOCKS if provider.startswith("anthropic") else None

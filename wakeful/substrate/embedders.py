@@ -9,6 +9,8 @@ would, so two embedders' vectors are never compared with each other.
 * :class:`OpenAIEmbedder` - OpenAI's embeddings endpoint; SDK retries off, Temporal retries.
 * :class:`SentenceTransformerEmbedder` - a local model, if ``sentence-transformers`` is
   installed.
+* :class:`WordLlamaEmbedder` - WordLlama's static token embeddings (256 dimensions, shipped
+  inside the ``wordllama`` wheel: offline, no torch), with the ``semantic`` extra.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "HashingEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
+    "WordLlamaEmbedder",
     "is_lexical",
 ]
 
@@ -247,3 +250,63 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors = self._model.encode(list(texts), normalize_embeddings=True)
         return [[float(x) for x in row] for row in vectors]
+
+
+WORDLLAMA_EXTRA = "semantic"
+
+
+class WordLlamaEmbedder:
+    """WordLlama (``l2_supercat``, 256 dimensions): token embeddings averaged per text,
+    L2-normalised. The model ships inside the ``wordllama`` wheel and is loaded from there,
+    never downloaded: its loader looks for the tokenizer in a folder the wheel does not
+    have, then falls back to a cache directory, so the package folder is passed as that
+    directory with downloads off. The package version is part of the name, since another
+    version may ship other weights.
+    """
+
+    def __init__(self, config: str = "l2_supercat", dim: int = 256) -> None:
+        try:
+            import wordllama
+            from wordllama import WordLlama
+        except ImportError as exc:
+            raise ConfigError(
+                "WordLlamaEmbedder needs the optional wordllama package: "
+                f"pip install 'wakeful[{WORDLLAMA_EXTRA}]' (or use HashingEmbedder)"
+            ) from exc
+        from importlib.metadata import version
+        from pathlib import Path
+
+        shipped = Path(wordllama.__file__).parent
+        try:
+            self._model = WordLlama.load(config, cache_dir=shipped, dim=dim, disable_download=True)
+        except (AttributeError, ValueError, FileNotFoundError) as exc:
+            raise ConfigError(
+                f"wordllama model {config!r} (dim {dim}) is not in the installed package "
+                f"({exc}); the wheel ships 'l2_supercat' at 256 dimensions"
+            ) from None
+        self._name = f"wordllama-{version('wordllama')}:{config}:d{dim}"
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = self._model.embed(list(texts), norm=False)
+        out: list[list[float]] = []
+        for row in vectors:
+            vec = [float(x) for x in row]
+            norm = math.sqrt(sum(x * x for x in vec))
+            if not norm or not math.isfinite(norm):
+                # No known token: a fixed direction, as HashingEmbedder gives (a zero vector
+                # has no cosine similarity).
+                vec, norm = [0.0] * self._dim, 1.0
+                vec[0] = 1.0
+            out.append([x / norm for x in vec])
+        return out

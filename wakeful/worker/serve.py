@@ -63,7 +63,11 @@ def open_vectors(ep: StackEndpoints, settings: Settings) -> VectorStore:
 def embedder_for(settings: Settings) -> Embedder | None:
     """The retrieval embedder ``WAKEFUL_EMBEDDER`` names (None: the index's default, the
     offline hashing embedder). A missing key or package stops the worker with one line."""
-    from wakeful.substrate.embedders import OpenAIEmbedder, SentenceTransformerEmbedder
+    from wakeful.substrate.embedders import (
+        OpenAIEmbedder,
+        SentenceTransformerEmbedder,
+        WordLlamaEmbedder,
+    )
 
     kind, _, model = settings.embedder.partition(":")
     if kind == "hashing":
@@ -81,6 +85,8 @@ def embedder_for(settings: Settings) -> Embedder | None:
             base_url=settings.openai_base_url,
         )
     try:
+        if kind == "wordllama":
+            return WordLlamaEmbedder(model) if model else WordLlamaEmbedder()
         return SentenceTransformerEmbedder(model) if model else SentenceTransformerEmbedder()
     except ConfigError as err:
         raise ConfigError(f"WAKEFUL_EMBEDDER={settings.embedder}: {err}") from None

@@ -31,7 +31,7 @@ from wakeful.worker.temporal_env import load_profile
 if TYPE_CHECKING:
     from temporalio.envconfig import ClientConfigProfile
 
-EMBEDDER_KINDS = ("hashing", "openai", "sentence-transformers")
+EMBEDDER_KINDS = ("hashing", "openai", "sentence-transformers", "wordllama")
 
 __all__ = [
     "EMBEDDER_KINDS",
@@ -124,8 +124,12 @@ class Settings(BaseSettings):
         "hashing",
         description="The retrieval embedder: 'hashing' (lexical, offline; the default), "
         "'openai' or 'openai:<model>' (an OpenAI-compatible embeddings API; needs an API key), "
-        "'sentence-transformers' or 'sentence-transformers:<model>' (needs that package). "
-        "Vectors are kept per embedder name, so switching re-indexes instead of mixing.",
+        "'sentence-transformers' or 'sentence-transformers:<model>' (needs that package), "
+        "'wordllama' (a 256-dimension static embedding model shipped in the wordllama wheel, "
+        "offline; pip install 'wakeful[semantic]'). "
+        "Vectors are kept per embedder name and never mixed: a fresh vector store is indexed "
+        "from the first event, and one another embedder filled is refused in one line naming "
+        "both.",
     )
     search_attributes: bool = Field(
         True,

@@ -30,6 +30,7 @@ from typing import Any
 
 from wakeful.compiler.canonical import canonical_json
 from wakeful.providers.cache_limits import (
+    ANTHROPIC_LOOKBACK_BLOCKS,
     MIN_CACHEABLE,
     min_cacheable_tokens,
 )
@@ -55,7 +56,7 @@ __all__ = [
 ]
 
 MAX_BREAKPOINTS = 4
-LOOKBACK_BLOCKS = 20
+LOOKBACK_BLOCKS = ANTHROPIC_LOOKBACK_BLOCKS  # the runtime's classifier reads the same one
 TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0}
 
 
