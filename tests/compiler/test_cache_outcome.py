@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from wakeful.compiler import Block, BlockKind, Policy, Role
+from wakeful.compiler import Block, BlockKind, Role, WindowPolicy
 from wakeful.compiler.cache_outcome import CacheClass, classify
 from wakeful.compiler.ledger import Ledger
 from wakeful.providers.cache_limits import lookback_blocks
@@ -80,13 +80,13 @@ def _loop(pairs: int) -> list[Block]:
 
 
 # A policy that assumes the provider looks further back than it does: no bridge breakpoint.
-FAR_SIGHTED = Policy.default().model_copy(
-    update={"cache": Policy.default().cache.model_copy(update={"lookback_blocks": 500})}
+FAR_SIGHTED = WindowPolicy.default().model_copy(
+    update={"cache": WindowPolicy.default().cache.model_copy(update={"lookback_blocks": 500})}
 )
 
 
 def _grown(
-    pairs_before: int, pairs_after: int, policy: Policy = FAR_SIGHTED
+    pairs_before: int, pairs_after: int, policy: WindowPolicy = FAR_SIGHTED
 ) -> tuple[Ledger, Ledger]:
     a = compile_(snapshot(_loop(pairs_before)), policy).ledger
     b = compile_(snapshot(_loop(pairs_after)), policy).ledger
@@ -140,7 +140,7 @@ def test_an_entry_within_the_lookback_window_is_not_that_class() -> None:
 def test_a_bridge_breakpoint_reaches_the_previous_entry() -> None:
     """The default policy puts a breakpoint where the previous call of a long loop put its
     rolling one: the entry is at distance 0, whatever the loop's length."""
-    a, b = _grown(13, 14, Policy.default())
+    a, b = _grown(13, 14, WindowPolicy.default())
     assert "bridge" in [bp.name for bp in b.breakpoints]
     out = classify(
         a, NOW, b, NOW + timedelta(seconds=30),

@@ -12,7 +12,7 @@ from datetime import datetime
 from benchmarks.consolidation_bench import SESSION, measure
 from wakeful.activities.compile import build_snapshot
 from wakeful.agents import Agent
-from wakeful.compiler import BlockKind, Goal, GoalKind, Ledger, Policy, compile_window
+from wakeful.compiler import BlockKind, Goal, GoalKind, Ledger, WindowPolicy, compile_window
 from wakeful.substrate.embedders import HashingEmbedder
 from wakeful.substrate.indexing import EventIndex, event_id_of, retrieve_into
 from wakeful.substrate.store import Store, TenantStore
@@ -43,7 +43,7 @@ async def test_no_retired_event_reaches_a_window_after_any_round(
     store: Store, sim: SimulatorServer
 ) -> None:
     index = EventIndex(MemoryVectorStore(), HashingEmbedder(), count_tokens=COUNTER.count)
-    policy = Policy.default()
+    policy = WindowPolicy.default()
     seen: list[tuple[int, int]] = []  # per round: events retired, events in the window
 
     async def index_the_day(ts: TenantStore, agent: Agent, now: datetime) -> None:
