@@ -149,7 +149,9 @@ class EventIndex:
         # (tenant, agent) -> highest event id known indexed, so a compile with nothing new
         # to index asks neither Postgres nor the vector store.
         self._cursors: dict[tuple[str, str], int] = {}
-        vectors.ensure_collection(self.spec)
+        # The index is derived from the event log: one built by another embedder or
+        # analyzer is dropped and rebuilt, never mixed with this one's vectors.
+        vectors.ensure_collection(self.spec, replace=True)
 
     def catch_up(self, ts: TenantStore, agent: str, *, upto: int) -> int:
         """Index ``agent``'s events up to event id ``upto``; returns how many were indexed."""
