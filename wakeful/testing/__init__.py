@@ -17,18 +17,24 @@ tool the user's message names). Nothing here reaches a real provider::
         ...
 
 ``wakeful demo`` runs on it. The benchmarks live in the repository's ``benchmarks`` package,
-outside the installed package.
+outside the installed package. Names are imported on first use: serving the simulator
+over HTTP (:class:`SimulatorServer`) needs the ``server`` extra, the rest does not.
 """
 
-from wakeful.testing.simulator import (
-    CallRecord,
-    ManualClock,
-    OffsetClock,
-    Script,
-    Simulator,
-    SimulatorServer,
-    Step,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wakeful.testing.simulator import (
+        CallRecord,
+        ManualClock,
+        OffsetClock,
+        Script,
+        Simulator,
+        SimulatorServer,
+        Step,
+    )
 
 __all__ = [
     "CallRecord",
@@ -39,3 +45,17 @@ __all__ = [
     "SimulatorServer",
     "Step",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from wakeful.testing import simulator
+
+    value = getattr(simulator, name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
