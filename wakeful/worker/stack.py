@@ -105,6 +105,8 @@ class EmbeddedStack:
             embedded.add("qdrant")
         if not create:
             self.require_state()
+        if embedded & {"postgres", "temporal"}:
+            require_psutil()  # before anything is started: one line naming the extra
         if "qdrant" in embedded and create:
             self._qdrant.mkdir(parents=True, exist_ok=True)
         database_url, temporal_address = s.database_url, s.temporal_address
