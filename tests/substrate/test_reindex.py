@@ -93,3 +93,28 @@ def test_an_index_of_other_names_on_disk_is_rebuilt_from_the_log(
         )
     finally:
         third.close()
+
+
+def test_an_edge_shard_of_an_older_storage_format_is_rebuilt(
+    tenant: TenantStore, tmp_path: Path
+) -> None:
+    """The format a shard stores sparse vectors in is the other thing that needs a rebuild
+    (the store's own ``ensure_collection`` still refuses it, naming the directory)."""
+    ids = seed(tenant)
+    embedder = HashingEmbedder(dim=64)
+    first = EdgeVectorStore(tmp_path / "shard")
+    try:
+        assert (
+            EventIndex(first, embedder, count_tokens=words).catch_up(tenant, "a1", upto=ids[-1])
+            == 6
+        )
+    finally:
+        first.close()
+    (tmp_path / "shard" / "edge-format.json").write_text('{"version": 1}')
+    again = EdgeVectorStore(tmp_path / "shard")
+    try:
+        index = EventIndex(again, embedder, count_tokens=words)
+        assert again.count(tenant.name, "a1") == 0
+        assert index.catch_up(tenant, "a1", upto=ids[-1]) == 6
+    finally:
+        again.close()
