@@ -86,11 +86,12 @@ def test_an_index_of_other_names_on_disk_is_rebuilt_from_the_log(
         EventIndex(third, new_embedder, count_tokens=words)
         assert third.count(tenant.name, "a1") == 6
         assert third.spec == CollectionSpec(
-            name="events",
+            name=new.spec.name,
             embedder=new_embedder.name,
             dim=64,
             sparse_encoder=Bm25Encoder().name,
         )
+        assert new.spec.name.startswith("events-") and new.spec.name != old.spec.name
     finally:
         third.close()
 
@@ -118,3 +119,32 @@ def test_an_edge_shard_of_an_older_storage_format_is_rebuilt(
         assert index.catch_up(tenant, "a1", upto=ids[-1]) == 6
     finally:
         again.close()
+
+
+def test_two_analyzers_share_a_qdrant_server_without_dropping_each_other(
+    tenant: TenantStore,
+) -> None:
+    """Workers of two versions on one Qdrant server (a rolling upgrade): each indexes into a
+    collection of its own names, and neither drops nor mixes into the other's."""
+    from qdrant_client import QdrantClient
+
+    ids = seed(tenant)
+    client = QdrantClient(location=":memory:")
+    try:
+        old_store = ServerVectorStore(client=client, encoder=OLD_ENCODER)
+        old = EventIndex(old_store, OldHashing(dim=64), encoder=OLD_ENCODER, count_tokens=words)
+        assert old.catch_up(tenant, "a1", upto=ids[-1]) == 6
+        new_store = ServerVectorStore(client=client)
+        new = EventIndex(new_store, HashingEmbedder(dim=64), count_tokens=words)
+        assert new.catch_up(tenant, "a1", upto=ids[-1]) == 6
+        # The old worker's collection is still as it created it (a plain open checks that).
+        ServerVectorStore(client=client, encoder=OLD_ENCODER).ensure_collection(old.spec)
+        assert old_store.count(tenant.name, "a1") == new_store.count(tenant.name, "a1") == 6
+        assert old.spec.name != new.spec.name
+        for index in (old, new):
+            hits = index.gather(
+                tenant, "a1", query="what database do we run", max_event_id=ids[-1], token_cap=100
+            )
+            assert hits[0].external_id == "D2"
+    finally:
+        client.close()
