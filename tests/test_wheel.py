@@ -3,6 +3,7 @@ benchmark, no dataset code, and the provider simulator only inside ``wakeful.tes
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -30,3 +31,26 @@ def test_the_wheel_holds_the_runtime_only(tmp_path: Path) -> None:
     assert simulator and all(n.startswith("wakeful/testing/") for n in simulator), simulator
     assert "wakeful/testing/__init__.py" in names
     assert "wakeful-0.1.0.dist-info/licenses/LICENSE" in names
+    _check_dependencies(zipfile.ZipFile(wheel).read("wakeful-0.1.0.dist-info/METADATA").decode())
+
+
+def _check_dependencies(metadata: str) -> None:
+    """The HTTP servers' packages and psutil come with extras, never with the core."""
+    field = "Requires-Dist: "
+    requires = [line[len(field) :] for line in metadata.splitlines() if line.startswith(field)]
+    core = {_name(r) for r in requires if "; extra ==" not in r}
+    assert "snowballstemmer" in core and "temporalio" in core, core
+    assert not {"fastapi", "uvicorn", "psutil"} & core, core
+    extra_of = {
+        _name(r): r.split("; extra ==")[1].strip(" '\"") for r in requires if "; extra ==" in r
+    }
+    assert (extra_of["fastapi"], extra_of["uvicorn"], extra_of["psutil"]) == (
+        "server",
+        "server",
+        "embedded",
+    )
+    assert 'wakeful[embedded,otlp,server]; extra == "dev"' in requires  # dev has them all
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower()

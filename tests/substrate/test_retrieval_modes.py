@@ -149,8 +149,8 @@ class CountingStore:
     def spec(self) -> CollectionSpec | None:
         return self.inner.spec
 
-    def ensure_collection(self, spec: CollectionSpec) -> None:
-        self.inner.ensure_collection(spec)
+    def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
+        self.inner.ensure_collection(spec, replace=replace)
 
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         self.inner.upsert(points)

@@ -328,6 +328,24 @@ def test_opening_with_another_embedder_is_refused(backend: Backend, store: Vecto
         backend.reopen().ensure_collection(other)
 
 
+def test_replace_rebuilds_a_collection_of_another_spec(store: VectorStore) -> None:
+    """What the event index asks on open: derived vectors of another embedder or analyzer
+    are deleted and the collection created anew, not refused and never mixed."""
+    store.upsert(CORPUS)
+    spec = store.spec
+    assert spec is not None
+    other = spec.model_copy(update={"embedder": "other-embedder", "dim": 8})
+    store.ensure_collection(other, replace=True)
+    assert store.spec == other
+    assert store.count("t1", "a1") == 0
+    point = CORPUS[0].model_copy(update={"embedder": "other-embedder", "vector": (1.0,) * 8})
+    store.upsert([point])
+    store.ensure_collection(other, replace=True)  # the same spec: kept as it is
+    assert store.count("t1", "a1") == 1
+    with pytest.raises(EmbedderMismatchError, match="other-embedder"):
+        store.ensure_collection(spec)
+
+
 def test_store_must_be_bound_to_a_collection_first(backend: Backend) -> None:
     fresh = backend.reopen()
     with pytest.raises(UserError, match="ensure_collection"):

@@ -6,6 +6,7 @@ import typer
 
 from wakeful.cli.common import friendly, progress
 from wakeful.errors import ConfigError
+from wakeful.extras import require
 
 
 @friendly
@@ -35,6 +36,7 @@ def codec_server(
 
     Use: `temporal workflow show -w ID --detailed --codec-endpoint URL`; or the UI's.
     """
+    require("wakeful codec-server", "fastapi", "uvicorn")
     import uvicorn
 
     from wakeful.cli.ingress import _bind, run_server

@@ -11,6 +11,7 @@ import typer
 
 from wakeful.cli.common import EXIT_RUNTIME, emit_json, endpoints, friendly, progress, settings
 from wakeful.errors import ConfigError, StackError
+from wakeful.extras import require
 
 if TYPE_CHECKING:  # uvicorn is imported by the commands that serve (`--help` stays light)
     import uvicorn
@@ -50,6 +51,7 @@ def serve(
 
     Uses the configured Postgres and Temporal, or the embedded stack when no URL is set.
     """
+    require("wakeful ingress serve", "fastapi", "uvicorn")
     from temporalio.client import Client
 
     from wakeful.substrate.store import Store

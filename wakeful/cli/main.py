@@ -17,6 +17,7 @@ from wakeful.cli import ingress as ingress_cli
 from wakeful.cli import schedules as schedules_cli
 from wakeful.cli import ui as ui_cli
 from wakeful.cli.common import friendly, run_then_exit, settings
+from wakeful.extras import require
 
 
 class DemoProvider(StrEnum):
@@ -69,6 +70,8 @@ def demo(
     ),
 ) -> None:
     """Run the offline demo on the embedded stack: 5 wakes across 2 sessions."""
+    # The provider simulator serves HTTP; the embedded stack watches its servers' processes.
+    require("wakeful demo", "fastapi", "uvicorn", "psutil")
     from wakeful.demo.run import run_demo
 
     asyncio.run(run_demo(settings(), say=typer.echo, provider=provider.value))

@@ -8,6 +8,7 @@ import typer
 
 from wakeful.cli.common import friendly, open_store, progress, settings
 from wakeful.errors import ConfigError
+from wakeful.extras import require
 
 TOKEN_ENV = "WAKEFUL_UI_TOKEN"
 
@@ -36,6 +37,7 @@ def ui(
     log_level: str = typer.Option("warning", help="uvicorn log level."),
 ) -> None:
     """Serve a read-only web console of the agents, wakes, windows, ledgers and cost."""
+    require("wakeful ui", "fastapi", "uvicorn")
     import uvicorn
 
     from wakeful.cli.ingress import _bind, run_server

@@ -23,7 +23,7 @@ from itertools import pairwise
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from wakeful.errors import ConfigError
-from wakeful.substrate.lexical import STOPWORDS, porter_stem, tokenize
+from wakeful.substrate.lexical import ANALYZER, STOPWORDS, stem, tokenize
 
 __all__ = [
     "Embedder",
@@ -98,7 +98,7 @@ class HashingEmbedder:
     def name(self) -> str:
         lo, hi = self._ngrams
         w, b, c = self._weights
-        return f"hashing-v1:d{self._dim}:c{lo}-{hi}:w{w:g}/{b:g}/{c:g}"
+        return f"hashing-v1-{ANALYZER}:d{self._dim}:c{lo}-{hi}:w{w:g}/{b:g}/{c:g}"
 
     @property
     def dim(self) -> int:
@@ -108,7 +108,7 @@ class HashingEmbedder:
         """Feature name -> summed weight, before hashing. Prefixes: w(ord), b(igram), c(har)."""
         word_w, bigram_w, char_w = self._weights
         content = [t for t in tokenize(text) if t not in STOPWORDS]
-        stems = [porter_stem(t) for t in content]
+        stems = [stem(t) for t in content]
         keys: list[tuple[str, float]] = []
         if word_w > 0:
             keys += [("w:" + stem, word_w) for stem in stems]

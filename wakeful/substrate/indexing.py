@@ -23,6 +23,7 @@ a replay rebuilds the same blocks without asking the vector store again.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
@@ -131,8 +132,17 @@ class EventIndex:
         encoder = encoder or Bm25Encoder()
         self.vectors = vectors
         self.embedder = embedder
+        # The collection's name carries a digest of the embedder's and the analyzer's names,
+        # so their vectors never share one. On a Qdrant server each keeps its own (workers
+        # of two versions may share the server during an upgrade, and must not drop each
+        # other's); an Edge shard holds one collection and is rebuilt for another (below).
+        names = f"{embedder.name}|{encoder.name}".encode()
+        digest = hashlib.blake2b(names, digest_size=4).hexdigest()
         self.spec = CollectionSpec(
-            name=collection, embedder=embedder.name, dim=embedder.dim, sparse_encoder=encoder.name
+            name=f"{collection}-{digest}",
+            embedder=embedder.name,
+            dim=embedder.dim,
+            sparse_encoder=encoder.name,
         )
         # The cursor names everything that decides a chunk's bytes: another embedder or
         # analyzer is another index, indexed from the start.
@@ -149,7 +159,9 @@ class EventIndex:
         # (tenant, agent) -> highest event id known indexed, so a compile with nothing new
         # to index asks neither Postgres nor the vector store.
         self._cursors: dict[tuple[str, str], int] = {}
-        vectors.ensure_collection(self.spec)
+        # The index is derived from the event log: a shard built by another embedder or
+        # analyzer (or in an older storage format) is dropped and rebuilt, never mixed in.
+        vectors.ensure_collection(self.spec, replace=True)
 
     def catch_up(self, ts: TenantStore, agent: str, *, upto: int) -> int:
         """Index ``agent``'s events up to event id ``upto``; returns how many were indexed."""

@@ -3,8 +3,13 @@
 Both vector backends store the *same* sparse vectors, produced here, and let the engine apply
 IDF (Qdrant's ``Modifier.Idf``) over the tenant's and agent's own points. Encoding on the
 client keeps the embedded and server backends byte-for-byte equivalent, keeps the analyzer
-tunable in one place, and needs no inference service. The encoder's ``name`` is recorded in
-the collection spec so that vectors of two analyzers are never mixed in one collection.
+in one place, and needs no inference service. The encoder's ``name`` is recorded in the
+collection spec so that vectors of two analyzers are never mixed in one collection.
+
+The analyzer is general English, tuned to no benchmark: Unicode words (NFKC, case-folded,
+numbers kept), the Snowball English stop list (:mod:`wakeful.substrate.stopwords_en`) and
+the Snowball English ("Porter2") stemmer of ``snowballstemmer``. Documents and queries go
+through the same :func:`analyze`, so a word stems alike on both sides.
 
 Document weights are BM25's term-frequency part, ``tf·(k1+1) / (tf + k1·(1-b+b·len/avg))``;
 query weights are 1 per distinct term. With the engine's IDF this is exactly Okapi BM25.
@@ -14,53 +19,67 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+import snowballstemmer
+
+from wakeful.substrate.stopwords_en import SNOWBALL_ENGLISH
+
 __all__ = [
-    "QUERY_STOPWORDS",
+    "ANALYZER",
     "STOPWORDS",
     "Bm25Encoder",
     "SparseVector",
     "analyze",
-    "porter_stem",
+    "stem",
     "term_index",
     "tokenize",
 ]
 
-STOPWORDS: frozenset[str] = frozenset(
-    """a about above after again against all am an and any are aren as at be because been
-    before being below between both but by can cannot could couldn d did didn do does doesn
-    doing don down during each few for from further had hadn has hasn have haven having he
-    her here hers herself him himself his how i if in into is isn it its itself just let ll
-    m me more most mustn my myself no nor not now o of off on once only or other ought our
-    ours ourselves out over own re s same shan she should shouldn so some such t than that
-    the their theirs them themselves then there these they this those through to too under
-    until up ve very was wasn we were weren what when where which while who whom why will
-    with won would wouldn y you your yours yourself yourselves""".split()
-)
+# The analyzer's version, part of every name that stored vectors are kept under (the BM25
+# encoder's and the hashing embedder's): bump it whenever :func:`analyze` would give any
+# text other terms, so that existing vectors are re-indexed instead of mixed with new ones.
+ANALYZER = "en-snowball-v2"
 
-# Words that shape a question but almost never occur in the passage that answers it
-# ("What *kind* of car...", "How *many* kids..."). Dropped from queries only.
-QUERY_STOPWORDS: frozenset[str] = STOPWORDS | frozenset(
-    """anything describe ever kind kinds likely many mention mentioned might much name names
-    recent recently something sort thing things type types way ways""".split()
-)
+STOPWORDS: frozenset[str] = SNOWBALL_ENGLISH
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+# Letters and digits of any script; an apostrophe between two of them stays in the word,
+# so contractions ("isn't") reach the stop list whole and "rock'n'roll" is one word.
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _POSSESSIVE = re.compile(r"'s\b")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercased alphanumeric runs; possessive ``'s`` removed so "Mel's" matches "Mel"."""
-    text = _POSSESSIVE.sub("", text.lower().replace("\u2019", "'"))
-    return _TOKEN.findall(text)
+    """Words of ``text``: NFKC-normalised, case-folded runs of letters and digits (numbers
+    kept: dates and amounts are often what a question is about); a possessive ``'s`` is
+    dropped so "Mel's" matches "Mel"."""
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
+    return _TOKEN.findall(_POSSESSIVE.sub("", text))
 
 
-def analyze(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
-    """Tokens minus stopwords, Porter-stemmed: the terms BM25 and the hashing embedder see."""
-    return [porter_stem(t) for t in tokenize(text) if t not in stopwords]
+_STEMMERS = threading.local()
+
+
+@lru_cache(maxsize=262_144)
+def stem(word: str) -> str:
+    """The Snowball English stem of ``word``: "painting", "painted", "paints" -> "paint"."""
+    # A Snowball stemmer keeps its working state on the instance: one per thread, since
+    # activity threads analyze concurrently.
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    result: str = stemmer.stemWord(word)
+    return result
+
+
+def analyze(text: str) -> list[str]:
+    """Words minus stopwords, stemmed: the terms BM25 and the hashing embedder see."""
+    return [stem(t) for t in tokenize(text) if t not in STOPWORDS]
 
 
 @lru_cache(maxsize=262_144)
@@ -99,7 +118,7 @@ class Bm25Encoder:
 
     @property
     def name(self) -> str:
-        return f"bm25-porter-en-v1:k1={self.k1:g}:b={self.b:g}:avg={self.avg_len:g}"
+        return f"bm25-{ANALYZER}:k1={self.k1:g}:b={self.b:g}:avg={self.avg_len:g}"
 
     def encode_document(self, text: str) -> SparseVector:
         terms = analyze(text)
@@ -110,134 +129,9 @@ class Bm25Encoder:
         return _sparse(weights)
 
     def encode_query(self, text: str) -> SparseVector:
-        return _sparse({term_index(t): 1.0 for t in analyze(text, QUERY_STOPWORDS)})
+        return _sparse({term_index(t): 1.0 for t in analyze(text)})
 
 
 def _sparse(weights: dict[int, float]) -> SparseVector:
     items = sorted(weights.items())
     return SparseVector(tuple(i for i, _ in items), tuple(v for _, v in items))
-
-
-# --- Porter (1980) stemmer -------------------------------------------------------------
-# Written out here because the usual packages (PyStemmer, nltk) are not dependencies, and
-# stemming is worth about eight points of recall on conversational memory benchmarks.
-
-_VOWELS = frozenset("aeiou")
-
-
-def _cons(w: str, i: int) -> bool:
-    if w[i] in _VOWELS:
-        return False
-    if w[i] == "y":
-        return i == 0 or not _cons(w, i - 1)
-    return True
-
-
-def _measure(stem: str) -> int:
-    """Porter's m: the number of vowel-consonant sequences."""
-    n, i, size = 0, 0, len(stem)
-    while i < size and _cons(stem, i):
-        i += 1
-    while i < size:
-        while i < size and not _cons(stem, i):
-            i += 1
-        if i >= size:
-            break
-        while i < size and _cons(stem, i):
-            i += 1
-        n += 1
-    return n
-
-
-def _has_vowel(stem: str) -> bool:
-    return any(not _cons(stem, i) for i in range(len(stem)))
-
-
-def _double_cons(w: str) -> bool:
-    return len(w) >= 2 and w[-1] == w[-2] and _cons(w, len(w) - 1)
-
-
-def _cvc(w: str) -> bool:
-    n = len(w)
-    return (
-        n >= 3
-        and _cons(w, n - 3)
-        and not _cons(w, n - 2)
-        and _cons(w, n - 1)
-        and w[-1] not in "wxy"
-    )
-
-
-_STEP2 = (
-    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"),
-    ("izer", "ize"), ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"),
-    ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"), ("ator", "ate"),
-    ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"),
-    ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"), ("logi", "log"),
-)  # fmt: skip
-_STEP3 = (
-    ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"),
-    ("ful", ""), ("ness", ""),
-)  # fmt: skip
-_STEP4 = tuple(
-    sorted(
-        "al ance ence er ic able ible ant ement ment ent ion ou ism ate iti ous ive ize".split(),
-        key=len,
-        reverse=True,
-    )
-)
-
-
-def _rewrite(w: str, rules: tuple[tuple[str, str], ...]) -> str:
-    for suffix, replacement in rules:
-        if w.endswith(suffix):
-            stem = w[: len(w) - len(suffix)]
-            return stem + replacement if _measure(stem) > 0 else w
-    return w
-
-
-def _step1(w: str) -> str:
-    if w.endswith(("sses", "ies")):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
-    stripped = False
-    if w.endswith("eed"):
-        if _measure(w[:-3]) > 0:
-            w = w[:-1]
-    elif w.endswith("ed") and _has_vowel(w[:-2]):
-        w, stripped = w[:-2], True
-    elif w.endswith("ing") and _has_vowel(w[:-3]):
-        w, stripped = w[:-3], True
-    if stripped:
-        if w.endswith(("at", "bl", "iz")):
-            w += "e"
-        elif _double_cons(w) and w[-1] not in "lsz":
-            w = w[:-1]
-        elif _measure(w) == 1 and _cvc(w):
-            w += "e"
-    if w.endswith("y") and _has_vowel(w[:-1]):
-        w = w[:-1] + "i"
-    return w
-
-
-@lru_cache(maxsize=262_144)
-def porter_stem(word: str) -> str:
-    """The Porter stemmer (M.F. Porter, 1980): "painting", "painted" -> "paint"."""
-    if len(word) <= 2:
-        return word
-    w = _rewrite(_rewrite(_step1(word), _STEP2), _STEP3)
-    for suffix in _STEP4:
-        if w.endswith(suffix):
-            stem = w[: len(w) - len(suffix)]
-            if _measure(stem) > 1 and (suffix != "ion" or stem.endswith(("s", "t"))):
-                w = stem
-            break
-    if w.endswith("e"):
-        stem = w[:-1]
-        m = _measure(stem)
-        if m > 1 or (m == 1 and not _cvc(stem)):
-            w = stem
-    if _measure(w) > 1 and _double_cons(w) and w.endswith("l"):
-        w = w[:-1]
-    return w

@@ -16,23 +16,30 @@ tool the user's message names). Nothing here reaches a real provider::
         # point the worker at it: ANTHROPIC_BASE_URL=sim.base_url, any ANTHROPIC_API_KEY
         ...
 
-:class:`AgentTestEnv` runs an agent end to end on it (a Temporal dev server, Postgres, a
-worker): script the model, wake the agent, read its answer, calls and events.
-
-``wakeful demo`` runs on the simulator. The benchmarks live in the repository's
-``benchmarks`` package, outside the installed package.
+``wakeful demo`` runs on it. :class:`AgentTestEnv` runs an agent end to end on it (a
+Temporal dev server, Postgres, a worker): script the model, wake the agent, read its answer,
+calls and events. The benchmarks live in the repository's ``benchmarks`` package, outside
+the installed package. Names are imported on first use: serving the simulator over HTTP
+(:class:`SimulatorServer`, :class:`AgentTestEnv`) needs the ``server`` extra, the rest does
+not.
 """
 
-from wakeful.testing.env import AgentTestEnv, SimulatedProviders
-from wakeful.testing.simulator import (
-    CallRecord,
-    ManualClock,
-    OffsetClock,
-    Script,
-    Simulator,
-    SimulatorServer,
-    Step,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wakeful.testing.env import AgentTestEnv, SimulatedProviders
+    from wakeful.testing.simulator import (
+        CallRecord,
+        ManualClock,
+        OffsetClock,
+        Script,
+        Simulator,
+        SimulatorServer,
+        Step,
+    )
 
 __all__ = [
     "AgentTestEnv",
@@ -45,3 +52,18 @@ __all__ = [
     "SimulatorServer",
     "Step",
 ]
+
+_IN_ENV = {"AgentTestEnv", "SimulatedProviders"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = "wakeful.testing.env" if name in _IN_ENV else "wakeful.testing.simulator"
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

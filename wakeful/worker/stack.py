@@ -29,9 +29,8 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import psutil
 from pydantic import BaseModel
 
 from wakeful.errors import ConfigError, StackError
@@ -44,7 +43,10 @@ from wakeful.worker.stack_models import (
     StackEndpoints,
     StackStatus,
 )
-from wakeful.worker.stack_postgres import EmbeddedPostgres, log_tail
+from wakeful.worker.stack_postgres import EmbeddedPostgres, log_tail, require_psutil
+
+if TYPE_CHECKING:  # imported where used: servers at configured URLs need none of it
+    import psutil
 
 _TEMPORAL_PORT_RANGE = range(ports.DEFAULT_TEMPORAL_PORT, ports.DEFAULT_TEMPORAL_PORT + 50)
 _UI_PORT_RANGE = range(8233, 8283)
@@ -103,6 +105,8 @@ class EmbeddedStack:
             embedded.add("qdrant")
         if not create:
             self.require_state()
+        if embedded & {"postgres", "temporal"}:
+            require_psutil()  # before anything is started: one line naming the extra
         if "qdrant" in embedded and create:
             self._qdrant.mkdir(parents=True, exist_ok=True)
         database_url, temporal_address = s.database_url, s.temporal_address
@@ -234,6 +238,9 @@ class EmbeddedStack:
                 log.replace(log.with_suffix(".log.prev"))
             command = self._temporal_command(binary, port, namespaces, ui_port)
             pid = _spawn_detached(command, log)
+            require_psutil()
+            import psutil
+
             try:
                 started: float | None = psutil.Process(pid).create_time()
             except psutil.Error:
@@ -366,6 +373,9 @@ def _process(record: _TemporalRecord | None) -> psutil.Process | None:
     """The live process a record names, or None if it exited, is a zombie or was recycled."""
     if record is None or record.pid is None:
         return None
+    require_psutil()
+    import psutil
+
     try:
         proc = psutil.Process(record.pid)
         if proc.status() == psutil.STATUS_ZOMBIE:
@@ -379,6 +389,8 @@ def _process(record: _TemporalRecord | None) -> psutil.Process | None:
 
 def _terminate_group(proc: psutil.Process, timeout_s: float) -> None:
     """SIGTERM the process group, wait, then SIGKILL: the server may have children."""
+    import psutil
+
     try:
         group = os.getpgid(proc.pid)
     except ProcessLookupError:

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import psutil
-
 from wakeful.errors import StackError
+from wakeful.extras import require
 from wakeful.worker import ports
 from wakeful.worker.settings import Settings
 from wakeful.worker.stack_models import INSTALL_HINT, PieceStatus
@@ -221,7 +220,16 @@ def _pg_url(socket_dir: str, database: str) -> str:
     return f"postgresql://postgres@/{database}?host={quote(socket_dir)}&port={_PG_PORT}"
 
 
+def require_psutil() -> None:
+    """psutil (the embedded extra) is imported where the stack watches a process, so that
+    servers at configured URLs need none of it; missing, it is one line naming the extra."""
+    require("the embedded stack", "psutil")
+
+
 def _is_postmaster(pid: int) -> bool:
+    require_psutil()
+    import psutil
+
     try:
         proc = psutil.Process(pid)
         return proc.status() != psutil.STATUS_ZOMBIE and "postgres" in proc.name()

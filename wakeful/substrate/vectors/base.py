@@ -225,8 +225,12 @@ class VectorStore(Protocol):
     @property
     def spec(self) -> CollectionSpec | None: ...
 
-    def ensure_collection(self, spec: CollectionSpec) -> None:
-        """Create the collection, or open it and check it was created with ``spec``."""
+    def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
+        """Create the collection, or open it and check it was created with ``spec``.
+
+        ``replace``: a collection created with another spec (another embedder or analyzer)
+        is deleted and created anew instead of refused. For derived data only, such as the
+        event index, which is rebuilt from the event log."""
         ...
 
     def upsert(self, points: Sequence[VectorPoint]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,9 +96,11 @@ class EdgeVectorStore:
     def spec(self) -> CollectionSpec | None:
         return self._spec
 
-    def ensure_collection(self, spec: CollectionSpec) -> None:
+    def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
         check_encoder(spec, self._encoder)
         spec_file = self._path / _SPEC_FILE
+        if replace and spec_file.exists() and not self._holds(spec):
+            self._delete_shard()
         if self._spec is not None:
             spec.check_compatible(self._spec)
             return
@@ -110,6 +113,20 @@ class EdgeVectorStore:
             _write_json(self._path / _FORMAT_FILE, _FORMAT)
             _write_json(spec_file, spec.model_dump(mode="json"))
         self._spec = spec
+
+    def _holds(self, spec: CollectionSpec) -> bool:
+        """Whether the shard on disk was created with ``spec``, in this storage format."""
+        stored = CollectionSpec.model_validate_json((self._path / _SPEC_FILE).read_text())
+        found = self._path / _FORMAT_FILE
+        version = json.loads(found.read_text()).get("version") if found.exists() else 1
+        return stored == spec and version == _FORMAT["version"]
+
+    def _delete_shard(self) -> None:
+        """Close and delete the shard and its files; ``ensure_collection`` creates it anew."""
+        self.close()
+        shutil.rmtree(self._path / _SHARD_DIR, ignore_errors=True)
+        for name in (_SPEC_FILE, _FORMAT_FILE):
+            (self._path / name).unlink(missing_ok=True)
 
     def _check_format(self) -> None:
         found = self._path / _FORMAT_FILE

@@ -54,10 +54,12 @@ class MemoryVectorStore:
     def spec(self) -> CollectionSpec | None:
         return self._spec
 
-    def ensure_collection(self, spec: CollectionSpec) -> None:
-        if self._spec is not None:
-            spec.check_compatible(self._spec)
+    def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
         check_encoder(spec, self._encoder)
+        if self._spec is not None and self._spec != spec and replace:
+            self._points.clear()
+        elif self._spec is not None:
+            spec.check_compatible(self._spec)
         self._spec = spec
 
     def upsert(self, points: Sequence[VectorPoint]) -> None:

@@ -72,9 +72,9 @@ class ServerVectorStore:
     def spec(self) -> CollectionSpec | None:
         return self._spec
 
-    def ensure_collection(self, spec: CollectionSpec) -> None:
+    def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
         check_encoder(spec, self._encoder)
-        if self._spec is not None:
+        if self._spec is not None and not (replace and self._spec != spec):
             spec.check_compatible(self._spec)
             return
         if self._client.collection_exists(spec.name):
@@ -85,7 +85,11 @@ class ServerVectorStore:
                     f"collection {spec.name!r} exists but was not created by Wakeful "
                     "(no spec in its metadata); choose another collection name"
                 )
-            spec.check_compatible(CollectionSpec.model_validate(stored))
+            if replace and CollectionSpec.model_validate(stored) != spec:
+                self._client.delete_collection(spec.name)
+                self._create(spec)
+            else:
+                spec.check_compatible(CollectionSpec.model_validate(stored))
         else:
             self._create(spec)
         self._spec = spec

@@ -7,13 +7,33 @@ reports usage with the providers' own field names, and answers from a script
 
     with SimulatorServer(Script.parse([{"text": "hi"}]), clock=ManualClock()) as sim:
         client = anthropic.AsyncAnthropic(api_key="test", base_url=sim.base_url)
+
+Names are imported on first use (PEP 562): scripts and the in-process :class:`Simulator`
+need no HTTP server, while :class:`SimulatorServer` needs the ``server`` extra.
 """
 
-from wakeful.testing.simulator.app import create_app
-from wakeful.testing.simulator.core import CallRecord, Simulator
-from wakeful.testing.simulator.script import Script, Step
-from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.testing.simulator.state import ManualClock, OffsetClock
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wakeful.testing.simulator.app import create_app
+    from wakeful.testing.simulator.core import CallRecord, Simulator
+    from wakeful.testing.simulator.script import Script, Step
+    from wakeful.testing.simulator.server import SimulatorServer
+    from wakeful.testing.simulator.state import ManualClock, OffsetClock
+
+_EXPORTS = {
+    "CallRecord": "core",
+    "ManualClock": "state",
+    "OffsetClock": "state",
+    "Script": "script",
+    "Simulator": "core",
+    "SimulatorServer": "server",
+    "Step": "script",
+    "create_app": "app",
+}
 
 __all__ = [
     "CallRecord",
@@ -25,3 +45,16 @@ __all__ = [
     "Step",
     "create_app",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

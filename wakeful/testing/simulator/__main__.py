@@ -6,10 +6,9 @@ Time in a separate process is skipped through ``POST /_sim/advance``.
 from __future__ import annotations
 
 import argparse
+import sys
 
-import uvicorn
-
-from wakeful.testing.simulator.app import create_app
+from wakeful.extras import MissingExtraError, require
 from wakeful.testing.simulator.core import Simulator
 from wakeful.testing.simulator.script import Script
 
@@ -22,6 +21,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--script", help="YAML/JSON script of replies (see script.py)")
     args = parser.parse_args(argv)
+    try:
+        require("python -m wakeful.testing.simulator", "uvicorn")
+    except MissingExtraError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    import uvicorn
+
+    from wakeful.testing.simulator.app import create_app
+
     script = Script.load(args.script) if args.script else Script()
     uvicorn.run(
         create_app(Simulator(script=script)),

@@ -11,13 +11,19 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
-
-import uvicorn
+from typing import TYPE_CHECKING
 
 from wakeful.errors import StackError
+from wakeful.extras import require
 from wakeful.testing.simulator.app import create_app
 from wakeful.testing.simulator.core import Simulator
 from wakeful.testing.simulator.script import Script
+
+if TYPE_CHECKING:
+    import uvicorn
+
+# Checked on import, so that the missing extra is one line before any server is built.
+require("wakeful.testing.SimulatorServer", "uvicorn")
 
 __all__ = ["SimulatorServer"]
 
@@ -61,6 +67,8 @@ class SimulatorServer:
         return self.base_url + "/v1"
 
     def start(self) -> SimulatorServer:
+        import uvicorn
+
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self._port))
