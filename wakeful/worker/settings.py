@@ -127,9 +127,8 @@ class Settings(BaseSettings):
         "'sentence-transformers' or 'sentence-transformers:<model>' (needs that package), "
         "'wordllama' (a 256-dimension static embedding model shipped in the wordllama wheel, "
         "offline; pip install 'wakeful[semantic]'). "
-        "Vectors are kept per embedder name and never mixed: a fresh vector store is indexed "
-        "from the first event, and one another embedder filled is refused in one line naming "
-        "both.",
+        "Vectors are kept per embedder name and never mixed: switching rebuilds the index and "
+        "indexes every event again, from the first.",
     )
     search_attributes: bool = Field(
         True,
