@@ -159,3 +159,50 @@ def test_ttl_policy_is_rendered() -> None:
     w = compile_(snapshot(_scenario()), policy)
     assert w.request["system"][1]["cache_control"]["ttl"] == "1h"
     assert_anthropic_valid(w.request)
+
+
+def _flat_breakpoints(request: dict) -> list[int]:
+    """Each cache breakpoint's position among the request's content blocks, in the order
+    the provider reads them (tools, system, then each message's content)."""
+    parts = [*request.get("tools", []), *request["system"]]
+    parts += [c for m in request["messages"] for c in m["content"]]
+    return [n for n, part in enumerate(parts) if "cache_control" in part]
+
+
+@pytest.mark.parametrize("loops", range(4, 18))
+def test_every_entry_the_previous_call_wrote_is_within_the_lookback(loops: int) -> None:
+    # The provider looks 20 block boundaries back from each breakpoint, the breakpoint's
+    # own included: an entry ending d blocks before a breakpoint is found only if d < 20.
+    evidence = (BlockKind.MEMORY, BlockKind.RETRIEVED)
+    blocks = [b for b in base_blocks() if b.id != "sum-1" and b.kind not in evidence]
+    for k in range(loops):
+        blocks.extend(pair(f"loop-{k}", 30 + 2 * k, wake=WAKE))
+    previous = _flat_breakpoints(compile_(snapshot(blocks[:-2])).request)
+    current = _flat_breakpoints(compile_(snapshot(blocks)).request)
+    written = previous[-1]  # the previous call's rolling entry: the longest it wrote
+    assert any(0 <= bp - written < 20 for bp in current), (loops, previous, current)
+
+
+@pytest.mark.parametrize("reply", [False, True])
+@pytest.mark.parametrize("loops", range(6, 14))
+def test_the_last_wakes_history_entry_stays_within_the_lookback(loops: int, reply: bool) -> None:
+    # The calls of the last wake in the history put their ``history`` breakpoint on the end
+    # of the wakes before it; a call of the next wake must still reach that entry.
+    evidence = (BlockKind.MEMORY, BlockKind.RETRIEVED)
+    blocks = [b for b in base_blocks() if b.id != "sum-1" and b.kind not in evidence]
+    blocks.append(turn("ask-a", 28, wake_id="wake-a"))
+    blocks.append(turn("reply-a", 29, Role.ASSISTANT, wake_id="wake-a"))
+    last_wake = [turn("ask-b", 30, wake_id="wake-b")]
+    for k in range(loops):
+        last_wake.extend(pair(f"b-{k}", 31 + 2 * k, wake="wake-b"))
+    if reply:  # an even number of blocks as well as an odd one
+        last_wake.append(turn("reply-b", 99, Role.ASSISTANT, wake_id="wake-b"))
+    during = compile_(snapshot([*blocks, *last_wake], wake="wake-b"))
+    (history,) = [b for b in during.breakpoints if b.name == "history"]
+    written = _flat_breakpoints(during.request)[
+        [b.name for b in during.breakpoints].index("history")
+    ]
+    now = [*blocks, *last_wake, turn("ask-c", 100, wake_id=WAKE)]
+    current = _flat_breakpoints(compile_(snapshot(now)).request)
+    assert any(0 <= bp - written < 20 for bp in current), (loops, written, current)
+    assert history.prefix_hash  # the entry exists

@@ -51,3 +51,11 @@ def test_breakpoint_labels_that_would_overlap_take_rows_of_their_own() -> None:
     ys = [float(t.attrs["y"]) for t in svg.all("text", class_="marklabel")]
     assert len(set(ys)) == 3, ys  # three labels within a few pixels: three rows
     assert parts(svg.one("svg")) == {"stable": 1400, "recent": 100}
+
+
+def test_every_cache_class_has_its_own_colour_on_the_timeline() -> None:
+    from wakeful.compiler.cache_outcome import CacheClass
+    from wakeful.ui.svg import CLASS_COLOURS
+
+    assert {c.value for c in CacheClass} <= set(CLASS_COLOURS)
+    assert len(set(CLASS_COLOURS.values())) == len(CLASS_COLOURS)  # none drawn like another

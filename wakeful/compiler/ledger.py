@@ -68,7 +68,8 @@ class Breakpoint(BaseModel):
 # the last cleared tool result, so a clearing step reads the cleared part. 9: a clearing
 # step moves the boundary to the newest kept tokens, not to a multiple of the step. 10: a
 # stale or repeated tool result is collapsed to a note (``live_output.py``), its call kept.
-COMPILER_VERSION = 10
+# 11: a wake_bridge breakpoint also when the last wake is exactly the lookback long.
+COMPILER_VERSION = 11
 
 
 class Ledger(BaseModel):

@@ -279,6 +279,7 @@ CLASS_COLOURS = {
     "prefix_changed": "#e15759",
     "ttl_expired": "#b07aa1",
     "below_minimum": "#ff9da7",
+    "beyond_lookback": "#f28e2b",
     "provider_eviction": "#7f7f7f",
     "unknown": "#bab0ac",
 }

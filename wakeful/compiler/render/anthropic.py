@@ -26,7 +26,7 @@ text merges, but tool traffic cannot merge. Two **bridges** reach entries beyond
 * ``bridge`` — more than ``cache.lookback_blocks`` content blocks separate the rolling
   breakpoint from the one before it: a breakpoint on the end of the user message before the
   final assistant turn, exactly where the previous call of this wake put its rolling one.
-* ``wake_bridge`` — the last wake in the history has more content blocks than that: a
+* ``wake_bridge`` — the last wake in the history has that many content blocks or more: a
   breakpoint on the end of the wakes before it, where that wake's calls put ``history``.
 
 ``cleared`` — on the last tool result that clearing replaced by a note, so the next
@@ -174,7 +174,8 @@ class AnthropicRenderer(Renderer):
                 history = base + n
         if history >= 0:
             earlier = self._earlier_wake_end(where, base, history)
-            if earlier >= 0 and history - earlier > cache.lookback_blocks:
+            # An entry ``d`` blocks back is found only if d < lookback (cache_limits).
+            if earlier >= 0 and history - earlier >= cache.lookback_blocks:
                 marks.append(Mark("wake_bridge", earlier, owners[earlier], cache.rolling_ttl, True))
             marks.append(Mark("history", history, owners[history], cache.rolling_ttl, True))
         cleared = next(
