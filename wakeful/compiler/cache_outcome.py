@@ -5,9 +5,13 @@ cache served. :func:`classify` puts the two together with the idle time between 
 
 * ``hit`` — the call read (nearly) all that the previous call had cached for it;
 * ``cold_start`` — no earlier call of the agent: nothing could be read;
-* ``prefix_changed`` — the windows share no cached prefix, or less than was read before:
-  the first block that differs, and why (``diff_ledgers``), or a policy change;
-* ``ttl_expired`` — the prefix matched but the idle time passed the TTL of its entry;
+* ``prefix_changed`` — the windows share no cached prefix: what changed it
+  (:class:`PrefixCause`): the policy (its name, version and fingerprint, before and after),
+  a tool's schema (added, removed, changed), or else the first block that differs and why
+  (``diff_ledgers``);
+* ``ttl_expired`` — the prefix matched but the idle time passed the TTL of its entry, the
+  TTL the previous call marked that prefix with (this call's mark, which adaptive TTLs may
+  lengthen after a long gap, applies only to what it writes);
 * ``below_minimum`` — what matched is shorter than the model's minimum cacheable prefix;
 * ``beyond_lookback`` — an entry the previous call wrote still matches, within its TTL, but
   it ends too many content blocks before the nearest breakpoint at or after it: the
@@ -29,10 +33,11 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from wakeful.compiler.diff import LedgerDiff, diff_ledgers
+from wakeful.compiler.blocks import BlockKind
+from wakeful.compiler.diff import DiffReason, LedgerDiff, diff_ledgers
 from wakeful.compiler.ledger import Breakpoint, Ledger
 
-__all__ = ["TTL_SECONDS", "CacheClass", "CacheOutcome", "classify"]
+__all__ = ["TTL_SECONDS", "CacheClass", "CacheOutcome", "PrefixCause", "classify"]
 
 TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0}
 # Reads within this share of what could be read count as a hit: the compiler's token counts
@@ -48,6 +53,35 @@ class CacheClass(StrEnum):
     BELOW_MINIMUM = "below_minimum"
     PROVIDER_EVICTION = "provider_eviction"
     BEYOND_LOOKBACK = "beyond_lookback"
+
+
+class PrefixCause(StrEnum):
+    """What changed a prefix (``prefix_changed``): the policy, before anything it caused;
+    then a tool's schema (added, removed or changed); else the first differing block's
+    reason from ``diff_ledgers``."""
+
+    POLICY = "policy"
+    TOOL_SCHEMA = "tool_schema"
+    CONTENT = "content"
+    ORDER = "order"
+    ADDED = "added"
+    REMOVED = "removed"
+    MODEL = "model"
+    PROVIDER = "provider"
+    RENDERING = "rendering"
+
+
+_CAUSE_OF: dict[DiffReason, PrefixCause] = {
+    DiffReason.CONTENT_CHANGED: PrefixCause.CONTENT,
+    DiffReason.REORDERED: PrefixCause.ORDER,
+    DiffReason.ADDED: PrefixCause.ADDED,
+    DiffReason.NEWLY_INCLUDED: PrefixCause.ADDED,
+    DiffReason.REMOVED: PrefixCause.REMOVED,
+    DiffReason.MODEL_CHANGED: PrefixCause.MODEL,
+    DiffReason.PROVIDER_CHANGED: PrefixCause.PROVIDER,
+    DiffReason.RENDERING_CHANGED: PrefixCause.RENDERING,
+    DiffReason.IDENTICAL: PrefixCause.RENDERING,
+}
 
 
 class CacheOutcome(BaseModel):
@@ -68,6 +102,9 @@ class CacheOutcome(BaseModel):
         None,
         description="beyond_lookback: content blocks from the end of the unreachable entry "
         "to the nearest breakpoint at or after it (None: no breakpoint there).",
+    )
+    cause: PrefixCause | None = Field(
+        None, description="prefix_changed: what changed the prefix (None: another class)."
     )
     detail: str = ""
     difference: LedgerDiff | None = Field(
@@ -103,7 +140,10 @@ def classify(
     diff = diff_ledgers(previous, current)
     difference = None if diff.identical else diff
     through, could = diff.cache_hit_through, diff.cached_prefix_tokens
-    ttl_name = next((bp.ttl for bp in current.breakpoints if bp.name == through), None)
+    # The entry's TTL is the one the previous call wrote or refreshed it with: this call's
+    # own mark on the same prefix (adaptive TTLs change between wakes) only takes effect
+    # for what it writes.
+    ttl_name = _entry_ttl(previous, current, through)
     ttl = TTL_SECONDS.get(ttl_name or "")
     common = {
         "read_tokens": read_tokens,
@@ -146,16 +186,10 @@ def classify(
             **common,
         )
     if could == 0:
-        why = (
-            "the policy changed"
-            if diff.policy_changed
-            else (
-                f"first difference at block {diff.block_id} ({diff.segment}): "
-                f"{diff.reason.value} {diff.detail}".rstrip()
-            )
-        )
+        cause, why = _prefix_change(previous, current, diff)
         return CacheOutcome(
             cache_class=CacheClass.PREFIX_CHANGED,
+            cause=cause,
             detail=f"no cached prefix is repeated: {why}",
             **common,
         )
@@ -179,6 +213,55 @@ def classify(
         f"{idle:.0f} s) and the provider read {read_tokens}: it evicted the entry early or "
         "its clock is ahead",
         **common,
+    )
+
+
+def _entry_ttl(previous: Ledger, current: Ledger, through: str | None) -> str | None:
+    """The TTL of the entry ``current`` repeats through its breakpoint ``through``, as the
+    previous call marked that prefix (None: no such entry, or no TTL, as on OpenAI)."""
+    mark = next((bp for bp in current.breakpoints if bp.name == through), None)
+    if mark is None:
+        return None
+    entry = next((bp for bp in previous.breakpoints if bp.prefix_hash == mark.prefix_hash), None)
+    return entry.ttl if entry is not None else mark.ttl
+
+
+def _prefix_change(previous: Ledger, current: Ledger, diff: LedgerDiff) -> tuple[PrefixCause, str]:
+    """What changed the prefix, and the words that say so: the first differing block and
+    why, preceded by the policy change when there was one (it may have caused the rest)."""
+    row = (current.row(diff.block_id) or previous.row(diff.block_id)) if diff.block_id else None
+    if row is not None and row.kind == BlockKind.TOOL_SCHEMA.value:
+        cause = PrefixCause.TOOL_SCHEMA
+        change = {
+            DiffReason.ADDED: "was added",
+            DiffReason.NEWLY_INCLUDED: "was added",
+            DiffReason.REMOVED: "was removed",
+            DiffReason.REORDERED: "moved",
+        }.get(diff.reason, "changed")
+        why = f"{diff.reason.value} {diff.detail}".rstrip()
+        first = (
+            f"the tool schema of '{row.block_id.removeprefix('tool:')}' {change} "
+            f"(block {diff.block_id}: {why})"
+        )
+    elif diff.block_id is not None:
+        cause = _CAUSE_OF[diff.reason]
+        first = (
+            f"first difference at block {diff.block_id} ({diff.segment}): "
+            f"{diff.reason.value} {diff.detail}".rstrip()
+        )
+    else:
+        cause = _CAUSE_OF[diff.reason]
+        first = f"{diff.reason.value} {diff.detail}".rstrip()
+    if not diff.policy_changed:
+        return cause, first
+    policy = f"the policy changed: {_policy(previous)} -> {_policy(current)}; then {first}"
+    return PrefixCause.POLICY, policy
+
+
+def _policy(ledger: Ledger) -> str:
+    return (
+        f"{ledger.policy_name} v{ledger.policy_version} "
+        f"(fingerprint {ledger.policy_fingerprint[:12]})"
     )
 
 

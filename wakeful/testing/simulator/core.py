@@ -107,6 +107,19 @@ class Simulator:
             else:
                 self._scopes.pop(scope, None)
 
+    def evict(self, scope: str) -> int:
+        """Drop every cache entry of ``scope``, live or not, as a provider that lost its
+        cache early would (a cache is best-effort: entries may go before their TTL); the
+        script cursor and call log stay. Returns how many entries were dropped."""
+        with self._lock:
+            state = self._state(scope)
+            dropped = 0
+            for store in (state.anthropic, state.openai):
+                dropped += len(store.entries)
+                store.evictions += len(store.entries)
+                store.entries.clear()
+            return dropped
+
     def set_script(self, script: Script, scope: str | None = None) -> None:
         """Install a script for one scope, or as the default for all (cursors restart)."""
         with self._lock:
