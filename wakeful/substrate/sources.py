@@ -7,12 +7,13 @@ in a worker thread, so sources are synchronous.
 
 The built-in sources read the substrate: the raw event tail (history and the current wake),
 live decisions, the handoff note that opened the session, summaries, memories, and the
-agent's skills. They run inside the snapshot's one transaction, on its connection (a
-connection runs one statement at a time), all bounded by the same point in time
-(``max_event_id``, ``as_of``, ``revision``), so a later load of the same compile reads the
-same rows. Sources that do not read the substrate (``substrate = False``: an agent's own,
-such as the state of an environment) run concurrently with it, each in a thread of its
-own; what they return is stored with the compile's spec (``spec["context_blocks"]``), so a
+agent's skills. They run inside the snapshot's one unit of work (their ``ctx.store`` is
+bound to it), on its connection (a connection runs one statement at a time), all bounded by
+the same point in time (``max_event_id``, ``as_of``, ``revision``), so a later load of the
+same compile reads the same rows. Sources that do not read the substrate (``substrate =
+False``: an agent's own, such as the state of an environment) run concurrently with it,
+each in a thread of its own (their store runs each call in a transaction of its own); what
+they return is stored with the compile's spec (``spec["context_blocks"]``), so a
 replay reads it back rather than asking them again.
 
 Retrieval is not a source: it looks for what the other sources did not bring
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -244,8 +245,8 @@ def loaded_skills(ctx: SourceContext) -> dict[str, int]:
         .order_by(e.id)
     )
     out: dict[str, int] = {}
-    with ctx.store.tx() as conn:
-        for event_id, meta in conn.execute(q):
+    with ctx.store.unit() as uow:
+        for event_id, meta in uow.conn.execute(q):
             name = (meta or {}).get(SKILL_META)
             if isinstance(name, str):
                 out.setdefault(name, event_id)
@@ -362,12 +363,16 @@ class Started:
 
 
 def start(sources: Sequence[ContextSource], ctx: SourceContext) -> tuple[list[Block], Started]:
-    """The substrate sources' blocks, read one after another in one transaction, while the
-    others run in threads of their own (started first, so they overlap the reads)."""
-    started = Started([s for s in sources if not s.substrate], ctx)
+    """The substrate sources' blocks, read one after another in one unit of work (the one
+    ``ctx.store`` is bound to, if it is: :meth:`TenantStore.within`), while the others run
+    in threads of their own (started first, so they overlap the reads), each of their
+    store's calls in a transaction of its own."""
+    own = replace(ctx, store=ctx.store.standalone())
+    started = Started([s for s in sources if not s.substrate], own)
     try:
-        with ctx.store.tx():
-            read = [b for s in sources if s.substrate for b in source_blocks(s, ctx)]
+        with ctx.store.unit() as uow:
+            inside = replace(ctx, store=ctx.store.within(uow))
+            read = [b for s in sources if s.substrate for b in source_blocks(s, inside)]
     except BaseException:
         started.close()
         raise

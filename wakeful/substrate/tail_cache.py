@@ -33,6 +33,7 @@ from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail import tail_start
+from wakeful.substrate.unit_of_work import UnitOfWork
 
 __all__ = ["TailCache"]
 
@@ -101,13 +102,13 @@ class TailCache:
         key = (store.name, agent, session_id, limit, page)
         cached = self.entries.get(key)
         params: dict[str, object] = {"tenant": store.name, "agent": agent, "session_id": session_id}
-        with store.tx() as conn:
+        with store.unit() as uow:  # one transaction: the checks and the reads agree
             entry = None
-            if cached is not None and _usable(cached, conn, params, max_id, revision):
-                entry = _extend(cached, conn, params, max_id, limit, page)
+            if cached is not None and _usable(cached, uow.conn, params, max_id, revision):
+                entry = _extend(cached, uow.conn, params, max_id, limit, page)
             hit = entry is not None
             if entry is None:
-                entry = _read(store, conn, params, max_id, limit, page, revision)
+                entry = _read(uow, params, max_id, limit, page, revision)
         with self._lock:
             self.hits += hit
             self.misses += not hit
@@ -147,8 +148,7 @@ def _extend(
 
 
 def _read(
-    store: TenantStore,
-    conn: Connection,
+    uow: UnitOfWork,
     params: dict[str, object],
     max_id: int,
     limit: int,
@@ -156,7 +156,7 @@ def _read(
     revision: int,
 ) -> _Tail:
     events = tuple(
-        store.recent_events(
+        uow.events.recent_events(
             str(params["agent"]),
             max_id=max_id,
             limit=limit,
@@ -164,7 +164,7 @@ def _read(
             page=page,
         )
     )
-    total = int(conn.execute(_COUNT, params | {"max_id": max_id}).scalar_one())
+    total = int(uow.conn.execute(_COUNT, params | {"max_id": max_id}).scalar_one())
     if len(events) != total - tail_start(total, limit, page):
         # An event committed late between the two reads: answer, but remember nothing.
         return _Tail(max_id, total, events, revision, 0, cacheable=False)
