@@ -42,6 +42,7 @@ from wakeful.substrate.records import (
     WakeRecord,
 )
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.substrate.unit_of_work import UnitOfWork
 from wakeful.substrate.vectors.base import FusionMode, SeqKey, VectorPoint, VectorQuery, VectorStore
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.substrate.vectors.memory import MemoryVectorStore
@@ -314,10 +315,15 @@ def store_methods() -> list[str]:
     )
 
 
+def _is_repository(member: Any) -> bool:
+    return isinstance(member, functools.cached_property)
+
+
 def repository_methods(ts: TenantStore) -> list[tuple[str, str]]:
     """``(attribute, method)`` of every public method of every repository a unit holds."""
+    names = [n for n, _ in inspect.getmembers(UnitOfWork, _is_repository)]
     with ts.unit() as uow:
-        repos = {k: type(v) for k, v in vars(uow).items() if k not in ("conn", "tenant")}
+        repos = {name: type(getattr(uow, name)) for name in names}
     assert repos, "a unit of work holds no repositories"
     return sorted(
         (attr, name)

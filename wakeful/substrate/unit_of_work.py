@@ -10,6 +10,8 @@ another tenant's rows.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from sqlalchemy import Connection
 
 from wakeful.substrate.agents_repo import AgentsRepo
@@ -26,17 +28,52 @@ __all__ = ["UnitOfWork"]
 
 
 class UnitOfWork:
-    """The repositories of one tenant, bound to one open transaction's connection."""
+    """The repositories of one tenant, bound to one open transaction's connection.
+
+    Each is made on first use: a one-shot call of ``TenantStore`` opens a unit for one
+    repository method, and should not pay for the other repositories."""
 
     def __init__(self, conn: Connection, tenant: str) -> None:
         self.conn = conn
         self.tenant = tenant
-        self.agents = AgentsRepo(conn, tenant)
-        self.wakes = WakesRepo(conn, tenant)
-        self.events = EventsRepo(conn, tenant)
-        self.cursors = IndexCursorsRepo(conn, tenant)
-        self.knowledge = KnowledgeRepo(conn, tenant)
-        self.registry = RegistryRepo(conn, tenant)
-        self.consolidation = ConsolidationRepo(conn, tenant)
-        self.blobs = BlobsRepo(conn, tenant)
-        self.claims = ClaimsRepo(conn, tenant)
+
+    @cached_property
+    def agents(self) -> AgentsRepo:
+        return AgentsRepo(self.conn, self.tenant)
+
+    @cached_property
+    def wakes(self) -> WakesRepo:
+        """Wakes, and their compiles and model calls (the ledger)."""
+        return WakesRepo(self.conn, self.tenant)
+
+    @cached_property
+    def events(self) -> EventsRepo:
+        return EventsRepo(self.conn, self.tenant)
+
+    @cached_property
+    def cursors(self) -> IndexCursorsRepo:
+        """How far each agent's events are in the vector index."""
+        return IndexCursorsRepo(self.conn, self.tenant)
+
+    @cached_property
+    def knowledge(self) -> KnowledgeRepo:
+        """Handoff notes, decisions, memories, summaries, and the knowledge revision."""
+        return KnowledgeRepo(self.conn, self.tenant)
+
+    @cached_property
+    def registry(self) -> RegistryRepo:
+        """The decision registry by key."""
+        return RegistryRepo(self.conn, self.tenant)
+
+    @cached_property
+    def consolidation(self) -> ConsolidationRepo:
+        return ConsolidationRepo(self.conn, self.tenant)
+
+    @cached_property
+    def blobs(self) -> BlobsRepo:
+        return BlobsRepo(self.conn, self.tenant)
+
+    @cached_property
+    def claims(self) -> ClaimsRepo:
+        """Webhook delivery claims."""
+        return ClaimsRepo(self.conn, self.tenant)
