@@ -133,6 +133,23 @@ def _events(tag: str) -> list[EventIn]:
     ]
 
 
+def seed_skill_load(ts: TenantStore, tag: str) -> None:
+    """A load_skill result naming ``tag``: what ``tool_result_meta`` finds."""
+    skill = EventIn(
+        step_key="ev:skill",
+        kind="tool_result",
+        role="user",
+        text=f"{tag} skill body",
+        session_id="s-shared",
+        wake_id="w-shared",
+        tool_call_id="call-skill",
+        tool_name="load_skill",
+        event_time=NOW + timedelta(minutes=5),
+        meta={"skill": tag},
+    )
+    ts.append_events(AGENT, [skill])
+
+
 def seed(ts: TenantStore, tag: str) -> Seeded:
     """The same shapes, identifiers and step keys in either tenant; only the texts differ."""
     out = Seeded()
@@ -215,6 +232,17 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "count_events": lambda b: b.count_events(AGENT),
         "events_with_positions": lambda b: b.events_with_positions(
             AGENT, after_id=0, upto_id=ev[-1], limit=100
+        ),
+        "session_count": lambda b: b.session_count(AGENT, "s-shared", max_id=ev[-1]),
+        "session_events_after": lambda b: b.session_events_after(
+            AGENT, "s-shared", after_id=0, max_id=ev[-1]
+        ),
+        "last_retired_revision": lambda b: b.last_retired_revision(AGENT),
+        "tool_result_meta": lambda b: (
+            b.tool_result_meta(
+                AGENT, "load_skill", max_id=10**12, session_id="s-shared", wake_id=None
+            ),
+            b.tool_result_meta(AGENT, "load_skill", max_id=10**12, session_id=None, wake_id=wid),
         ),
         "index_cursor": lambda b: b.index_cursor(AGENT, "events"),
         "set_index_cursor": lambda b: b.set_index_cursor(AGENT, "events", 10**12),
@@ -375,15 +403,14 @@ def test_every_method_has_an_isolation_case(store: Store) -> None:
         f"TenantStore methods without a tenant-isolation case: {missing}. Add a call to "
         "cases() in tests/substrate/test_isolation.py that uses tenant A's identifiers."
     )
-    unknown = [
-        f"{attr}.{name}"
-        for attr, name in repository_methods(store.tenant("iso"))
-        if name not in known
-    ]
+    in_repositories = repository_methods(store.tenant("iso"))
+    unknown = [f"{attr}.{name}" for attr, name in in_repositories if name not in known]
     assert not unknown, (
         f"repository methods without a tenant-isolation case: {unknown}. Add a call to "
         "cases() in tests/substrate/test_isolation.py that uses tenant A's identifiers."
     )
+    # and TenantStore has every repository method as a one-shot method (and no other)
+    assert sorted(name for _, name in in_repositories) == store_methods()
 
 
 Calls = Callable[
@@ -418,7 +445,9 @@ def test_no_method_reads_or_writes_another_tenants_rows(store: Store, calls: Cal
     suffix = uuid.uuid4().hex[:8]
     a, b = store.tenant(f"iso-a-{suffix}"), store.tenant(f"iso-b-{suffix}")
     seed(b, "b")  # B first: A's rows get the larger ids, so a leaked max() would show
+    seed_skill_load(b, "b")
     seeded = seed(a, SECRET)
+    seed_skill_load(a, SECRET)
     before = rows_of(store, a.name)
     leaks, unscoped = [], []
     for name, call in calls(b, cases(seeded)):
@@ -469,7 +498,6 @@ def vectors(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorSt
 def test_no_one_retrieves_or_overwrites_another_tenants_vectors(
     store: Store, vectors: VectorStore
 ) -> None:
-
     suffix = uuid.uuid4().hex[:8]
     a, b = store.tenant(f"vec-a-{suffix}"), store.tenant(f"vec-b-{suffix}")
     seed(b, "b")
@@ -523,7 +551,6 @@ def test_no_one_retrieves_or_overwrites_another_tenants_vectors(
 
 
 def test_knowledge_revisions_are_per_tenant(store: Store) -> None:
-
     suffix = uuid.uuid4().hex[:8]
     a, b = store.tenant(f"rev-a-{suffix}"), store.tenant(f"rev-b-{suffix}")
     for i in range(3):

@@ -152,6 +152,54 @@ class EventsRepo:
         ).scalar_one()
         return int(value)
 
+    def session_count(self, agent: str, session_id: str, *, max_id: int) -> int:
+        """How many events of the session have ids up to ``max_id`` (retired ones too)."""
+        params = {"tenant": self.tenant, "agent": agent, "session_id": session_id}
+        return int(self.conn.execute(_SESSION_COUNT, params | {"max_id": max_id}).scalar_one())
+
+    def session_events_after(
+        self, agent: str, session_id: str, *, after_id: int, max_id: int
+    ) -> list[StoredEvent]:
+        """The session's events with ``after_id < id <= max_id``, in id order."""
+        params = {"tenant": self.tenant, "agent": agent, "session_id": session_id}
+        rows = self.conn.execute(_SESSION_AFTER, params | {"after": after_id, "max_id": max_id})
+        return [event_from_row(r._mapping) for r in rows]
+
+    def last_retired_revision(self, agent: str) -> int | None:
+        """The knowledge revision at which an event of the agent was last retired, if any
+        was (one lookup in a partial index)."""
+        params = {"tenant": self.tenant, "agent": agent}
+        value = self.conn.execute(_LAST_RETIRED, params).scalar_one()
+        return None if value is None else int(value)
+
+    def tool_result_meta(
+        self,
+        agent: str,
+        tool_name: str,
+        *,
+        max_id: int,
+        session_id: str | None,
+        wake_id: str | None,
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """The id and meta of each successful result of ``tool_name`` in the session (or,
+        without one, the wake) with ids up to ``max_id``, in id order; retired ones too."""
+        e = t.events.c
+        scope = e.session_id == session_id if session_id is not None else e.wake_id == wake_id
+        q = (
+            select(e.id, e.meta)
+            .where(
+                e.tenant == self.tenant,
+                e.agent == agent,
+                e.id <= max_id,
+                e.kind == "tool_result",
+                e.tool_name == tool_name,
+                e.is_error.is_(False),
+                scope,
+            )
+            .order_by(e.id)
+        )
+        return [(event_id, meta or {}) for event_id, meta in self.conn.execute(q)]
+
     def events_with_positions(
         self, agent: str, *, after_id: int, upto_id: int, limit: int
     ) -> list[tuple[StoredEvent, int]]:
@@ -195,6 +243,26 @@ _MAX_EVENT_ID = select(func.coalesce(func.max(t.events.c.id), 0)).where(
 )
 _EVENT_BY_STEP = select(t.events).where(
     t.events.c.tenant == bindparam("tenant"), t.events.c.step_key == bindparam("key")
+)
+
+
+# What the tail cache (:mod:`wakeful.substrate.tail_cache`) checks on every read.
+_e = t.events.c
+_SESSION = (
+    _e.tenant == bindparam("tenant"),
+    _e.agent == bindparam("agent"),
+    _e.session_id == bindparam("session_id"),
+)
+_SESSION_COUNT = select(func.count()).where(*_SESSION, _e.id <= bindparam("max_id"))
+_SESSION_AFTER = (
+    select(t.events)
+    .where(*_SESSION, _e.id > bindparam("after"), _e.id <= bindparam("max_id"))
+    .order_by(_e.id)
+)
+_LAST_RETIRED = select(func.max(_e.retired_rev)).where(
+    _e.tenant == bindparam("tenant"),
+    _e.agent == bindparam("agent"),
+    _e.retired_rev.is_not(None),
 )
 
 

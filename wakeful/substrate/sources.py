@@ -28,8 +28,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from sqlalchemy import select
-
 from wakeful.compiler.blocks import Block, BlockKind, Stability
 from wakeful.compiler.policy import Policy
 from wakeful.compiler.triggers import LOADED_META
@@ -42,7 +40,6 @@ from wakeful.skills import (
     skill_ref,
     skills_of_spec,
 )
-from wakeful.substrate import schema as t
 from wakeful.substrate.registry_repo import registry_line
 from wakeful.substrate.snapshot import (
     RECENT_LIMIT,
@@ -225,31 +222,19 @@ def loaded_skills(ctx: SourceContext) -> dict[str, int]:
     """The skills the model loaded in this session (or, without one, this wake) up to the
     compile's event horizon, and the event that first loaded each. A retired result still
     counts: a skill stays loaded for the whole session, whatever consolidation did since."""
-    e = t.events.c
-    scope = (
-        e.session_id == ctx.session_id
-        if ctx.session_id is not None
-        else e.wake_id == ctx.current_wake_id
-    )
-    q = (
-        select(e.id, e.meta)
-        .where(
-            e.tenant == ctx.store.name,
-            e.agent == ctx.agent,
-            e.id <= ctx.max_event_id,
-            e.kind == "tool_result",
-            e.tool_name == LOAD_SKILL,
-            e.is_error.is_(False),
-            scope,
-        )
-        .order_by(e.id)
-    )
     out: dict[str, int] = {}
     with ctx.store.unit() as uow:
-        for event_id, meta in uow.conn.execute(q):
-            name = (meta or {}).get(SKILL_META)
-            if isinstance(name, str):
-                out.setdefault(name, event_id)
+        results = uow.events.tool_result_meta(
+            ctx.agent,
+            LOAD_SKILL,
+            max_id=ctx.max_event_id,
+            session_id=ctx.session_id,
+            wake_id=ctx.current_wake_id,
+        )
+    for event_id, meta in results:
+        name = meta.get(SKILL_META)
+        if isinstance(name, str):
+            out.setdefault(name, event_id)
     return out
 
 

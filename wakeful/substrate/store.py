@@ -155,6 +155,10 @@ class TenantStore:
     max_event_id = _one_shot(lambda u: u.events, EventsRepo.max_event_id)
     count_events = _one_shot(lambda u: u.events, EventsRepo.count_events)
     events_with_positions = _one_shot(lambda u: u.events, EventsRepo.events_with_positions)
+    session_count = _one_shot(lambda u: u.events, EventsRepo.session_count)
+    session_events_after = _one_shot(lambda u: u.events, EventsRepo.session_events_after)
+    last_retired_revision = _one_shot(lambda u: u.events, EventsRepo.last_retired_revision)
+    tool_result_meta = _one_shot(lambda u: u.events, EventsRepo.tool_result_meta)
 
     # --- vector index cursors -----------------------------------------------------------
     index_cursor = _one_shot(lambda u: u.cursors, IndexCursorsRepo.index_cursor)
