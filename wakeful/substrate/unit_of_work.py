@@ -2,8 +2,9 @@
 
 ``TenantStore.unit()`` opens it (``engine.begin()``) and commits when the ``with`` block
 ends, or rolls back when it raises. What the block reads and writes through the unit's
-repositories (``uow.events``, ``uow.knowledge``, ...) is one transaction: several reads see
-one snapshot of the substrate for one pool checkout, several writes are atomic. Each
+repositories (``uow.events``, ``uow.knowledge``, ...) is one transaction: several reads
+share one connection and one pool checkout, several writes are atomic, and a row lock one
+write takes (a knowledge revision's) is held until the unit ends. Each
 repository binds the unit's tenant in every statement it sends, so a unit cannot reach
 another tenant's rows.
 """
