@@ -102,9 +102,16 @@ class MemorySubstrate:
         return mine[tail_start(len(mine), limit, page) :]
 
     @contextlib.contextmanager
-    def tx(self) -> Iterator[None]:
-        """Reads of a list are consistent already; kept for TenantStore's shape."""
-        yield
+    def unit(self) -> Iterator[MemorySubstrate]:
+        """Reads of a list are consistent already; kept for TenantStore's shape (its
+        ``within`` and ``standalone`` too: every call reads the same lists)."""
+        yield self
+
+    def within(self, unit: MemorySubstrate) -> MemorySubstrate:
+        return self
+
+    def standalone(self) -> MemorySubstrate:
+        return self
 
     def max_event_id(self, agent: str) -> int:
         return self._events[-1].id if self._events else 0

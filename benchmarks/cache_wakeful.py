@@ -21,8 +21,10 @@ event-tail bound or page, and a renderer override.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 from benchmarks.cache_session import AgentSession
@@ -73,6 +75,18 @@ class StrategyView:
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(self.shared, attr)
+
+    # TenantStore's unit-of-work shape, answered with this view (not the shared substrate,
+    # which ``__getattr__`` would give): a snapshot's sources read through what these return.
+    @contextlib.contextmanager
+    def unit(self) -> Iterator[StrategyView]:
+        yield self
+
+    def within(self, unit: StrategyView) -> StrategyView:
+        return self
+
+    def standalone(self) -> StrategyView:
+        return self
 
     def _merged(self, events: list[StoredEvent], max_id: int | None) -> list[StoredEvent]:
         asks = {e.wake_id: e for e in self.shared.events(AGENT) if e.kind == "turn"}

@@ -266,16 +266,16 @@ def run(events: int = 100_000, samples: int = 200) -> dict[str, Any]:
 
         def load() -> None:
             # As the compile activity reads: the knowledge revision first, then at it.
-            with ts.tx():
+            with ts.unit() as uow:
                 build_snapshot(
-                    ts,
+                    ts.within(uow),
                     spec | {"tools": []},
                     session_id=wake.session_id,
                     wake_id=wake.wake_id,
                     max_event_id=horizon,
                     as_of=now,
                     recent_limit=200,
-                    revision=ts.knowledge_revision(AGENT),
+                    revision=uow.knowledge.knowledge_revision(AGENT),
                 )
 
         _timed(load, 5)

@@ -10,8 +10,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Connection
-
 from tests.consolidation.test_round import COUNTER, agent_in, turns
 from tests.e2e.harness import Providers
 from wakeful.activities.consolidate_memory import MemoryActivities
@@ -19,19 +17,20 @@ from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.consolidation.contracts import PlanIn, SpanIn
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.substrate.unit_of_work import UnitOfWork
 from wakeful.testing.simulator.server import SimulatorServer
 
 
 class _Watched(TenantStore):
-    """A tenant store that notes the thread of every transaction it opens."""
+    """A tenant store that notes the thread of every unit of work it opens."""
 
     threads: list[int]
 
     @contextmanager
-    def tx(self) -> Iterator[Connection]:
+    def unit(self) -> Iterator[UnitOfWork]:
         self.threads.append(threading.get_ident())
-        with super().tx() as conn:
-            yield conn
+        with super().unit() as uow:
+            yield uow
 
 
 class _Store:

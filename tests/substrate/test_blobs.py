@@ -41,8 +41,8 @@ def _window(turns: int) -> str:
 
 
 def _chunk_rows(ts: TenantStore) -> dict[str, int]:
-    with ts.tx() as conn:
-        rows = conn.execute(
+    with ts.unit() as uow:
+        rows = uow.conn.execute(
             select(t.blobs.c.hash, func.length(t.blobs.c.content)).where(
                 t.blobs.c.tenant == ts.name, t.blobs.c.kind == blob_chunks.CHUNK_KIND
             )
@@ -66,8 +66,10 @@ def test_windows_are_stored_in_chunks_that_later_windows_share(tenant: TenantSto
 def test_a_window_missing_a_chunk_is_reported_not_returned(tenant: TenantStore) -> None:
     digest = tenant.put_blob("window", _window(40))
     lost = sorted(_chunk_rows(tenant))[0]
-    with tenant.tx() as conn:
-        conn.execute(delete(t.blobs).where(t.blobs.c.tenant == tenant.name, t.blobs.c.hash == lost))
+    with tenant.unit() as uow:
+        uow.conn.execute(
+            delete(t.blobs).where(t.blobs.c.tenant == tenant.name, t.blobs.c.hash == lost)
+        )
     with pytest.raises(StoreError, match=f"blob {digest} .* is damaged: its chunks {lost} are"):
         tenant.get_blob(digest)
 

@@ -1,17 +1,20 @@
 """Tenant isolation: one tenant cannot read, retrieve or overwrite another's rows or vectors.
 
 Tenant A holds a full set of rows, every text marked ``SECRET-A``; tenant B has an agent of
-the same name and calls **every public method** of :class:`TenantStore` with A's
+the same name and calls **every public method** of :class:`TenantStore`, and of every
+repository of B's unit of work (``uow.events``, ``uow.knowledge``, ...), with A's
 identifiers (agent name, wake ids, step keys, event/memory/summary ids, blob hashes). Each
 call must (1) return nothing of A's, (2) send SQL that binds B's tenant and never A's, and
 (3) leave every row of A's exactly as it was. The methods are found by reflection: a new
-method without a case in ``CASES`` fails this test until someone says how to attack it.
+method without a case in ``cases()`` fails this test until someone says how to attack it.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +42,7 @@ from wakeful.substrate.records import (
     WakeRecord,
 )
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.substrate.unit_of_work import UnitOfWork
 from wakeful.substrate.vectors.base import FusionMode, SeqKey, VectorPoint, VectorQuery, VectorStore
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.substrate.vectors.memory import MemoryVectorStore
@@ -46,8 +50,9 @@ from wakeful.substrate.vectors.memory import MemoryVectorStore
 SECRET = "SECRET-A"
 AGENT = "a1"
 NOW = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
-# Not repository methods: ``tx`` is the transaction handle the repository mixins share.
-NOT_REPOSITORY = {"tx"}
+# Not repository methods: the unit of work a store runs its calls in, and the stores whose
+# calls run in a given unit (``within``) or each in its own (``standalone``).
+NOT_REPOSITORY = {"unit", "within", "standalone"}
 
 
 @dataclass
@@ -128,6 +133,23 @@ def _events(tag: str) -> list[EventIn]:
     ]
 
 
+def seed_skill_load(ts: TenantStore, tag: str) -> None:
+    """A load_skill result naming ``tag``: what ``tool_result_meta`` finds."""
+    skill = EventIn(
+        step_key="ev:skill",
+        kind="tool_result",
+        role="user",
+        text=f"{tag} skill body",
+        session_id="s-shared",
+        wake_id="w-shared",
+        tool_call_id="call-skill",
+        tool_name="load_skill",
+        event_time=NOW + timedelta(minutes=5),
+        meta={"skill": tag},
+    )
+    ts.append_events(AGENT, [skill])
+
+
 def seed(ts: TenantStore, tag: str) -> Seeded:
     """The same shapes, identifiers and step keys in either tenant; only the texts differ."""
     out = Seeded()
@@ -168,8 +190,9 @@ def seed(ts: TenantStore, tag: str) -> Seeded:
     return out
 
 
-def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
-    """How tenant B calls each method with tenant A's identifiers."""
+def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
+    """How tenant B calls each method with tenant A's identifiers: each case is called with
+    B's store, and with the repository of B's unit of work that has the method."""
     ev, mem, summ = a.event_ids, a.memory_ids, a.summary_ids
     wid = a.wake_id
     body = HandoffBody(goal="b", current_state="b")
@@ -209,6 +232,17 @@ def cases(a: Seeded) -> dict[str, Callable[[TenantStore], Any]]:
         "count_events": lambda b: b.count_events(AGENT),
         "events_with_positions": lambda b: b.events_with_positions(
             AGENT, after_id=0, upto_id=ev[-1], limit=100
+        ),
+        "session_count": lambda b: b.session_count(AGENT, "s-shared", max_id=ev[-1]),
+        "session_events_after": lambda b: b.session_events_after(
+            AGENT, "s-shared", after_id=0, max_id=ev[-1]
+        ),
+        "last_retired_revision": lambda b: b.last_retired_revision(AGENT),
+        "tool_result_meta": lambda b: (
+            b.tool_result_meta(
+                AGENT, "load_skill", max_id=10**12, session_id="s-shared", wake_id=None
+            ),
+            b.tool_result_meta(AGENT, "load_skill", max_id=10**12, session_id=None, wake_id=wid),
         ),
         "index_cursor": lambda b: b.index_cursor(AGENT, "events"),
         "set_index_cursor": lambda b: b.set_index_cursor(AGENT, "events", 10**12),
@@ -301,11 +335,29 @@ def _raises(kind: type[Exception], fn: Callable[[], Any]) -> str:
     return "raised"
 
 
-def repository_methods() -> list[str]:
+def store_methods() -> list[str]:
     return sorted(
         name
         for name, _ in inspect.getmembers(TenantStore, inspect.isfunction)
         if not name.startswith("_") and name not in NOT_REPOSITORY
+    )
+
+
+def _is_repository(member: Any) -> bool:
+    return isinstance(member, functools.cached_property)
+
+
+def repository_methods(ts: TenantStore) -> list[tuple[str, str]]:
+    """``(attribute, method)`` of every public method of every repository a unit holds."""
+    names = [n for n, _ in inspect.getmembers(UnitOfWork, _is_repository)]
+    with ts.unit() as uow:
+        repos = {name: type(getattr(uow, name)) for name in names}
+    assert repos, "a unit of work holds no repositories"
+    return sorted(
+        (attr, name)
+        for attr, cls in repos.items()
+        for name, _ in inspect.getmembers(cls, inspect.isfunction)
+        if not name.startswith("_")
     )
 
 
@@ -344,27 +396,63 @@ def _bound(parameters: Any) -> list[Any]:
     return [parameters]
 
 
-def test_every_repository_method_has_an_isolation_case(store: Store) -> None:
-    missing = sorted(set(repository_methods()) - set(cases(Seeded(event_ids=[1]))))
+def test_every_method_has_an_isolation_case(store: Store) -> None:
+    known = set(cases(Seeded(event_ids=[1])))
+    missing = sorted(set(store_methods()) - known)
     assert not missing, (
         f"TenantStore methods without a tenant-isolation case: {missing}. Add a call to "
         "cases() in tests/substrate/test_isolation.py that uses tenant A's identifiers."
     )
+    in_repositories = repository_methods(store.tenant("iso"))
+    unknown = [f"{attr}.{name}" for attr, name in in_repositories if name not in known]
+    assert not unknown, (
+        f"repository methods without a tenant-isolation case: {unknown}. Add a call to "
+        "cases() in tests/substrate/test_isolation.py that uses tenant A's identifiers."
+    )
+    # and TenantStore has every repository method as a one-shot method (and no other)
+    assert sorted(name for _, name in in_repositories) == store_methods()
 
 
-def test_no_method_reads_or_writes_another_tenants_rows(store: Store) -> None:
-    import uuid
+Calls = Callable[
+    [TenantStore, dict[str, Callable[[Any], Any]]], list[tuple[str, Callable[[], Any]]]
+]
 
+
+def _store_calls(
+    b: TenantStore, attack: dict[str, Callable[[Any], Any]]
+) -> list[tuple[str, Callable[[], Any]]]:
+    """Each method of B's store, in a transaction of its own."""
+    return [(name, functools.partial(attack[name], b)) for name in store_methods()]
+
+
+def _repository_calls(
+    b: TenantStore, attack: dict[str, Callable[[Any], Any]]
+) -> list[tuple[str, Callable[[], Any]]]:
+    """Each method of each repository of a unit of B's, in a unit of its own."""
+
+    def in_unit(attr: str, case: Callable[[Any], Any]) -> Any:
+        with b.unit() as uow:
+            return case(getattr(uow, attr))
+
+    return [
+        (f"{attr}.{name}", functools.partial(in_unit, attr, attack[name]))
+        for attr, name in repository_methods(b)
+    ]
+
+
+@pytest.mark.parametrize("calls", [_store_calls, _repository_calls], ids=["store", "repositories"])
+def test_no_method_reads_or_writes_another_tenants_rows(store: Store, calls: Calls) -> None:
     suffix = uuid.uuid4().hex[:8]
     a, b = store.tenant(f"iso-a-{suffix}"), store.tenant(f"iso-b-{suffix}")
     seed(b, "b")  # B first: A's rows get the larger ids, so a leaked max() would show
+    seed_skill_load(b, "b")
     seeded = seed(a, SECRET)
+    seed_skill_load(a, SECRET)
     before = rows_of(store, a.name)
-    attack = cases(seeded)
     leaks, unscoped = [], []
-    for name in repository_methods():
+    for name, call in calls(b, cases(seeded)):
         with captured_sql(store) as sql:
-            result = attack[name](b)
+            result = call()
         if SECRET in json.dumps(result, default=_dump):
             leaks.append(name)
         for statement, parameters in sql:
@@ -375,6 +463,16 @@ def test_no_method_reads_or_writes_another_tenants_rows(store: Store) -> None:
     assert not unscoped, "statements not scoped to the calling tenant:\n" + "\n".join(unscoped)
     assert rows_of(store, a.name) == before, "tenant B changed tenant A's rows"
     assert b.max_event_id(AGENT) < min(seeded.event_ids)
+
+
+def test_a_unit_of_one_tenant_serves_no_other(store: Store) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    a, b = store.tenant(f"iso-a-{suffix}"), store.tenant(f"iso-b-{suffix}")
+    with (
+        a.unit() as uow,
+        pytest.raises(ValueError, match=r"^a unit of tenant 'iso-a-\w+' used for tenant 'iso-b-"),
+    ):
+        b.within(uow)
 
 
 def _refused(call: Any) -> Any:
@@ -400,8 +498,6 @@ def vectors(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorSt
 def test_no_one_retrieves_or_overwrites_another_tenants_vectors(
     store: Store, vectors: VectorStore
 ) -> None:
-    import uuid
-
     suffix = uuid.uuid4().hex[:8]
     a, b = store.tenant(f"vec-a-{suffix}"), store.tenant(f"vec-b-{suffix}")
     seed(b, "b")
@@ -455,8 +551,6 @@ def test_no_one_retrieves_or_overwrites_another_tenants_vectors(
 
 
 def test_knowledge_revisions_are_per_tenant(store: Store) -> None:
-    import uuid
-
     suffix = uuid.uuid4().hex[:8]
     a, b = store.tenant(f"rev-a-{suffix}"), store.tenant(f"rev-b-{suffix}")
     for i in range(3):

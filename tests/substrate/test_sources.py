@@ -29,9 +29,7 @@ class Probe:
 
     def blocks(self, ctx: SourceContext) -> Sequence[Any]:
         # Which thread, and whether it ran inside the snapshot's transaction.
-        self.seen.append(
-            (threading.get_ident(), getattr(ctx.store._open, "conn", None) is not None)
-        )
+        self.seen.append((threading.get_ident(), ctx.store.bound is not None))
         return self.out
 
 

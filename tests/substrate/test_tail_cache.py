@@ -79,8 +79,8 @@ def test_an_event_committed_late_with_a_lower_id_is_not_missed(tenant: TenantSto
     late = tenant.append_events(agent, [_turn("late", "late turn", session="elsewhere")])[0]
     _append(tenant, agent, range(4, 6))
     _both(cache, tenant, agent)
-    with tenant.tx() as conn:
-        conn.exec_driver_sql(
+    with tenant.unit() as uow:
+        uow.conn.exec_driver_sql(
             "UPDATE events SET session_id = 's1' WHERE tenant = %(t)s AND id = %(id)s",
             {"t": tenant.name, "id": late.id},
         )

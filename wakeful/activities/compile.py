@@ -272,18 +272,19 @@ class CompileActivities:
         skills = self.deps.skills_for(agent)
         spec = spec_with_skills(spec, skills)
         policy = self.deps.policy(inp.runtime.policy, inp.ttls)
-        with ts.tx():
+        with ts.unit() as uow:
+            here = ts.within(uow)  # for the helpers written against the store's methods
             if inp.open is not None:
-                open_wake(ts, inp.open)
+                open_wake(here, inp.open)
             # Decisions past their expiry are retired by this compile and named in its
             # ledger (``registry.expired``): a rule never leaves the window unannounced.
-            expired = ts.expire_decisions(wake.agent, inp.now, step=key)
+            expired = uow.registry.expire_decisions(wake.agent, inp.now, step=key)
             # The revision first: knowledge committed while the snapshot reads is newer
             # than it, so the snapshot leaves it out now and a replay leaves it out again.
-            revision = ts.knowledge_revision(wake.agent)
-            max_event_id = ts.max_event_id(wake.agent)
+            revision = uow.knowledge.knowledge_revision(wake.agent)
+            max_event_id = uow.events.max_event_id(wake.agent)
             snapshot, started = gather_snapshot(
-                ts,
+                here,
                 spec,
                 session_id=wake.session_id,
                 wake_id=wake.wake_id,
@@ -297,7 +298,9 @@ class CompileActivities:
             )
             # Read only for an agent with a daily cap: the cycle checks it before the call.
             spent = (
-                ts.spend_since(wake.agent, day_start(inp.now)) if has_day_cap(inp.runtime) else None
+                uow.wakes.spend_since(wake.agent, day_start(inp.now))
+                if has_day_cap(inp.runtime)
+                else None
             )
         # The agent's own sources, waited for once the transaction has committed; stored
         # with the spec, whence a replay reads them back.
@@ -351,12 +354,12 @@ class CompileActivities:
             ("policy", policy.model_dump_json()),
             ("spec", canonical_json(spec)),
         ]
-        with ts.tx():
-            window_hash, ledger_hash, policy_hash, spec_hash = ts.put_blobs(blobs)
+        with ts.unit() as uow:
+            window_hash, ledger_hash, policy_hash, spec_hash = uow.blobs.put_blobs(blobs)
             if window.evidence_text:
                 evidence = evidence_event(wake, inp.call_index, window, inp.now)
-                ts.append_events(wake.agent, [evidence])
-            rec = ts.record_compile(
+                uow.events.append_events(wake.agent, [evidence])
+            rec = uow.wakes.record_compile(
                 CompileRecord(
                     agent=wake.agent,
                     wake_id=wake.wake_id,

@@ -172,12 +172,12 @@ class ModelActivities:
         """Store the reply (``output``, its JSON) and its record in one transaction,
         committed before anything else is written; then go on as :meth:`_after`. Runs in a
         thread."""
-        with ts.tx():
-            output_hash = ts.put_blob("model_output", output)
-            rec = ts.record_model_call(rec)
+        with ts.unit() as uow:
+            output_hash = uow.blobs.put_blob("model_output", output)
+            rec = uow.wakes.record_model_call(rec)
             # A concurrent attempt may have recorded first: answer with its reply, not this.
             if rec.output_hash != output_hash:
-                reply = ModelReply.model_validate_json(ts.get_blob(rec.output_hash))
+                reply = ModelReply.model_validate_json(uow.blobs.get_blob(rec.output_hash))
         return self._after(ts, inp, rec, reply, began)
 
     def _after(
@@ -200,16 +200,17 @@ class ModelActivities:
                 type="UserError",
                 non_retryable=True,
             )
-        with ts.tx():
+        with ts.unit() as uow:
+            here = ts.within(uow)  # for the helpers written against the store's methods
             if inp.record:
-                record_reply(ts, inp.wake, inp.call_index, reply, inp.at)
+                record_reply(here, inp.wake, inp.call_index, reply, inp.at)
             if not (inp.finish and not reply.tool_calls):
                 return out
             (compiled,) = [
-                c for c in ts.compiles(inp.wake.wake_id) if c.call_index == inp.call_index
+                c for c in uow.wakes.compiles(inp.wake.wake_id) if c.call_index == inp.call_index
             ]
             handoff_id = close_wake(
-                ts,
+                here,
                 FinishWakeIn(
                     wake=inp.wake,
                     goal=Goal.model_validate(compiled.goal),  # the goal this call compiled for
@@ -229,12 +230,15 @@ def _load(
     """The call's stored record and reply when a previous attempt stored them; else the
     window to send (from ``windows`` when this worker compiled it). One transaction; runs
     in a thread."""
-    with ts.tx():
-        done = ts.model_call_by_step(key)
+    with ts.unit() as uow:
+        done = uow.wakes.model_call_by_step(key)
         if done is not None:
-            return (done, ModelReply.model_validate_json(ts.get_blob(done.output_hash))), {}
+            reply = ModelReply.model_validate_json(uow.blobs.get_blob(done.output_hash))
+            return (done, reply), {}
         window = windows.get(inp.window_hash)
-        return None, json.loads(window if window is not None else ts.get_blob(inp.window_hash))
+        if window is None:
+            window = uow.blobs.get_blob(inp.window_hash)
+        return None, json.loads(window)
 
 
 def _finished_at(at: datetime, began: float) -> datetime:

@@ -171,8 +171,8 @@ class ToolActivities:
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "result", call.id)
         # Two transactions (read, then write), none held while the tool runs.
-        with activity.shield_thread_cancel_exception(), ts.tx():
-            e = ts.event_by_step(key)
+        with activity.shield_thread_cancel_exception(), ts.unit() as uow:
+            e = uow.events.event_by_step(key)
             if e is not None:
                 return RunToolOut(
                     event_id=e.id,
@@ -181,12 +181,12 @@ class ToolActivities:
                     reused=True,
                     **_answer(call.name, e.text, e.is_error),
                 )
-            reply = ModelReply.model_validate_json(ts.get_blob(inp.output_hash))
+            reply = ModelReply.model_validate_json(uow.blobs.get_blob(inp.output_hash))
             # This tool's calls the model got wrong earlier in this wake: the tool calls of
             # a wake run one at a time, so each call counts those recorded before it.
             wrong = sum(
                 1
-                for e in ts.events(wake.agent, wake_id=wake.wake_id)
+                for e in uow.events.events(wake.agent, wake_id=wake.wake_id)
                 if e.kind == "tool_result" and e.tool_name == call.name and e.meta.get("retry")
             )
         args = next(c.input for c in reply.tool_calls if c.id == call.id)
@@ -259,11 +259,11 @@ class ToolActivities:
             self.deps.telemetry.record_tool(span, is_error=is_error, output=text)
         redacted = self.redaction.redact(text)
         text = redacted.text
-        with activity.shield_thread_cancel_exception(), ts.tx():
-            result_hash = ts.put_blob("tool_result", text)
+        with activity.shield_thread_cancel_exception(), ts.unit() as uow:
+            result_hash = uow.blobs.put_blob("tool_result", text)
             whole = len(text)
             text = shorten(text, limit, result_hash)  # stored whole; the window gets a part
-            (event,) = ts.append_events(
+            (event,) = uow.events.append_events(
                 wake.agent,
                 [
                     EventIn(

@@ -1,15 +1,15 @@
 """Blobs: the claim-check store of windows, ledgers, model outputs and tool results.
 
-A mixin of :class:`wakeful.substrate.store.TenantStore` (the same tenant scoping). Blobs are
-content-addressed, so a write is idempotent; windows are stored in chunks that later
-windows share (:mod:`wakeful.substrate.blob_chunks`).
+:class:`BlobsRepo` works on one tenant's blobs, on the connection it is given (a unit of
+work's: :mod:`wakeful.substrate.unit_of_work`). Blobs are content-addressed, so a write is
+idempotent; windows are stored in chunks that later windows share
+(:mod:`wakeful.substrate.blob_chunks`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 
 from sqlalchemy import Connection, any_, bindparam, select
 from sqlalchemy.dialects.postgresql import insert
@@ -20,14 +20,15 @@ from wakeful.substrate import blob_chunks
 from wakeful.substrate import schema as t
 from wakeful.substrate.pg_safe import pg_text
 
-__all__ = ["BlobsMixin"]
+__all__ = ["BlobsRepo"]
 
 
-class BlobsMixin:
-    name: str
+class BlobsRepo:
+    """One tenant's blobs, on one connection."""
 
-    def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
-        raise NotImplementedError
+    def __init__(self, conn: Connection, tenant: str) -> None:
+        self.conn = conn
+        self.tenant = tenant
 
     def put_blob(self, kind: str, content: str) -> str:
         (digest,) = self.put_blobs([(kind, content)])
@@ -49,7 +50,7 @@ class BlobsMixin:
 
         def row(digest: str, kind: str, content: str) -> None:
             rows.setdefault(
-                digest, {"tenant": self.name, "hash": digest, "kind": kind, "content": content}
+                digest, {"tenant": self.tenant, "hash": digest, "kind": kind, "content": content}
             )
 
         for digest, (kind, content) in zip(digests, items, strict=True):
@@ -61,33 +62,31 @@ class BlobsMixin:
             row(digest, kind, content)
         if not rows:
             return digests
-        with self.tx() as conn:
-            if chunks:
-                params = {"tenant": self.name, "hashes": list(chunks)}
-                stored = set(conn.execute(_STORED_HASHES, params).scalars())
-                for digest, part in chunks.items():
-                    if digest not in stored:
-                        row(digest, blob_chunks.CHUNK_KIND, part)
-            # A parameter list, not ``.values([...])``: SQLAlchemy caches the compiled
-            # statement and still sends the rows as one multi-row INSERT.
-            conn.execute(_PUT_BLOB, list(rows.values()))
+        if chunks:
+            params = {"tenant": self.tenant, "hashes": list(chunks)}
+            stored = set(self.conn.execute(_STORED_HASHES, params).scalars())
+            for digest, part in chunks.items():
+                if digest not in stored:
+                    row(digest, blob_chunks.CHUNK_KIND, part)
+        # A parameter list, not ``.values([...])``: SQLAlchemy caches the compiled
+        # statement and still sends the rows as one multi-row INSERT.
+        self.conn.execute(_PUT_BLOB, list(rows.values()))
         return digests
 
     def get_blob(self, digest: str) -> str:
-        with self.tx() as conn:
-            row = conn.execute(_GET_BLOB, {"tenant": self.name, "hash": digest}).first()
-            if row is None:
-                raise StoreError(f"no blob {digest} in tenant {self.name!r}")
-            if not blob_chunks.is_manifest(row.kind):
-                return str(row.content)
-            hashes: list[str] = json.loads(row.content)
-            rows = conn.execute(_GET_CHUNKS, {"tenant": self.name, "hashes": hashes})
-            found = {h: content for h, content in rows}
+        row = self.conn.execute(_GET_BLOB, {"tenant": self.tenant, "hash": digest}).first()
+        if row is None:
+            raise StoreError(f"no blob {digest} in tenant {self.tenant!r}")
+        if not blob_chunks.is_manifest(row.kind):
+            return str(row.content)
+        hashes: list[str] = json.loads(row.content)
+        rows = self.conn.execute(_GET_CHUNKS, {"tenant": self.tenant, "hashes": hashes})
+        found = {h: content for h, content in rows}
         text = "".join(found.get(h, "") for h in hashes)
         if content_hash(text) != digest:
             missing = sorted(set(hashes) - set(found))
             raise StoreError(
-                f"blob {digest} in tenant {self.name!r} is damaged: its chunks"
+                f"blob {digest} in tenant {self.tenant!r} is damaged: its chunks"
                 + (f" {', '.join(missing)} are missing" if missing else " do not add up to it")
             )
         return text

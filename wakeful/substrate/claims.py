@@ -1,14 +1,14 @@
 """Webhook delivery claims: which event an agent's idempotency key belongs to.
 
-A mixin of :class:`wakeful.substrate.store.TenantStore` (the same tenant scoping). A claim is
-won atomically — ``INSERT ... ON CONFLICT DO NOTHING``, then the row that stands is read —
-so of any number of concurrent deliveries with one key, exactly one event wins. Only digests
-are stored (a sender's key may hold a secret).
+:class:`ClaimsRepo` works on one tenant's claims, on the connection it is given (a unit of
+work's: :mod:`wakeful.substrate.unit_of_work`). A claim is won atomically — ``INSERT ... ON
+CONFLICT DO NOTHING``, then the row that stands is read — so of any number of concurrent
+deliveries with one key, exactly one event wins. Only digests are stored (a sender's key
+may hold a secret).
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,7 +17,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
 
-__all__ = ["Claim", "ClaimState", "ClaimsMixin"]
+__all__ = ["Claim", "ClaimState", "ClaimsRepo"]
 
 ClaimState = Literal["claimed", "delivered", "legacy"]
 
@@ -32,55 +32,53 @@ class Claim:
     state: ClaimState
 
 
-class ClaimsMixin:
-    name: str
+class ClaimsRepo:
+    """One tenant's webhook delivery claims, on one connection."""
 
-    def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
-        raise NotImplementedError
+    def __init__(self, conn: Connection, tenant: str) -> None:
+        self.conn = conn
+        self.tenant = tenant
 
     def claim_delivery(self, agent: str, key_digest: str, event_digest: str) -> Claim:
         """Claim ``key_digest`` for ``event_digest``, or report the claim that stands."""
-        params = {"tenant": self.name, "agent": agent, "key": key_digest, "event": event_digest}
-        with self.tx() as conn:
-            if conn.execute(_CLAIM, params).first() is not None:
-                return Claim(won=True, same_event=True, state="claimed")
-            # A concurrent claim waited on the unique key: it is committed by now.
-            row = conn.execute(_STANDING, params).one()
+        params = {"tenant": self.tenant, "agent": agent, "key": key_digest, "event": event_digest}
+        if self.conn.execute(_CLAIM, params).first() is not None:
+            return Claim(won=True, same_event=True, state="claimed")
+        # A concurrent claim waited on the unique key: it is committed by now.
+        row = self.conn.execute(_STANDING, params).one()
         return Claim(won=False, same_event=row.event_digest == event_digest, state=row.state)
 
     def claim_delivered(self, agent: str, key_digest: str, event_digest: str) -> None:
         """Temporal has the event: mark its claim (making it again if it was released
         meanwhile; never taking over another event's claim)."""
         stmt = insert(t.webhook_claims).values(
-            tenant=self.name,
+            tenant=self.tenant,
             agent=agent,
             key_digest=key_digest,
             event_digest=event_digest,
             state="delivered",
         )
         c = t.webhook_claims.c
-        with self.tx() as conn:
-            conn.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=["tenant", "agent", "key_digest"],
-                    set_={"state": "delivered", "updated_at": func.now()},
-                    where=(c.event_digest == stmt.excluded.event_digest) & (c.state == "claimed"),
-                )
+        self.conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["tenant", "agent", "key_digest"],
+                set_={"state": "delivered", "updated_at": func.now()},
+                where=(c.event_digest == stmt.excluded.event_digest) & (c.state == "claimed"),
             )
+        )
 
     def release_claim(self, agent: str, key_digest: str, event_digest: str) -> None:
         """The event could not be delivered: free its key for the sender's retry (any body)."""
         c = t.webhook_claims.c
-        with self.tx() as conn:
-            conn.execute(
-                delete(t.webhook_claims).where(
-                    c.tenant == self.name,
-                    c.agent == agent,
-                    c.key_digest == key_digest,
-                    c.event_digest == event_digest,
-                    c.state == "claimed",
-                )
+        self.conn.execute(
+            delete(t.webhook_claims).where(
+                c.tenant == self.tenant,
+                c.agent == agent,
+                c.key_digest == key_digest,
+                c.event_digest == event_digest,
+                c.state == "claimed",
             )
+        )
 
 
 _CLAIM = (

@@ -1,8 +1,10 @@
 """Events: the agent's append-only log of turns, tool calls and tool results.
 
-A mixin of :class:`wakeful.substrate.store.TenantStore` (the same tenant scoping). Appends
-are idempotent on ``step_key``: a retry returns the events as first stored. The one change an
-event row ever sees is its retirement by consolidation (:mod:`wakeful.substrate.knowledge`).
+:class:`EventsRepo` reads and writes one tenant's events on the connection it is given (a
+unit of work's: :mod:`wakeful.substrate.unit_of_work`); every statement binds its tenant.
+Appends are idempotent on ``step_key``: a retry returns the events as first stored. The one
+change an event row ever sees is its retirement by consolidation
+(:mod:`wakeful.substrate.consolidation_repo`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 from sqlalchemy import Connection, Select, TextClause, bindparam, func, select, text
@@ -19,17 +20,17 @@ from wakeful.compiler.blocks import content_hash
 from wakeful.substrate import schema as t
 from wakeful.substrate.pg_safe import pg_json
 from wakeful.substrate.records import EventIn, StoredEvent
-from wakeful.substrate.revisions import current_revision
 from wakeful.substrate.tail import tail_start
 
-__all__ = ["EventsMixin", "event_from_row"]
+__all__ = ["EventsRepo", "event_from_row"]
 
 
-class EventsMixin:
-    name: str
+class EventsRepo:
+    """One tenant's event log, on one connection."""
 
-    def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
-        raise NotImplementedError
+    def __init__(self, conn: Connection, tenant: str) -> None:
+        self.conn = conn
+        self.tenant = tenant
 
     def append_events(self, agent: str, items: Sequence[EventIn]) -> list[StoredEvent]:
         """Append in order; events whose step_key exists already are returned as stored.
@@ -53,17 +54,18 @@ class EventsMixin:
             for name, values in columns.items():
                 values.append(row[name])
         keys = columns["step_key"]
-        with self.tx() as conn:
-            inserted = conn.execute(_APPEND, {"tenant": self.name, "agent": agent, **columns}).all()
-            by_key = {r.step_key: event_from_row(r._mapping) for r in inserted}
-            missing = [k for k in keys if k not in by_key]
-            if missing:  # a retry: these were appended before
-                found = conn.execute(
-                    select(t.events).where(
-                        t.events.c.tenant == self.name, t.events.c.step_key.in_(missing)
-                    )
+        inserted = self.conn.execute(
+            _APPEND, {"tenant": self.tenant, "agent": agent, **columns}
+        ).all()
+        by_key = {r.step_key: event_from_row(r._mapping) for r in inserted}
+        missing = [k for k in keys if k not in by_key]
+        if missing:  # a retry: these were appended before
+            found = self.conn.execute(
+                select(t.events).where(
+                    t.events.c.tenant == self.tenant, t.events.c.step_key.in_(missing)
                 )
-                by_key.update({r.step_key: event_from_row(r._mapping) for r in found})
+            )
+            by_key.update({r.step_key: event_from_row(r._mapping) for r in found})
         return [by_key[k] for k in keys]
 
     def events(
@@ -78,16 +80,14 @@ class EventsMixin:
     ) -> list[StoredEvent]:
         """Events in append order. ``newest`` with ``limit`` gives the last ``limit``."""
         q = _events_query(wake_id is not None, max_id is not None, include_retired, newest)
-        params = {"tenant": self.name, "agent": agent, "wake_id": wake_id, "max_id": max_id}
-        with self.tx() as conn:
-            rows = conn.execute(q if limit is None else q.limit(limit), params)
-            out = [event_from_row(r._mapping) for r in rows]
+        params = {"tenant": self.tenant, "agent": agent, "wake_id": wake_id, "max_id": max_id}
+        rows = self.conn.execute(q if limit is None else q.limit(limit), params)
+        out = [event_from_row(r._mapping) for r in rows]
         return out[::-1] if newest else out
 
     def event_by_step(self, step_key: str) -> StoredEvent | None:
         """The event a step wrote, if it did (one index lookup: a retry's first check)."""
-        with self.tx() as conn:
-            row = conn.execute(_EVENT_BY_STEP, {"tenant": self.name, "key": step_key}).first()
+        row = self.conn.execute(_EVENT_BY_STEP, {"tenant": self.tenant, "key": step_key}).first()
         return None if row is None else event_from_row(row._mapping)
 
     def recent_events(
@@ -117,48 +117,88 @@ class EventsMixin:
         """
         tail_start(0, limit, page)  # validates limit and page
         e = t.events.c
-        mine = [e.tenant == self.name, e.agent == agent, e.id <= max_id]
-        with self.tx() as conn:
-            if session_id is None or page == 1:
-                newest = select(t.events).where(*mine).order_by(e.id.desc()).limit(limit)
-                tail = newest.subquery()
-                q = select(tail)
-                if session_id is not None:
-                    q = q.where(tail.c.session_id == session_id)
-                return [event_from_row(r._mapping) for r in conn.execute(q.order_by(tail.c.id))]
-            mine.append(e.session_id == session_id)
-            ids = (
-                conn.execute(
-                    select(e.id).where(*mine).order_by(e.id.desc()).limit(limit + page - 1)
-                )
-                .scalars()
-                .all()
+        mine = [e.tenant == self.tenant, e.agent == agent, e.id <= max_id]
+        if session_id is None or page == 1:
+            newest = select(t.events).where(*mine).order_by(e.id.desc()).limit(limit)
+            tail = newest.subquery()
+            q = select(tail)
+            if session_id is not None:
+                q = q.where(tail.c.session_id == session_id)
+            return [event_from_row(r._mapping) for r in self.conn.execute(q.order_by(tail.c.id))]
+        mine.append(e.session_id == session_id)
+        ids = (
+            self.conn.execute(
+                select(e.id).where(*mine).order_by(e.id.desc()).limit(limit + page - 1)
             )
-            first_id = ids[-1] if ids else 0
-            if len(ids) > limit:
-                total = conn.execute(select(func.count()).where(*mine)).scalar_one()
-                first_id = ids[total - 1 - tail_start(total, limit, page)]
-            q = select(t.events).where(*mine, e.id >= first_id).order_by(e.id)
-            return [event_from_row(r._mapping) for r in conn.execute(q)]
-
-    def knowledge_revision(self, agent: str) -> int:
-        """The agent's last committed knowledge revision (:mod:`wakeful.substrate.revisions`)."""
-        with self.tx() as conn:
-            return current_revision(conn, self.name, agent)
+            .scalars()
+            .all()
+        )
+        first_id = ids[-1] if ids else 0
+        if len(ids) > limit:
+            total = self.conn.execute(select(func.count()).where(*mine)).scalar_one()
+            first_id = ids[total - 1 - tail_start(total, limit, page)]
+        q = select(t.events).where(*mine, e.id >= first_id).order_by(e.id)
+        return [event_from_row(r._mapping) for r in self.conn.execute(q)]
 
     def max_event_id(self, agent: str) -> int:
-        with self.tx() as conn:
-            value = conn.execute(_MAX_EVENT_ID, {"tenant": self.name, "agent": agent}).scalar_one()
+        value = self.conn.execute(
+            _MAX_EVENT_ID, {"tenant": self.tenant, "agent": agent}
+        ).scalar_one()
         return int(value)
 
     def count_events(self, agent: str) -> int:
-        with self.tx() as conn:
-            value = conn.execute(
-                select(func.count()).where(
-                    t.events.c.tenant == self.name, t.events.c.agent == agent
-                )
-            ).scalar_one()
+        value = self.conn.execute(
+            select(func.count()).where(t.events.c.tenant == self.tenant, t.events.c.agent == agent)
+        ).scalar_one()
         return int(value)
+
+    def session_count(self, agent: str, session_id: str, *, max_id: int) -> int:
+        """How many events of the session have ids up to ``max_id`` (retired ones too)."""
+        params = {"tenant": self.tenant, "agent": agent, "session_id": session_id}
+        return int(self.conn.execute(_SESSION_COUNT, params | {"max_id": max_id}).scalar_one())
+
+    def session_events_after(
+        self, agent: str, session_id: str, *, after_id: int, max_id: int
+    ) -> list[StoredEvent]:
+        """The session's events with ``after_id < id <= max_id``, in id order."""
+        params = {"tenant": self.tenant, "agent": agent, "session_id": session_id}
+        rows = self.conn.execute(_SESSION_AFTER, params | {"after": after_id, "max_id": max_id})
+        return [event_from_row(r._mapping) for r in rows]
+
+    def last_retired_revision(self, agent: str) -> int | None:
+        """The knowledge revision at which an event of the agent was last retired, if any
+        was (one lookup in a partial index)."""
+        params = {"tenant": self.tenant, "agent": agent}
+        value = self.conn.execute(_LAST_RETIRED, params).scalar_one()
+        return None if value is None else int(value)
+
+    def tool_result_meta(
+        self,
+        agent: str,
+        tool_name: str,
+        *,
+        max_id: int,
+        session_id: str | None,
+        wake_id: str | None,
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """The id and meta of each successful result of ``tool_name`` in the session (or,
+        without one, the wake) with ids up to ``max_id``, in id order; retired ones too."""
+        e = t.events.c
+        scope = e.session_id == session_id if session_id is not None else e.wake_id == wake_id
+        q = (
+            select(e.id, e.meta)
+            .where(
+                e.tenant == self.tenant,
+                e.agent == agent,
+                e.id <= max_id,
+                e.kind == "tool_result",
+                e.tool_name == tool_name,
+                e.is_error.is_(False),
+                scope,
+            )
+            .order_by(e.id)
+        )
+        return [(event_id, meta or {}) for event_id, meta in self.conn.execute(q)]
 
     def events_with_positions(
         self, agent: str, *, after_id: int, upto_id: int, limit: int
@@ -169,24 +209,23 @@ class EventsMixin:
         Positions are what vector chunks use as neighbours' coordinates (seq ± 1).
         """
         e = t.events.c
-        with self.tx() as conn:
-            rows = conn.execute(
-                select(t.events)
-                .where(e.tenant == self.name, e.agent == agent)
-                .where(e.id > after_id, e.id <= upto_id)
-                .order_by(e.id)
-                .limit(limit)
-            ).all()
-            sessions = sorted({r.session_id for r in rows if r.session_id is not None})
-            before: dict[str, int] = {}
-            if sessions:
-                counted = conn.execute(
-                    select(e.session_id, func.count())
-                    .where(e.tenant == self.name, e.agent == agent)
-                    .where(e.session_id.in_(sessions), e.id <= after_id)
-                    .group_by(e.session_id)
-                )
-                before = {s: int(n) for s, n in counted}
+        rows = self.conn.execute(
+            select(t.events)
+            .where(e.tenant == self.tenant, e.agent == agent)
+            .where(e.id > after_id, e.id <= upto_id)
+            .order_by(e.id)
+            .limit(limit)
+        ).all()
+        sessions = sorted({r.session_id for r in rows if r.session_id is not None})
+        before: dict[str, int] = {}
+        if sessions:
+            counted = self.conn.execute(
+                select(e.session_id, func.count())
+                .where(e.tenant == self.tenant, e.agent == agent)
+                .where(e.session_id.in_(sessions), e.id <= after_id)
+                .group_by(e.session_id)
+            )
+            before = {s: int(n) for s, n in counted}
         out: list[tuple[StoredEvent, int]] = []
         for r in rows:
             event = event_from_row(r._mapping)
@@ -198,12 +237,32 @@ class EventsMixin:
         return out
 
 
-# Hot reads are built once, with bound parameters (see store.py).
+# Hot reads are built once, with bound parameters (see wakes_repo.py).
 _MAX_EVENT_ID = select(func.coalesce(func.max(t.events.c.id), 0)).where(
     t.events.c.tenant == bindparam("tenant"), t.events.c.agent == bindparam("agent")
 )
 _EVENT_BY_STEP = select(t.events).where(
     t.events.c.tenant == bindparam("tenant"), t.events.c.step_key == bindparam("key")
+)
+
+
+# What the tail cache (:mod:`wakeful.substrate.tail_cache`) checks on every read.
+_e = t.events.c
+_SESSION = (
+    _e.tenant == bindparam("tenant"),
+    _e.agent == bindparam("agent"),
+    _e.session_id == bindparam("session_id"),
+)
+_SESSION_COUNT = select(func.count()).where(*_SESSION, _e.id <= bindparam("max_id"))
+_SESSION_AFTER = (
+    select(t.events)
+    .where(*_SESSION, _e.id > bindparam("after"), _e.id <= bindparam("max_id"))
+    .order_by(_e.id)
+)
+_LAST_RETIRED = select(func.max(_e.retired_rev)).where(
+    _e.tenant == bindparam("tenant"),
+    _e.agent == bindparam("agent"),
+    _e.retired_rev.is_not(None),
 )
 
 

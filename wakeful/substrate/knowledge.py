@@ -1,9 +1,10 @@
 """Handoff notes, the load-bearing registry, memories and summaries.
 
-A mixin of :class:`wakeful.substrate.store.TenantStore`: the same tenant scoping and the same
-idempotent ``step_key`` writes. Nothing here is ever overwritten: a newer memory supersedes an
-older one by pointer and validity interval; a newer decision supersedes by ``superseded_by``
-(writing decisions by key, retiring and expiring them: :mod:`wakeful.substrate.registry_repo`).
+:class:`KnowledgeRepo` reads and writes one tenant's knowledge on the connection it is given
+(a unit of work's: :mod:`wakeful.substrate.unit_of_work`), with idempotent ``step_key``
+writes. Nothing here is ever overwritten: a newer memory supersedes an older one by pointer
+and validity interval; a newer decision supersedes by ``superseded_by`` (writing decisions
+by key, retiring and expiring them: :mod:`wakeful.substrate.registry_repo`).
 
 Memories are bi-temporal. Valid time: ``captured_at`` to ``invalidated_at`` (when the fact
 held). Transaction time: the agent's knowledge revisions (:mod:`wakeful.substrate.revisions`)
@@ -15,7 +16,6 @@ revision can be read again byte-for-byte after consolidation has moved on.
 from __future__ import annotations
 
 import functools
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
@@ -23,7 +23,7 @@ from sqlalchemy import Connection, Select, and_, bindparam, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
-from wakeful.substrate.consolidation_repo import ConsolidationMixin, memory_from_row
+from wakeful.substrate.consolidation_repo import memory_from_row
 from wakeful.substrate.records import (
     DecisionRecord,
     HandoffBody,
@@ -31,21 +31,25 @@ from wakeful.substrate.records import (
     MemoryRecord,
     SummaryRecord,
 )
-from wakeful.substrate.registry_repo import RegistryMixin
-from wakeful.substrate.revisions import bump_revision
+from wakeful.substrate.revisions import bump_revision, current_revision
 
 
-class KnowledgeMixin(RegistryMixin, ConsolidationMixin):
-    name: str
+class KnowledgeRepo:
+    """One tenant's handoff notes, decisions, memories and summaries, on one connection."""
 
-    def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
-        raise NotImplementedError
+    def __init__(self, conn: Connection, tenant: str) -> None:
+        self.conn = conn
+        self.tenant = tenant
+
+    def knowledge_revision(self, agent: str) -> int:
+        """The agent's last committed knowledge revision (:mod:`wakeful.substrate.revisions`)."""
+        return current_revision(self.conn, self.tenant, agent)
 
     # --- handoff notes ------------------------------------------------------------------
 
     def write_handoff(self, rec: HandoffRecord) -> HandoffRecord:
         values: dict[str, Any] = {
-            "tenant": self.name,
+            "tenant": self.tenant,
             "agent": rec.agent,
             "session_id": rec.session_id,
             "wake_id": rec.wake_id,
@@ -53,16 +57,15 @@ class KnowledgeMixin(RegistryMixin, ConsolidationMixin):
             "body": rec.body.model_dump(),
             "text": rec.body.render(),
         }
-        with self.tx() as conn:
-            values["recorded_rev"] = bump_revision(conn, self.name, rec.agent)
-            row = conn.execute(_INSERT_HANDOFF, values).first()
-            if row is None:  # a retry: the first note stands
-                row = conn.execute(
-                    select(t.handoff_notes).where(
-                        t.handoff_notes.c.tenant == self.name,
-                        t.handoff_notes.c.step_key == rec.step_key,
-                    )
-                ).one()
+        values["recorded_rev"] = bump_revision(self.conn, self.tenant, rec.agent)
+        row = self.conn.execute(_INSERT_HANDOFF, values).first()
+        if row is None:  # a retry: the first note stands
+            row = self.conn.execute(
+                select(t.handoff_notes).where(
+                    t.handoff_notes.c.tenant == self.tenant,
+                    t.handoff_notes.c.step_key == rec.step_key,
+                )
+            ).one()
         return _handoff(row._mapping)
 
     def latest_handoff(
@@ -83,61 +86,54 @@ class KnowledgeMixin(RegistryMixin, ConsolidationMixin):
             revision is not None,
         )
         params = {
-            "tenant": self.name,
+            "tenant": self.tenant,
             "agent": agent,
             "session": other_than_session,
             "before": before,
             "max_id": max_id,
             "rev": revision,
         }
-        with self.tx() as conn:
-            row = conn.execute(q, params).first()
+        row = self.conn.execute(q, params).first()
         return None if row is None else _handoff(row._mapping)
 
     def handoffs(self, agent: str) -> list[HandoffRecord]:
-        with self.tx() as conn:
-            rows = conn.execute(
-                select(t.handoff_notes)
-                .where(t.handoff_notes.c.tenant == self.name, t.handoff_notes.c.agent == agent)
-                .order_by(t.handoff_notes.c.id)
-            )
-            return [_handoff(r._mapping) for r in rows]
+        rows = self.conn.execute(
+            select(t.handoff_notes)
+            .where(t.handoff_notes.c.tenant == self.tenant, t.handoff_notes.c.agent == agent)
+            .order_by(t.handoff_notes.c.id)
+        )
+        return [_handoff(r._mapping) for r in rows]
 
     # --- load-bearing registry ----------------------------------------------------------
 
     def register_decision(self, rec: DecisionRecord) -> DecisionRecord:
         """Add a decision; an existing id is kept as first written (ids are never reused)."""
-        with self.tx() as conn:
-            rev = bump_revision(conn, self.name, rec.agent)
-            conn.execute(
-                insert(t.decisions)
-                .values(
-                    tenant=self.name, recorded_rev=rev, **rec.model_dump(exclude={"created_at"})
-                )
-                .on_conflict_do_nothing(index_elements=["tenant", "agent", "decision_id"])
-            )
+        rev = bump_revision(self.conn, self.tenant, rec.agent)
+        self.conn.execute(
+            insert(t.decisions)
+            .values(tenant=self.tenant, recorded_rev=rev, **rec.model_dump(exclude={"created_at"}))
+            .on_conflict_do_nothing(index_elements=["tenant", "agent", "decision_id"])
+        )
         return rec
 
     def supersede_decision(self, agent: str, decision_id: str, by: str) -> None:
         """Point a live decision at its successor (a superseded one keeps its first)."""
         d = t.decisions.c
-        with self.tx() as conn:
-            rev = bump_revision(conn, self.name, agent)
-            conn.execute(
-                update(t.decisions)
-                .where(d.tenant == self.name, d.agent == agent, d.decision_id == decision_id)
-                .where(d.superseded_by.is_(None))
-                .values(superseded_by=by, superseded_rev=rev)
-            )
+        rev = bump_revision(self.conn, self.tenant, agent)
+        self.conn.execute(
+            update(t.decisions)
+            .where(d.tenant == self.tenant, d.agent == agent, d.decision_id == decision_id)
+            .where(d.superseded_by.is_(None))
+            .values(superseded_by=by, superseded_rev=rev)
+        )
 
     def live_decisions(
         self, agent: str, at: datetime, *, revision: int | None = None
     ) -> list[DecisionRecord]:
         """Decisions live at ``at``: not expired, superseded or retired (as of ``revision``)."""
-        params = {"tenant": self.name, "agent": agent, "at": at, "rev": revision}
+        params = {"tenant": self.tenant, "agent": agent, "at": at, "rev": revision}
         q = _LIVE_DECISIONS if revision is None else _DECISIONS_AT_REVISION
-        with self.tx() as conn:
-            return [_decision(r._mapping) for r in conn.execute(q, params)]
+        return [_decision(r._mapping) for r in self.conn.execute(q, params)]
 
     # --- memories -----------------------------------------------------------------------
 
@@ -149,43 +145,42 @@ class KnowledgeMixin(RegistryMixin, ConsolidationMixin):
         it (the new one arrived late), the new one is stored already superseded by it.
         """
         c = t.memories.c
-        with self.tx() as conn:
-            done = conn.execute(
-                select(t.memories).where(c.tenant == self.name, c.step_key == rec.step_key)
-            ).first()
-            if done is not None:  # a retry: superseding again would retire the newer memories
-                return memory_from_row(done._mapping)
-            rev = bump_revision(conn, self.name, rec.agent)
-            prior = conn.execute(
-                select(c.id, c.captured_at).where(
-                    c.tenant == self.name,
-                    c.agent == rec.agent,
-                    c.key == rec.key,
-                    c.invalidated_at.is_(None),
-                    c.step_key != rec.step_key,
-                )
-            ).all()
-            older = [p.id for p in prior if p.captured_at <= rec.captured_at]
-            newer = [p.captured_at for p in prior if p.captured_at > rec.captured_at]
-            values = rec.model_dump(exclude={"id"})
-            values["supersedes"] = max(older) if older else rec.supersedes
-            values["recorded_rev"] = rev
-            if newer:
-                values["invalidated_at"], values["invalidated_rev"] = min(newer), rev
-            conn.execute(
-                insert(t.memories)
-                .values(tenant=self.name, **values)
-                .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
+        done = self.conn.execute(
+            select(t.memories).where(c.tenant == self.tenant, c.step_key == rec.step_key)
+        ).first()
+        if done is not None:  # a retry: superseding again would retire the newer memories
+            return memory_from_row(done._mapping)
+        rev = bump_revision(self.conn, self.tenant, rec.agent)
+        prior = self.conn.execute(
+            select(c.id, c.captured_at).where(
+                c.tenant == self.tenant,
+                c.agent == rec.agent,
+                c.key == rec.key,
+                c.invalidated_at.is_(None),
+                c.step_key != rec.step_key,
             )
-            if older:
-                conn.execute(
-                    update(t.memories)
-                    .where(c.tenant == self.name, c.id.in_(older))
-                    .values(invalidated_at=rec.captured_at, invalidated_rev=rev)
-                )
-            row = conn.execute(
-                select(t.memories).where(c.tenant == self.name, c.step_key == rec.step_key)
-            ).one()
+        ).all()
+        older = [p.id for p in prior if p.captured_at <= rec.captured_at]
+        newer = [p.captured_at for p in prior if p.captured_at > rec.captured_at]
+        values = rec.model_dump(exclude={"id"})
+        values["supersedes"] = max(older) if older else rec.supersedes
+        values["recorded_rev"] = rev
+        if newer:
+            values["invalidated_at"], values["invalidated_rev"] = min(newer), rev
+        self.conn.execute(
+            insert(t.memories)
+            .values(tenant=self.tenant, **values)
+            .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
+        )
+        if older:
+            self.conn.execute(
+                update(t.memories)
+                .where(c.tenant == self.tenant, c.id.in_(older))
+                .values(invalidated_at=rec.captured_at, invalidated_rev=rev)
+            )
+        row = self.conn.execute(
+            select(t.memories).where(c.tenant == self.tenant, c.step_key == rec.step_key)
+        ).one()
         return memory_from_row(row._mapping)
 
     def memories(
@@ -196,59 +191,56 @@ class KnowledgeMixin(RegistryMixin, ConsolidationMixin):
         verification marked later are not yet seen)."""
         if revision is not None and at is None:
             raise ValueError("memories(revision=...) needs at=: a valid time to read at")
-        params = {"tenant": self.name, "agent": agent, "at": at, "rev": revision}
-        with self.tx() as conn:
-            rows = conn.execute(_memories_query(at is not None, revision is not None), params)
-            return [memory_from_row(r._mapping, revision) for r in rows]
+        params = {"tenant": self.tenant, "agent": agent, "at": at, "rev": revision}
+        rows = self.conn.execute(_memories_query(at is not None, revision is not None), params)
+        return [memory_from_row(r._mapping, revision) for r in rows]
 
     # --- summaries ----------------------------------------------------------------------
 
     def add_summary(self, rec: SummaryRecord, *, retire_span: bool, at: datetime) -> SummaryRecord:
         """Add a summary; when its gate passed, retire the raw span in the same transaction."""
         c = t.summaries.c
-        with self.tx() as conn:
-            rev = bump_revision(conn, self.name, rec.agent)
-            conn.execute(
-                insert(t.summaries)
-                .values(
-                    tenant=self.name,
-                    recorded_rev=rev,
-                    **rec.model_dump(exclude={"id", "created_at"}),
-                )
-                .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
+        rev = bump_revision(self.conn, self.tenant, rec.agent)
+        self.conn.execute(
+            insert(t.summaries)
+            .values(
+                tenant=self.tenant,
+                recorded_rev=rev,
+                **rec.model_dump(exclude={"id", "created_at"}),
             )
-            row = conn.execute(
-                select(t.summaries).where(c.tenant == self.name, c.step_key == rec.step_key)
-            ).one()
-            if retire_span:
-                e = t.events.c
-                conn.execute(
-                    update(t.events)
-                    .where(
-                        and_(
-                            e.tenant == self.name,
-                            e.agent == rec.agent,
-                            e.id >= rec.span_start,
-                            e.id <= rec.span_end,
-                            e.retired_at.is_(None),
-                        )
+            .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
+        )
+        row = self.conn.execute(
+            select(t.summaries).where(c.tenant == self.tenant, c.step_key == rec.step_key)
+        ).one()
+        if retire_span:
+            e = t.events.c
+            self.conn.execute(
+                update(t.events)
+                .where(
+                    and_(
+                        e.tenant == self.tenant,
+                        e.agent == rec.agent,
+                        e.id >= rec.span_start,
+                        e.id <= rec.span_end,
+                        e.retired_at.is_(None),
                     )
-                    .values(retired_at=at, retired_by=f"summary:{row.id}", retired_rev=rev)
                 )
+                .values(retired_at=at, retired_by=f"summary:{row.id}", retired_rev=rev)
+            )
         return _summary(row._mapping)
 
     def summaries(
         self, agent: str, *, max_id: int | None = None, revision: int | None = None
     ) -> list[SummaryRecord]:
         """Live summaries (as of ``revision``), by span; up to ``max_id`` when given."""
-        params = {"tenant": self.name, "agent": agent, "max_id": max_id, "rev": revision}
-        with self.tx() as conn:
-            rows = conn.execute(_summaries_query(max_id is not None, revision is not None), params)
-            return [_summary(r._mapping) for r in rows]
+        params = {"tenant": self.tenant, "agent": agent, "max_id": max_id, "rev": revision}
+        rows = self.conn.execute(_summaries_query(max_id is not None, revision is not None), params)
+        return [_summary(r._mapping) for r in rows]
 
 
 # The reads every compile makes are built once per shape, with bound parameters: a
-# statement rebuilt per call cost about as much CPU as its round trip (see store.py).
+# statement rebuilt per call cost about as much CPU as its round trip (see wakes_repo.py).
 # With a revision, "written by then" is ``recorded_rev <= rev`` and "retired by then" is
 # ``*_rev <= rev``: the revision replaces comparisons of the database's clock (created_at)
 # with the workflow's (``at``), which a replay could not reproduce.

@@ -1,9 +1,10 @@
 """Writing the decision registry by key: record, supersede, retire, and expire by announcement.
 
-A mixin of :class:`wakeful.substrate.store.TenantStore` (through ``KnowledgeMixin``), with
-the same tenant scoping. Every write bumps the agent's knowledge revision first: that holds
-the agent's row lock until commit, so two writers on one key are serialised — the second
-sees the first's decision live and supersedes it, never both live at once.
+:class:`RegistryRepo` works on one tenant's decisions, on the connection it is given (a unit
+of work's: :mod:`wakeful.substrate.unit_of_work`). Every write bumps the agent's knowledge
+revision first: that holds the agent's row lock until commit, so two writers on one key are
+serialised — the second sees the first's decision live and supersedes it, never both live
+at once.
 
 Nothing is deleted or overwritten: a superseded decision points at its successor, a retired
 one says by whom and when, and an expired one is retired by the compile that first saw it
@@ -13,7 +14,6 @@ past its expiry (``retired_by = "expired@<compile step>"``), which names it in i
 from __future__ import annotations
 
 import re
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,7 +27,7 @@ from wakeful.substrate.revisions import bump_revision
 
 __all__ = [
     "EXPIRED_ENTRY",
-    "RegistryMixin",
+    "RegistryRepo",
     "UnknownDecisionError",
     "expiry_note",
     "registry_line",
@@ -44,16 +44,16 @@ class UnknownDecisionError(UserError):
     """No decision has that id (for that agent)."""
 
 
-class RegistryMixin:
-    name: str
+class RegistryRepo:
+    """One tenant's decision registry by key, on one connection."""
 
-    def tx(self) -> AbstractContextManager[Connection]:  # provided by TenantStore
-        raise NotImplementedError
+    def __init__(self, conn: Connection, tenant: str) -> None:
+        self.conn = conn
+        self.tenant = tenant
 
     def decision(self, agent: str, decision_id: str) -> DecisionRecord:
         """One registry entry (any state), or one line naming what is not there."""
-        with self.tx() as conn:
-            row = _row(conn, self.name, agent, decision_id)
+        row = _row(self.conn, self.tenant, agent, decision_id)
         if row is None:
             raise UnknownDecisionError(
                 f"agent {agent!r} has no decision {decision_id!r}; list them with"
@@ -82,41 +82,40 @@ class RegistryMixin:
         changes nothing (its first write already superseded the old one). Without, the id is
         the agent's next ``P-<n>``.
         """
-        with self.tx() as conn:
-            if decision_id is not None:  # a retry returns before it moves the revision
-                done = _row(conn, self.name, agent, decision_id)
-                if done is not None:
-                    return _record(done)
-            rev = bump_revision(conn, self.name, agent)  # the agent's lock: writers queue
-            if decision_id is None:
-                decision_id = _next_person_id(conn, self.name, agent)
-            else:  # written by a concurrent attempt while this one waited for the lock
-                done = _row(conn, self.name, agent, decision_id)
-                if done is not None:
-                    return _record(done)
-            conn.execute(
-                insert(t.decisions).values(
-                    tenant=self.name,
-                    agent=agent,
-                    decision_id=decision_id,
-                    key=key,
-                    text=text,
-                    rationale=rationale,
-                    source=source,
-                    source_event=source_event,
-                    expires_at=expires_at,
-                    recorded_rev=rev,
-                )
+        if decision_id is not None:  # a retry returns before it moves the revision
+            done = _row(self.conn, self.tenant, agent, decision_id)
+            if done is not None:
+                return _record(done)
+        rev = bump_revision(self.conn, self.tenant, agent)  # the agent's lock: writers queue
+        if decision_id is None:
+            decision_id = _next_person_id(self.conn, self.tenant, agent)
+        else:  # written by a concurrent attempt while this one waited for the lock
+            done = _row(self.conn, self.tenant, agent, decision_id)
+            if done is not None:
+                return _record(done)
+        self.conn.execute(
+            insert(t.decisions).values(
+                tenant=self.tenant,
+                agent=agent,
+                decision_id=decision_id,
+                key=key,
+                text=text,
+                rationale=rationale,
+                source=source,
+                source_event=source_event,
+                expires_at=expires_at,
+                recorded_rev=rev,
             )
-            conn.execute(
-                update(t.decisions)
-                .where(_d.tenant == self.name, _d.agent == agent)
-                .where(or_(_d.key == key, _d.decision_id == (replaces or decision_id)))
-                .where(_d.decision_id != decision_id)
-                .where(_d.superseded_by.is_(None), _d.retired_at.is_(None))
-                .values(superseded_by=decision_id, superseded_rev=rev)
-            )
-            row = _row(conn, self.name, agent, decision_id)
+        )
+        self.conn.execute(
+            update(t.decisions)
+            .where(_d.tenant == self.tenant, _d.agent == agent)
+            .where(or_(_d.key == key, _d.decision_id == (replaces or decision_id)))
+            .where(_d.decision_id != decision_id)
+            .where(_d.superseded_by.is_(None), _d.retired_at.is_(None))
+            .values(superseded_by=decision_id, superseded_rev=rev)
+        )
+        row = _row(self.conn, self.tenant, agent, decision_id)
         assert row is not None
         return _record(row)
 
@@ -148,19 +147,18 @@ class RegistryMixin:
     ) -> DecisionRecord:
         """End a decision current at ``at`` (default: now) without a successor."""
         at = at or datetime.now(UTC)
-        with self.tx() as conn:
-            rev = bump_revision(conn, self.name, agent)
-            row = _row(conn, self.name, agent, decision_id)
-            if row is None:
-                self.decision(agent, decision_id)  # raises, naming it
-            assert row is not None
-            _require_current(_record(row), at)
-            conn.execute(
-                update(t.decisions)
-                .where(_d.tenant == self.name, _d.agent == agent, _d.decision_id == decision_id)
-                .values(retired_at=at, retired_by=by, retired_rev=rev)
-            )
-            row = _row(conn, self.name, agent, decision_id)
+        rev = bump_revision(self.conn, self.tenant, agent)
+        row = _row(self.conn, self.tenant, agent, decision_id)
+        if row is None:
+            self.decision(agent, decision_id)  # raises, naming it
+        assert row is not None
+        _require_current(_record(row), at)
+        self.conn.execute(
+            update(t.decisions)
+            .where(_d.tenant == self.tenant, _d.agent == agent, _d.decision_id == decision_id)
+            .values(retired_at=at, retired_by=by, retired_rev=rev)
+        )
+        row = _row(self.conn, self.tenant, agent, decision_id)
         assert row is not None
         return _record(row)
 
@@ -176,14 +174,13 @@ class RegistryMixin:
         with no trace of when or why. Retiring it here makes the expiry a recorded fact (a
         revision, ``retired_by``) that the ledger and ``wakeful decisions list --all`` show.
         """
-        params = {"t": self.name, "a": agent, "at": at, "by": f"{EXPIRED_BY}{step}"}
-        with self.tx() as conn:
-            # One read on every compile: what is due now, or was retired by this step before.
-            rows = conn.execute(_DUE_OR_MINE, params).all()
-            if any(r.retired_by is None for r in rows):  # the revision moves only then
-                rev = bump_revision(conn, self.name, agent)
-                conn.execute(_EXPIRE, params | {"r": rev})
-                rows = conn.execute(_MINE, params).all()
+        params = {"t": self.tenant, "a": agent, "at": at, "by": f"{EXPIRED_BY}{step}"}
+        # One read on every compile: what is due now, or was retired by this step before.
+        rows = self.conn.execute(_DUE_OR_MINE, params).all()
+        if any(r.retired_by is None for r in rows):  # the revision moves only then
+            rev = bump_revision(self.conn, self.tenant, agent)
+            self.conn.execute(_EXPIRE, params | {"r": rev})
+            rows = self.conn.execute(_MINE, params).all()
         return [_record(r) for r in rows]
 
 

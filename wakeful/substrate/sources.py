@@ -7,12 +7,13 @@ in a worker thread, so sources are synchronous.
 
 The built-in sources read the substrate: the raw event tail (history and the current wake),
 live decisions, the handoff note that opened the session, summaries, memories, and the
-agent's skills. They run inside the snapshot's one transaction, on its connection (a
-connection runs one statement at a time), all bounded by the same point in time
-(``max_event_id``, ``as_of``, ``revision``), so a later load of the same compile reads the
-same rows. Sources that do not read the substrate (``substrate = False``: an agent's own,
-such as the state of an environment) run concurrently with it, each in a thread of its
-own; what they return is stored with the compile's spec (``spec["context_blocks"]``), so a
+agent's skills. They run inside the snapshot's one unit of work (their ``ctx.store`` is
+bound to it), on its connection (a connection runs one statement at a time), all bounded by
+the same point in time (``max_event_id``, ``as_of``, ``revision``), so a later load of the
+same compile reads the same rows. Sources that do not read the substrate (``substrate =
+False``: an agent's own, such as the state of an environment) run concurrently with it,
+each in a thread of its own (their store runs each call in a transaction of its own); what
+they return is stored with the compile's spec (``spec["context_blocks"]``), so a
 replay reads it back rather than asking them again.
 
 Retrieval is not a source: it looks for what the other sources did not bring
@@ -23,11 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
-
-from sqlalchemy import select
 
 from wakeful.compiler.blocks import Block, BlockKind, Stability
 from wakeful.compiler.policy import WindowPolicy
@@ -41,7 +40,6 @@ from wakeful.skills import (
     skill_ref,
     skills_of_spec,
 )
-from wakeful.substrate import schema as t
 from wakeful.substrate.registry_repo import registry_line
 from wakeful.substrate.snapshot import (
     RECENT_LIMIT,
@@ -224,31 +222,19 @@ def loaded_skills(ctx: SourceContext) -> dict[str, int]:
     """The skills the model loaded in this session (or, without one, this wake) up to the
     compile's event horizon, and the event that first loaded each. A retired result still
     counts: a skill stays loaded for the whole session, whatever consolidation did since."""
-    e = t.events.c
-    scope = (
-        e.session_id == ctx.session_id
-        if ctx.session_id is not None
-        else e.wake_id == ctx.current_wake_id
-    )
-    q = (
-        select(e.id, e.meta)
-        .where(
-            e.tenant == ctx.store.name,
-            e.agent == ctx.agent,
-            e.id <= ctx.max_event_id,
-            e.kind == "tool_result",
-            e.tool_name == LOAD_SKILL,
-            e.is_error.is_(False),
-            scope,
-        )
-        .order_by(e.id)
-    )
     out: dict[str, int] = {}
-    with ctx.store.tx() as conn:
-        for event_id, meta in conn.execute(q):
-            name = (meta or {}).get(SKILL_META)
-            if isinstance(name, str):
-                out.setdefault(name, event_id)
+    with ctx.store.unit() as uow:
+        results = uow.events.tool_result_meta(
+            ctx.agent,
+            LOAD_SKILL,
+            max_id=ctx.max_event_id,
+            session_id=ctx.session_id,
+            wake_id=ctx.current_wake_id,
+        )
+    for event_id, meta in results:
+        name = meta.get(SKILL_META)
+        if isinstance(name, str):
+            out.setdefault(name, event_id)
     return out
 
 
@@ -362,12 +348,16 @@ class Started:
 
 
 def start(sources: Sequence[ContextSource], ctx: SourceContext) -> tuple[list[Block], Started]:
-    """The substrate sources' blocks, read one after another in one transaction, while the
-    others run in threads of their own (started first, so they overlap the reads)."""
-    started = Started([s for s in sources if not s.substrate], ctx)
+    """The substrate sources' blocks, read one after another in one unit of work (the one
+    ``ctx.store`` is bound to, if it is: :meth:`TenantStore.within`), while the others run
+    in threads of their own (started first, so they overlap the reads), each of their
+    store's calls in a transaction of its own."""
+    own = replace(ctx, store=ctx.store.standalone())
+    started = Started([s for s in sources if not s.substrate], own)
     try:
-        with ctx.store.tx():
-            read = [b for s in sources if s.substrate for b in source_blocks(s, ctx)]
+        with ctx.store.unit() as uow:
+            inside = replace(ctx, store=ctx.store.within(uow))
+            read = [b for s in sources if s.substrate for b in source_blocks(s, inside)]
     except BaseException:
         started.close()
         raise

@@ -1,51 +1,50 @@
-"""Repositories over the substrate tables.
+"""The substrate's entry point: the engine, and each tenant's one-shot methods.
 
 ``Store`` owns the engine; ``Store.tenant(name)`` returns a :class:`TenantStore`, and every
-read or write goes through one, so no public method can touch another tenant's rows. Writes
-that an activity makes are idempotent on ``step_key``: a retry returns the first write.
+read or write goes through one, so no public method can touch another tenant's rows.
+
+The SQL lives in one repository per aggregate (agents, wakes and their ledger, events, index
+cursors, knowledge, the decision registry, consolidation, blobs, claims), each constructed
+with a connection and the tenant and doing all its work on that connection.
+:meth:`TenantStore.unit` opens one transaction and yields a
+:class:`~wakeful.substrate.unit_of_work.UnitOfWork` whose attributes are those repositories,
+bound to it: what a caller groups in ``with ts.unit() as uow:`` is one transaction on one
+connection. Every repository method is also a method of :class:`TenantStore` of the same
+name and signature, which runs it in a unit of its own. Writes that an activity makes are
+idempotent on ``step_key``: a retry returns the first write.
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
-from typing import Any
+from typing import Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy import (
-    Connection,
-    Engine,
-    Select,
-    bindparam,
-    create_engine,
-    func,
-    select,
-    update,
-)
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Engine, create_engine
 from sqlalchemy.exc import OperationalError
 
-from wakeful.compiler.blocks import content_hash
-from wakeful.errors import StoreError, UnknownAgentError
-from wakeful.names import check_tenant, child_prefix
-from wakeful.substrate import schema as t
-from wakeful.substrate.blobs import BlobsMixin
-from wakeful.substrate.claims import ClaimsMixin
-from wakeful.substrate.events_repo import EventsMixin
-from wakeful.substrate.knowledge import KnowledgeMixin
+from wakeful.errors import StoreError
+from wakeful.names import check_tenant
+from wakeful.substrate.agents_repo import AgentsRepo
+from wakeful.substrate.blobs import BlobsRepo
+from wakeful.substrate.claims import ClaimsRepo
+from wakeful.substrate.consolidation_repo import ConsolidationRepo
+from wakeful.substrate.events_repo import EventsRepo
+from wakeful.substrate.index_cursors_repo import IndexCursorsRepo
+from wakeful.substrate.knowledge import KnowledgeRepo
 from wakeful.substrate.liveness import ping_when_idle
 from wakeful.substrate.migrate import migrate
 from wakeful.substrate.pg_safe import install as install_pg_safe
-from wakeful.substrate.pg_safe import pg_json
-from wakeful.substrate.records import (
-    CompileRecord,
-    ModelCallRecord,
-    Spend,
-    WakeRecord,
-)
+from wakeful.substrate.registry_repo import RegistryRepo
+from wakeful.substrate.unit_of_work import UnitOfWork
+from wakeful.substrate.wakes_repo import WakesRepo
+
+__all__ = ["Store", "TenantStore", "UnitOfWork"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_T = TypeVar("_T")
 
 
 class Store:
@@ -81,287 +80,129 @@ class Store:
         self.engine.dispose()
 
 
-class TenantStore(EventsMixin, KnowledgeMixin, BlobsMixin, ClaimsMixin):
-    """Every repository method, bound to one tenant."""
+def _one_shot(
+    repo: Callable[[UnitOfWork], _R], method: Callable[Concatenate[_R, _P], _T]
+) -> Callable[Concatenate[TenantStore, _P], _T]:
+    """``method`` of the repository ``repo`` picks from a unit, as a method of
+    :class:`TenantStore` with its signature: it runs in the store's :meth:`~TenantStore.unit`."""
 
-    def __init__(self, engine: Engine, tenant: str) -> None:
+    @functools.wraps(method)
+    def run(self: TenantStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        with self.unit() as uow:
+            return method(repo(uow), *args, **kwargs)
+
+    return run
+
+
+class TenantStore:
+    """One tenant's substrate: every repository method, each run in a unit of work.
+
+    A store made by :meth:`Store.tenant` runs each call in a transaction of its own; one
+    made by :meth:`within` runs each in the unit it was given, for code written against
+    these methods (opening a wake, a snapshot's context sources) that a caller runs inside
+    its own unit."""
+
+    def __init__(self, engine: Engine, tenant: str, unit: UnitOfWork | None = None) -> None:
         self.engine = engine
         self.name = tenant
-        self._open = threading.local()
+        self.bound = unit  # the unit every call runs in; None: a unit per call
 
     @contextmanager
-    def tx(self) -> Iterator[Connection]:
-        """A transaction. Nested calls on one thread join the outermost one, so a caller
-        can run several repository reads in one transaction and one connection checkout
-        (``sources.load_blocks`` does), and several writes atomically."""
-        conn: Connection | None = getattr(self._open, "conn", None)
-        if conn is not None:
-            yield conn
+    def unit(self) -> Iterator[UnitOfWork]:
+        """One transaction (``engine.begin()``) and the repositories bound to its
+        connection; committed when the block ends, rolled back when it raises. A store
+        made by :meth:`within` yields the unit it was given (its caller commits)."""
+        if self.bound is not None:
+            yield self.bound
             return
         with self.engine.begin() as conn:
-            self._open.conn = conn
-            try:
-                yield conn
-            finally:
-                self._open.conn = None
+            yield UnitOfWork(conn, self.name)
+
+    def within(self, uow: UnitOfWork) -> TenantStore:
+        """This tenant's methods, each run in ``uow``: its transaction, its connection."""
+        if uow.tenant != self.name:
+            raise ValueError(f"a unit of tenant {uow.tenant!r} used for tenant {self.name!r}")
+        return TenantStore(self.engine, self.name, uow)
+
+    def standalone(self) -> TenantStore:
+        """This tenant's methods, each in a transaction of its own (for another thread:
+        a unit's connection runs one statement at a time)."""
+        return self if self.bound is None else TenantStore(self.engine, self.name)
 
     # --- agents -----------------------------------------------------------------------
+    upsert_agent = _one_shot(lambda u: u.agents, AgentsRepo.upsert_agent)
+    get_agent = _one_shot(lambda u: u.agents, AgentsRepo.get_agent)
+    list_agents = _one_shot(lambda u: u.agents, AgentsRepo.list_agents)
 
-    def upsert_agent(
-        self, name: str, *, model: str, provider: str, instructions: str, spec: dict[str, Any]
-    ) -> None:
-        spec = pg_json(spec)  # hashed as stored
-        spec_json = json.dumps(spec, sort_keys=True)
-        row = {
-            "tenant": self.name,
-            "name": name,
-            "model": model,
-            "provider": provider,
-            "instructions": instructions,
-            "spec": spec,
-            "spec_hash": content_hash(spec_json),
-        }
-        with self.tx() as conn:
-            conn.execute(insert(t.tenants).values(tenant=self.name).on_conflict_do_nothing())
-            stmt = insert(t.agents).values(**row)
-            conn.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=["tenant", "name"],
-                    set_={k: stmt.excluded[k] for k in row if k not in ("tenant", "name")},
-                )
-            )
+    # --- wakes, and their compiles and model calls ----------------------------------------
+    start_wake = _one_shot(lambda u: u.wakes, WakesRepo.start_wake)
+    finish_wake = _one_shot(lambda u: u.wakes, WakesRepo.finish_wake)
+    wakes = _one_shot(lambda u: u.wakes, WakesRepo.wakes)
+    wake_by_key = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_key)
+    wake_by_number = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_number)
+    record_compile = _one_shot(lambda u: u.wakes, WakesRepo.record_compile)
+    record_model_call = _one_shot(lambda u: u.wakes, WakesRepo.record_model_call)
+    compiles = _one_shot(lambda u: u.wakes, WakesRepo.compiles)
+    model_calls = _one_shot(lambda u: u.wakes, WakesRepo.model_calls)
+    spend_since = _one_shot(lambda u: u.wakes, WakesRepo.spend_since)
+    model_call_by_step = _one_shot(lambda u: u.wakes, WakesRepo.model_call_by_step)
 
-    def get_agent(self, name: str) -> dict[str, Any]:
-        with self.tx() as conn:
-            row = conn.execute(
-                select(t.agents).where(t.agents.c.tenant == self.name, t.agents.c.name == name)
-            ).first()
-        if row is None:
-            raise UnknownAgentError(
-                f"no agent {name!r} in tenant {self.name!r}; create it with `wakeful agent create`"
-            )
-        return dict(row._mapping)
-
-    def list_agents(self) -> list[dict[str, Any]]:
-        with self.tx() as conn:
-            rows = conn.execute(
-                select(t.agents).where(t.agents.c.tenant == self.name).order_by(t.agents.c.name)
-            )
-            return [dict(r._mapping) for r in rows]
-
-    # --- wakes ------------------------------------------------------------------------
-
-    def start_wake(self, wake: WakeRecord) -> WakeRecord:
-        """Record a wake; a retry (same wake id) returns the first record."""
-        with self.tx() as conn:
-            # RETURNING answers the first write in one round trip; only a retry reads.
-            row = conn.execute(_START_WAKE, {"tenant": self.name, **wake.model_dump()}).first()
-            if row is None:
-                row = conn.execute(
-                    select(t.wakes).where(
-                        t.wakes.c.tenant == self.name, t.wakes.c.wake_id == wake.wake_id
-                    )
-                ).one()
-        return _wake(row._mapping)
-
-    def finish_wake(self, wake_id: str, status: str, at: datetime) -> None:
-        with self.tx() as conn:
-            conn.execute(
-                _FINISH_WAKE,
-                {"of_tenant": self.name, "wake": wake_id, "new_status": status, "at": at},
-            )
-
-    def wakes(self, agent: str) -> list[WakeRecord]:
-        with self.tx() as conn:
-            rows = conn.execute(
-                select(t.wakes)
-                .where(t.wakes.c.tenant == self.name, t.wakes.c.agent == agent)
-                .order_by(t.wakes.c.number)
-            )
-            return [_wake(r._mapping) for r in rows]
-
-    def wake_by_key(self, agent: str, idempotency_key: str) -> WakeRecord | None:
-        """The first wake a trigger with this idempotency key started, if any."""
-        params = {"tenant": self.name, "agent": agent, "key": idempotency_key}
-        with self.tx() as conn:
-            row = conn.execute(_WAKE_BY_KEY, params).first()
-        return None if row is None else _wake(row._mapping)
-
-    def wake_by_number(self, agent: str, number: int) -> WakeRecord:
-        for wake in self.wakes(agent):
-            if wake.number == number:
-                return wake
-        raise StoreError(f"agent {agent!r} has no wake number {number}; see `wakeful agent show`")
+    # --- events -----------------------------------------------------------------------
+    append_events = _one_shot(lambda u: u.events, EventsRepo.append_events)
+    events = _one_shot(lambda u: u.events, EventsRepo.events)
+    event_by_step = _one_shot(lambda u: u.events, EventsRepo.event_by_step)
+    recent_events = _one_shot(lambda u: u.events, EventsRepo.recent_events)
+    max_event_id = _one_shot(lambda u: u.events, EventsRepo.max_event_id)
+    count_events = _one_shot(lambda u: u.events, EventsRepo.count_events)
+    events_with_positions = _one_shot(lambda u: u.events, EventsRepo.events_with_positions)
+    session_count = _one_shot(lambda u: u.events, EventsRepo.session_count)
+    session_events_after = _one_shot(lambda u: u.events, EventsRepo.session_events_after)
+    last_retired_revision = _one_shot(lambda u: u.events, EventsRepo.last_retired_revision)
+    tool_result_meta = _one_shot(lambda u: u.events, EventsRepo.tool_result_meta)
 
     # --- vector index cursors -----------------------------------------------------------
+    index_cursor = _one_shot(lambda u: u.cursors, IndexCursorsRepo.index_cursor)
+    set_index_cursor = _one_shot(lambda u: u.cursors, IndexCursorsRepo.set_index_cursor)
+    reset_index_cursor = _one_shot(lambda u: u.cursors, IndexCursorsRepo.reset_index_cursor)
 
-    def index_cursor(self, agent: str, collection: str) -> int:
-        """The last event id of ``agent`` indexed into ``collection`` (0: none yet)."""
-        c = t.index_cursors.c
-        with self.tx() as conn:
-            value = conn.execute(
-                select(c.last_event_id).where(
-                    c.tenant == self.name, c.agent == agent, c.collection == collection
-                )
-            ).scalar_one_or_none()
-        return int(value or 0)
+    # --- knowledge: handoff notes, decisions, memories, summaries -----------------------
+    knowledge_revision = _one_shot(lambda u: u.knowledge, KnowledgeRepo.knowledge_revision)
+    write_handoff = _one_shot(lambda u: u.knowledge, KnowledgeRepo.write_handoff)
+    latest_handoff = _one_shot(lambda u: u.knowledge, KnowledgeRepo.latest_handoff)
+    handoffs = _one_shot(lambda u: u.knowledge, KnowledgeRepo.handoffs)
+    register_decision = _one_shot(lambda u: u.knowledge, KnowledgeRepo.register_decision)
+    supersede_decision = _one_shot(lambda u: u.knowledge, KnowledgeRepo.supersede_decision)
+    live_decisions = _one_shot(lambda u: u.knowledge, KnowledgeRepo.live_decisions)
+    remember = _one_shot(lambda u: u.knowledge, KnowledgeRepo.remember)
+    memories = _one_shot(lambda u: u.knowledge, KnowledgeRepo.memories)
+    add_summary = _one_shot(lambda u: u.knowledge, KnowledgeRepo.add_summary)
+    summaries = _one_shot(lambda u: u.knowledge, KnowledgeRepo.summaries)
 
-    def set_index_cursor(self, agent: str, collection: str, last_event_id: int) -> None:
-        """Move the cursor forward; a cursor never moves back, except with ``reset``."""
-        stmt = insert(t.index_cursors).values(
-            tenant=self.name, agent=agent, collection=collection, last_event_id=last_event_id
-        )
-        with self.tx() as conn:
-            conn.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=["tenant", "agent", "collection"],
-                    set_={
-                        "last_event_id": func.greatest(
-                            t.index_cursors.c.last_event_id, stmt.excluded.last_event_id
-                        ),
-                        "updated_at": func.now(),
-                    },
-                )
-            )
+    # --- the decision registry by key ---------------------------------------------------
+    decision = _one_shot(lambda u: u.registry, RegistryRepo.decision)
+    record_decision = _one_shot(lambda u: u.registry, RegistryRepo.record_decision)
+    supersede_with = _one_shot(lambda u: u.registry, RegistryRepo.supersede_with)
+    retire_decision = _one_shot(lambda u: u.registry, RegistryRepo.retire_decision)
+    expire_decisions = _one_shot(lambda u: u.registry, RegistryRepo.expire_decisions)
 
-    def reset_index_cursor(self, agent: str, collection: str) -> None:
-        """Forget how far ``agent`` is indexed (its vectors were lost): index from scratch."""
-        c = t.index_cursors.c
-        with self.tx() as conn:
-            conn.execute(
-                update(t.index_cursors)
-                .where(c.tenant == self.name, c.agent == agent, c.collection == collection)
-                .values(last_event_id=0, updated_at=func.now())
-            )
+    # --- consolidation ------------------------------------------------------------------
+    events_by_ids = _one_shot(lambda u: u.consolidation, ConsolidationRepo.events_by_ids)
+    session_bounds = _one_shot(lambda u: u.consolidation, ConsolidationRepo.session_bounds)
+    summaries_by_ids = _one_shot(lambda u: u.consolidation, ConsolidationRepo.summaries_by_ids)
+    all_decisions = _one_shot(lambda u: u.consolidation, ConsolidationRepo.all_decisions)
+    memory_history = _one_shot(lambda u: u.consolidation, ConsolidationRepo.memory_history)
+    recent_compiles = _one_shot(lambda u: u.consolidation, ConsolidationRepo.recent_compiles)
+    commit_summary = _one_shot(lambda u: u.consolidation, ConsolidationRepo.commit_summary)
+    mark_memories = _one_shot(lambda u: u.consolidation, ConsolidationRepo.mark_memories)
+    retire_memories = _one_shot(lambda u: u.consolidation, ConsolidationRepo.retire_memories)
+    log_consolidation = _one_shot(lambda u: u.consolidation, ConsolidationRepo.log_consolidation)
+    logged = _one_shot(lambda u: u.consolidation, ConsolidationRepo.logged)
+    consolidation_log = _one_shot(lambda u: u.consolidation, ConsolidationRepo.consolidation_log)
 
-    # --- compiles and model calls --------------------------------------------------------
-
-    def record_compile(self, rec: CompileRecord) -> CompileRecord:
-        return CompileRecord.model_validate(self._put_once(t.compiles, rec.model_dump()))
-
-    def record_model_call(self, rec: ModelCallRecord) -> ModelCallRecord:
-        return ModelCallRecord.model_validate(self._put_once(t.model_calls, rec.model_dump()))
-
-    def compiles(self, wake_id: str) -> list[CompileRecord]:
-        return [CompileRecord.model_validate(r) for r in self._by_wake(t.compiles, wake_id)]
-
-    def model_calls(self, wake_id: str) -> list[ModelCallRecord]:
-        return [ModelCallRecord.model_validate(r) for r in self._by_wake(t.model_calls, wake_id)]
-
-    def spend_since(self, agent: str, since: datetime) -> Spend:
-        """What ``agent``'s model calls, and its children's, cost in the wakes started at or
-        after ``since``.
-
-        A call counts at its wake's start (workflow time, so a time-skipping test server's
-        clock and a replay agree), not at the row's wall-clock insert time: a wake that runs
-        across midnight is spent on the day it started."""
-        params = {
-            "tenant": self.name,
-            "agent": agent,
-            "children": _like_prefix(child_prefix(agent)),
-            "since": since,
-        }
-        with self.tx() as conn:
-            usd, tokens = conn.execute(_SPEND_SINCE, params).one()
-        return Spend(usd=float(usd), tokens=int(tokens))
-
-    def model_call_by_step(self, step_key: str) -> ModelCallRecord | None:
-        with self.tx() as conn:
-            query = _BY_STEP[t.model_calls]
-            row = conn.execute(query, {"tenant": self.name, "key": step_key}).first()
-        return None if row is None else ModelCallRecord.model_validate(dict(row._mapping))
-
-    def _put_once(self, table: Any, values: dict[str, Any]) -> dict[str, Any]:
-        with self.tx() as conn:
-            row = conn.execute(_PUT_ONCE[table], {"tenant": self.name, **values}).first()
-            if row is None:  # a retry, or a concurrent attempt wrote first: theirs stands
-                key = {"tenant": self.name, "key": values["step_key"]}
-                row = conn.execute(_BY_STEP[table], key).one()
-        return dict(row._mapping)
-
-    def _by_wake(self, table: Any, wake_id: str) -> list[dict[str, Any]]:
-        with self.tx() as conn:
-            rows = conn.execute(_by_wake_query(table), {"tenant": self.name, "wake_id": wake_id})
-            return [dict(r._mapping) for r in rows]
-
-
-# Hot reads are built once, with bound parameters: SQLAlchemy memoises a statement's cache
-# key on the object, so a rebuilt statement per call cost about as much CPU as its round trip.
-_START_WAKE = (
-    insert(t.wakes)
-    .on_conflict_do_nothing(index_elements=["tenant", "wake_id"])
-    .returning(*t.wakes.c)
-)
-_FINISH_WAKE = (
-    update(t.wakes)
-    .where(t.wakes.c.tenant == bindparam("of_tenant"), t.wakes.c.wake_id == bindparam("wake"))
-    .values(status=bindparam("new_status"), finished_at=bindparam("at"))
-)
-_BY_STEP = {
-    table: select(table).where(
-        table.c.tenant == bindparam("tenant"), table.c.step_key == bindparam("key")
-    )
-    for table in (t.model_calls, t.compiles)
-}
-# ``INSERT ... ON CONFLICT (tenant, step_key) DO NOTHING RETURNING *`` of step records.
-_PUT_ONCE = {
-    table: insert(table)
-    .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
-    .returning(*table.c)
-    for table in (t.compiles, t.model_calls)
-}
-_WAKE_BY_KEY = (
-    select(t.wakes)
-    .where(
-        t.wakes.c.tenant == bindparam("tenant"),
-        t.wakes.c.agent == bindparam("agent"),
-        t.wakes.c.idempotency_key == bindparam("key"),
-    )
-    .order_by(t.wakes.c.number)
-    .limit(1)
-)
-
-
-_mc, _w = t.model_calls.c, t.wakes.c
-_SPEND_SINCE = (
-    select(
-        func.coalesce(func.sum(_mc.cost_usd), 0.0),
-        func.coalesce(
-            func.sum(
-                _mc.input_tokens
-                + _mc.output_tokens
-                + _mc.cache_creation_input_tokens
-                + _mc.cache_read_input_tokens
-            ),
-            0,
-        ),
-    )
-    .select_from(
-        t.wakes.join(t.model_calls, (_mc.tenant == _w.tenant) & (_mc.wake_id == _w.wake_id))
-    )
-    .where(
-        _w.tenant == bindparam("tenant"),
-        # The agent's own wakes and its children's (``<agent>/child/<n>``, nested too):
-        # a delegation is spent on the parent's behalf.
-        (_w.agent == bindparam("agent")) | _w.agent.like(bindparam("children"), escape="\\"),
-        _w.started_at >= bindparam("since"),
-    )
-)
-
-
-def _like_prefix(prefix: str) -> str:
-    """A LIKE pattern matching what starts with ``prefix`` (``_`` and ``%`` taken literally)."""
-    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-@functools.cache
-def _by_wake_query(table: Any) -> Select[Any]:
-    return (
-        select(table)
-        .where(table.c.tenant == bindparam("tenant"), table.c.wake_id == bindparam("wake_id"))
-        .order_by(table.c.call_index)
-    )
-
-
-def _wake(m: Any) -> WakeRecord:
-    return WakeRecord.model_validate({k: m[k] for k in m.keys() if k != "tenant"})
+    # --- blobs and claims ---------------------------------------------------------------
+    put_blob = _one_shot(lambda u: u.blobs, BlobsRepo.put_blob)
+    put_blobs = _one_shot(lambda u: u.blobs, BlobsRepo.put_blobs)
+    get_blob = _one_shot(lambda u: u.blobs, BlobsRepo.get_blob)
+    claim_delivery = _one_shot(lambda u: u.claims, ClaimsRepo.claim_delivery)
+    claim_delivered = _one_shot(lambda u: u.claims, ClaimsRepo.claim_delivered)
+    release_claim = _one_shot(lambda u: u.claims, ClaimsRepo.release_claim)

@@ -24,35 +24,14 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, bindparam, func, select
-
 from wakeful.compiler.blocks import Block
-from wakeful.substrate import schema as t
-from wakeful.substrate.events_repo import event_from_row
+from wakeful.substrate.events_repo import EventsRepo
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail import tail_start
 
 __all__ = ["TailCache"]
-
-_e = t.events.c
-_SESSION = (
-    _e.tenant == bindparam("tenant"),
-    _e.agent == bindparam("agent"),
-    _e.session_id == bindparam("session_id"),
-)
-_COUNT = select(func.count()).where(*_SESSION, _e.id <= bindparam("max_id"))
-_AFTER = (
-    select(t.events)
-    .where(*_SESSION, _e.id > bindparam("after"), _e.id <= bindparam("max_id"))
-    .order_by(_e.id)
-)
-_LAST_RETIRED = select(func.max(_e.retired_rev)).where(
-    _e.tenant == bindparam("tenant"),
-    _e.agent == bindparam("agent"),
-    _e.retired_rev.is_not(None),
-)
 
 _Key = tuple[str, str, str, int, int]
 
@@ -100,14 +79,14 @@ class TailCache:
             return events, None
         key = (store.name, agent, session_id, limit, page)
         cached = self.entries.get(key)
-        params: dict[str, object] = {"tenant": store.name, "agent": agent, "session_id": session_id}
-        with store.tx() as conn:
+        with store.unit() as uow:  # one transaction: the checks and the reads agree
+            at = _At(uow.events, agent, session_id, max_id, limit, page)
             entry = None
-            if cached is not None and _usable(cached, conn, params, max_id, revision):
-                entry = _extend(cached, conn, params, max_id, limit, page)
+            if cached is not None and _usable(cached, at, revision):
+                entry = _extend(cached, at)
             hit = entry is not None
             if entry is None:
-                entry = _read(store, conn, params, max_id, limit, page, revision)
+                entry = _read(at, revision)
         with self._lock:
             self.hits += hit
             self.misses += not hit
@@ -118,54 +97,53 @@ class TailCache:
         return list(entry.events), entry.blocks
 
 
-def _usable(
-    cached: _Tail, conn: Connection, params: dict[str, object], max_id: int, revision: int
-) -> bool:
-    if max_id < cached.max_id or revision < cached.revision:
+@dataclass(frozen=True)
+class _At:
+    """One read of a session's tail: the events it reads through, and where."""
+
+    events: EventsRepo
+    agent: str
+    session_id: str
+    max_id: int
+    limit: int
+    page: int
+
+
+def _usable(cached: _Tail, at: _At, revision: int) -> bool:
+    if at.max_id < cached.max_id or revision < cached.revision:
         return False
-    last = conn.execute(_LAST_RETIRED, params).scalar_one()
-    return last is None or int(last) <= cached.revision
+    last = at.events.last_retired_revision(at.agent)
+    return last is None or last <= cached.revision
 
 
-def _extend(
-    cached: _Tail, conn: Connection, params: dict[str, object], max_id: int, limit: int, page: int
-) -> _Tail | None:
+def _extend(cached: _Tail, at: _At) -> _Tail | None:
     """The cached tail and the events appended after it, or None when they do not add up."""
-    if max_id == cached.max_id:
+    if at.max_id == cached.max_id:
         return cached
-    rows = conn.execute(_AFTER, params | {"after": cached.max_id, "max_id": max_id})
-    new = tuple(event_from_row(r._mapping) for r in rows)
-    total = int(conn.execute(_COUNT, params | {"max_id": max_id}).scalar_one())
-    if total != cached.total + len(new):
-        return None  # an event with a lower id committed after the cached read
-    keep = total - tail_start(total, limit, page)
-    events = (cached.events + new)[len(cached.events) + len(new) - keep :]
-    first = events[0].id if events else max_id + 1
-    blocks = {i: b for i, b in cached.blocks.items() if i >= first}
-    chars = sum(len(e.text) for e in events)
-    return _Tail(max_id, total, events, cached.revision, chars, blocks=blocks)
-
-
-def _read(
-    store: TenantStore,
-    conn: Connection,
-    params: dict[str, object],
-    max_id: int,
-    limit: int,
-    page: int,
-    revision: int,
-) -> _Tail:
-    events = tuple(
-        store.recent_events(
-            str(params["agent"]),
-            max_id=max_id,
-            limit=limit,
-            session_id=str(params["session_id"]),
-            page=page,
+    new = tuple(
+        at.events.session_events_after(
+            at.agent, at.session_id, after_id=cached.max_id, max_id=at.max_id
         )
     )
-    total = int(conn.execute(_COUNT, params | {"max_id": max_id}).scalar_one())
-    if len(events) != total - tail_start(total, limit, page):
+    total = at.events.session_count(at.agent, at.session_id, max_id=at.max_id)
+    if total != cached.total + len(new):
+        return None  # an event with a lower id committed after the cached read
+    keep = total - tail_start(total, at.limit, at.page)
+    events = (cached.events + new)[len(cached.events) + len(new) - keep :]
+    first = events[0].id if events else at.max_id + 1
+    blocks = {i: b for i, b in cached.blocks.items() if i >= first}
+    chars = sum(len(e.text) for e in events)
+    return _Tail(at.max_id, total, events, cached.revision, chars, blocks=blocks)
+
+
+def _read(at: _At, revision: int) -> _Tail:
+    events = tuple(
+        at.events.recent_events(
+            at.agent, max_id=at.max_id, limit=at.limit, session_id=at.session_id, page=at.page
+        )
+    )
+    total = at.events.session_count(at.agent, at.session_id, max_id=at.max_id)
+    if len(events) != total - tail_start(total, at.limit, at.page):
         # An event committed late between the two reads: answer, but remember nothing.
-        return _Tail(max_id, total, events, revision, 0, cacheable=False)
-    return _Tail(max_id, total, events, revision, sum(len(e.text) for e in events))
+        return _Tail(at.max_id, total, events, revision, 0, cacheable=False)
+    return _Tail(at.max_id, total, events, revision, sum(len(e.text) for e in events))
