@@ -7,13 +7,13 @@ place (its spec hash says whether it changed); registering one registers its ten
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sqlalchemy import Connection, select
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.compiler.blocks import content_hash
+from wakeful.compiler.canonical import recorded_json
 from wakeful.errors import UnknownAgentError
 from wakeful.substrate import schema as t
 from wakeful.substrate.pg_safe import pg_json
@@ -32,7 +32,7 @@ class AgentsRepo:
         self, name: str, *, model: str, provider: str, instructions: str, spec: dict[str, Any]
     ) -> None:
         spec = pg_json(spec)  # hashed as stored
-        spec_json = json.dumps(spec, sort_keys=True)
+        spec_json = recorded_json(spec)  # the spelling stored spec hashes were made in
         row = {
             "tenant": self.tenant,
             "name": name,
