@@ -18,7 +18,7 @@ from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.workflows.consolidation import (
     ConsolidationWorkflow,
-    workflow_id,
+    consolidation_workflow_id,
 )
 
 
@@ -43,7 +43,8 @@ async def test_a_workflow_starts_a_pressure_gated_round(
                 AfterWake.run, inp, id=f"after-{uuid.uuid4().hex[:8]}", task_queue=queue
             )
             child = env.client.get_workflow_handle(
-                workflow_id(ops.tenant, ops.name) + ":pressure", result_type=ConsolidationResult
+                consolidation_workflow_id(ops.tenant, ops.name) + ":pressure",
+                result_type=ConsolidationResult,
             )
             result = await child.result()
     finally:

@@ -27,6 +27,7 @@ from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner, Result
 
 from tests.e2e.harness import message, open_deps, serving
+from tests.orchestration.helpers import agent_handle
 from wakeful import Agent, AgentRegistry
 from wakeful.cli.main import app
 from wakeful.contracts import WakeResult
@@ -162,6 +163,9 @@ async def test_a_wake_past_the_ttl_is_ttl_expired(
         await env.sleep(gap)
         msim.simulator.advance(gap.total_seconds())
         await s.wake(agent, "Which host serves shard 9?")
+        # A workflow left running with a timer and no worker would hold the shared
+        # time-skipping server's clock still for every later test.
+        await agent_handle(env.client, agent).terminate("test finished")
     outcome = named(
         cli_env(s.tenant, pg_url, env, tmp_path), agent.name, "ttl_expired", "TTL of 'stable'"
     )
