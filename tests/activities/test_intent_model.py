@@ -21,6 +21,8 @@ from wakeful.activities.intent_model import (
     HEADER,
     IntentModel,
     ModelClassifier,
+    build_prompt,
+    classify_cost,
     intent_classifier,
     intent_request,
     parse_intents,
@@ -84,7 +86,9 @@ def _classifier(
         counter=EstimatingCounter(),
         intent_classifier=IntentModel(ModelChoice(), loop, timeout_s=timeout_s),
     )
-    chosen = intent_classifier(deps, tenant, agent, POLICY, step)
+    chosen = intent_classifier(
+        deps, tenant, agent, POLICY, wake_key=f"{step}:intents", compile_key=step
+    )
     assert isinstance(chosen, ModelClassifier)
     return chosen
 
@@ -123,8 +127,6 @@ def test_the_setting_accepts_rules_and_models_and_names_itself_when_bad() -> Non
 
 
 def test_the_simulator_names_intents_by_name_or_pattern() -> None:
-    from wakeful.activities.intent_model import build_prompt
-
     prompt = build_prompt(RULES, "We were paged: please roll out the fix.")
     assert intents_text(prompt) == '["deploy", "incident"]'
     assert intents_text(build_prompt(RULES, "Tidy the README.")) == "[]"
@@ -148,11 +150,17 @@ async def test_the_model_names_intents_the_rules_would_miss(
     assert logged is not None and logged.action == ACTION
     assert logged.detail["cost_usd"] == classifier.cost_usd
 
-    # A retry of the compile reads the first attempt's choice: no second call.
+    # A retry of the compile reads the first attempt's choice: no second call, and the
+    # cost is reported again (the failed attempt's result never reached the wake).
     again = _classifier(store, tenant, fake, asyncio.get_running_loop(), step)
     redo = await asyncio.to_thread(classify_goal, goal, POLICY, again)
     assert redo == classified and len(fake.requests) == 1
-    assert again.cost_usd == classifier.cost_usd
+    assert classify_cost(again) == classify_cost(classifier) > 0
+    # The wake's next compile reads it too, and reports no cost: the wake has counted it.
+    later = _classifier(store, tenant, fake, asyncio.get_running_loop(), step)
+    later.caller = step.replace(":0:", ":1:")
+    assert await asyncio.to_thread(classify_goal, goal, POLICY, later) == classified
+    assert len(fake.requests) == 1 and classify_cost(later) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -202,9 +210,10 @@ def test_rules_stay_the_default_and_a_policy_without_intents_asks_nothing(
         providers=lambda _name: FakeModel(),
         counter=EstimatingCounter(),
     )
-    assert intent_classifier(deps, tenant, agent, POLICY, "k") is None
+    assert intent_classifier(deps, tenant, agent, POLICY, wake_key="w", compile_key="k") is None
     deps.intent_classifier = IntentModel(ModelChoice(), asyncio.new_event_loop())
     try:
-        assert intent_classifier(deps, tenant, agent, WindowPolicy.default(), "k") is None
+        policy = WindowPolicy.default()
+        assert intent_classifier(deps, tenant, agent, policy, wake_key="w", compile_key="k") is None
     finally:
         deps.intent_classifier.loop.close()

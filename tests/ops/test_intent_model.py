@@ -6,6 +6,7 @@ bad setting stops the worker at start with one line naming it."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,6 +14,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
@@ -55,8 +57,9 @@ def env(
     }
 
 
-def _wake_with(env: dict[str, str], tmp_path: Path, message: str) -> None:
-    """Start a worker, run one wake of ``clerk`` with ``message`` and stop the worker."""
+def _wake_with(env: dict[str, str], tmp_path: Path, message: str) -> dict[str, Any]:
+    """Start a worker, run one wake of ``clerk`` with ``message`` and stop the worker;
+    returns the wake's result."""
     worker = subprocess.Popen(
         [sys.executable, "-m", "wakeful.cli.main", "worker", "--agents", _agents_file(tmp_path)],
         env=os.environ | env,
@@ -76,13 +79,15 @@ def _wake_with(env: dict[str, str], tmp_path: Path, message: str) -> None:
         worker.send_signal(signal.SIGTERM)
         _, said = worker.communicate(timeout=60)
     assert worker.returncode == 0, said
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
 
 
 def test_the_model_names_the_intent_and_its_trigger_fires(
     env: dict[str, str], tmp_path: Path, store: Store
 ) -> None:
     env |= {"WAKEFUL_INTENT_CLASSIFIER": "model:anthropic:claude-haiku-4-5"}
-    _wake_with(env, tmp_path, "Deploy build 812 to production.")  # no rule pattern in it
+    result = _wake_with(env, tmp_path, "Deploy build 812 to production.")  # no rule pattern
 
     ledger, goal, window = _ledger(store, env["WAKEFUL_TENANT"], 1)
     assert goal["intents"] == ["deploy"]  # the compile record keeps the classified goal
@@ -96,6 +101,10 @@ def test_the_model_names_the_intent_and_its_trigger_fires(
     ts = store.tenant(env["WAKEFUL_TENANT"])
     (entry,) = ts.consolidation_log("clerk", action="intent_classification")
     assert entry.status == "model" and entry.detail["cost_usd"] > 0
+    # The wake's spend counts it, besides its own model call.
+    calls = ts.model_calls(ts.wake_by_number("clerk", 1).wake_id)
+    spent = sum(c.cost_usd for c in calls) + entry.detail["cost_usd"]
+    assert result["cost_usd"] == pytest.approx(spent)
     replayed = run(["replay", "clerk", "--wake", "1"], env)
     assert replayed.exit_code == 0 and "recompiled byte-for-byte" in replayed.output, (
         replayed.output

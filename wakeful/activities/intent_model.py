@@ -7,11 +7,13 @@ names with their patterns as hints, answered with a JSON list of names. Names th
 does not have are dropped. A provider error, a timeout or an answer that is not a JSON list
 falls back to the policy's rules, and the ledger says so (``by rules (model failed: ...)``).
 
-The choice is logged under the compile's step key (as the handoff note's is, with what it
-cost): a retried compile reads it back instead of asking the model again, and a recompile
-reads the classified goal from the compile record. The compile activity runs in a thread;
-the provider clients belong to the worker's event loop, so the call is scheduled there
-(``run_coroutine_threadsafe``) and the activity's thread waits for it.
+The choice is logged once per wake (as the handoff note's is, with what it cost): the
+wake's later compiles, and a retried compile, read it back instead of asking the model
+again; the compile that asked reports the cost (``CompileOut.intents_cost_usd``), which
+the wake adds to its spend; a recompile reads the classified goal from the compile record.
+The compile activity runs in a thread; the provider clients belong to the worker's event
+loop, so the call is scheduled there (``run_coroutine_threadsafe``) and the activity's
+thread waits for it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "HEADER",
     "IntentModel",
     "build_prompt",
+    "classify_cost",
     "intent_classifier",
     "intent_request",
     "parse_intents",
@@ -124,19 +127,21 @@ class ModelClassifier:
     ts: TenantStore
     agent: Agent
     rules: tuple[IntentRule, ...]
-    step: str
+    step: str  # the wake's: one classification per wake
+    caller: str  # the compile's step key: it alone reports the call's cost
     name: str = "model"
     cost_usd: float = 0.0
 
     def classify(self, text: str) -> tuple[str, ...]:
         logged = self.ts.logged(self.step)
-        if logged is not None:  # a retry: the first attempt's choice, no second call
+        if logged is not None:  # a later compile of the wake, or a retry: no second call
             self.name = str(logged.detail.get("classifier", logged.status))
-            self.cost_usd = float(logged.detail.get("cost_usd", 0.0))
+            if logged.detail.get("compile") == self.caller:  # a retry: its cost is unreported
+                self.cost_usd = float(logged.detail.get("cost_usd", 0.0))
             return tuple(str(i) for i in logged.detail.get("intents", ()))
         provider = self.setting.choice.provider or self.agent.provider
         model = self.setting.choice.model or self.agent.model
-        detail: dict[str, Any] = {"model": model, "provider": provider}
+        detail: dict[str, Any] = {"model": model, "provider": provider, "compile": self.caller}
         answer = self._ask(provider, model, text, detail)
         if isinstance(answer, str):
             intents = RulesClassifier(self.rules).classify(text)
@@ -199,13 +204,24 @@ class ModelClassifier:
 
 
 def intent_classifier(
-    deps: ActivityDeps, ts: TenantStore, agent: Agent, policy: WindowPolicy, compile_key: str
+    deps: ActivityDeps,
+    ts: TenantStore,
+    agent: Agent,
+    policy: WindowPolicy,
+    *,
+    wake_key: str,
+    compile_key: str,
 ) -> IntentClassifier | None:
     """The classifier a compile uses: the worker's (``deps.intent_classifier``), a model's
-    bound to this compile, or None (the policy's rules, if it has any)."""
+    bound to this wake and compile, or None (the policy's rules, if it has any)."""
     chosen = deps.intent_classifier
     if not isinstance(chosen, IntentModel):
         return chosen
     if not policy.intents:  # nothing to choose from: no call
         return None
-    return ModelClassifier(deps, chosen, ts, agent, policy.intents, f"{compile_key}:intents")
+    return ModelClassifier(deps, chosen, ts, agent, policy.intents, wake_key, compile_key)
+
+
+def classify_cost(classifier: IntentClassifier | None) -> float:
+    """What ``classifier``'s model call cost this compile (0: none made by it)."""
+    return classifier.cost_usd if isinstance(classifier, ModelClassifier) else 0.0
