@@ -6,6 +6,7 @@ bad setting stops the worker at start with one line naming it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -18,11 +19,16 @@ from typing import Any
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
 
 from tests.ops.cli_env import ROOT, make_env, run
 from tests.ops.test_policy_dir import _agents_file, _ledger, _policy_dir, _worker_refuses
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
+from wakeful.worker.codec import data_converter
+from wakeful.worker.worker import WORKFLOWS
+from wakeful.workflows.cycle import INTENT_SPEND
+from wakeful.workflows.state import workflow_id
 
 # The rules know "roll out" only; the simulator's model also knows an intent by its name.
 POLICY = """
@@ -83,11 +89,12 @@ def _wake_with(env: dict[str, str], tmp_path: Path, message: str) -> dict[str, A
     return result
 
 
-def test_the_model_names_the_intent_and_its_trigger_fires(
-    env: dict[str, str], tmp_path: Path, store: Store
+async def test_the_model_names_the_intent_and_its_trigger_fires(
+    env: dict[str, str], tmp_path: Path, store: Store, temporal_dev: WorkflowEnvironment
 ) -> None:
     env |= {"WAKEFUL_INTENT_CLASSIFIER": "model:anthropic:claude-haiku-4-5"}
-    result = _wake_with(env, tmp_path, "Deploy build 812 to production.")  # no rule pattern
+    message = "Deploy build 812 to production."  # no rule pattern in it
+    result = await asyncio.to_thread(_wake_with, env, tmp_path, message)
 
     ledger, goal, window = _ledger(store, env["WAKEFUL_TENANT"], 1)
     assert goal["intents"] == ["deploy"]  # the compile record keeps the classified goal
@@ -109,6 +116,18 @@ def test_the_model_names_the_intent_and_its_trigger_fires(
     assert replayed.exit_code == 0 and "recompiled byte-for-byte" in replayed.output, (
         replayed.output
     )
+    # The workflow took the INTENT_SPEND branch, and its history replays deterministically.
+    handle = temporal_dev.client.get_workflow_handle(workflow_id(env["WAKEFUL_TENANT"], "clerk"))
+    history = await handle.fetch_history()
+    patches = [
+        e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data
+        for e in history.events
+        if e.HasField("marker_recorded_event_attributes")
+        and e.marker_recorded_event_attributes.marker_name == "core_patch"
+    ]
+    assert any(INTENT_SPEND.encode() in p for p in patches)
+    replayer = Replayer(workflows=WORKFLOWS, data_converter=data_converter)
+    assert (await replayer.replay_workflow(history)).replay_failure is None
 
 
 def test_a_model_that_fails_falls_back_to_the_rules(
