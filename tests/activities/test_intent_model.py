@@ -217,3 +217,27 @@ def test_rules_stay_the_default_and_a_policy_without_intents_asks_nothing(
         assert intent_classifier(deps, tenant, agent, policy, wake_key="w", compile_key="k") is None
     finally:
         deps.intent_classifier.loop.close()
+
+
+async def test_a_named_model_without_a_price_stops_the_worker_with_one_line() -> None:
+    from wakeful.worker.serve import ProviderCache, check_intent_classifier
+
+    settings = load_settings(
+        intent_classifier="model:anthropic:claude-nonesuch",
+        anthropic_base_url="http://127.0.0.1:9",  # never called: the check builds a client
+    )
+    providers = ProviderCache(settings)
+    try:
+        with pytest.raises(ConfigError) as err:
+            check_intent_classifier(settings, providers)
+        line = str(err.value)
+        assert line.startswith(
+            "WAKEFUL_INTENT_CLASSIFIER=model:anthropic:claude-nonesuch: no price"
+        )
+        assert "\n" not in line
+        ok = load_settings(intent_classifier="model:anthropic:claude-haiku-4-5")
+        assert check_intent_classifier(ok, providers) == ModelChoice(
+            "anthropic", "claude-haiku-4-5"
+        )
+    finally:
+        await providers.aclose()
