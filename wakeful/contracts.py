@@ -193,6 +193,11 @@ class CompileOut(_Msg):
         description="The window's history reached the policy's budget.consolidate_at: the "
         "agent's history is consolidated once the wake ends.",
     )
+    intents_cost_usd: float = Field(
+        0.0,
+        description="What this compile's model call classifying the goal's intents cost "
+        "(WAKEFUL_INTENT_CLASSIFIER=model); the wake adds it to its spend. 0: none made.",
+    )
 
 
 class CallModelIn(_Msg):

@@ -20,6 +20,7 @@ from typing import Any
 from temporalio import activity
 
 from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.intent_model import classify_cost, intent_classifier
 from wakeful.activities.snapshot_hash import snapshot_hash
 from wakeful.activities.wake import open_wake, step_key
 from wakeful.compiler import CompiledWindow, WindowPolicy, compile_window
@@ -311,7 +312,10 @@ class CompileActivities:
         # A goal that came without intents is classified first, so the intent triggers
         # can fire; the compile record keeps the goal as classified, and a recompile reads
         # it from there rather than classifying again.
-        classified = classify_goal(inp.goal, policy, self.deps.intent_classifier)
+        classifier = intent_classifier(
+            self.deps, ts, agent, policy, wake_key=step_key(wake, "intents"), compile_key=key
+        )
+        classified = classify_goal(inp.goal, policy, classifier)
         goal = inp.goal if classified is None else classified.goal
         retrieval_hash = None
         index = self.deps.event_index()
@@ -395,6 +399,7 @@ class CompileActivities:
             spent_today_usd=None if spent is None else spent.usd,
             spent_today_tokens=None if spent is None else spent.tokens,
             consolidate=policy.budget.consolidates(rec.tokens_by_bucket.get("recent", 0)),
+            intents_cost_usd=classify_cost(classifier),
         )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
+from wakeful.activities.intent_model import IntentModel
 from wakeful.activities.snapshot_hash import BlockHashes
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import CountingCache, TokenCounter, WindowPolicy
@@ -67,8 +68,9 @@ class ActivityDeps:
     # MCP client sessions (one per server) and each recent wake's MCP tool list.
     mcp: McpPool = field(default_factory=McpPool)
     # Names the intents of a goal that came without any (compiler/intents.py). None: the
-    # policy's [[intents]] rules, when it has some.
-    intent_classifier: IntentClassifier | None = None
+    # policy's [[intents]] rules, when it has some; an IntentModel: a model picks among
+    # them (activities/intent_model.py, WAKEFUL_INTENT_CLASSIFIER).
+    intent_classifier: IntentClassifier | IntentModel | None = None
     # The worker's skills (WAKEFUL_SKILLS_DIR), every agent's besides its own (which win on
     # a name both have); and context sources every agent's compiles ask (wakeful.skills,
     # wakeful.substrate.sources).

@@ -5,8 +5,9 @@ happened, in text. An :class:`IntentClassifier` reads that text and names the in
 one built in, :class:`RulesClassifier`, is deterministic — the policy's ``[[intents]]``
 rules, whole words or phrases matched case-insensitively — so a recompile of a past call
 classifies its goal the same way (the classified goal is what the compile record keeps).
-The protocol is open for other classifiers (a model, say), which the worker would run in
-the compile activity in place of the rules.
+The protocol is open for other classifiers: ``WAKEFUL_INTENT_CLASSIFIER=model`` (read by
+:func:`parse_classifier_setting`) has a model pick among the rules' intents
+(``wakeful.activities.intent_model``), with the rules behind it when the call fails.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from typing import Protocol
 from wakeful.compiler.blocks import Goal
 from wakeful.compiler.policy import IntentRule, WindowPolicy
 
-__all__ = ["Classified", "IntentClassifier", "RulesClassifier", "classify_goal"]
+__all__ = [
+    "Classified",
+    "IntentClassifier",
+    "ModelChoice",
+    "RulesClassifier",
+    "classify_goal",
+    "parse_classifier_setting",
+]
 
 
 class IntentClassifier(Protocol):
@@ -87,3 +95,39 @@ def classify_goal(
     intents = tuple(dict.fromkeys(classifier.classify(goal.text)))
     updated = goal.model_copy(update={"intents": intents}) if intents else goal
     return Classified(updated, classifier.name, intents)
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """``WAKEFUL_INTENT_CLASSIFIER=model[:<provider>:<model>]``: which model classifies
+    (None, None: each agent's own provider and model)."""
+
+    provider: str | None = None
+    model: str | None = None
+
+    @property
+    def label(self) -> str:
+        return "model" if self.provider is None else f"model:{self.provider}:{self.model}"
+
+
+def parse_classifier_setting(value: str) -> ModelChoice | None:
+    """``rules`` (or empty): None; ``model`` or ``model:<provider>:<model>``: the
+    :class:`ModelChoice`. Anything else raises ValueError saying what is accepted."""
+    from wakeful.compiler.render import PROVIDER_ALIASES, RENDERERS
+
+    text = value.strip()
+    if text in ("", "rules"):
+        return None
+    if text == "model":
+        return ModelChoice()
+    kind, _, rest = text.partition(":")
+    provider, _, model = rest.partition(":")
+    if kind == "model" and provider and model.strip():
+        known = (*RENDERERS, *PROVIDER_ALIASES)
+        if provider not in known:
+            raise ValueError(f"unknown provider {provider!r}; choose one of {', '.join(known)}")
+        return ModelChoice(PROVIDER_ALIASES.get(provider, provider), model.strip())
+    raise ValueError(
+        "use 'rules', 'model' (each agent's own model) or 'model:<provider>:<model>'"
+        " (e.g. model:anthropic:claude-haiku-4-5)"
+    )

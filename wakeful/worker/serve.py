@@ -10,11 +10,14 @@ import httpx
 from temporalio.worker import Worker
 
 from wakeful.activities.deps import ActivityDeps, check_agents, load_policies, merge_policies
+from wakeful.activities.intent_model import IntentModel
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import WindowPolicy
+from wakeful.compiler.intents import ModelChoice, parse_classifier_setting
 from wakeful.compiler.triggers import SKILL_PREFIX
 from wakeful.errors import ConfigError
 from wakeful.providers.base import ModelProvider
+from wakeful.providers.pricing import price_for
 from wakeful.providers.registry import PROVIDER_NAMES, build_provider
 from wakeful.skills import Skill, load_skills_dir, merge_skills, skill_ref
 from wakeful.substrate.embedders import Embedder
@@ -176,6 +179,24 @@ def check_trigger_skills(
                     )
 
 
+def check_intent_classifier(settings: Settings, providers: ProviderCache) -> ModelChoice | None:
+    """The model ``WAKEFUL_INTENT_CLASSIFIER`` names (None: the rules), refused at start,
+    in one line naming the setting, when no call to it could run (no key, no price)."""
+    choice = parse_classifier_setting(settings.intent_classifier)
+    if choice is None or choice.provider is None or choice.model is None:
+        return choice  # "model": each agent's own, which check_agents has checked
+    try:
+        provider = providers(choice.provider)
+    except ConfigError as exc:
+        raise ConfigError(f"WAKEFUL_INTENT_CLASSIFIER={choice.label}: {exc}") from None
+    if price_for(provider.name, choice.model) is None:
+        raise ConfigError(
+            f"WAKEFUL_INTENT_CLASSIFIER={choice.label}: no price for {provider.name} model"
+            f" {choice.model!r}; use a priced model or add it to wakeful.providers.pricing.PRICES"
+        )
+    return choice
+
+
 async def serve(settings: Settings, registry: AgentRegistry) -> None:
     providers = ProviderCache(settings)
     try:
@@ -186,11 +207,12 @@ async def serve(settings: Settings, registry: AgentRegistry) -> None:
             load_policies(settings.policy_dir), registry.policies, "the agents"
         )
         check_agents(registry, providers, policies)
+        intents = check_intent_classifier(settings, providers)
         skills = load_skills_dir(settings.skills_dir) if settings.skills_dir else ()
         check_trigger_skills(
             registry, policies, lambda a: merge_skills(skills, registry.agent_skills(a))
         )
-        await _serve(settings, registry, providers, policies, skills)
+        await _serve(settings, registry, providers, policies, skills, intents)
     finally:
         await providers.aclose()
 
@@ -201,7 +223,9 @@ async def _serve(
     providers: ProviderCache,
     policies: dict[str, WindowPolicy],
     skills: tuple[Skill, ...] = (),
+    intents: ModelChoice | None = None,
 ) -> None:
+    loop = asyncio.get_running_loop()
     ep = EmbeddedStack(settings).up()
     store = Store.connect(ep.database_url)
     for agent in registry:
@@ -216,6 +240,8 @@ async def _serve(
         vectors=open_vectors(ep, settings),
         embedder=embedder_for(settings),
         telemetry=build_telemetry(settings),
+        # The model's call runs on this loop, where the provider clients live.
+        intent_classifier=None if intents is None else IntentModel(intents, loop),
     )
     open_index(deps)
     tracing = [deps.telemetry.tracing_interceptor()] if deps.telemetry.enabled else []

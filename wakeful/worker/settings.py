@@ -174,6 +174,14 @@ class Settings(BaseSettings):
         "its own (Agent(skills_dir=...), whose skills win on a name both have). A file that "
         "does not validate stops the worker at start. Unset: agents' own skills only.",
     )
+    intent_classifier: str = Field(
+        "rules",
+        description="What names the intents of a goal that came without any, for the "
+        "policy's intent triggers: rules (the policy's [[intents]] patterns), model (each "
+        "agent's own model picks among them) or model:<provider>:<model> (e.g. "
+        "model:anthropic:claude-haiku-4-5). A failed model call falls back to the rules; "
+        "the ledger says which classified.",
+    )
     tenant: str = Field(
         "default",
         description="Tenant this process acts for; every substrate row is scoped by it "
@@ -320,6 +328,14 @@ class Settings(BaseSettings):
         if kind not in EMBEDDER_KINDS:
             raise ValueError(f"use one of {', '.join(EMBEDDER_KINDS)} (optionally :<model>)")
         return value.strip()
+
+    @field_validator("intent_classifier")
+    @classmethod
+    def _intent_classifier(cls, value: str) -> str:
+        from wakeful.compiler.intents import parse_classifier_setting  # the compiler: lazily
+
+        parse_classifier_setting(value)  # raises ValueError saying what is accepted
+        return value.strip() or "rules"
 
     @field_validator("tenant")
     @classmethod

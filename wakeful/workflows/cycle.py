@@ -75,6 +75,7 @@ with workflow.unsafe.imports_passed_through():
 __all__ = [
     "ACTIVITY_FAILURES",
     "FEWER_STEPS",
+    "INTENT_SPEND",
     "LOCAL_TOOLS",
     "TOKEN_PRECHECK",
     "WakeCycle",
@@ -93,6 +94,8 @@ TOKEN_PRECHECK = "token-precheck-1"
 LOCAL_TOOLS = "local-tools-1"
 # Patch id: a wake's spend cap counts what the children it delegated to spent.
 CHILD_SPEND = "child-spend-1"
+# Patch id: a wake's spend counts the model call that classified its goal's intents.
+INTENT_SPEND = "intent-spend-1"
 
 R = TypeVar("R")
 
@@ -253,6 +256,10 @@ class WakeCycle:
                     start_to_close=p.COMPILE_TIMEOUT,
                 )
                 self.opening = None
+                # Only histories with such a call (none before it existed) ask for the marker.
+                if compiled.intents_cost_usd and workflow.patched(INTENT_SPEND):
+                    cost = self.totals.cost_usd + compiled.intents_cost_usd
+                    self.totals = self.totals.model_copy(update={"cost_usd": cost})
             except ACTIVITY_FAILURES as err:
                 # Only deterministic failures get here (see policies.DETERMINISTIC_ERRORS):
                 # park the wake with its error; the agent goes on serving later triggers.

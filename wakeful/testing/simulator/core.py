@@ -16,6 +16,7 @@ from wakeful.testing.simulator import anthropic_cache, openai_cache
 from wakeful.testing.simulator import wire_anthropic as wa
 from wakeful.testing.simulator import wire_openai as wo
 from wakeful.testing.simulator.handoff import is_handoff_request
+from wakeful.testing.simulator.intents import intents_text, is_intents_request
 from wakeful.testing.simulator.script import (
     Conversation,
     Script,
@@ -155,7 +156,9 @@ class Simulator:
         state.counter += 1
         script = state.script or self._script
         # A session-end note call is a side request: it takes no step of the wakes' script.
-        if is_handoff_request(body):
+        if is_intents_request(body):  # nor does a goal's intent classification
+            step = None
+        elif is_handoff_request(body):
             step = script.handoff_step_at(state.handoff_cursor)
             if step is not None:
                 state.handoff_cursor += 1
@@ -181,6 +184,9 @@ class Simulator:
         if step is not None:
             return reply_from_step(step)
         script = self._state(scope).script or self._script
+        intents = intents_text(view.last_user_text)
+        if intents is not None:
+            return SimReply(intents)
         return planner_reply(view, echo_only=script.default == "echo")
 
     @staticmethod
