@@ -202,18 +202,22 @@ async def measure(
     inp = ConsolidationInput(runtime=agent.runtime(), policy=ConsolidationPolicy(), reason="demand")
     results: list[ConsolidationResult] = []
     now = start
-    for day in range(rounds):
-        ts.append_events(
-            agent.name, [e for e, d in zip(session.events, session.day_of, strict=True) if d == day]
-        )
-        now = start + timedelta(days=day + 1, hours=1)
-        if before_round is not None:
-            await before_round(ts, agent, now)
-        res = await consolidation_round(call, inp, now=now, round_id=f"bench/{seed}/{day + 1}")
-        results.append(res)
-        print(f"round {day + 1}: {res.model_dump_json(exclude_none=True)}", file=sys.stderr)
-        if after_round is not None:
-            await after_round(ts, agent, now)
+    try:
+        for day in range(rounds):
+            today = [e for e, d in zip(session.events, session.day_of, strict=True) if d == day]
+            ts.append_events(agent.name, today)
+            now = start + timedelta(days=day + 1, hours=1)
+            if before_round is not None:
+                await before_round(ts, agent, now)
+            res = await consolidation_round(call, inp, now=now, round_id=f"bench/{seed}/{day + 1}")
+            results.append(res)
+            print(f"round {day + 1}: {res.model_dump_json(exclude_none=True)}", file=sys.stderr)
+            if after_round is not None:
+                await after_round(ts, agent, now)
+    finally:
+        # Closed here, on this loop: an SDK client collected unclosed is closed on whatever
+        # event loop runs then (a workflow's, in a test process), and warns there.
+        await inner.aclose()  # type: ignore[attr-defined]
     return _figures(ts, agent, session, counter, provider, results, now + timedelta(minutes=5))
 
 

@@ -99,7 +99,7 @@ def test_only_the_policys_intents_are_accepted() -> None:
     assert parse_intents('```json\n["Deploy", "refactor"]\n```', known) == ("deploy",)
     assert parse_intents("Intents: []", known) == ()
     assert parse_intents("deploy, I think", known) == "the answer holds no JSON list"
-    assert "not a valid JSON list" in str(parse_intents("[deploy]", known))
+    assert "not valid JSON" in str(parse_intents("[deploy]", known))
 
 
 def test_the_request_has_each_renderers_shape() -> None:

@@ -18,7 +18,6 @@ Any miss, or a provider error, keeps the template note; the reason is recorded.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +26,7 @@ from pydantic import ValidationError
 
 from wakeful.consolidation.gate import GateCheck, GateInput, GateResult, check_invented
 from wakeful.consolidation.items import SpanItem
-from wakeful.consolidation.prompt import request_body
+from wakeful.consolidation.prompt import json_in_answer, request_body
 from wakeful.consolidation.text import contains_token, registry_ids
 from wakeful.substrate.records import DecisionRecord, HandoffBody
 
@@ -58,7 +57,6 @@ _RULES = (
     "Keep numbers and versions exactly as written; invent none.",
 )
 _EVIDENCE = re.compile(r"^e(\d+)$")
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
 
 def required_ids(
@@ -107,29 +105,15 @@ def build_prompt(
 
 
 def handoff_request(provider: str, model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
-    body = request_body(provider, model, prompt, max_tokens)
     # Same shapes as consolidation's request, with this task's system text.
-    if "system" in body:
-        body["system"] = SYSTEM
-    elif "instructions" in body:
-        body["instructions"] = SYSTEM
-    else:
-        body["messages"][0]["content"] = SYSTEM
-    return body
+    return request_body(provider, model, prompt, max_tokens, system=SYSTEM)
 
 
 def parse_note(text: str) -> HandoffBody | str:
     """The note in a model's answer, or why there is none (one line)."""
-    raw = _FENCE.sub("", text.strip())
-    start, end = raw.find("{"), raw.rfind("}")
-    if start == -1 or end <= start:
-        return "parse: the answer holds no JSON object"
-    try:
-        data = json.loads(raw[start : end + 1])
-    except json.JSONDecodeError as exc:
-        return f"parse: the answer is not valid JSON ({exc.msg} at {exc.pos})"
-    if not isinstance(data, dict):
-        return "parse: the answer is not a JSON object"
+    data = json_in_answer(text, dict)
+    if isinstance(data, str):
+        return f"parse: {data}"
     for key in ("decisions", "blockers", "next_actions", "evidence"):
         if isinstance(data.get(key), str):
             data[key] = [data[key]]

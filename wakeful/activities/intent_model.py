@@ -19,8 +19,6 @@ thread waits for it.
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 from collections.abc import Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -28,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from wakeful.compiler.intents import IntentClassifier, ModelChoice, RulesClassifier
 from wakeful.compiler.policy import IntentRule, WindowPolicy
-from wakeful.consolidation.prompt import request_body
+from wakeful.consolidation.prompt import json_in_answer, request_body
 from wakeful.errors import ProviderError, UserError
 from wakeful.providers.base import ModelReply
 from wakeful.providers.pricing import cost_usd
@@ -58,7 +56,6 @@ SYSTEM = (
 )
 MAX_TOKENS = 200
 TIMEOUT_S = 20.0  # well inside the compile's start-to-close timeout
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
 
 @dataclass(frozen=True)
@@ -90,29 +87,15 @@ def build_prompt(rules: Sequence[IntentRule], text: str) -> str:
 def intent_request(provider: str, model: str, prompt: str) -> dict[str, Any]:
     """The request body, shaped like the handoff note's (a plain text answer: every
     renderer has one, where a forced tool call differs by API)."""
-    body = request_body(provider, model, prompt, MAX_TOKENS)
-    if "system" in body:
-        body["system"] = SYSTEM
-    elif "instructions" in body:
-        body["instructions"] = SYSTEM
-    else:
-        body["messages"][0]["content"] = SYSTEM
-    return body
+    return request_body(provider, model, prompt, MAX_TOKENS, system=SYSTEM)
 
 
 def parse_intents(text: str, known: Sequence[str]) -> tuple[str, ...] | str:
     """The policy's intents among a model's answer (in the policy's order), or why the
     answer has none to read (one line). Names the policy lacks are dropped."""
-    raw = _FENCE.sub("", text.strip())
-    start, end = raw.find("["), raw.rfind("]")
-    if start == -1 or end <= start:
-        return "the answer holds no JSON list"
-    try:
-        data = json.loads(raw[start : end + 1])
-    except json.JSONDecodeError as exc:
-        return f"the answer is not a valid JSON list ({exc.msg} at {exc.pos})"
-    if not isinstance(data, list):
-        return "the answer is not a JSON list"
+    data = json_in_answer(text, list)
+    if isinstance(data, str):
+        return data
     named = {str(v).strip().lower() for v in data if isinstance(v, str | int | float)}
     return tuple(name for name in known if name.lower() in named)
 

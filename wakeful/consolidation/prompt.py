@@ -8,6 +8,8 @@ listed with their ids, which the summary must repeat verbatim.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,13 +70,17 @@ def build_prompt(
     return "\n".join(lines)
 
 
-def request_body(provider: str, model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
-    """A provider-ready request body, shaped as the compiler's renderers shape theirs."""
+def request_body(
+    provider: str, model: str, prompt: str, max_tokens: int, *, system: str = SYSTEM
+) -> dict[str, Any]:
+    """A provider-ready request body, shaped as the compiler's renderers shape theirs, with
+    ``system`` as its system text (consolidation's by default; the handoff note and the
+    intent classifier give their own)."""
     if provider == "anthropic":
         return {
             "model": model,
             "max_tokens": max_tokens,
-            "system": SYSTEM,
+            "system": system,
             "messages": [{"role": "user", "content": prompt}],
         }
     if provider in ("openai", "openai-chat", "openai_chat"):
@@ -82,7 +88,7 @@ def request_body(provider: str, model: str, prompt: str, max_tokens: int) -> dic
             "model": model,
             "max_completion_tokens": max_tokens,
             "messages": [
-                {"role": "system", "content": SYSTEM},
+                {"role": "system", "content": system},
                 {"role": "user", "content": prompt},
             ],
         }
@@ -90,10 +96,31 @@ def request_body(provider: str, model: str, prompt: str, max_tokens: int) -> dic
         return {
             "model": model,
             "max_output_tokens": max_tokens,
-            "instructions": SYSTEM,
+            "instructions": system,
             "input": [{"role": "user", "content": prompt}],
         }
     raise ValueError(
         f"no summarisation request shape for provider {provider!r};"
         " expected anthropic, openai, openai-chat or openai-responses"
     )
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+
+
+def json_in_answer(text: str, kind: type[dict[str, Any]] | type[list[Any]]) -> Any:
+    """The JSON object (``dict``) or list (``list``) a model's answer holds, fenced or
+    among other words; a one-line ``str`` saying why there is none otherwise."""
+    what = "object" if kind is dict else "list"
+    raw = _FENCE.sub("", text.strip())
+    opener, closer = ("{", "}") if kind is dict else ("[", "]")
+    start, end = raw.find(opener), raw.rfind(closer)
+    if start == -1 or end <= start:
+        return f"the answer holds no JSON {what}"
+    try:
+        data = json.loads(raw[start : end + 1])
+    except json.JSONDecodeError as exc:
+        return f"the answer is not valid JSON ({exc.msg} at {exc.pos})"
+    if not isinstance(data, kind):
+        return f"the answer is not a JSON {what}"
+    return data
