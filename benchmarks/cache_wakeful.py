@@ -30,7 +30,8 @@ from typing import Any
 from benchmarks.cache_session import AgentSession
 from benchmarks.cache_strategies import CallContext, Plan, Strategy
 from benchmarks.cache_substrate import AGENT, MemorySubstrate, at, goal_of
-from wakeful.activities.compile import breakpoint_refs, build_snapshot, evidence_event
+from wakeful.activities.compile import breakpoint_refs, evidence_event
+from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.compiler import (
     Block,
     BlockKind,

@@ -40,9 +40,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from benchmarks.consolidation_session import SESSION, Session, generate_session
-from wakeful.activities.compile import build_snapshot
 from wakeful.activities.consolidate_memory import MemoryActivities
 from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import (
     CompiledWindow,

@@ -38,7 +38,7 @@ from typing import Any
 
 from benchmarks.locomo import import_sample
 from benchmarks.retrieval_eval import DEFAULT_VARIANTS, normalise_dia_ids
-from wakeful.activities.compile import build_snapshot
+from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.compiler import (
     CountingCache,
     Goal,

@@ -31,7 +31,7 @@ from itertools import accumulate
 from typing import Any
 
 from benchmarks.recall_bench import temporary_store
-from wakeful.activities.compile import build_snapshot
+from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.substrate.embedders import HashingEmbedder
 from wakeful.substrate.indexing import EventIndex
 from wakeful.substrate.records import (

@@ -14,8 +14,8 @@ import json
 
 from pydantic import BaseModel
 
-from wakeful.activities.compile import build_snapshot
 from wakeful.activities.snapshot_hash import snapshot_hash
+from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.compiler import (
     COMPILER_VERSION,
     Ledger,

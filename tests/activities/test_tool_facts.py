@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from wakeful.activities.compile import with_tool_facts
+from wakeful.activities.snapshot_input import with_tool_facts
 from wakeful.compiler import Block, BlockKind, Role
 from wakeful.errors import UserError
 from wakeful.tool_spec import Tool

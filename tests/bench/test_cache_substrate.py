@@ -8,7 +8,7 @@ from benchmarks.cache_session import generate_session
 from benchmarks.cache_strategies import CallContext
 from benchmarks.cache_substrate import AGENT, EPOCH, MemorySubstrate
 from benchmarks.cache_timeline import Consolidation, timeline
-from wakeful.activities.compile import build_snapshot
+from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.compiler import BlockKind
 
 

@@ -10,7 +10,7 @@ import uuid
 from datetime import datetime
 
 from benchmarks.consolidation_bench import SESSION, measure
-from wakeful.activities.compile import build_snapshot
+from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.agents import Agent
 from wakeful.compiler import BlockKind, Goal, GoalKind, Ledger, WindowPolicy, compile_window
 from wakeful.substrate.embedders import HashingEmbedder

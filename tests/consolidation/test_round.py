@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 from benchmarks.consolidation_bench import DirectCaller, measure
 from tests.e2e.harness import Providers
-from wakeful.activities.compile import build_snapshot
 from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import Budget, Goal, GoalKind, WindowPolicy, compile_window
 from wakeful.consolidation.contracts import (
