@@ -163,3 +163,21 @@ def test_a_changed_block_before_the_entry_is_a_changed_prefix_not_the_lookback()
         read_tokens=0, min_cacheable=0, lookback=lookback_blocks("anthropic"),
     )  # fmt: skip
     assert out.cache_class is CacheClass.PREFIX_CHANGED, out
+
+
+def test_the_ttl_is_the_one_the_previous_call_wrote_its_entry_for() -> None:
+    # The first call wrote its stable entry for 5 minutes; after 10 idle minutes the next
+    # call marks the same prefixes for an hour (adaptive TTLs follow the idle gaps). What the
+    # provider held was the 5-minute entry: an expiry, not an eviction.
+    first = base_blocks()
+    reply = turn("t-21", 21, Role.ASSISTANT, text="Rotated the logs on db-2.", wake_id="wake-7")
+    ask = turn("t-22", 22, text="Is the disk fine now?", wake_id="wake-8")
+    short, long = (
+        WindowPolicy.default().with_ttls("5m", "5m"),
+        WindowPolicy.default().with_ttls("1h", "1h"),
+    )
+    a = compile_(snapshot(first), policy=short).ledger
+    b = compile_(snapshot([*first, reply, ask], wake="wake-8"), policy=long).ledger
+    out = classify(a, NOW, b, NOW + timedelta(minutes=10), read_tokens=0, min_cacheable=0)
+    assert out.cache_class is CacheClass.TTL_EXPIRED, out
+    assert out.ttl_seconds == 300 and out.idle_seconds == 600
