@@ -1,7 +1,8 @@
 """``wakeful.testing.AgentTestEnv`` as a team would use it to test its own agent: started
 from nothing (it runs its own Temporal dev server and embedded Postgres), and on servers
-the test already runs. A scripted model calls the agent's typed tool, the tool really runs,
-and the answer, the model calls and the recorded events come back."""
+the test already runs (``TestServers``, or each given by itself). A scripted model calls
+the agent's typed tool, the tool really runs, and the answer, the model calls and the
+recorded events come back."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import uuid
 from temporalio.testing import WorkflowEnvironment
 
 from wakeful import Agent, tool
-from wakeful.testing import AgentTestEnv
+from wakeful.testing import AgentTestEnv, TestServers
 from wakeful.testing.simulator.server import SimulatorServer
 
 LOGS = {"billing": "ERROR migration 0042 timed out after 300 s"}
@@ -56,9 +57,10 @@ async def test_an_environment_started_from_nothing_runs_a_tool_wake() -> None:
 async def test_environments_sharing_servers_do_not_see_each_others_calls(
     temporal_dev: WorkflowEnvironment, pg_url: str, sim: SimulatorServer
 ) -> None:
+    servers = TestServers(temporal=temporal_dev.client, database_url=pg_url, sim=sim)
     first, second = _agent(), _agent()
     async with (
-        AgentTestEnv.start(first, temporal=temporal_dev.client, database_url=pg_url, sim=sim) as a,
+        AgentTestEnv.start(first, servers=servers) as a,
         AgentTestEnv.start(second, temporal=temporal_dev.client, database_url=pg_url, sim=sim) as b,
     ):
         await _triage(a, first)

@@ -30,7 +30,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from wakeful.testing.env import AgentTestEnv, SimulatedProviders
+    from wakeful.testing.env import AgentTestEnv, SimulatedProviders, TestServers
     from wakeful.testing.simulator import (
         CallRecord,
         ManualClock,
@@ -51,9 +51,10 @@ __all__ = [
     "Simulator",
     "SimulatorServer",
     "Step",
+    "TestServers",
 ]
 
-_IN_ENV = {"AgentTestEnv", "SimulatedProviders"}
+_IN_ENV = {"AgentTestEnv", "SimulatedProviders", "TestServers"}
 
 
 def __getattr__(name: str) -> Any:

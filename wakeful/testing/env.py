@@ -33,6 +33,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker
 
-__all__ = ["AgentTestEnv", "SimulatedProviders"]
+__all__ = ["AgentTestEnv", "SimulatedProviders", "TestServers"]
 
 
 class SimulatedProviders:
@@ -112,6 +113,52 @@ def _embedded_postgres() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class TestServers:
+    """What every :class:`AgentTestEnv` runs on: Temporal, Postgres and the simulator.
+    Start them once for a test session and give them to each environment, which then
+    costs a worker, not three servers::
+
+        @pytest.fixture(scope="session")
+        async def servers() -> AsyncIterator[TestServers]:
+            async with TestServers.start() as running:
+                yield running
+    """
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    temporal: TemporalClient
+    database_url: str
+    sim: SimulatorServer
+
+    @classmethod
+    @asynccontextmanager
+    async def start(
+        cls,
+        *,
+        database_url: str | None = None,
+        temporal: TemporalClient | None = None,
+        sim: SimulatorServer | None = None,
+    ) -> AsyncIterator[TestServers]:
+        """Start what is not given (a Temporal dev server, an embedded Postgres in a
+        temporary folder, the simulator on a free port); stop those when the block ends."""
+        async with AsyncExitStack() as stack:
+            if temporal is None:
+                server = await WorkflowEnvironment.start_local(
+                    dev_server_existing_path=_server_binary("temporal"),
+                    data_converter=data_converter,
+                    ui=False,
+                    dev_server_log_level="error",
+                )
+                stack.push_async_callback(server.shutdown)
+                temporal = server.client
+            if database_url is None:
+                database_url = stack.enter_context(_embedded_postgres())
+            if sim is None:
+                sim = stack.enter_context(SimulatorServer())
+            yield cls(temporal=temporal, database_url=database_url, sim=sim)
+
+
 class AgentTestEnv:
     """The runtime under test: ``store`` (Postgres), ``client`` (Temporal), ``sim`` (the
     model), a worker on ``task_queue`` serving ``agents``. Made by :meth:`start`."""
@@ -134,44 +181,37 @@ class AgentTestEnv:
     async def start(
         cls,
         *agents: Agent,
+        servers: TestServers | None = None,
         database_url: str | None = None,
         temporal: TemporalClient | None = None,
         sim: SimulatorServer | None = None,
     ) -> AsyncIterator[AgentTestEnv]:
-        """Start what is not given, register ``agents`` and serve them until the block
-        ends; then stop the worker and every server this call started."""
+        """Register ``agents`` and serve them until the block ends, on ``servers`` (or on
+        the ones given one by one, starting the rest); then stop the worker and every
+        server this call started."""
         async with AsyncExitStack() as stack:
-            if temporal is None:
-                server = await WorkflowEnvironment.start_local(
-                    dev_server_existing_path=_server_binary("temporal"),
-                    data_converter=data_converter,
-                    ui=False,
-                    dev_server_log_level="error",
+            if servers is None:
+                servers = await stack.enter_async_context(
+                    TestServers.start(database_url=database_url, temporal=temporal, sim=sim)
                 )
-                stack.push_async_callback(server.shutdown)
-                temporal = server.client
-            if database_url is None:
-                database_url = stack.enter_context(_embedded_postgres())
-            store = Store.connect(database_url)
+            store = Store.connect(servers.database_url)
             stack.callback(store.close)
-            if sim is None:
-                sim = stack.enter_context(SimulatorServer())
             registry = AgentRegistry(list(agents))
             for agent in agents:
                 register_agent(store.tenant(agent.tenant), agent)
             scope = uuid.uuid4().hex
-            providers = SimulatedProviders(sim, scope)
+            providers = SimulatedProviders(servers.sim, scope)
             stack.push_async_callback(providers.aclose)
             deps = ActivityDeps(
                 store=store, agents=registry, providers=providers, counter=BpeCounter()
             )
             queue = f"wakeful-test-{scope[:8]}"
-            worker = build_worker(temporal, deps, queue)
+            worker = build_worker(servers.temporal, deps, queue)
             await stack.enter_async_context(worker)
             yield cls(
-                client=temporal,
+                client=servers.temporal,
                 store=store,
-                sim=sim,
+                sim=servers.sim,
                 agents=registry,
                 task_queue=queue,
                 scope=scope,
