@@ -19,7 +19,6 @@ from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.intent_model import (
     ACTION,
     HEADER,
-    IntentModel,
     ModelClassifier,
     build_prompt,
     classify_cost,
@@ -27,6 +26,7 @@ from wakeful.activities.intent_model import (
     intent_request,
     parse_intents,
 )
+from wakeful.activities.intent_setting import IntentModel
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import EstimatingCounter
 from wakeful.compiler.blocks import Goal

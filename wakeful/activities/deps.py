@@ -9,7 +9,7 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
-from wakeful.activities.intent_model import IntentModel
+from wakeful.activities.intent_setting import IntentModel
 from wakeful.activities.snapshot_hash import BlockHashes
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import CountingCache, TokenCounter, WindowPolicy

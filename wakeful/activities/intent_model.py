@@ -21,10 +21,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wakeful.compiler.intents import IntentClassifier, ModelChoice, RulesClassifier
+from wakeful.activities.intent_setting import IntentModel
+from wakeful.compiler.intents import IntentClassifier, RulesClassifier
 from wakeful.compiler.policy import IntentRule, WindowPolicy
 from wakeful.consolidation.prompt import json_in_answer, request_body
 from wakeful.errors import ProviderError, UserError
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ACTION",
     "HEADER",
-    "IntentModel",
     "build_prompt",
     "classify_cost",
     "intent_classifier",
@@ -55,17 +55,6 @@ SYSTEM = (
     "goal asks for, and nothing else."
 )
 MAX_TOKENS = 200
-TIMEOUT_S = 20.0  # well inside the compile's start-to-close timeout
-
-
-@dataclass(frozen=True)
-class IntentModel:
-    """The worker's model classification: the ``choice`` the setting made, and the
-    worker's event loop, where the provider clients live."""
-
-    choice: ModelChoice
-    loop: asyncio.AbstractEventLoop = field(repr=False, compare=False)
-    timeout_s: float = TIMEOUT_S
 
 
 def build_prompt(rules: Sequence[IntentRule], text: str) -> str:

@@ -10,7 +10,7 @@ import httpx
 from temporalio.worker import Worker
 
 from wakeful.activities.deps import ActivityDeps, check_agents, load_policies, merge_policies
-from wakeful.activities.intent_model import IntentModel
+from wakeful.activities.intent_setting import IntentModel
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import WindowPolicy
 from wakeful.compiler.intents import ModelChoice, parse_classifier_setting
