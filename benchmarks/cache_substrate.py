@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from benchmarks.cache_session import Turn, Wake
 from wakeful.activities.wake import build_handoff
@@ -35,7 +35,7 @@ from wakeful.substrate.records import (
 )
 from wakeful.substrate.tail import tail_start
 
-__all__ = ["AGENT", "EPOCH", "MemorySubstrate", "at"]
+__all__ = ["AGENT", "EPOCH", "MemorySubstrate", "at", "recent_of"]
 
 AGENT = "oncall"
 EPOCH = datetime(2025, 6, 2, 8, 0, tzinfo=UTC)
@@ -44,6 +44,35 @@ EPOCH = datetime(2025, 6, 2, 8, 0, tzinfo=UTC)
 def at(seconds: float) -> datetime:
     """Session time (seconds since the start) as a UTC datetime."""
     return EPOCH + timedelta(seconds=seconds)
+
+
+class _Events(Protocol):
+    def events(
+        self,
+        agent: str,
+        *,
+        max_id: int | None = None,
+        limit: int | None = None,
+        newest: bool = False,
+    ) -> list[StoredEvent]: ...
+
+
+def recent_of(
+    source: _Events,
+    agent: str,
+    *,
+    max_id: int,
+    limit: int,
+    session_id: str | None = None,
+    page: int = 1,
+) -> list[StoredEvent]:
+    """``TenantStore.recent_events`` over a list-backed ``events``: the newest ``limit``
+    events (of ``session_id``, paged back from its newest by ``page``)."""
+    if session_id is None or page == 1:
+        tail = source.events(agent, max_id=max_id, limit=limit, newest=True)
+        return [e for e in tail if session_id is None or e.session_id == session_id]
+    mine = [e for e in source.events(agent, max_id=max_id) if e.session_id == session_id]
+    return mine[tail_start(len(mine), limit, page) :]
 
 
 class MemorySubstrate:
@@ -95,11 +124,7 @@ class MemorySubstrate:
         session_id: str | None = None,
         page: int = 1,
     ) -> list[StoredEvent]:
-        if session_id is None or page == 1:
-            tail = self.events(agent, max_id=max_id, limit=limit, newest=True)
-            return [e for e in tail if session_id is None or e.session_id == session_id]
-        mine = [e for e in self.events(agent, max_id=max_id) if e.session_id == session_id]
-        return mine[tail_start(len(mine), limit, page) :]
+        return recent_of(self, agent, max_id=max_id, limit=limit, session_id=session_id, page=page)
 
     @contextlib.contextmanager
     def unit(self) -> Iterator[MemorySubstrate]:

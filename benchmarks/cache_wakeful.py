@@ -29,7 +29,7 @@ from typing import Any
 
 from benchmarks.cache_session import AgentSession
 from benchmarks.cache_strategies import CallContext, Plan, Strategy
-from benchmarks.cache_substrate import AGENT, MemorySubstrate, at, goal_of
+from benchmarks.cache_substrate import AGENT, MemorySubstrate, at, goal_of, recent_of
 from wakeful.activities.compile import breakpoint_refs, evidence_event
 from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.compiler import (
@@ -48,7 +48,6 @@ from wakeful.substrate.embedders import HashingEmbedder
 from wakeful.substrate.indexing import EventIndex, retrieve_into
 from wakeful.substrate.records import EventIn, StoredEvent
 from wakeful.substrate.snapshot import RECENT_LIMIT, RECENT_PAGE
-from wakeful.substrate.tail import tail_start
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.workflows.cache import rates_for, update_clock
 from wakeful.workflows.pacing import CacheClock, cache_ttls
@@ -130,11 +129,7 @@ class StrategyView:
         session_id: str | None = None,
         page: int = 1,
     ) -> list[StoredEvent]:
-        if session_id is None or page == 1:
-            tail = self.events(agent, max_id=max_id, limit=limit, newest=True)
-            return [e for e in tail if session_id is None or e.session_id == session_id]
-        mine = [e for e in self.events(agent, max_id=max_id) if e.session_id == session_id]
-        return mine[tail_start(len(mine), limit, page) :]
+        return recent_of(self, agent, max_id=max_id, limit=limit, session_id=session_id, page=page)
 
     def record(self, event: StoredEvent) -> None:
         if all(e.step_key != event.step_key for e in self.own):

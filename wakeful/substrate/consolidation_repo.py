@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, Row, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
@@ -41,6 +41,20 @@ def memory_from_row(m: Any, revision: int | None = None) -> MemoryRecord:
         if revision is None or mark["rev"] <= revision:
             d["verification"] = mark["v"]
     return MemoryRecord.model_validate(d)
+
+
+def insert_summary(conn: Connection, tenant: str, rec: SummaryRecord, rev: int) -> Row[Any]:
+    """Store ``rec`` at knowledge revision ``rev`` (once per step key: a retry finds the
+    first) and return its row."""
+    conn.execute(
+        insert(t.summaries)
+        .values(tenant=tenant, recorded_rev=rev, **rec.model_dump(exclude={"id", "created_at"}))
+        .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
+    )
+    s = t.summaries.c
+    return conn.execute(
+        select(t.summaries).where(s.tenant == tenant, s.step_key == rec.step_key)
+    ).one()
 
 
 class ConsolidationRepo:
@@ -170,18 +184,7 @@ class ConsolidationRepo:
         if taken:
             return None, f"raced: part of the span is already replaced by {', '.join(taken)}"
         rev = bump_revision(self.conn, self.tenant, rec.agent)
-        self.conn.execute(
-            insert(t.summaries)
-            .values(
-                tenant=self.tenant,
-                recorded_rev=rev,
-                **rec.model_dump(exclude={"id", "created_at"}),
-            )
-            .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
-        )
-        row = self.conn.execute(
-            select(t.summaries).where(s.tenant == self.tenant, s.step_key == rec.step_key)
-        ).one()
+        row = insert_summary(self.conn, self.tenant, rec, rev)
         if event_ids:
             self.conn.execute(
                 update(t.events)

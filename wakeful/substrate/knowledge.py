@@ -23,7 +23,7 @@ from sqlalchemy import Connection, Select, and_, bindparam, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
-from wakeful.substrate.consolidation_repo import memory_from_row
+from wakeful.substrate.consolidation_repo import insert_summary, memory_from_row
 from wakeful.substrate.records import (
     DecisionRecord,
     HandoffBody,
@@ -199,20 +199,8 @@ class KnowledgeRepo:
 
     def add_summary(self, rec: SummaryRecord, *, retire_span: bool, at: datetime) -> SummaryRecord:
         """Add a summary; when its gate passed, retire the raw span in the same transaction."""
-        c = t.summaries.c
         rev = bump_revision(self.conn, self.tenant, rec.agent)
-        self.conn.execute(
-            insert(t.summaries)
-            .values(
-                tenant=self.tenant,
-                recorded_rev=rev,
-                **rec.model_dump(exclude={"id", "created_at"}),
-            )
-            .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
-        )
-        row = self.conn.execute(
-            select(t.summaries).where(c.tenant == self.tenant, c.step_key == rec.step_key)
-        ).one()
+        row = insert_summary(self.conn, self.tenant, rec, rev)
         if retire_span:
             e = t.events.c
             self.conn.execute(
