@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
 
 from pydantic import (
     BaseModel,
@@ -32,7 +32,7 @@ from wakeful.tool_spec import LOCAL_TOOL_MAX_S as LOCAL_TOOL_MAX_S
 from wakeful.tool_spec import Tool as Tool
 from wakeful.tool_spec import ToolContext as ToolContext
 from wakeful.tool_spec import ToolFn as ToolFn
-from wakeful.tool_spec import at_least, positive
+from wakeful.tool_spec import ToolOptions, at_least, positive
 from wakeful.typed_tools import build_tool, output_tool
 
 if TYPE_CHECKING:
@@ -293,14 +293,7 @@ class Agent:
         *,
         name: str | None = None,
         description: str | None = None,
-        timeout_s: float = 60.0,
-        max_attempts: int = 3,
-        local: bool = False,
-        heartbeat_s: float | None = None,
-        max_retries: int = 2,
-        requires_approval: bool = False,
-        approval_timeout_s: float | None = None,
-        on_approval_timeout: Literal["deny", "park"] = "deny",
+        **options: Unpack[ToolOptions],
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
 
     def tool(self, target: Any = None, /, **options: Any) -> Any:  # type: ignore[misc]

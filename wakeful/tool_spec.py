@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +21,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolFn",
+    "ToolOptions",
     "at_least",
     "check_approval",
     "positive",
@@ -52,6 +53,22 @@ FINAL_RESULT = "final_result"  # the output tool (wakeful.typed_tools.output_too
 
 # The longest timeout a local tool may declare: Temporal's default workflow task timeout.
 LOCAL_TOOL_MAX_S = 10.0
+
+
+class ToolOptions(TypedDict, total=False):
+    """How a tool runs, as ``@tool(...)`` and ``@agent.tool(...)`` take it: each key is the
+    :class:`Tool` field of that name, with that field's default when left out."""
+
+    timeout_s: float
+    max_attempts: int
+    local: bool
+    heartbeat_s: float | None
+    max_retries: int
+    requires_approval: bool
+    approval_timeout_s: float | None
+    on_approval_timeout: Literal["deny", "park"]
+    fresh_for: float | timedelta | None
+    authoritative: bool
 
 
 @dataclass(frozen=True)

@@ -24,15 +24,14 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
-from typing import Any, Literal, TypeVar, get_type_hints, overload
+from typing import Any, TypeVar, Unpack, get_type_hints, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.json_schema import GenerateJsonSchema
 
 from wakeful.errors import UserError
-from wakeful.tool_spec import FINAL_RESULT, Tool, ToolContext
+from wakeful.tool_spec import FINAL_RESULT, Tool, ToolContext, ToolOptions
 
 __all__ = ["FINAL_RESULT", "ToolRetry", "build_tool", "output_tool", "result_text", "tool"]
 
@@ -61,16 +60,7 @@ def build_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    timeout_s: float = 60.0,
-    max_attempts: int = 3,
-    local: bool = False,
-    heartbeat_s: float | None = None,
-    max_retries: int = 2,
-    requires_approval: bool = False,
-    approval_timeout_s: float | None = None,
-    on_approval_timeout: Literal["deny", "park"] = "deny",
-    fresh_for: float | timedelta | None = None,
-    authoritative: bool = False,
+    **options: Unpack[ToolOptions],
 ) -> Tool:
     """The :class:`~wakeful.agents.Tool` of a plain function (sync or ``async def``)."""
     if not callable(fn):
@@ -100,16 +90,7 @@ def build_tool(
         description=description if description is not None else summary,
         input_schema=schema,
         fn=call,
-        timeout_s=timeout_s,
-        max_attempts=max_attempts,
-        heartbeat_s=heartbeat_s,
-        local=local,
-        max_retries=max_retries,
-        requires_approval=requires_approval,
-        approval_timeout_s=approval_timeout_s,
-        on_approval_timeout=on_approval_timeout,
-        fresh_for=fresh_for,
-        authoritative=authoritative,
+        **options,
     )
 
 
@@ -122,16 +103,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    timeout_s: float = 60.0,
-    max_attempts: int = 3,
-    local: bool = False,
-    heartbeat_s: float | None = None,
-    max_retries: int = 2,
-    requires_approval: bool = False,
-    approval_timeout_s: float | None = None,
-    on_approval_timeout: Literal["deny", "park"] = "deny",
-    fresh_for: float | timedelta | None = None,
-    authoritative: bool = False,
+    **options: Unpack[ToolOptions],
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -141,16 +113,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    timeout_s: float = 60.0,
-    max_attempts: int = 3,
-    local: bool = False,
-    heartbeat_s: float | None = None,
-    max_retries: int = 2,
-    requires_approval: bool = False,
-    approval_timeout_s: float | None = None,
-    on_approval_timeout: Literal["deny", "park"] = "deny",
-    fresh_for: float | timedelta | None = None,
-    authoritative: bool = False,
+    **options: Unpack[ToolOptions],
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`~wakeful.agents.Tool` of a function: ``@tool`` or ``@tool(name=...)``.
 
@@ -164,21 +127,7 @@ def tool(
     """
 
     def make(f: Callable[..., Any]) -> Tool:
-        return build_tool(
-            f,
-            name=name,
-            description=description,
-            timeout_s=timeout_s,
-            max_attempts=max_attempts,
-            local=local,
-            heartbeat_s=heartbeat_s,
-            max_retries=max_retries,
-            requires_approval=requires_approval,
-            approval_timeout_s=approval_timeout_s,
-            on_approval_timeout=on_approval_timeout,
-            fresh_for=fresh_for,
-            authoritative=authoritative,
-        )
+        return build_tool(f, name=name, description=description, **options)
 
     return make(fn) if fn is not None else make
 
