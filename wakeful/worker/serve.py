@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -32,6 +33,8 @@ from wakeful.worker.settings import Settings
 from wakeful.worker.stack import EmbeddedStack
 from wakeful.worker.stack_models import StackEndpoints
 from wakeful.worker.worker import deployment_config
+
+log = logging.getLogger("wakeful.worker")
 
 
 def register_agent(ts: TenantStore, agent: Agent) -> None:
@@ -157,26 +160,47 @@ def check_trigger_skills(
     agents: Iterable[Agent],
     policies: Mapping[str, WindowPolicy],
     skills_for: Callable[[Agent], Sequence[Skill]],
-) -> None:
-    """Refuse, before a worker polls, an agent whose policy has a trigger injecting a skill
-    the agent does not have: its compile would fail whenever the trigger fires. One
-    :class:`ConfigError` line naming the agent, the trigger and the skill."""
+) -> list[str]:
+    """Refuse, before a worker polls, a policy trigger injecting a skill that no agent of
+    that policy has (a misspelt name, or a skill never written): one :class:`ConfigError`
+    line naming an agent, the trigger and the skill.
+
+    A policy several agents share may inject a skill only some of them have (a trigger for
+    work only they receive). Those agents are served; each without the skill is named in a
+    warning returned here (and logged), and its compile fails closed, by name, if that
+    trigger ever fires for it."""
+    by_policy: dict[str, list[tuple[Agent, set[str]]]] = {}
     for agent in agents:
-        policy = policies.get(agent.policy)
-        if policy is None:
-            continue
-        known = {skill_ref(s.name) for s in skills_for(agent)}
+        if agent.policy in policies:
+            known = {skill_ref(s.name) for s in skills_for(agent)}
+            by_policy.setdefault(agent.policy, []).append((agent, known))
+    warnings: list[str] = []
+    for name, members in by_policy.items():
+        policy = policies[name]
         for trigger in policy.triggers:
             for ref in trigger.inject:
-                if ref.startswith(SKILL_PREFIX) and ref not in known:
+                if not ref.startswith(SKILL_PREFIX):
+                    continue
+                lacking = [(a, known) for a, known in members if ref not in known]
+                skill = ref.removeprefix(SKILL_PREFIX)
+                if len(lacking) == len(members):
+                    agent, known = lacking[0]
                     names = ", ".join(sorted(k.removeprefix(SKILL_PREFIX) for k in known))
                     raise ConfigError(
                         f"cannot serve agent {agent.name!r} of tenant {agent.tenant!r}: policy"
                         f" {policy.name!r} trigger {trigger.name!r} injects {ref!r}, but the"
-                        f" agent has no skill {ref.removeprefix(SKILL_PREFIX)!r} (its skills:"
-                        f" {names or 'none'}); add it to its skills directory or remove it"
-                        " from the trigger"
+                        f" agent has no skill {skill!r} (its skills: {names or 'none'}); add"
+                        " it to its skills directory or remove it from the trigger"
                     )
+                for agent, _ in lacking:
+                    warning = (
+                        f"agent {agent.name!r} of tenant {agent.tenant!r} has no skill"
+                        f" {skill!r}, which policy {policy.name!r} trigger {trigger.name!r}"
+                        " injects: its compile fails, naming the skill, if that trigger fires"
+                    )
+                    log.warning("%s", warning)
+                    warnings.append(warning)
+    return warnings
 
 
 def check_intent_classifier(settings: Settings, providers: ProviderCache) -> ModelChoice | None:
