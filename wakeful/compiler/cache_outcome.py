@@ -3,7 +3,10 @@
 ``diff_ledgers`` says what the windows share; only the provider's counters say what the
 cache served. :func:`classify` puts the two together with the idle time between the calls:
 
-* ``hit`` — the call read (nearly) all that the previous call had cached for it;
+* ``hit`` — the call read (nearly) all that the previous call had cached for it: the
+  deepest prefix it repeats, unless a longer cached one would repeat but for a block
+  rendered differently inside it (that is ``prefix_changed``, though the shorter prefix
+  was read whole);
 * ``cold_start`` — no earlier call of the agent: nothing could be read;
 * ``prefix_changed`` — the windows share no cached prefix: what changed it
   (:class:`PrefixCause`): the policy (its name, version and fingerprint, before and after),
@@ -179,10 +182,26 @@ def classify(
             f"(read {read_tokens} of {tokens})",
             difference=difference,
         )
+    lost = _rewritten_entry(previous, current)
     if could > 0 and read_tokens >= HIT_SHARE * could:
+        if (
+            lost is None
+            or lost.prefix_tokens <= could
+            or read_tokens >= HIT_SHARE * (lost.prefix_tokens)
+        ):
+            return CacheOutcome(
+                cache_class=CacheClass.HIT,
+                detail=f"read {read_tokens} of the {could} tokens cached through '{through}'",
+                **common,
+            )
+        # The shorter prefix was read, but the previous call had cached a longer one that
+        # this window would repeat block for block, had a block inside it not changed.
+        cause, why = _prefix_change(previous, current, diff)
         return CacheOutcome(
-            cache_class=CacheClass.HIT,
-            detail=f"read {read_tokens} of the {could} tokens cached through '{through}'",
+            cache_class=CacheClass.PREFIX_CHANGED,
+            cause=cause,
+            detail=f"read {read_tokens} of the {lost.prefix_tokens} tokens the previous call "
+            f"cached through '{lost.name}', only as far as '{through}': {why}",
             **common,
         )
     if could == 0:
@@ -263,6 +282,31 @@ def _policy(ledger: Ledger) -> str:
         f"{ledger.policy_name} v{ledger.policy_version} "
         f"(fingerprint {ledger.policy_fingerprint[:12]})"
     )
+
+
+def _rewritten_entry(previous: Ledger, current: Ledger) -> Breakpoint | None:
+    """The previous call's deepest entry whose blocks ``current`` still has in the same
+    order and segments, with at least one of them rendered differently (None: none).
+
+    Its prefix would have been read had that block kept its bytes: reading only a shorter
+    prefix then is a changed prefix, not a hit, although the shorter one was read whole.
+    """
+    if previous.provider != current.provider or previous.model != current.model:
+        return None
+    same, first_changed = 0, None
+    for a_row, b_row in zip(previous.included(), current.included(), strict=False):
+        if (a_row.block_id, a_row.segment) != (b_row.block_id, b_row.segment):
+            break
+        if first_changed is None and a_row.content_hash != b_row.content_hash:
+            first_changed = same
+        same += 1
+    if first_changed is None:
+        return None
+    position = {r.block_id: r.position for r in previous.included()}
+    inside = [
+        bp for bp in previous.breakpoints if first_changed <= position.get(bp.block_id, same) < same
+    ]
+    return max(inside, key=lambda bp: bp.prefix_tokens, default=None)
 
 
 class _Unreachable(NamedTuple):
