@@ -340,6 +340,34 @@ class WakeResult(_Msg):
         "(RESULT_QUERY), which fills ``output``, ``output_truncated`` and ``output_ref``.",
     )
 
+    @classmethod
+    def without_calls(
+        cls,
+        idempotency_key: str,
+        status: str,
+        *,
+        wake_id: str = "",
+        session_id: str = "",
+        handoff_id: int = 0,
+    ) -> WakeResult:
+        """The result of a trigger that made no model call (not run, rejected, a handoff):
+        every counter and cost zero."""
+        return cls(
+            wake_id=wake_id,
+            number=0,
+            session_id=session_id,
+            status=status,
+            model_calls=0,
+            tool_calls=0,
+            input_tokens=0,
+            output_tokens=0,
+            cache_read_input_tokens=0,
+            cache_creation_input_tokens=0,
+            cost_usd=0.0,
+            handoff_id=handoff_id,
+            idempotency_key=idempotency_key,
+        )
+
     def output_as(self, output_type: type[T]) -> T:
         """The typed answer of an agent with ``output_type``, validated again from
         ``output`` (the output tool's canonical JSON)."""

@@ -439,21 +439,7 @@ class AgentWorkflow:
 
 
 def _not_run(trigger: Trigger, status: str) -> WakeResult:
-    return WakeResult(
-        wake_id="",
-        number=0,
-        session_id="",
-        status=status,
-        model_calls=0,
-        tool_calls=0,
-        input_tokens=0,
-        output_tokens=0,
-        cache_read_input_tokens=0,
-        cache_creation_input_tokens=0,
-        cost_usd=0.0,
-        handoff_id=0,
-        idempotency_key=trigger.idempotency_key,
-    )
+    return WakeResult.without_calls(trigger.idempotency_key, status)
 
 
 def answer_fields(answer: WakeAnswer | None) -> dict[str, Any]:

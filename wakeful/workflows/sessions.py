@@ -122,20 +122,12 @@ class Sessions:
         reason = "explicit /handoff" + (f": {words[1]}" if len(words) > 1 else "")
         session = self.state.session_id
         handoff_id = await self.end(reason)
-        return WakeResult(
+        return WakeResult.without_calls(
+            trigger.idempotency_key,
+            "handoff" if handoff_id else "handoff: no open session",
             wake_id=self.state.last_wake.wake_id if self.state.last_wake else "",
-            number=0,
             session_id=f"{self.rt.name}:{session}" if session else "",
-            status="handoff" if handoff_id else "handoff: no open session",
-            model_calls=0,
-            tool_calls=0,
-            input_tokens=0,
-            output_tokens=0,
-            cache_read_input_tokens=0,
-            cache_creation_input_tokens=0,
-            cost_usd=0.0,
             handoff_id=handoff_id,
-            idempotency_key=trigger.idempotency_key,
         )
 
     # --- while idle ----------------------------------------------------------------------
