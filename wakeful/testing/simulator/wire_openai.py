@@ -55,6 +55,16 @@ def _text(content: Any) -> str:
     return ""
 
 
+def _unanswered(pending: list[str]) -> SimError:
+    """The API's error for calls whose ids got no tool message, in its wording."""
+    return SimError(
+        400,
+        "An assistant message with 'tool_calls' must be followed by tool messages responding"
+        " to each 'tool_call_id'. The following tool_call_ids did not have response messages:"
+        f" {', '.join(pending)}",
+    )
+
+
 def validate_tool_pairing(body: dict[str, Any]) -> None:
     """Chat Completions rejects tool messages without a preceding call, and calls whose
     ids get no tool message; so does the simulator, with the API's wording."""
@@ -74,25 +84,11 @@ def validate_tool_pairing(body: dict[str, Any]) -> None:
             pending.remove(call_id)
             continue
         if pending:
-            raise SimError(
-                400,
-                (
-                    "An assistant message with 'tool_calls' must be followed by tool messages "
-                    "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                    f"response messages: {', '.join(pending)}"
-                ),
-            )
+            raise _unanswered(pending)
         if role == "assistant":
             pending = [str(c.get("id")) for c in message.get("tool_calls") or []]
     if pending:
-        raise SimError(
-            400,
-            (
-                "An assistant message with 'tool_calls' must be followed by tool messages "
-                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                f"response messages: {', '.join(pending)}"
-            ),
-        )
+        raise _unanswered(pending)
 
 
 def chat_conversation(body: dict[str, Any]) -> Conversation:
