@@ -14,6 +14,7 @@ import pytest
 
 from tests.substrate.test_indexing import EMB, T0, seed, words
 from wakeful.activities.snapshot_input import QUERY_BLOCKS, ask_query_sources
+from wakeful.agents import Agent
 from wakeful.compiler.blocks import (
     AgentProfile,
     Block,
@@ -24,7 +25,7 @@ from wakeful.compiler.blocks import (
     Stability,
 )
 from wakeful.compiler.policy import WindowPolicy
-from wakeful.errors import ConfigError
+from wakeful.errors import ConfigError, UserError
 from wakeful.substrate.indexing import EventIndex, retrieve_into
 from wakeful.substrate.query_sources import EventRetrieval, QueryContext, QuerySource
 from wakeful.substrate.snapshot import event_block
@@ -163,3 +164,10 @@ def test_a_query_sources_fault_is_one_line_and_its_exception_the_compiles(
             tenant, snap, spec, own=(Probe("down", fail=RuntimeError("search is down")),), **kw
         )
     assert spec == {}
+
+
+def test_an_agent_takes_query_sources_and_names_one_that_is_not() -> None:
+    source = Probe("runbook")
+    assert Agent(name="a1", instructions="i", query_sources=[source]).query_sources == (source,)
+    with pytest.raises(UserError, match=r"^agent 'a1': query_sources holds 'text'; a source has"):
+        Agent(name="a1", instructions="i", query_sources=["text"])
