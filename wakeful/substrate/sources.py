@@ -140,7 +140,7 @@ class ContextSource(Protocol):
     def blocks(self, ctx: SourceContext) -> Sequence[Block]: ...
 
 
-Ctx = TypeVar("Ctx")
+_Ctx = TypeVar("_Ctx")
 _Ctx_contra = TypeVar("_Ctx_contra", contravariant=True)
 
 
@@ -318,7 +318,7 @@ BUILTIN_SOURCES: tuple[ContextSource, ...] = (
 )
 
 
-def source_blocks(source: Layer[Ctx], ctx: Ctx) -> list[Block]:
+def source_blocks(source: Layer[_Ctx], ctx: _Ctx) -> list[Block]:
     """A source's blocks, each given the source's stability unless it states its own (and
     checked: a source's fault is one line naming it, not a compile's stack trace)."""
     out: list[Block] = []
@@ -333,14 +333,14 @@ def source_blocks(source: Layer[Ctx], ctx: Ctx) -> list[Block]:
     return out
 
 
-class Started(Generic[Ctx]):
+class Started(Generic[_Ctx]):
     """The sources that do not read the substrate (or any given), running, each in a
     thread of its own; :meth:`blocks` waits for them.
 
     A caller holding a transaction collects them after it commits, so a slow source (an
     environment's API) never keeps the snapshot's transaction, and its locks, open."""
 
-    def __init__(self, sources: Sequence[Layer[Ctx]], ctx: Ctx) -> None:
+    def __init__(self, sources: Sequence[Layer[_Ctx]], ctx: _Ctx) -> None:
         self._pool: ThreadPoolExecutor | None = None
         self._futures: list[Future[list[Block]]] = []
         if sources:
