@@ -205,8 +205,11 @@ class Agent:
     # model loads it. None: the worker's skills only (WAKEFUL_SKILLS_DIR), if any.
     skills_dir: str | None = None
     # More layers of context (wakeful.substrate.sources.ContextSource), asked on every
-    # compile besides the built-in ones; what they give is stored with the compile.
+    # compile besides the built-in ones; what they give is stored with the compile. And
+    # query sources (wakeful.substrate.query_sources.QuerySource), asked once the goal is
+    # classified, beside retrieval, with what the others gathered; stored likewise.
     context_sources: tuple[Any, ...] = ()
+    query_sources: tuple[Any, ...] = ()
     # The note a session ends with (wakeful.activities.handoff_note): "model" asks this
     # agent's model for it, over the session's newest ``handoff_note_tokens`` of turns, and
     # uses it if it passes the checks; "template" (and any failure) stitches the wakes' notes.
@@ -248,15 +251,19 @@ class Agent:
                 f"{where}: handoff_notes is {self.handoff_notes!r}; use 'model' or 'template'"
             )
         at_least(where, "handoff_note_tokens", self.handoff_note_tokens, 1)
-        object.__setattr__(self, "context_sources", tuple(self.context_sources))
-        for source in self.context_sources:
-            if not callable(getattr(source, "blocks", None)) or not isinstance(
-                getattr(source, "name", None), str
-            ):
-                raise UserError(
-                    f"{where}: context_sources holds {source!r}; a source has a name, a"
-                    " stability and blocks(ctx) (wakeful.substrate.sources.ContextSource)"
-                )
+        for field_name, protocol in (
+            ("context_sources", "wakeful.substrate.sources.ContextSource"),
+            ("query_sources", "wakeful.substrate.query_sources.QuerySource"),
+        ):
+            object.__setattr__(self, field_name, tuple(getattr(self, field_name)))
+            for source in getattr(self, field_name):
+                if not callable(getattr(source, "blocks", None)) or not isinstance(
+                    getattr(source, "name", None), str
+                ):
+                    raise UserError(
+                        f"{where}: {field_name} holds {source!r}; a source has a name, a"
+                        f" stability and blocks(ctx) ({protocol})"
+                    )
         object.__setattr__(self, "mcp_servers", tuple(self.mcp_servers))
         for i, server in enumerate(self.mcp_servers):
             if not isinstance(server, McpServer):

@@ -1,6 +1,7 @@
 """An agent's own context source: asked on every compile beside the built-in ones, in a
 thread of its own, its blocks in the window and stored with the compile, so a replay
-gives the same bytes after the world it read has moved on."""
+gives the same bytes after the world it read has moved on. Likewise a query source, asked
+once the goal is classified."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
@@ -17,6 +19,7 @@ from tests.e2e.harness import message, running_worker
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Block, BlockKind, Stability
 from wakeful.replay import recompile
+from wakeful.substrate.query_sources import QueryContext, QuerySource
 from wakeful.substrate.sources import ContextSource, SourceContext
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
@@ -108,3 +111,56 @@ async def test_an_agents_own_source_never_holds_the_compiles_transaction_open(
     assert result.status == "done", result.error
     (rec,) = ts.compiles(result.wake_id)
     assert "wake committed" in ts.get_blob(rec.window_hash)
+
+
+@dataclass
+class Runbook:
+    """A query source: the runbook page for what the goal was classified as."""
+
+    pages: dict[str, str]
+    name: str = "runbook"
+    stability: Stability = Stability.DYNAMIC
+    asked: list[QueryContext] = field(default_factory=list)
+
+    def blocks(self, ctx: QueryContext) -> Sequence[Block]:
+        self.asked.append(ctx)
+        return [
+            Block(id=f"runbook:{i}", kind=BlockKind.TASK_FRAME, text=page, source="runbook")
+            for i, page in self.pages.items()
+            if i in ctx.goal.intents
+        ]
+
+
+async def test_an_agents_query_source_gets_the_goal_as_classified_and_replays(
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    sim: SimulatorServer,
+    agent: Agent,
+    tmp_path: Path,
+) -> None:
+    policy = tmp_path / "ops.toml"
+    policy.write_text('version = 1\n[[intents]]\nname = "status"\npatterns = ["api"]\n')
+    env = Environment()
+    runbook = Runbook({"status": "Runbook: check the api's replicas first."})
+    assert isinstance(runbook, QuerySource)
+    a = replace(agent, policy=str(policy), context_sources=(env,), query_sources=(runbook,))
+    ts = store.tenant(a.tenant)
+    async with running_worker(
+        temporal_dev.client, store, AgentRegistry([a]), sim, uuid.uuid4().hex
+    ) as q:
+        result = await wake(temporal_dev.client, a.runtime(), message("how is the api?"), q)
+    assert result.status == "done", result.error
+    (rec,) = ts.compiles(result.wake_id)
+    (ctx,) = runbook.asked
+    # The goal as the policy's rules classified it, and the first phase's blocks, the
+    # agent's own context source's among them.
+    assert ctx.goal.text == "how is the api?" and ctx.goal.intents == ("status",)
+    assert "env:state" in [b.id for b in ctx.blocks] and ctx.call_index == 0
+    assert "Runbook: check the api's replicas first." in ts.get_blob(rec.window_hash)
+    stored = json.loads(ts.get_blob(rec.spec_hash or ""))
+    assert [b["id"] for b in stored["query_blocks"]] == ["runbook:status"]
+
+    runbook.pages["status"] = "Runbook: rewritten since."  # the past compile was not
+    outcome = recompile(ts, rec)
+    assert outcome.identical and outcome.snapshot_identical, outcome.summary()
+    assert len(runbook.asked) == 1  # the replay read the stored block, not the source

@@ -6,8 +6,8 @@ to the workflow.
 Its substrate work is two transactions, not one per read and write: opening the wake (when
 asked) and reading the snapshot share one, storing the blobs and the compile record the
 other. Each transaction costs a pool checkout, ``BEGIN`` and ``COMMIT`` — round trips that
-were most of a compile's time. Retrieval (vector store I/O) runs between them, on no open
-transaction.
+were most of a compile's time. The agent's own context sources, and the query sources
+(retrieval: vector store I/O), run between them, on no open transaction.
 """
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ from temporalio import activity
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.intent_model import classify_cost, intent_classifier
 from wakeful.activities.snapshot_hash import snapshot_hash
-from wakeful.activities.snapshot_input import CONTEXT_BLOCKS, gather_snapshot, with_own
+from wakeful.activities.snapshot_input import (
+    CONTEXT_BLOCKS,
+    ask_query_sources,
+    gather_snapshot,
+    with_own,
+)
 from wakeful.activities.wake import open_wake, step_key
 from wakeful.compiler import CompiledWindow, WindowPolicy, compile_window
 from wakeful.compiler.blocks import (
@@ -43,7 +48,7 @@ from wakeful.contracts import (
 )
 from wakeful.mcp_tools import SEP
 from wakeful.skills import spec_with_skills
-from wakeful.substrate.indexing import retrieve_into
+from wakeful.substrate.query_sources import EventRetrieval
 from wakeful.substrate.records import CompileRecord, EventIn
 from wakeful.substrate.registry_repo import EXPIRED_ENTRY, expiry_note
 from wakeful.substrate.store import TenantStore
@@ -113,25 +118,33 @@ class CompileActivities:
         )
         classified = classify_goal(inp.goal, policy, classifier)
         goal = inp.goal if classified is None else classified.goal
-        retrieval_hash = None
-        index = self.deps.event_index()
-        if index is not None:
-            # Retrieval is a compiler input: candidates join the snapshot, the compiler
-            # decides; the hits are stored so a replay uses the same ones.
-            with self.deps.telemetry.retrieval_span(
-                wake.agent, "wakeful.events", wake=(wake.tenant, wake.wake_id), query=goal.text
-            ):
-                snapshot, retrieval_hash = retrieve_into(
-                    index,
-                    ts,
-                    snapshot,
-                    goal_text=goal.text,
-                    policy=policy,
-                    max_event_id=max_event_id,
-                    max_tokens=self.deps.retrieval_max_tokens,
-                    call_index=inp.call_index,
-                )
+        # The query sources (retrieval, then the agent's own) add candidates for the goal,
+        # the compiler decides; what they gave is stored so a replay uses the same.
         telemetry = self.deps.telemetry
+        index = self.deps.event_index()
+        retrieval = (
+            None
+            if index is None
+            else EventRetrieval(
+                index,
+                self.deps.retrieval_max_tokens,
+                span=lambda q: telemetry.retrieval_span(
+                    wake.agent, "wakeful.events", wake=(wake.tenant, wake.wake_id), query=q
+                ),
+            )
+        )
+        snapshot = ask_query_sources(
+            ts,
+            snapshot,
+            spec,
+            retrieval=retrieval,
+            own=(*self.deps.query_sources, *agent.query_sources),
+            goal=goal,
+            policy=policy,
+            call_index=inp.call_index,
+            max_event_id=max_event_id,
+        )
+        retrieval_hash = None if retrieval is None else retrieval.digest
         with telemetry.compile_span(wake.agent, wake.wake_id, tenant=wake.tenant) as span:
             with self.deps.compile_lock:
                 window = compile_window(

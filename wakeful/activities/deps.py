@@ -23,6 +23,7 @@ from wakeful.providers.pricing import price_for
 from wakeful.skills import Skill, merge_skills
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.indexing import EventIndex
+from wakeful.substrate.query_sources import QuerySource
 from wakeful.substrate.retrieval import RetrievalConfig
 from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.sources import ContextSource
@@ -72,10 +73,11 @@ class ActivityDeps:
     # them (activities/intent_model.py, WAKEFUL_INTENT_CLASSIFIER).
     intent_classifier: IntentClassifier | IntentModel | None = None
     # The worker's skills (WAKEFUL_SKILLS_DIR), every agent's besides its own (which win on
-    # a name both have); and context sources every agent's compiles ask (wakeful.skills,
-    # wakeful.substrate.sources).
+    # a name both have); and context sources and query sources every agent's compiles ask
+    # (wakeful.skills, wakeful.substrate.sources, wakeful.substrate.query_sources).
     skills: tuple[Skill, ...] = ()
     context_sources: tuple[ContextSource, ...] = ()
+    query_sources: tuple[QuerySource, ...] = ()
     _index: EventIndex | None = field(default=None, init=False, repr=False)
     _with_ttls: dict[str, WindowPolicy] = field(default_factory=dict, init=False, repr=False)
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)

@@ -1,8 +1,10 @@
 """The compiler's input for one call: a point-in-time snapshot of the agent's profile (its
-tools), the context sources' blocks and any retrieved candidates.
+tools), the context sources' blocks, then the query sources' (retrieved candidates first).
 
-The compile activity gathers it inside its first transaction; a replay, the benchmarks and
-the tests rebuild it from a stored spec with :func:`build_snapshot`.
+The compile activity gathers the first phase inside its first transaction
+(:func:`gather_snapshot`) and asks the query sources once the goal is classified
+(:func:`ask_query_sources`); a replay, the benchmarks and the tests rebuild it from a stored
+spec with :func:`build_snapshot`.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from wakeful.compiler.blocks import (
     AgentProfile,
     Block,
     BlockKind,
+    Goal,
     Snapshot,
 )
 from wakeful.skills import LOAD_SKILL, load_skill_schema
+from wakeful.substrate.query_sources import EventRetrieval, QueryContext, QuerySource, ask
 from wakeful.substrate.snapshot import RECENT_PAGE
 from wakeful.substrate.sources import BUILTIN_SOURCES, ContextSource, SourceContext, Started, start
 from wakeful.substrate.store import TenantStore
@@ -28,7 +32,9 @@ from wakeful.tool_results import CAPPED_META, READ_RESULT, read_result_schema
 
 __all__ = [
     "CONTEXT_BLOCKS",
+    "QUERY_BLOCKS",
     "SnapshotPoint",
+    "ask_query_sources",
     "build_snapshot",
     "gather_snapshot",
     "profile_blocks",
@@ -97,6 +103,7 @@ def with_tool_facts(events: list[Block], tools: list[dict[str, Any]]) -> list[Bl
 
 
 CONTEXT_BLOCKS = "context_blocks"  # a compile's spec: what the agent's own sources gave
+QUERY_BLOCKS = "query_blocks"  # a compile's spec: what the agent's own query sources gave
 
 
 def gather_snapshot(
@@ -114,14 +121,16 @@ def gather_snapshot(
     tail_cache: TailCache | None = None,
     policy: WindowPolicy | None = None,
     sources: Sequence[ContextSource] = (),
-) -> tuple[Snapshot, Started]:
+) -> tuple[Snapshot, Started[SourceContext]]:
     """The compiler's input for one call from the agent's spec and the built-in context
     sources (``substrate.sources``), and its own ``sources`` still running: the caller
     waits for them (after its transaction, if it holds one), adds their blocks with
     :func:`with_own` and stores them with the spec (``spec["context_blocks"]``), where a
     replay's spec brings them back instead of the sources being asked again.
 
-    ``retrieved`` are retrieval candidates gathered for this call (or stored with it);
+    ``retrieved`` are retrieval candidates stored with this call, for a replay (the compile
+    activity retrieves later, in :func:`ask_query_sources`), placed before the blocks of
+    the agent's own query sources stored with the spec (``spec["query_blocks"]``);
     ``revision`` the agent's knowledge revision to read at (None: as it stands now);
     ``tail_cache`` keeps the raw tail between compiles (:mod:`wakeful.substrate.tail_cache`);
     ``policy`` names the skills its triggers may inject.
@@ -150,6 +159,7 @@ def gather_snapshot(
     blocks = profile_blocks(name, tools, skills=bool(spec.get("skills")))
     blocks += events + stored
     blocks += retrieved
+    blocks += [Block.model_validate(b) for b in spec.get(QUERY_BLOCKS, ())]
     snapshot = Snapshot(
         agent=AgentProfile(
             tenant=ts.name,
@@ -175,6 +185,39 @@ def with_own(snapshot: Snapshot, own: Sequence[Block]) -> Snapshot:
     blocks = snapshot.blocks
     n = next((i for i, b in enumerate(blocks) if b.kind is BlockKind.RETRIEVED), len(blocks))
     return snapshot.model_copy(update={"blocks": (*blocks[:n], *own, *blocks[n:])})
+
+
+def ask_query_sources(
+    ts: TenantStore,
+    snapshot: Snapshot,
+    spec: dict[str, Any],
+    *,
+    retrieval: EventRetrieval | None,
+    own: Sequence[QuerySource],
+    goal: Goal,
+    policy: WindowPolicy,
+    call_index: int,
+    max_event_id: int,
+) -> Snapshot:
+    """The snapshot with the query sources' blocks after the first phase's
+    (:mod:`wakeful.substrate.query_sources`): ``retrieval``'s (the built-in, which keeps
+    its hits' hash), then the agent's ``own``, stored with the spec
+    (``spec["query_blocks"]``), where a replay's spec brings them back."""
+    ctx = QueryContext(
+        store=ts,
+        agent=snapshot.agent.name,
+        blocks=snapshot.blocks,
+        goal=goal,
+        policy=policy,
+        call_index=call_index,
+        max_event_id=max_event_id,
+    )
+    found, asked = ask(() if retrieval is None else (retrieval,), own, ctx)
+    if asked:
+        spec[QUERY_BLOCKS] = [b.model_dump(mode="json") for b in asked]
+    if not found and not asked:
+        return snapshot
+    return snapshot.model_copy(update={"blocks": (*snapshot.blocks, *found, *asked)})
 
 
 class SnapshotPoint(TypedDict):

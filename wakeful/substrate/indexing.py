@@ -52,6 +52,7 @@ __all__ = [
     "load_hits",
     "retrieval_cap",
     "retrieval_query",
+    "retrieve",
     "retrieve_into",
     "retrieved_blocks",
     "with_hits",
@@ -389,6 +390,36 @@ def retrieve_into(
 ) -> tuple[Snapshot, str | None]:
     """Gather retrieval candidates for a compile and store them; returns the snapshot with
     the hits and the blob hash the compile record keeps for replays (None: no retrieval).
+    See :func:`retrieve`; the compile activity asks it through its query source
+    (``substrate.query_sources.EventRetrieval``)."""
+    hits, digest = retrieve(
+        index,
+        ts,
+        snapshot.agent.name,
+        snapshot.blocks,
+        goal_text=goal_text,
+        policy=policy,
+        max_event_id=max_event_id,
+        max_tokens=max_tokens,
+        call_index=call_index,
+    )
+    return with_hits(snapshot, hits), digest
+
+
+def retrieve(
+    index: EventIndex,
+    ts: TenantStore,
+    agent: str,
+    present: Sequence[Block],
+    *,
+    goal_text: str,
+    policy: WindowPolicy,
+    max_event_id: int,
+    max_tokens: int,
+    call_index: int = 0,
+) -> tuple[list[RetrievalHit], str | None]:
+    """The retrieval hits for a compile whose snapshot holds ``present``, stored; returns
+    them and the blob hash the compile record keeps for replays (None: no retrieval).
 
     Only a wake's first call retrieves. What it brings is recorded with the wake (an
     ``evidence`` event, see ``compiler.place``), so the wake's later calls send it again
@@ -398,17 +429,17 @@ def retrieve_into(
     already (raw turns, earlier wakes' recorded evidence, the handoff note, summaries).
     """
     if call_index > 0:
-        return snapshot, None
-    query = retrieval_query(goal_text, snapshot.blocks)
+        return [], None
+    query = retrieval_query(goal_text, present)
     cap = retrieval_cap(policy, max_tokens)
     hits = index.gather(
         ts,
-        snapshot.agent.name,
+        agent,
         query=query,
         max_event_id=max_event_id,
         token_cap=cap,
-        present=snapshot.blocks,
+        present=present,
         min_score=policy.retrieval.min_score,
     )
     digest = ts.put_blob("retrieval", dump_hits(query, cap, hits, index.mode))
-    return with_hits(snapshot, hits), digest
+    return hits, digest

@@ -16,8 +16,8 @@ each in a thread of its own (their store runs each call in a transaction of its 
 they return is stored with the compile's spec (``spec["context_blocks"]``), so a
 replay reads it back rather than asking them again.
 
-Retrieval is not a source: it looks for what the other sources did not bring
-(``substrate.indexing.retrieve_into``), so it runs after them.
+Sources that need what these gathered, and the goal as classified, are the second phase
+(``substrate.query_sources``): retrieval, which looks for what these did not bring, is one.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from wakeful.compiler.blocks import Block, BlockKind, Stability
 from wakeful.compiler.policy import WindowPolicy
@@ -55,6 +55,7 @@ __all__ = [
     "BUILTIN_SOURCES",
     "LOADED_META",
     "ContextSource",
+    "Layer",
     "SourceContext",
     "Started",
     "event_tail",
@@ -137,6 +138,23 @@ class ContextSource(Protocol):
         ...
 
     def blocks(self, ctx: SourceContext) -> Sequence[Block]: ...
+
+
+_Ctx = TypeVar("_Ctx")
+_Ctx_contra = TypeVar("_Ctx_contra", contravariant=True)
+
+
+class Layer(Protocol[_Ctx_contra]):
+    """What a source of either phase has: a name, a stability class, and blocks for a
+    context (:class:`SourceContext` here, ``query_sources.QueryContext`` in the second)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def stability(self) -> Stability: ...
+
+    def blocks(self, ctx: _Ctx_contra) -> Sequence[Block]: ...
 
 
 @dataclass(frozen=True)
@@ -300,7 +318,7 @@ BUILTIN_SOURCES: tuple[ContextSource, ...] = (
 )
 
 
-def source_blocks(source: ContextSource, ctx: SourceContext) -> list[Block]:
+def source_blocks(source: Layer[_Ctx], ctx: _Ctx) -> list[Block]:
     """A source's blocks, each given the source's stability unless it states its own (and
     checked: a source's fault is one line naming it, not a compile's stack trace)."""
     out: list[Block] = []
@@ -315,13 +333,14 @@ def source_blocks(source: ContextSource, ctx: SourceContext) -> list[Block]:
     return out
 
 
-class Started:
-    """The sources that do not read the substrate, running; :meth:`blocks` waits for them.
+class Started(Generic[_Ctx]):
+    """The sources that do not read the substrate (or any given), running, each in a
+    thread of its own; :meth:`blocks` waits for them.
 
     A caller holding a transaction collects them after it commits, so a slow source (an
     environment's API) never keeps the snapshot's transaction, and its locks, open."""
 
-    def __init__(self, sources: Sequence[ContextSource], ctx: SourceContext) -> None:
+    def __init__(self, sources: Sequence[Layer[_Ctx]], ctx: _Ctx) -> None:
         self._pool: ThreadPoolExecutor | None = None
         self._futures: list[Future[list[Block]]] = []
         if sources:
@@ -347,7 +366,9 @@ class Started:
             self._pool = None
 
 
-def start(sources: Sequence[ContextSource], ctx: SourceContext) -> tuple[list[Block], Started]:
+def start(
+    sources: Sequence[ContextSource], ctx: SourceContext
+) -> tuple[list[Block], Started[SourceContext]]:
     """The substrate sources' blocks, read one after another in one unit of work (the one
     ``ctx.store`` is bound to, if it is: :meth:`TenantStore.within`), while the others run
     in threads of their own (started first, so they overlap the reads), each of their
