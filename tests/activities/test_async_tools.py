@@ -8,10 +8,13 @@ import asyncio
 import threading
 from typing import Any
 
-import pytest
-from temporalio.exceptions import CancelledError
-
-from tests.activities.test_tool_activity import _activities, _call, _env, _until
+from tests.activities.test_tool_activity import (
+    _activities,
+    _call,
+    _env,
+    _until,
+    run_cancelled_once_entered,
+)
 from wakeful.activities.tool_thread import LeftRunning
 from wakeful.agents import ToolContext
 from wakeful.substrate.store import Store, TenantStore
@@ -63,17 +66,9 @@ def test_a_cancelled_async_tool_is_cancelled_on_its_loop_and_records_nothing(
     def probe(args: dict[str, Any], ctx: ToolContext) -> Any:
         return waits(ctx)
 
-    def cancel_once_entered() -> None:
-        if entered.wait(30):
-            env.cancel()
-
     activities = _activities(store, tenant, probe, left)
     inp = _call(tenant)
-    canceller = threading.Thread(target=cancel_once_entered, daemon=True)
-    canceller.start()
-    with pytest.raises(CancelledError):
-        env.run(activities.run_tool, inp)
-    canceller.join(30)
+    run_cancelled_once_entered(env, activities, inp, entered)
     _until(cancelled.is_set, "the cancellation never reached the coroutine")
     _until(lambda: left.count((tenant.name, "a1", "probe")) == 0, "its thread still counts")
     assert not tenant.events("a1", wake_id=inp.wake.wake_id), "a cancelled tool left a result"

@@ -18,6 +18,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from tests.substrate.events import tool_event
 from wakeful.activities.compile import evidence_event
 from wakeful.compiler import CompiledWindow, CountingCache, EstimatingCounter, WindowPolicy
 from wakeful.compiler.blocks import AgentProfile, BlockKind, Goal, GoalKind, Snapshot
@@ -175,15 +176,14 @@ def test_a_reply_repeating_evidence_leaves_the_evidence_of_the_next_call_unchang
             EventIn(
                 step_key="r0-text", kind="turn", role="assistant", text=ECHO, event_time=at, **reply
             ),
-            EventIn(
-                step_key="r0-call",
-                kind="tool_call",
-                role="assistant",
-                text='{"path":"deploy/keys.toml"}',
-                tool_call_id="toolu_1",
-                tool_name="read_file",
+            tool_event(
+                "tool_call",
+                "r0-call",
+                '{"path":"deploy/keys.toml"}',
+                call_id="toolu_1",
+                tool="read_file",
+                at=at,
                 tool_input={"path": "deploy/keys.toml"},
-                event_time=at,
                 **reply,
             ),
         ],
@@ -191,16 +191,15 @@ def test_a_reply_repeating_evidence_leaves_the_evidence_of_the_next_call_unchang
     last = _append(
         tenant,
         [
-            EventIn(
-                step_key="r0-result",
-                kind="tool_result",
-                role="user",
-                text="rotation = 'tuesday'\nstore = 'db-2'",
-                tool_call_id="toolu_1",
-                tool_name="read_file",
+            tool_event(
+                "tool_result",
+                "r0-result",
+                "rotation = 'tuesday'\nstore = 'db-2'",
+                call_id="toolu_1",
+                tool="read_file",
+                at=at + timedelta(seconds=1),
                 session_id="s2",
                 wake_id=WAKE,
-                event_time=at + timedelta(seconds=1),
             ),
         ],
     )

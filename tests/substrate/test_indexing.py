@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from tests.substrate.events import tool_event
 from wakeful.compiler.blocks import Block, BlockKind, Role
 from wakeful.compiler.policy import WindowPolicy
 from wakeful.substrate.embedders import HashingEmbedder
@@ -52,29 +53,14 @@ def seed(ts: TenantStore, agent: str = "a1") -> list[int]:
         )
         for i, (session, role, text) in enumerate(turns)
     ]
+    df = {"call_id": "c1", "tool": "df", "session_id": "s2"}
     events.append(
-        EventIn(
-            step_key="tool-call",
-            kind="tool_call",
-            role="assistant",
-            text="{}",
-            session_id="s2",
-            tool_call_id="c1",
-            tool_name="df",
-            event_time=T0 + timedelta(days=3, minutes=9),
-        )
+        tool_event("tool_call", "tool-call", "{}", at=T0 + timedelta(days=3, minutes=9), **df)
     )
-    events.append(
-        EventIn(
-            step_key="tool-result",
-            kind="tool_result",
-            text="disk usage 91% on db-2",
-            session_id="s2",
-            tool_call_id="c1",
-            tool_name="df",
-            event_time=T0 + timedelta(days=3, minutes=10),
-        )
-    )
+    # The result's role is left unset here.
+    result = "disk usage 91% on db-2"
+    at = T0 + timedelta(days=3, minutes=10)
+    events.append(tool_event("tool_result", "tool-result", result, at=at, role=None, **df))
     return [e.id for e in ts.append_events(agent, events)]
 
 
