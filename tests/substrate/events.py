@@ -1,4 +1,4 @@
-"""Tool-call and tool-result events as the tests append them to the event log."""
+"""Turns, tool calls and tool results as the tests append them to the event log."""
 
 from __future__ import annotations
 
@@ -34,3 +34,15 @@ def tool_event(
         "event_time": at,
     }
     return EventIn(**(given | fields))
+
+
+def turn_event(
+    step_key: str,
+    text: str,
+    *,
+    at: datetime,
+    role: Literal["user", "assistant"] = "user",
+    **fields: Any,
+) -> EventIn:
+    """A turn ``text`` said by ``role``, with any further EventIn ``fields``."""
+    return EventIn(step_key=step_key, kind="turn", role=role, text=text, event_time=at, **fields)
