@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tests.activities.test_tool_activity import (
@@ -20,23 +21,38 @@ from wakeful.agents import ToolContext
 from wakeful.substrate.store import Store, TenantStore
 
 
-def test_an_async_tool_past_its_deadline_is_cancelled_and_stops_counting(
-    store: Store, tenant: TenantStore
-) -> None:
-    left = LeftRunning()
-    cancelled = threading.Event()
+def _async_probe(
+    wait: Callable[[], Awaitable[object]],
+    cancelled: threading.Event,
+    entered: threading.Event | None = None,
+) -> Callable[[dict[str, Any], ToolContext], Any]:
+    """An async tool: its coroutine sets ``entered`` (if given), awaits ``wait()`` and sets
+    ``cancelled`` when it is cancelled there."""
 
-    async def never(ctx: ToolContext) -> str:
+    async def waits(ctx: ToolContext) -> str:
+        if entered is not None:
+            entered.set()
         try:
-            await asyncio.Event().wait()  # nothing will set it
+            await wait()
         except asyncio.CancelledError:
             cancelled.set()
             raise
         return "unreachable"
 
     def probe(args: dict[str, Any], ctx: ToolContext) -> Any:
-        return never(ctx)
+        return waits(ctx)
 
+    return probe
+
+
+def test_an_async_tool_past_its_deadline_is_cancelled_and_stops_counting(
+    store: Store, tenant: TenantStore
+) -> None:
+    left = LeftRunning()
+    cancelled = threading.Event()
+
+    # An event nothing will set.
+    probe = _async_probe(lambda: asyncio.Event().wait(), cancelled)
     activities = _activities(store, tenant, probe, left, timeout_s=0.4)
     inp = _call(tenant)
     out = _env().run(activities.run_tool, inp)
@@ -54,18 +70,8 @@ def test_a_cancelled_async_tool_is_cancelled_on_its_loop_and_records_nothing(
     entered, cancelled = threading.Event(), threading.Event()
     env = _env()
 
-    async def waits(ctx: ToolContext) -> str:
-        entered.set()
-        try:
-            await asyncio.sleep(3600)  # a long await: the loop sits in select()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return "unreachable"
-
-    def probe(args: dict[str, Any], ctx: ToolContext) -> Any:
-        return waits(ctx)
-
+    # A long await: the loop sits in select().
+    probe = _async_probe(lambda: asyncio.sleep(3600), cancelled, entered)
     activities = _activities(store, tenant, probe, left)
     inp = _call(tenant)
     run_cancelled_once_entered(env, activities, inp, entered)

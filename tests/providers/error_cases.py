@@ -36,3 +36,10 @@ async def maps_to(call: Awaitable[Any], case: ErrorCase) -> ProviderError:
         case.retry_after,
     )
     return err.value
+
+
+# What every provider maps the same way: a timeout and a conflict are worth retrying.
+TIMEOUT_AND_CONFLICT = (
+    ErrorCase({"status": 408}, 408, True, None),
+    ErrorCase({"status": 409}, 409, True, None),
+)

@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from tests.providers.error_cases import ErrorCase, error_cases, maps_to
+from tests.providers.error_cases import TIMEOUT_AND_CONFLICT, ErrorCase, error_cases, maps_to
 from wakeful.errors import ProviderError
 from wakeful.providers.anthropic import AnthropicProvider
 from wakeful.testing.simulator import Script, SimulatorServer
@@ -188,8 +188,7 @@ async def test_ttl_expiry_follows_the_injected_clock(
     "case",
     error_cases(
         ErrorCase({"status": 429, "retry_after": 7}, 429, True, 7.0),
-        ErrorCase({"status": 408}, 408, True, None),
-        ErrorCase({"status": 409}, 409, True, None),
+        *TIMEOUT_AND_CONFLICT,
         ErrorCase({"status": 529}, 529, True, None),
         ErrorCase({"status": 500}, 500, True, None),
         ErrorCase({"status": 400, "message": "messages: bad"}, 400, False, None),

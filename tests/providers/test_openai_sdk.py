@@ -10,7 +10,7 @@ from typing import Any
 import openai
 import pytest
 
-from tests.providers.error_cases import ErrorCase, error_cases, maps_to
+from tests.providers.error_cases import TIMEOUT_AND_CONFLICT, ErrorCase, error_cases, maps_to
 from wakeful.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
 from wakeful.testing.simulator import Script, SimulatorServer
 
@@ -150,8 +150,7 @@ async def test_raw_sdk_sees_openai_usage_field_names(
     "case",
     error_cases(
         ErrorCase({"status": 429, "retry_after": 2.5}, 429, True, 2.5),
-        ErrorCase({"status": 408}, 408, True, None),
-        ErrorCase({"status": 409}, 409, True, None),
+        *TIMEOUT_AND_CONFLICT,
         ErrorCase({"status": 529}, 503, True, None),
         ErrorCase({"status": 400}, 400, False, None),
         ErrorCase({"status": 404}, 404, False, None),
