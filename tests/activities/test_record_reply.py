@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from tests.substrate.events import tool_event, turn_event
 from wakeful.activities.wake import record_reply
 from wakeful.compiler import AgentProfile, Goal, GoalKind, Snapshot, WindowPolicy, compile_window
 from wakeful.compiler.blocks import Block, BlockKind, Role
 from wakeful.contracts import WakeRef
 from wakeful.providers.base import ModelReply, ReplyBlock, ToolCall, Usage
-from wakeful.substrate.records import EventIn
 from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import TenantStore
 from wakeful.tokenizers import BpeCounter
@@ -77,31 +77,22 @@ def test_the_stored_reply_renders_as_the_blocks_it_was(tenant: TenantStore, prov
     tenant.append_events(
         "a1",
         [
-            EventIn(
-                step_key="ask",
-                kind="turn",
-                role="user",
-                text="Read it.",
-                session_id="s1",
-                wake_id="w1",
-                event_time=T0,
-            ),
+            turn_event("ask", "Read it.", at=T0, session_id="s1", wake_id="w1"),
         ],
     )
     record_reply(tenant, wake, 0, REPLY, T0)
     tenant.append_events(
         "a1",
         [
-            EventIn(
-                step_key="result",
-                kind="tool_result",
-                role="user",
-                text="contents",
-                tool_call_id="toolu_1",
-                tool_name="read_file",
+            tool_event(
+                "tool_result",
+                "result",
+                "contents",
+                call_id="toolu_1",
+                tool="read_file",
+                at=T0,
                 session_id="s1",
                 wake_id="w1",
-                event_time=T0,
             ),
         ],
     )

@@ -18,6 +18,7 @@ from sqlalchemy import event
 from temporalio.testing import ActivityEnvironment
 
 from tests.activities.test_model_activity import T0, _wake
+from tests.substrate.events import tool_event
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.tools import ToolActivities
 from wakeful.activities.wake import step_key
@@ -26,7 +27,6 @@ from wakeful.compiler import EstimatingCounter
 from wakeful.contracts import RunToolIn, ToolCallRef
 from wakeful.decisions import REMEMBER_DECISION, remember_decision_tool
 from wakeful.providers.base import ModelReply, ToolCall, Usage
-from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store, TenantStore
 
 
@@ -55,16 +55,15 @@ def _call(tenant: TenantStore, args: dict[str, Any]) -> RunToolIn:
     tenant.append_events(
         "a1",
         [
-            EventIn(
-                step_key=step_key(wake, 0, "call", call_id),
-                kind="tool_call",
-                role="assistant",
-                text="{}",
+            tool_event(
+                "tool_call",
+                step_key(wake, 0, "call", call_id),
+                "{}",
+                call_id=call_id,
+                tool=REMEMBER_DECISION,
+                at=T0,
                 session_id=wake.session_id,
                 wake_id=wake.wake_id,
-                tool_call_id=call_id,
-                tool_name=REMEMBER_DECISION,
-                event_time=T0,
             )
         ],
     )

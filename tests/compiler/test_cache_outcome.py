@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from wakeful.compiler import Block, BlockKind, Role, WindowPolicy
-from wakeful.compiler.cache_outcome import CacheClass, classify
+from wakeful.compiler.cache_outcome import CacheClass, CacheOutcome, classify
 from wakeful.compiler.ledger import Ledger
 from wakeful.providers.cache_limits import lookback_blocks
 
@@ -14,32 +14,51 @@ from .factory import NOW, WAKE, base_blocks, block, pair, snapshot, turn
 from .helpers import compile_
 
 
-def _ledgers() -> tuple[Ledger, Ledger]:
-    """A call, and the next wake's call: the same history plus the first wake's reply."""
+def _ledgers(
+    policy: WindowPolicy | None = None, next_policy: WindowPolicy | None = None
+) -> tuple[Ledger, Ledger]:
+    """A call, and the next wake's call: the same history plus the first wake's reply
+    (each compiled with its policy; None: the default)."""
     first = base_blocks()
     reply = turn("t-21", 21, Role.ASSISTANT, text="Rotated the logs on db-2.", wake_id="wake-7")
     ask = turn("t-22", 22, text="Is the disk fine now?", wake_id="wake-8")
-    a = compile_(snapshot(first)).ledger
-    b = compile_(snapshot([*first, reply, ask], wake="wake-8")).ledger
+    a = compile_(snapshot(first), policy=policy).ledger
+    b = compile_(snapshot([*first, reply, ask], wake="wake-8"), policy=next_policy).ledger
     return a, b
+
+
+def _next_call(
+    a: Ledger, b: Ledger, after_s: int, *, read_tokens: int = 0, lookback: int | None = None
+) -> CacheOutcome:
+    """Classify call ``b``, made ``after_s`` seconds after call ``a`` (at NOW), with the
+    provider reading ``read_tokens`` and no minimum cacheable size."""
+    return classify(
+        a,
+        NOW,
+        b,
+        NOW + timedelta(seconds=after_s),
+        read_tokens=read_tokens,
+        min_cacheable=0,
+        lookback=lookback,
+    )
 
 
 def test_a_read_of_the_shared_prefix_is_a_hit() -> None:
     a, b = _ledgers()
-    probe = classify(a, NOW, b, NOW + timedelta(seconds=30), read_tokens=0, min_cacheable=0)
+    probe = _next_call(a, b, 30)
     could = probe.could_read_tokens
     assert could > 0 and probe.through is not None
-    hit = classify(a, NOW, b, NOW + timedelta(seconds=30), read_tokens=could, min_cacheable=0)
+    hit = _next_call(a, b, 30, read_tokens=could)
     assert hit.cache_class is CacheClass.HIT
 
 
 def test_nothing_read_after_the_ttl_is_an_expiry_and_within_it_an_eviction() -> None:
     a, b = _ledgers()
-    late = classify(a, NOW, b, NOW + timedelta(seconds=4000), read_tokens=0, min_cacheable=0)
+    late = _next_call(a, b, 4000)
     assert late.cache_class is CacheClass.TTL_EXPIRED
     assert late.idle_seconds == 4000 and late.ttl_seconds is not None
     assert "idle 4000 s" in late.detail
-    soon = classify(a, NOW, b, NOW + timedelta(seconds=20), read_tokens=0, min_cacheable=0)
+    soon = _next_call(a, b, 20)
     assert soon.cache_class is CacheClass.PROVIDER_EVICTION
     assert "clock is ahead" in soon.detail
 
@@ -54,7 +73,7 @@ def test_a_changed_rule_is_a_changed_prefix_naming_the_block() -> None:
         for b in blocks
     ]
     b = compile_(snapshot(changed)).ledger
-    out = classify(a, NOW, b, NOW + timedelta(seconds=10), read_tokens=0, min_cacheable=0)
+    out = _next_call(a, b, 10)
     assert out.cache_class is CacheClass.PREFIX_CHANGED
     assert out.difference is not None and out.difference.block_id == "rule-1"
     assert "rule-1" in out.detail
@@ -98,42 +117,27 @@ def test_an_entry_past_the_lookback_window_is_named_with_its_distance() -> None:
     assert [bp.name for bp in b.breakpoints][-1] == "rolling"
     stable = b.breakpoints[0].prefix_tokens  # what the stable breakpoint still finds
     lookback = lookback_blocks("anthropic")
-    out = classify(
-        a, NOW, b, NOW + timedelta(seconds=30),
-        read_tokens=stable, min_cacheable=0, lookback=lookback,
-    )  # fmt: skip
+    out = _next_call(a, b, 30, read_tokens=stable, lookback=lookback)
     assert out.cache_class is CacheClass.BEYOND_LOOKBACK, out
     assert out.through == "rolling" and out.could_read_tokens == a.breakpoints[-1].prefix_tokens
     assert out.lookback_distance == 26
     assert "26 blocks before the nearest breakpoint 'rolling'" in out.detail
     assert f"beyond the provider's lookback of {lookback}" in out.detail
     # The provider found it after all: a hit, whatever the distance.
-    found = classify(
-        a, NOW, b, NOW + timedelta(seconds=30),
-        read_tokens=out.could_read_tokens, min_cacheable=0, lookback=lookback,
-    )  # fmt: skip
+    found = _next_call(a, b, 30, read_tokens=out.could_read_tokens, lookback=lookback)
     assert found.cache_class is CacheClass.HIT
     # Past its TTL the entry was gone anyway: an expiry, not the lookback.
-    late = classify(
-        a, NOW, b, NOW + timedelta(seconds=4000),
-        read_tokens=stable, min_cacheable=0, lookback=lookback,
-    )  # fmt: skip
+    late = _next_call(a, b, 4000, read_tokens=stable, lookback=lookback)
     assert late.cache_class is CacheClass.TTL_EXPIRED
     # OpenAI matches any cached prefix: never this class there.
     assert lookback_blocks("openai_chat") is None and lookback_blocks("openai_responses") is None
-    openai = classify(
-        a, NOW, b, NOW + timedelta(seconds=30),
-        read_tokens=stable, min_cacheable=0, lookback=None,
-    )  # fmt: skip
+    openai = _next_call(a, b, 30, read_tokens=stable)
     assert openai.cache_class is not CacheClass.BEYOND_LOOKBACK
 
 
 def test_an_entry_within_the_lookback_window_is_not_that_class() -> None:
     a, b = _grown(1, 9)  # 16 content blocks later: the rolling breakpoint still finds it
-    out = classify(
-        a, NOW, b, NOW + timedelta(seconds=30),
-        read_tokens=0, min_cacheable=0, lookback=lookback_blocks("anthropic"),
-    )  # fmt: skip
+    out = _next_call(a, b, 30, lookback=lookback_blocks("anthropic"))
     assert out.cache_class is CacheClass.PROVIDER_EVICTION, out
 
 
@@ -142,10 +146,7 @@ def test_a_bridge_breakpoint_reaches_the_previous_entry() -> None:
     rolling one: the entry is at distance 0, whatever the loop's length."""
     a, b = _grown(13, 14, WindowPolicy.default())
     assert "bridge" in [bp.name for bp in b.breakpoints]
-    out = classify(
-        a, NOW, b, NOW + timedelta(seconds=30),
-        read_tokens=0, min_cacheable=0, lookback=lookback_blocks("anthropic"),
-    )  # fmt: skip
+    out = _next_call(a, b, 30, lookback=lookback_blocks("anthropic"))
     assert out.cache_class is CacheClass.PROVIDER_EVICTION, out
 
 
@@ -158,10 +159,7 @@ def test_a_changed_block_before_the_entry_is_a_changed_prefix_not_the_lookback()
         for b in _loop(14)
     ]
     b = compile_(snapshot(changed), FAR_SIGHTED).ledger
-    out = classify(
-        a, NOW, b, NOW + timedelta(seconds=30),
-        read_tokens=0, min_cacheable=0, lookback=lookback_blocks("anthropic"),
-    )  # fmt: skip
+    out = _next_call(a, b, 30, lookback=lookback_blocks("anthropic"))
     assert out.cache_class is CacheClass.PREFIX_CHANGED, out
 
 
@@ -169,15 +167,11 @@ def test_the_ttl_is_the_one_the_previous_call_wrote_its_entry_for() -> None:
     # The first call wrote its stable entry for 5 minutes; after 10 idle minutes the next
     # call marks the same prefixes for an hour (adaptive TTLs follow the idle gaps). What the
     # provider held was the 5-minute entry: an expiry, not an eviction.
-    first = base_blocks()
-    reply = turn("t-21", 21, Role.ASSISTANT, text="Rotated the logs on db-2.", wake_id="wake-7")
-    ask = turn("t-22", 22, text="Is the disk fine now?", wake_id="wake-8")
     short, long = (
         WindowPolicy.default().with_ttls("5m", "5m"),
         WindowPolicy.default().with_ttls("1h", "1h"),
     )
-    a = compile_(snapshot(first), policy=short).ledger
-    b = compile_(snapshot([*first, reply, ask], wake="wake-8"), policy=long).ledger
-    out = classify(a, NOW, b, NOW + timedelta(minutes=10), read_tokens=0, min_cacheable=0)
+    a, b = _ledgers(short, long)
+    out = _next_call(a, b, 600)
     assert out.cache_class is CacheClass.TTL_EXPIRED, out
     assert out.ttl_seconds == 300 and out.idle_seconds == 600

@@ -18,6 +18,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from tests.substrate.events import tool_event, turn_event
 from wakeful.activities.compile import evidence_event
 from wakeful.compiler import CompiledWindow, CountingCache, EstimatingCounter, WindowPolicy
 from wakeful.compiler.blocks import AgentProfile, BlockKind, Goal, GoalKind, Snapshot
@@ -151,15 +152,7 @@ def test_a_reply_repeating_evidence_leaves_the_evidence_of_the_next_call_unchang
     _seed_history(tenant)
     index = EventIndex(MemoryVectorStore(), HashingEmbedder(dim=64), count_tokens=_words)
     cache = CountingCache()
-    ask = EventIn(
-        step_key="ask",
-        kind="turn",
-        role="user",
-        text=ASK,
-        session_id="s2",
-        wake_id=WAKE,
-        event_time=T0 + timedelta(days=1),
-    )
+    ask = turn_event("ask", ASK, at=T0 + timedelta(days=1), session_id="s2", wake_id=WAKE)
     first, snap0 = _call(tenant, index, cache, 0, _append(tenant, [ask]))
     evidence = [b for b in snap0.blocks if b.kind is BlockKind.RETRIEVED]
     assert ECHO in [b.text for b in evidence], "retrieval should find the earlier turn"
@@ -172,18 +165,15 @@ def test_a_reply_repeating_evidence_leaves_the_evidence_of_the_next_call_unchang
     _append(
         tenant,
         [
-            EventIn(
-                step_key="r0-text", kind="turn", role="assistant", text=ECHO, event_time=at, **reply
-            ),
-            EventIn(
-                step_key="r0-call",
-                kind="tool_call",
-                role="assistant",
-                text='{"path":"deploy/keys.toml"}',
-                tool_call_id="toolu_1",
-                tool_name="read_file",
+            turn_event("r0-text", ECHO, at=at, role="assistant", **reply),
+            tool_event(
+                "tool_call",
+                "r0-call",
+                '{"path":"deploy/keys.toml"}',
+                call_id="toolu_1",
+                tool="read_file",
+                at=at,
                 tool_input={"path": "deploy/keys.toml"},
-                event_time=at,
                 **reply,
             ),
         ],
@@ -191,16 +181,15 @@ def test_a_reply_repeating_evidence_leaves_the_evidence_of_the_next_call_unchang
     last = _append(
         tenant,
         [
-            EventIn(
-                step_key="r0-result",
-                kind="tool_result",
-                role="user",
-                text="rotation = 'tuesday'\nstore = 'db-2'",
-                tool_call_id="toolu_1",
-                tool_name="read_file",
+            tool_event(
+                "tool_result",
+                "r0-result",
+                "rotation = 'tuesday'\nstore = 'db-2'",
+                call_id="toolu_1",
+                tool="read_file",
+                at=at + timedelta(seconds=1),
                 session_id="s2",
                 wake_id=WAKE,
-                event_time=at + timedelta(seconds=1),
             ),
         ],
     )

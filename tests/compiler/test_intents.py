@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.compiler.policy_texts import DEPLOYS_TRIGGER, intent_rule
 from wakeful.compiler import WindowPolicy, load_policy
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.compiler.intents import IntentClassifier, RulesClassifier, classify_goal
@@ -12,22 +13,12 @@ from wakeful.compiler.policy import IntentRule
 from wakeful.compiler.triggers import firing
 from wakeful.errors import PolicyError
 
-POLICY = """
-version = 1
-
-[[triggers]]
-name = "deploys"
-intents = ["deploy"]
-rules = ["Check the rollback plan first."]
-
-[[intents]]
-name = "deploy"
-patterns = ["deploy", "roll out", "rollout"]
-
-[[intents]]
-name = "incident"
-patterns = ["outage", "paged"]
-"""
+POLICY = (
+    "version = 1\n"
+    + DEPLOYS_TRIGGER
+    + intent_rule("deploy", "deploy", "roll out", "rollout")
+    + intent_rule("incident", "outage", "paged")
+)
 
 
 def _goal(text: str, **kw: object) -> Goal:

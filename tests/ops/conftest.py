@@ -1,4 +1,5 @@
-"""Fixtures for the operations tests: an agent in a fresh tenant, and an ingress in front of it.
+"""Fixtures for the operations tests: an agent in a fresh tenant, an ingress in front of it,
+the CLI's settings and a Postgres a test may stop.
 
 The ingress runs in-process (httpx's ASGI transport) against the session's real Postgres and
 the real Temporal dev server; a worker joins only in the tests that need a wake to run.
@@ -7,7 +8,7 @@ the real Temporal dev server; a worker joins only in the tests that need a wake 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,9 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from tests.ops.cli_env import clear_wakeful_env, make_env
+from tests.ops.ingress_setup import LiveIngress, MakeIngress
+from tests.ops.pg_stack import stoppable_postgres
 from wakeful.agents import Agent
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
@@ -24,12 +28,7 @@ from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.ingress import create_app
 from wakeful.worker.serve import register_agent
 from wakeful.worker.settings import Settings
-
-SECRET = "whsec-default-0123456789"
-OTHER_TENANT = "acme"
-OTHER_SECRET = "whsec-acme-9876543210"
-
-MakeIngress = Callable[..., httpx.AsyncClient]
+from wakeful.worker.stack import EmbeddedStack
 
 
 @pytest.fixture(scope="session")
@@ -50,18 +49,6 @@ def agent(tmp_path: Path, store: Store) -> Agent:
     )
     register_agent(store.tenant(a.tenant), a)
     return a
-
-
-def ingress_settings(agent: Agent, **overrides: Any) -> Settings:
-    """The agent's tenant is the default tenant; ``acme`` is another tenant with its own secret."""
-    values: dict[str, Any] = {
-        "tenant": agent.tenant,
-        "webhook_secret": SECRET,
-        "webhook_tenant_secrets": {OTHER_TENANT: OTHER_SECRET},
-        "webhook_max_body_bytes": 4096,
-        "task_queue": f"q-{uuid.uuid4().hex[:8]}",
-    }
-    return Settings(**(values | overrides))
 
 
 @pytest.fixture
@@ -85,3 +72,36 @@ async def make_ingress(
     yield make
     for client in opened:
         await client.aclose()
+
+
+@pytest.fixture
+def live(
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    sim: SimulatorServer,
+    agent: Agent,
+    make_ingress: MakeIngress,
+) -> LiveIngress:
+    """The agent on the live stack, with ingresses and a worker to deliver and wake it."""
+    return LiveIngress(temporal_dev, store, sim, agent, make_ingress)
+
+
+@pytest.fixture
+def env(
+    pg_url: str, temporal_dev: WorkflowEnvironment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    """Explicit settings for one CLI session: external servers only, a fresh tenant."""
+    return make_env(
+        pg_url, temporal_dev.client.service_client.config.target_host, tmp_path, monkeypatch
+    )
+
+
+@pytest.fixture
+def own_postgres(
+    temporal_dev: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[EmbeddedStack]:
+    """A Postgres of this test's own, so it can be stopped (the session's is shared; Temporal
+    is the session's dev server, not embedded)."""
+    clear_wakeful_env(monkeypatch)
+    with stoppable_postgres(temporal_dev.client.service_client.config.target_host) as stack:
+        yield stack

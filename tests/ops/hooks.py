@@ -11,7 +11,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from tests.ops.conftest import SECRET
+from tests.ops.webhook_secrets import SECRET
 from wakeful.worker.ingress_auth import signature_header
 from wakeful.workflows.agent import workflow_id
 

@@ -5,15 +5,15 @@ stderr instead of a traceback. Runs against the session's Postgres and Temporal.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
-import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -23,9 +23,19 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import open_deps, serving
 from tests.ops import cli_agents
-from tests.ops.cli_env import AGENTS, ROOT, make_env, one_line_error, run
-from tests.ops.hooks import event, signed
+from tests.ops.cli_env import (
+    AGENTS,
+    ROOT,
+    clear_wakeful_env,
+    cli_worker,
+    one_line_error,
+    run,
+    simulated_worker_env,
+    worker_command,
+)
+from tests.ops.hooks import event, signed, terminate
 from tests.substrate.test_locomo_import import SAMPLE
+from wakeful.agents import AgentRegistry
 from wakeful.idempotency import trigger_key
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
@@ -35,14 +45,28 @@ from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import workflow_id
 
 
-@pytest.fixture
-def env(
-    pg_url: str, temporal_dev: WorkflowEnvironment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> dict[str, str]:
-    """Explicit settings for one CLI session: external servers only, a fresh tenant."""
-    return make_env(
-        pg_url, temporal_dev.client.service_client.config.target_host, tmp_path, monkeypatch
-    )
+@asynccontextmanager
+async def _clerk_served(
+    env: dict[str, str],
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    sim: SimulatorServer,
+    scope: str,
+) -> AsyncIterator[AgentRegistry]:
+    """``clerk``, created with the CLI, served by an in-process worker on the CLI's task
+    queue (the simulator answering with the script under ``scope``); yields the registry.
+    The agent's workflow is terminated when the block ends."""
+    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
+    assert created.exit_code == 0
+    agents = cli_agents.registry(env["WAKEFUL_TENANT"])
+    async with (
+        open_deps(store, agents, sim, scope) as deps,
+        build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"]),
+    ):
+        try:
+            yield agents
+        finally:
+            await terminate(temporal_dev.client, env["WAKEFUL_TENANT"], "clerk")
 
 
 def test_agent_create_list_show(env: dict[str, str]) -> None:
@@ -141,22 +165,9 @@ async def test_waiting_commands_refuse_at_once_when_no_worker_polls_the_queue(
 async def test_trigger_waits_for_the_wake_when_a_worker_serves_the_queue(
     env: dict[str, str], temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
 ) -> None:
-    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
-    assert created.exit_code == 0
-    agents = cli_agents.registry(env["WAKEFUL_TENANT"])
     args = ["trigger", "clerk", "-m", "hi", "--key", "k-served", "--json"]
-    async with (
-        open_deps(store, agents, sim, uuid.uuid4().hex) as deps,
-        build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"]),
-    ):
-        try:
-            result = await asyncio.to_thread(run, args, env)
-        finally:
-            handle = temporal_dev.client.get_workflow_handle(
-                workflow_id(env["WAKEFUL_TENANT"], "clerk")
-            )
-            with contextlib.suppress(RPCError):
-                await handle.terminate("test over")
+    async with _clerk_served(env, temporal_dev, store, sim, uuid.uuid4().hex):
+        result = await asyncio.to_thread(run, args, env)
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
     assert (body["status"], body["number"], body["deduplicated"]) == ("done", 1, False)
@@ -285,30 +296,13 @@ def test_the_demo_speaks_openai_when_asked(env: dict[str, str]) -> None:
 def test_a_worker_stops_cleanly_on_sigterm(env: dict[str, str], sim: SimulatorServer) -> None:
     """``docker stop`` sends SIGTERM: the worker shuts down as on Ctrl-C and exits 0, rather
     than dying with its activities left to wait out their timeouts."""
-    env = {k: v for k, v in env.items() if k != "WAKEFUL_QDRANT_URL"} | {
-        "ANTHROPIC_API_KEY": f"k-{uuid.uuid4().hex[:8]}",
-        "ANTHROPIC_BASE_URL": sim.base_url,
-    }
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "wakeful.cli.main", "worker", "--agents", AGENTS],
-        env=os.environ | env,
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while run(["health", "--worker"], env).exit_code != 0:
-            assert worker.poll() is None, worker.stderr.read() if worker.stderr else ""
-            assert time.monotonic() < deadline, "the worker never polled its task queue"
-            time.sleep(0.5)
+    env = simulated_worker_env(env, sim)
+    with cli_worker(worker_command(AGENTS), env) as worker:
         served = run(["trigger", "clerk", "-m", "hi", "--key", "k-sigterm", "--json"], env)
         assert served.exit_code == 0, served.output
         assert json.loads(served.stdout)["status"] == "done"
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        _, said = worker.communicate(timeout=60)
-    assert worker.returncode == 0, said
+    assert worker.returncode == 0, worker.said
+    said = worker.said
     assert "serving clerk" in said and "worker stopped" in said
     assert "Traceback" not in said
 
@@ -319,31 +313,21 @@ async def test_a_wake_that_does_not_end_done_exits_1_with_its_status_and_reason(
     """A refused model call ends the wake ``model_error``: the trigger says so in one line
     on stderr and exits 1, not 0; and a key given with ``--key`` is answered as given but
     stored and sent only as its digest."""
-    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
-    assert created.exit_code == 0
     key = uuid.uuid4().hex
     sim.simulator.set_script(
         Script.parse([{"error": {"status": 400, "message": "messages: too long"}, "times": 2}]),
         scope=key,
     )
-    agents = cli_agents.registry(env["WAKEFUL_TENANT"])
     secret = f"sk-live-{uuid.uuid4().hex}"
-    async with (
-        open_deps(store, agents, sim, key) as deps,
-        build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"]),
-    ):
-        try:
-            failed = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "hi"], env)
-            as_json = await asyncio.to_thread(
-                run, ["trigger", "clerk", "-m", "hi", "--key", secret, "--json"], env
-            )
-        finally:
-            handle = temporal_dev.client.get_workflow_handle(
-                workflow_id(env["WAKEFUL_TENANT"], "clerk")
-            )
-            history = (await handle.fetch_history()).to_json()
-            with contextlib.suppress(RPCError):
-                await handle.terminate("test over")
+    async with _clerk_served(env, temporal_dev, store, sim, key):
+        failed = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "hi"], env)
+        as_json = await asyncio.to_thread(
+            run, ["trigger", "clerk", "-m", "hi", "--key", secret, "--json"], env
+        )
+        handle = temporal_dev.client.get_workflow_handle(
+            workflow_id(env["WAKEFUL_TENANT"], "clerk")
+        )
+        history = (await handle.fetch_history()).to_json()
     assert failed.exit_code == 1, failed.output
     assert failed.stdout == "" and "model_error" in failed.stderr  # no answer to print
     (error,) = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
@@ -380,11 +364,7 @@ async def test_trigger_timeout_is_one_line(
     try:
         late = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "hi", "--timeout", "1"], env)
     finally:
-        handle = temporal_dev.client.get_workflow_handle(
-            workflow_id(env["WAKEFUL_TENANT"], "clerk")
-        )
-        with contextlib.suppress(RPCError):
-            await handle.terminate("test over")
+        await terminate(temporal_dev.client, env["WAKEFUL_TENANT"], "clerk")
     assert late.exit_code == 3, late.output
     errors = [line for line in late.stderr.splitlines() if line.startswith("error: ")]
     assert errors == [late.stderr.strip().splitlines()[-1]], late.stderr
@@ -415,9 +395,7 @@ def test_commands_that_need_a_project_refuse_where_there_is_none(
     elsewhere = tmp_path / "not-a-project"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    for name in list(os.environ):
-        if name.startswith("WAKEFUL_"):
-            monkeypatch.delenv(name)
+    clear_wakeful_env(monkeypatch)
     result = run(args, {"WAKEFUL_TENANT": "default"})
     one_line_error(result, 2, "no Wakeful state here or above")
     assert "`wakeful stack up`" in result.stderr and "WAKEFUL_STATE_DIR" in result.stderr
@@ -443,35 +421,20 @@ async def test_trigger_prints_the_agents_answer_whole_and_the_client_returns_it(
     and the same key asked again returns the first wake's result."""
     from wakeful import Client
 
-    created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
-    assert created.exit_code == 0
     key = uuid.uuid4().hex
     long = " ".join(f"line {n}: checkout p99 is {200 + n} ms." for n in range(200))
     sim.simulator.set_script(
         Script.parse([{"text": "Checkout is healthy."}, {"text": long}, {"text": "Typed."}]),
         scope=key,
     )
-    agents = cli_agents.registry(env["WAKEFUL_TENANT"])
-    async with (
-        open_deps(store, agents, sim, key) as deps,
-        build_worker(temporal_dev.client, deps, env["WAKEFUL_TASK_QUEUE"]),
-    ):
-        try:
-            plain = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "status?"], env)
-            whole = await asyncio.to_thread(
-                run, ["trigger", "clerk", "-m", "details?", "--json"], env
-            )
-            client = Client(temporal_dev.client, task_queue=env["WAKEFUL_TASK_QUEUE"])
-            clerk = agents.get(env["WAKEFUL_TENANT"], "clerk")
-            handle = await client.start(clerk, "and now?", key="c-1")
-            first = await handle.result()
-            again = await client.wake(clerk, "and now?", key="c-1")
-        finally:
-            handle_wf = temporal_dev.client.get_workflow_handle(
-                workflow_id(env["WAKEFUL_TENANT"], "clerk")
-            )
-            with contextlib.suppress(RPCError):
-                await handle_wf.terminate("test over")
+    async with _clerk_served(env, temporal_dev, store, sim, key) as agents:
+        plain = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "status?"], env)
+        whole = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "details?", "--json"], env)
+        client = Client(temporal_dev.client, task_queue=env["WAKEFUL_TASK_QUEUE"])
+        clerk = agents.get(env["WAKEFUL_TENANT"], "clerk")
+        handle = await client.start(clerk, "and now?", key="c-1")
+        first = await handle.result()
+        again = await client.wake(clerk, "and now?", key="c-1")
     assert plain.exit_code == 0, plain.output
     assert plain.stdout == "Checkout is healthy.\n"
     assert "wake 1 (" in plain.stderr and "done" in plain.stderr

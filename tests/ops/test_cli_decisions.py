@@ -6,23 +6,17 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
-from tests.ops.cli_env import AGENTS, make_env, run, shell
+from tests.ops.cli_env import AGENTS, run, shell
 from wakeful.substrate.store import Store
 
 
 @pytest.fixture
-def env(
-    pg_url: str, temporal_dev: WorkflowEnvironment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> dict[str, str]:
-    env = make_env(
-        pg_url, temporal_dev.client.service_client.config.target_host, tmp_path, monkeypatch
-    )
+def env(env: dict[str, str]) -> dict[str, str]:
+    """The CLI's settings, with ``clerk`` created in their tenant."""
     assert run(["agent", "create", "--agents", AGENTS], env).exit_code == 0  # agent 'clerk'
     return env
 

@@ -3,66 +3,32 @@ against the session's Postgres and Temporal and a stock ``wakeful worker`` proce
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
-import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.ops.cli_env import DOCUMENTED_EXIT_CODES, ROOT, make_env, run, shell
+from tests.ops.cli_env import (
+    DOCUMENTED_EXIT_CODES,
+    cli_worker,
+    shell,
+    simulated_worker_env,
+    worker_command,
+)
 from wakeful.testing.simulator.server import SimulatorServer
 
 AGENTS = "tests.ops.cli_agents:with_responses"
 
 
 @pytest.fixture
-def env(
-    pg_url: str, temporal_dev: WorkflowEnvironment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> dict[str, str]:
-    return make_env(
-        pg_url, temporal_dev.client.service_client.config.target_host, tmp_path, monkeypatch
-    )
-
-
-@pytest.fixture
 def worker(env: dict[str, str], sim: SimulatorServer) -> Iterator[dict[str, str]]:
     """``wakeful worker`` serving ``clerk`` (Anthropic's API) and ``scribe`` (OpenAI's
     Responses API), both answered by the simulator; stopped with SIGTERM afterwards."""
-    key = f"k-{uuid.uuid4().hex[:8]}"
-    env = {k: v for k, v in env.items() if k != "WAKEFUL_QDRANT_URL"} | {
-        "ANTHROPIC_API_KEY": key,
-        "ANTHROPIC_BASE_URL": sim.base_url,
-        "OPENAI_API_KEY": key,
-        "OPENAI_BASE_URL": sim.openai_base_url,
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "wakeful.cli.main", "worker", "--agents", AGENTS],
-        env=os.environ | env,
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60  # a failure timeout, not a sync point
-        while run(["health", "--worker"], env).exit_code != 0:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the worker never polled its task queue"
-            time.sleep(0.5)
+    env = simulated_worker_env(env, sim)
+    env |= {"OPENAI_API_KEY": env["ANTHROPIC_API_KEY"], "OPENAI_BASE_URL": sim.openai_base_url}
+    with cli_worker(worker_command(AGENTS), env):
         yield env
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.communicate(timeout=60)
-        if proc.poll() is None:
-            proc.kill()
 
 
 def test_twenty_triggers_in_a_shell_loop_all_exit_0(worker: dict[str, str]) -> None:

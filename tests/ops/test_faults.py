@@ -27,7 +27,6 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, open_deps, restart_agent, running_worker
-from tests.ops.pg_stack import stoppable_postgres
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.contracts import CALL_MODEL, RUN_TOOL
 from wakeful.substrate.store import Store
@@ -39,18 +38,6 @@ from wakeful.worker.settings import load_settings
 from wakeful.worker.stack import EmbeddedStack
 from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import workflow_id
-
-
-@pytest.fixture
-def own_postgres(
-    temporal_dev: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[EmbeddedStack]:
-    """A Postgres of this test's own (Temporal is the session's dev server, not embedded)."""
-    for name in list(os.environ):
-        if name.startswith("WAKEFUL_"):
-            monkeypatch.delenv(name)
-    with stoppable_postgres(temporal_dev.client.service_client.config.target_host) as stack:
-        yield stack
 
 
 async def _until_a_tool_attempt_failed(client: Client, tenant: str, agent: str) -> None:

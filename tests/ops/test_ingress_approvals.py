@@ -7,8 +7,8 @@ import json
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.ops.conftest import MakeIngress, ingress_settings
 from tests.ops.hooks import post
+from tests.ops.ingress_setup import MakeIngress, ingress_settings
 from tests.orchestration.approval_agents import SCRIPT, Deploys
 from tests.orchestration.helpers import worker
 from wakeful.substrate.store import Store

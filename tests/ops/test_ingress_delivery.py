@@ -3,40 +3,29 @@
 from __future__ import annotations
 
 import json
-import uuid
 
 import httpx
 from sqlalchemy import create_engine
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import running_worker
-from tests.ops.conftest import SECRET, MakeIngress, ingress_settings
 from tests.ops.hooks import event, post, signals, signed, terminate
-from wakeful.agents import Agent, AgentRegistry
-from wakeful.compiler.blocks import Goal, GoalKind
-from wakeful.contracts import Trigger
+from tests.ops.ingress_setup import LiveIngress, MakeIngress, ingress_settings
+from tests.ops.webhook_secrets import SECRET
+from wakeful.agents import Agent
 from wakeful.idempotency import trigger_key
 from wakeful.substrate.store import Store
-from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import connect, wake
+from wakeful.worker.client import connect
 from wakeful.worker.ports import find_free_port
 
 KEY = trigger_key("webhook", "evt-42")
 
 
-async def test_a_valid_delivery_wakes_the_agent_exactly_once(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    sim: SimulatorServer,
-    agent: Agent,
-    make_ingress: MakeIngress,
-) -> None:
-    client = temporal_dev.client
-    registry = AgentRegistry([agent])
+async def test_a_valid_delivery_wakes_the_agent_exactly_once(live: LiveIngress) -> None:
+    client, store, agent = live.env.client, live.store, live.agent
     body = event("evt-42", text="The nightly build broke: list_dir . to see what is there.")
-    async with running_worker(client, store, registry, sim, uuid.uuid4().hex) as queue:
-        ingress = make_ingress(ingress_settings(agent, task_queue=queue))
+    async with live.serving() as queue:
+        ingress = live.ingress(queue)
         path = f"/hooks/{agent.name}"
         first = await post(ingress, path, body)
         assert first.status_code == 202, first.text
@@ -60,8 +49,7 @@ async def test_a_valid_delivery_wakes_the_agent_exactly_once(
         assert (conflict.status_code, conflict.json()["error"]) == (409, "key_conflict")
 
         # Wait for the wake through the same key: the workflow answers with the one wake.
-        probe = Trigger(goal=Goal(kind=GoalKind.WEBHOOK, text="-"), idempotency_key=KEY)
-        result = await wake(client, agent.runtime(), probe, queue)
+        result = await live.woken(queue, "evt-42")
 
     assert result.deduplicated and result.status == "done"
     assert result.tool_calls == 1  # the model acted on the event's text

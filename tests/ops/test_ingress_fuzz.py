@@ -26,8 +26,9 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, running_worker
-from tests.ops.conftest import OTHER_SECRET, SECRET, MakeIngress, ingress_settings
 from tests.ops.hooks import terminate
+from tests.ops.ingress_setup import MakeIngress, ingress_settings
+from tests.ops.webhook_secrets import OTHER_SECRET, SECRET
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.idempotency import trigger_key
 from wakeful.substrate.store import Store

@@ -15,8 +15,9 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.ops import hooks
-from tests.ops.conftest import OTHER_SECRET, OTHER_TENANT, SECRET, MakeIngress, ingress_settings
 from tests.ops.hooks import event, signals, terminate
+from tests.ops.ingress_setup import MakeIngress, ingress_settings
+from tests.ops.webhook_secrets import OTHER_SECRET, OTHER_TENANT, SECRET
 from wakeful.agents import Agent
 from wakeful.substrate.store import Store
 

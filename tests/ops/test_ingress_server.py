@@ -15,8 +15,9 @@ import uvicorn
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.ops.conftest import SECRET, ingress_settings
 from tests.ops.hooks import event
+from tests.ops.ingress_setup import ingress_settings
+from tests.ops.webhook_secrets import SECRET
 from wakeful.agents import Agent
 from wakeful.substrate.store import Store
 from wakeful.worker.ingress import create_app

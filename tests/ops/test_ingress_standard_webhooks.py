@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from standardwebhooks.webhooks import Webhook
 from temporalio.testing import WorkflowEnvironment
 
-from tests.ops.conftest import OTHER_SECRET, SECRET, MakeIngress, ingress_settings
 from tests.ops.hooks import signals, terminate
+from tests.ops.ingress_setup import MakeIngress, ingress_settings
+from tests.ops.webhook_secrets import OTHER_SECRET, SECRET
 from wakeful.agents import Agent
 
 WHSEC = "whsec_" + base64.b64encode(b"a standard webhooks key, 32 byte").decode()

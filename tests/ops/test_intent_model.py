@@ -8,12 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +15,15 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
-from tests.ops.cli_env import ROOT, make_env, run
-from tests.ops.test_policy_dir import _agents_file, _ledger, _policy_dir, _worker_refuses
+from tests.compiler.policy_texts import DEPLOYS_TRIGGER, intent_rule
+from tests.ops.cli_env import (
+    cli_worker,
+    run,
+    simulated_worker_env,
+    worker_command,
+    worker_refuses,
+)
+from tests.ops.policy_setup import agents_file, policy_dir, wake_ledger
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.codec import data_converter
@@ -31,60 +32,24 @@ from wakeful.workflows.cycle import INTENT_SPEND
 from wakeful.workflows.state import workflow_id
 
 # The rules know "roll out" only; the simulator's model also knows an intent by its name.
-POLICY = """
-version = 1
-
-[[triggers]]
-name = "deploys"
-intents = ["deploy"]
-rules = ["Check the rollback plan first."]
-
-[[intents]]
-name = "deploy"
-patterns = ["roll out"]
-"""
+POLICY = "version = 1\n" + DEPLOYS_TRIGGER + intent_rule("deploy", "roll out")
 
 
 @pytest.fixture
-def env(
-    pg_url: str,
-    temporal_dev: WorkflowEnvironment,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    sim: SimulatorServer,
-) -> dict[str, str]:
-    base = make_env(
-        pg_url, temporal_dev.client.service_client.config.target_host, tmp_path, monkeypatch
-    )
-    return {k: v for k, v in base.items() if k != "WAKEFUL_QDRANT_URL"} | {
-        "ANTHROPIC_API_KEY": f"k-{uuid.uuid4().hex[:8]}",
-        "ANTHROPIC_BASE_URL": sim.base_url,
-        "WAKEFUL_POLICY_DIR": str(_policy_dir(tmp_path, {"triage.toml": POLICY})),
+def env(env: dict[str, str], tmp_path: Path, sim: SimulatorServer) -> dict[str, str]:
+    """The CLI's settings for a worker answered by the simulator, with POLICY as triage."""
+    return simulated_worker_env(env, sim) | {
+        "WAKEFUL_POLICY_DIR": str(policy_dir(tmp_path, {"triage.toml": POLICY})),
     }
 
 
 def _wake_with(env: dict[str, str], tmp_path: Path, message: str) -> dict[str, Any]:
     """Start a worker, run one wake of ``clerk`` with ``message`` and stop the worker;
     returns the wake's result."""
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "wakeful.cli.main", "worker", "--agents", _agents_file(tmp_path)],
-        env=os.environ | env,
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 90  # a failure timeout only: the worker's start
-        while run(["health", "--worker"], env).exit_code != 0:
-            assert worker.poll() is None, worker.stderr.read() if worker.stderr else ""
-            assert time.monotonic() < deadline, "the worker never polled its task queue"
-            time.sleep(0.5)
+    with cli_worker(worker_command(agents_file(tmp_path)), env, start_within_s=90) as worker:
         done = run(["trigger", "clerk", "-m", message, "--json"], env)
         assert done.exit_code == 0, done.output
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        _, said = worker.communicate(timeout=60)
-    assert worker.returncode == 0, said
+    assert worker.returncode == 0, worker.said
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
@@ -96,7 +61,7 @@ async def test_the_model_names_the_intent_and_its_trigger_fires(
     message = "Deploy build 812 to production."  # no rule pattern in it
     result = await asyncio.to_thread(_wake_with, env, tmp_path, message)
 
-    ledger, goal, window = _ledger(store, env["WAKEFUL_TENANT"], 1)
+    ledger, goal, window = wake_ledger(store, env["WAKEFUL_TENANT"], 1)
     assert goal["intents"] == ["deploy"]  # the compile record keeps the classified goal
     assert ledger.decisions["intents.classified"] == "deploy (by model:anthropic:claude-haiku-4-5)"
     assert ledger.decisions["triggers.fired"] == "deploys"
@@ -140,7 +105,7 @@ def test_a_model_that_fails_falls_back_to_the_rules(
     }
     _wake_with(env, tmp_path, "Please roll out build 812.")
 
-    ledger, goal, window = _ledger(store, env["WAKEFUL_TENANT"], 1)
+    ledger, goal, window = wake_ledger(store, env["WAKEFUL_TENANT"], 1)
     assert goal["intents"] == ["deploy"]
     said = ledger.decisions["intents.classified"]
     assert said.startswith("deploy (by rules (model failed: "), said
@@ -153,10 +118,10 @@ def test_a_bad_classifier_setting_stops_the_worker_with_one_line(
 ) -> None:
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    line = _worker_refuses(_agents_file(tmp_path), env | {"WAKEFUL_INTENT_CLASSIFIER": "llm"})
+    line = worker_refuses(agents_file(tmp_path), env | {"WAKEFUL_INTENT_CLASSIFIER": "llm"})
     assert "WAKEFUL_INTENT_CLASSIFIER" in line and "model:<provider>:<model>" in line, line
-    line = _worker_refuses(
-        _agents_file(tmp_path),
+    line = worker_refuses(
+        agents_file(tmp_path),
         env | {"WAKEFUL_INTENT_CLASSIFIER": "model:openai:gpt-4o-mini"},  # no key, no URL
     )
     assert "WAKEFUL_INTENT_CLASSIFIER=model:openai_chat:gpt-4o-mini" in line, line

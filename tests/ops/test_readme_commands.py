@@ -7,19 +7,14 @@ environment, as a user's settings would point at theirs."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
-from tests.ops.cli_env import BIN, ROOT, make_env, run, shell
+from tests.ops.cli_env import BIN, ROOT, cli_worker, shell
 from wakeful.testing.simulator.server import SimulatorServer
 
 README = ROOT / "README.md"
@@ -37,19 +32,12 @@ def commands() -> tuple[str, list[str]]:
 
 @pytest.fixture
 def project(
-    pg_url: str,
-    temporal_dev: WorkflowEnvironment,
-    sim: SimulatorServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str], sim: SimulatorServer, tmp_path: Path
 ) -> Iterator[tuple[Path, dict[str, str], list[str]]]:
     code, (serve, trigger) = commands()
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "triage_agents.py").write_text(code, encoding="utf-8")
-    env = make_env(
-        pg_url, temporal_dev.client.service_client.config.target_host, tmp_path, monkeypatch
-    )
     # No tenant setting, as in the README: the agent and the CLI both use the default one.
     drop = ("WAKEFUL_QDRANT_URL", "WAKEFUL_TENANT")
     env = {k: v for k, v in env.items() if k not in drop} | {
@@ -57,26 +45,15 @@ def project(
         "WAKEFUL_STATE_DIR": str(folder / ".wakeful"),
     }
     path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
-    worker = subprocess.Popen(
+    with cli_worker(
         ["bash", "-c", f"exec {serve}"],
-        env=os.environ | env | {"PATH": path},
+        env,
         cwd=folder,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120  # a failure timeout, not a sync point
-        while run(["health", "--worker"], env).exit_code != 0:
-            assert worker.poll() is None, worker.stderr.read() if worker.stderr else ""
-            assert time.monotonic() < deadline, "the README's worker never polled its queue"
-            time.sleep(0.5)
+        start_within_s=120,
+        process_env={"PATH": path},
+        what="the README's worker",
+    ):
         yield folder, env, [serve, trigger]
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            worker.communicate(timeout=60)
-        if worker.poll() is None:
-            worker.kill()
 
 
 def test_the_readme_commands_serve_the_example_and_print_its_answer(

@@ -12,21 +12,16 @@ import json
 import uuid
 from pathlib import Path
 
-from sqlalchemy import select
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, running_worker
-from tests.ops.conftest import MakeIngress, ingress_settings
 from tests.ops.decoded_history import history_text
-from tests.ops.hooks import post
+from tests.ops.ingress_setup import LiveIngress
+from tests.ops.stored_text import everything_stored
 from tests.ops.test_redaction_policy import PEM, PLANTED
 from wakeful.activities.tools import RetryableToolError
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
-from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.compiler.framing import DATA_NOTICE
-from wakeful.contracts import Trigger
-from wakeful.idempotency import trigger_key
-from wakeful.substrate import schema
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
@@ -39,24 +34,8 @@ EVENT_SECRETS = [PLANTED["openai_api_key"], PLANTED["stripe_key"]]
 PEM_BODY = "MIIEowIBAAKCAQEAx7Qn0hLb5r0XkRS0"
 
 
-def _everything_stored(store: Store, tenant: str) -> str:
-    """Every row of every tenant-scoped table, as one searchable text."""
-    parts: list[str] = []
-    with store.engine.connect() as conn:
-        for table in schema.metadata.sorted_tables:
-            if "tenant" in table.c:
-                rows = conn.execute(select(table).where(table.c.tenant == tenant))
-                parts += [json.dumps(dict(r._mapping), default=str) for r in rows]
-    return "\n".join(parts)
-
-
-async def test_no_planted_secret_reaches_storage_windows_or_history(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    sim: SimulatorServer,
-    agent: Agent,
-    make_ingress: MakeIngress,
-) -> None:
+async def test_no_planted_secret_reaches_storage_windows_or_history(live: LiveIngress) -> None:
+    store, agent = live.store, live.agent
     workdir = Path(agent.workdir)
     (workdir / "deploy.env").write_text(
         "\n".join(
@@ -71,7 +50,7 @@ async def test_no_planted_secret_reaches_storage_windows_or_history(
             ]
         )
     )
-    client = temporal_dev.client
+    client = live.env.client
     body = json.dumps(
         {
             "id": "evt-secrets",
@@ -81,15 +60,10 @@ async def test_no_planted_secret_reaches_storage_windows_or_history(
             "payload": {"stripe": EVENT_SECRETS[1], "region": "eu-west-1"},
         }
     ).encode()
-    async with running_worker(client, store, AgentRegistry([agent]), sim, uuid.uuid4().hex) as q:
-        ingress = make_ingress(ingress_settings(agent, task_queue=q))
-        accepted = await post(ingress, f"/hooks/{agent.name}", body)
+    async with live.serving() as q:
+        accepted = await live.deliver(live.ingress(q), body)
         assert accepted.status_code == 202, accepted.text
-        probe = Trigger(
-            goal=Goal(kind=GoalKind.WEBHOOK, text="-"),
-            idempotency_key=trigger_key("webhook", "evt-secrets"),
-        )
-        result = await wake(client, agent.runtime(), probe, q)
+        result = await live.woken(q, "evt-secrets")
     assert (result.status, result.tool_calls) == ("done", 1)
 
     ts = store.tenant(agent.tenant)
@@ -103,7 +77,7 @@ async def test_no_planted_secret_reaches_storage_windows_or_history(
         "anthropic_api_key=1,aws_access_key_id=1,github_token=1,private_key=1"
     )
 
-    stored = _everything_stored(store, agent.tenant)
+    stored = everything_stored(store, agent.tenant)
     fetched = await client.get_workflow_handle(
         workflow_id(agent.tenant, agent.name)
     ).fetch_history()
@@ -177,7 +151,7 @@ async def test_a_failing_tools_error_message_is_redacted_too(
     history = await client.get_workflow_handle(
         workflow_id(agent.tenant, agent.name)
     ).fetch_history()
-    assert secret not in _everything_stored(store, agent.tenant)
+    assert secret not in everything_stored(store, agent.tenant)
     text = await history_text(history)
     assert secret not in text
     assert "[REDACTED:github_token]" in text  # the decoded payloads hold the redacted error

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ops.test_policy_dir import _agents_file, _worker_refuses, env  # noqa: F401
+from tests.ops.policy_setup import clerk_worker_refuses, policy_dir
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.errors import ConfigError
 from wakeful.skills import load_skills_dir, merge_skills
@@ -26,43 +26,26 @@ GOOD = "---\nname: deploy\ndescription: Deploying a service.\n---\nRun the canar
 
 
 def test_a_bad_skill_file_stops_the_worker_with_one_line(
-    env: dict[str, str],  # noqa: F811
-    tmp_path: Path,
+    env: dict[str, str], tmp_path: Path
 ) -> None:
     skills = tmp_path / "skills"
     _skill(skills, "deploy", GOOD)
     bad = _skill(skills, "rollback", "---\nname: rollback\n---\nRevert the tag.\n")
-    line = _worker_refuses(
-        _agents_file(tmp_path),
-        env
-        | {
-            "WAKEFUL_SKILLS_DIR": str(skills),
-            "ANTHROPIC_API_KEY": "k-start",
-            "CLERK_POLICY": "default",
-        },
+    line = clerk_worker_refuses(
+        tmp_path, env, {"WAKEFUL_SKILLS_DIR": str(skills), "CLERK_POLICY": "default"}
     )
     assert f"bad skill file {bad}: description:" in line, line
 
 
 def test_a_trigger_injecting_a_skill_no_agent_has_stops_the_worker(
-    env: dict[str, str],  # noqa: F811
-    tmp_path: Path,
+    env: dict[str, str], tmp_path: Path
 ) -> None:
     skills = tmp_path / "skills"
     _skill(skills, "deploy", GOOD)
-    policies = tmp_path / "policies"
-    policies.mkdir()
-    (policies / "triage.toml").write_text(
-        '[[triggers]]\nname = "db"\npaths = ["db/*"]\ninject = ["skill:db-migrations"]\n'
-    )
-    line = _worker_refuses(
-        _agents_file(tmp_path),
-        env
-        | {
-            "WAKEFUL_SKILLS_DIR": str(skills),
-            "WAKEFUL_POLICY_DIR": str(policies),
-            "ANTHROPIC_API_KEY": "k-start",
-        },
+    db_trigger = '[[triggers]]\nname = "db"\npaths = ["db/*"]\ninject = ["skill:db-migrations"]\n'
+    policies = policy_dir(tmp_path, {"triage.toml": db_trigger})
+    line = clerk_worker_refuses(
+        tmp_path, env, {"WAKEFUL_SKILLS_DIR": str(skills), "WAKEFUL_POLICY_DIR": str(policies)}
     )
     assert "agent 'clerk'" in line and "trigger 'db' injects 'skill:db-migrations'" in line
     assert "(its skills: deploy)" in line, line

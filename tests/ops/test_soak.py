@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,6 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from tests.e2e.harness import message
-from tests.ops.pg_stack import stoppable_postgres
 from tests.ops.soak_worker import soak_agents
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
@@ -63,18 +62,6 @@ MESSAGES = (
 EVENTS_PER_WAKE = 5
 EXPECTED_EVENTS = EVENTS_PER_WAKE * (len(AGENTS) * WAKES_PER_AGENT) * 4 // 3
 PHASE_S = 240.0  # the longest any one phase may take before the soak fails
-
-
-@pytest.fixture
-def own_postgres(
-    temporal_dev: WorkflowEnvironment, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[EmbeddedStack]:
-    """A Postgres of this test's own, so it can be stopped (the session's is shared)."""
-    for name in list(os.environ):
-        if name.startswith("WAKEFUL_"):
-            monkeypatch.delenv(name)
-    with stoppable_postgres(temporal_dev.client.service_client.config.target_host) as stack:
-        yield stack
 
 
 async def _until(what: str, check: Callable[[], bool], timeout: float = PHASE_S) -> None:

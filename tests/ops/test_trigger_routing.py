@@ -6,49 +6,35 @@ from __future__ import annotations
 
 import json
 import uuid
-from pathlib import Path
 
 import jsonschema
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import running_worker
-from tests.ops.cli_env import AGENTS, make_env, one_line_error, run
-from tests.ops.conftest import MakeIngress, ingress_settings
+from tests.ops.cli_env import AGENTS, one_line_error, run
 from tests.ops.hooks import event, post, signals, terminate
+from tests.ops.ingress_setup import LiveIngress, MakeIngress, ingress_settings
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
-from wakeful.contracts import Trigger
 from wakeful.errors import UserError
-from wakeful.idempotency import trigger_key
 from wakeful.routing import routing
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import Client, wake
+from wakeful.worker.client import Client
 from wakeful.worker.ingress_events import EVENT_SCHEMA, EventError, parse_event
 
 ROUTED = {"intents": ["deploy", "ops.rollback"], "paths": ["src/app.py"], "task_class": "incident"}
 
 
-async def test_webhook_intents_paths_and_task_class_reach_the_goal(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    sim: SimulatorServer,
-    agent: Agent,
-    make_ingress: MakeIngress,
-) -> None:
-    client = temporal_dev.client
+async def test_webhook_intents_paths_and_task_class_reach_the_goal(live: LiveIngress) -> None:
+    store, agent = live.store, live.agent
     body = event("evt-routed", text="deploy 812 failed; say so.", **ROUTED)
-    async with running_worker(client, store, AgentRegistry([agent]), sim, uuid.uuid4().hex) as q:
-        ingress = make_ingress(ingress_settings(agent, task_queue=q))
-        accepted = await post(ingress, f"/hooks/{agent.name}", body)
+    async with live.serving() as q:
+        accepted = await live.deliver(live.ingress(q), body)
         assert accepted.status_code == 202, accepted.text
         # Wait for that wake through its key: the workflow answers with the one wake.
-        probe = Trigger(
-            goal=Goal(kind=GoalKind.WEBHOOK, text="-"),
-            idempotency_key=trigger_key("webhook", "evt-routed"),
-        )
-        result = await wake(client, agent.runtime(), probe, q)
+        result = await live.woken(q, "evt-routed")
     assert result.deduplicated and result.status == "done"
     ts = store.tenant(agent.tenant)
     (only,) = ts.wakes(agent.name)
@@ -125,15 +111,6 @@ def test_routing_checks_values_in_one_line() -> None:
     )
     bare = Goal(kind=GoalKind.MESSAGE, text="t")
     assert routing().apply(bare) is bare
-
-
-@pytest.fixture
-def env(
-    pg_url: str, temporal_dev: WorkflowEnvironment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> dict[str, str]:
-    return make_env(
-        pg_url, temporal_dev.client.service_client.config.target_host, tmp_path, monkeypatch
-    )
 
 
 def test_cli_trigger_refuses_a_bad_intent_path_or_task_class(env: dict[str, str]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import anthropic
 import pytest
 
+from tests.providers.error_cases import TIMEOUT_AND_CONFLICT, ErrorCase, error_cases, maps_to
 from wakeful.errors import ProviderError
 from wakeful.providers.anthropic import AnthropicProvider
 from wakeful.testing.simulator import Script, SimulatorServer
@@ -184,40 +185,27 @@ async def test_ttl_expiry_follows_the_injected_clock(
 
 
 @pytest.mark.parametrize(
-    ("step", "status", "retryable", "retry_after"),
-    [
-        ({"status": 429, "retry_after": 7}, 429, True, 7.0),
-        ({"status": 408}, 408, True, None),
-        ({"status": 409}, 409, True, None),
-        ({"status": 529}, 529, True, None),
-        ({"status": 500}, 500, True, None),
-        ({"status": 400, "message": "messages: bad"}, 400, False, None),
-        ({"status": 401}, 401, False, None),
-        ({"status": 403}, 403, False, None),
-        ({"status": 413}, 413, False, None),
-    ],
+    "case",
+    error_cases(
+        ErrorCase({"status": 429, "retry_after": 7}, 429, True, 7.0),
+        *TIMEOUT_AND_CONFLICT,
+        ErrorCase({"status": 529}, 529, True, None),
+        ErrorCase({"status": 500}, 500, True, None),
+        ErrorCase({"status": 400, "message": "messages: bad"}, 400, False, None),
+        ErrorCase({"status": 401}, 401, False, None),
+        ErrorCase({"status": 403}, 403, False, None),
+        ErrorCase({"status": 413}, 413, False, None),
+    ),
 )
 async def test_scripted_errors_map_to_provider_errors(
-    provider: AnthropicProvider,
-    sim_server: SimulatorServer,
-    sim_key: str,
-    step: dict[str, Any],
-    status: int,
-    retryable: bool,
-    retry_after: float | None,
+    provider: AnthropicProvider, sim_server: SimulatorServer, sim_key: str, case: ErrorCase
 ) -> None:
     sim_server.simulator.set_script(
-        Script.parse([{"error": step}, {"text": "fine"}]), scope=sim_key
+        Script.parse([{"error": case.step}, {"text": "fine"}]), scope=sim_key
     )
     ask = request("s", [{"role": "user", "content": "x"}])
-    with pytest.raises(ProviderError) as err:
-        await provider.complete(ask)
-    assert (err.value.status, err.value.retryable, err.value.retry_after) == (
-        status,
-        retryable,
-        retry_after,
-    )
-    assert "request_id req_sim_" in str(err.value)
+    err = await maps_to(provider.complete(ask), case)
+    assert "request_id req_sim_" in str(err)
     assert (await provider.complete(ask)).text == "fine"
 
 

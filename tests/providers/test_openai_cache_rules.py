@@ -25,11 +25,18 @@ def chat(system: str, user: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def run(store: CacheStore, body: dict[str, Any], now: float = 0.0) -> OpenAICacheResult:
+def run(
+    store: CacheStore,
+    body: dict[str, Any],
+    now: float = 0.0,
+    tokens_of: Callable[[dict[str, Any]], list[int]] = chat_prompt_tokens,
+) -> OpenAICacheResult:
+    """Apply the cache rules to the request ``body`` (a Chat Completions body unless
+    ``tokens_of`` reads another API's) at time ``now``."""
     return apply_cache(
         store,
         model=body["model"],
-        tokens=chat_prompt_tokens(body),
+        tokens=tokens_of(body),
         prompt_cache_key=body.get("prompt_cache_key"),
         retention=body.get("prompt_cache_retention"),
         now=now,
@@ -100,14 +107,7 @@ def test_write_billing_models_report_cache_write_tokens(text_of: Callable[..., s
     old = run(store, chat(text_of(2000), "q"))
     assert old.cache_write_tokens == 0
     body = {**chat(text_of(2000), "q"), "model": "gpt-5.6"}
-    first = apply_cache(
-        store,
-        model="gpt-5.6",
-        tokens=chat_prompt_tokens(body),
-        prompt_cache_key=None,
-        retention=None,
-        now=0,
-    )
+    first = run(store, body)
     assert first.cache_write_tokens > 1024 and first.cached_tokens == 0
 
 
@@ -124,12 +124,5 @@ def test_responses_input_shares_prefixes_across_turns(text_of: Callable[..., str
         ],
     }
     for n, body in enumerate((base, grown)):
-        result = apply_cache(
-            store,
-            model="gpt-4o",
-            tokens=responses_prompt_tokens(body),
-            prompt_cache_key=None,
-            retention=None,
-            now=n,
-        )
+        result = run(store, body, now=n, tokens_of=responses_prompt_tokens)
     assert result.cached_tokens >= 1024

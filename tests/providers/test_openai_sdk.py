@@ -10,7 +10,7 @@ from typing import Any
 import openai
 import pytest
 
-from wakeful.errors import ProviderError
+from tests.providers.error_cases import TIMEOUT_AND_CONFLICT, ErrorCase, error_cases, maps_to
 from wakeful.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
 from wakeful.testing.simulator import Script, SimulatorServer
 
@@ -147,33 +147,20 @@ async def test_raw_sdk_sees_openai_usage_field_names(
 
 
 @pytest.mark.parametrize(
-    ("step", "status", "retryable", "retry_after"),
-    [
-        ({"status": 429, "retry_after": 2.5}, 429, True, 2.5),
-        ({"status": 408}, 408, True, None),
-        ({"status": 409}, 409, True, None),
-        ({"status": 529}, 503, True, None),
-        ({"status": 400}, 400, False, None),
-        ({"status": 404}, 404, False, None),
-    ],
+    "case",
+    error_cases(
+        ErrorCase({"status": 429, "retry_after": 2.5}, 429, True, 2.5),
+        *TIMEOUT_AND_CONFLICT,
+        ErrorCase({"status": 529}, 503, True, None),
+        ErrorCase({"status": 400}, 400, False, None),
+        ErrorCase({"status": 404}, 404, False, None),
+    ),
 )
 async def test_errors_map_to_provider_errors(
-    chat: OpenAIChatProvider,
-    sim_server: SimulatorServer,
-    sim_key: str,
-    step: dict[str, Any],
-    status: int,
-    retryable: bool,
-    retry_after: float | None,
+    chat: OpenAIChatProvider, sim_server: SimulatorServer, sim_key: str, case: ErrorCase
 ) -> None:
-    sim_server.simulator.set_script(Script.parse([{"error": step}]), scope=sim_key)
-    with pytest.raises(ProviderError) as err:
-        await chat.complete(chat_body([{"role": "user", "content": "x"}]))
-    assert (err.value.status, err.value.retryable, err.value.retry_after) == (
-        status,
-        retryable,
-        retry_after,
-    )
+    sim_server.simulator.set_script(Script.parse([{"error": case.step}]), scope=sim_key)
+    await maps_to(chat.complete(chat_body([{"role": "user", "content": "x"}])), case)
 
 
 async def test_scripted_max_tokens_maps_to_length_and_back(

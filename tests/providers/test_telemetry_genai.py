@@ -24,18 +24,16 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message, open_deps
 from tests.otel_user import user_global_providers
-from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
+from tests.providers.traced_wake import checking_agent, traced_wake
+from wakeful.agents import Agent, Tool, ToolContext
 from wakeful.contracts import WakeResult
 from wakeful.substrate.store import Store
 from wakeful.telemetry import Telemetry, TelemetrySettings, setup_telemetry
-from wakeful.testing.simulator import Script, SimulatorServer
+from wakeful.testing.simulator import SimulatorServer
 from wakeful.wake_trace import TRACESTATE_KEY, wake_ids, wake_scope
-from wakeful.worker.client import connect, wake
-from wakeful.worker.serve import build_telemetry, register_agent
+from wakeful.worker.serve import build_telemetry
 from wakeful.worker.settings import load_settings
-from wakeful.worker.worker import build_worker
 
 SCHEMA = {"type": "object", "properties": {"host": {"type": "string"}}}
 SECRET = "AKIAIOSFODNN7EXAMPLE"  # an AWS access key id: the default redaction's rule
@@ -76,20 +74,9 @@ def _lookup(args: dict[str, Any], ctx: ToolContext) -> str:
     return f"host {args.get('host', '?')} answered; its key is {SECRET}"
 
 
-def _boom(args: dict[str, Any], ctx: ToolContext) -> str:
-    raise ValueError("the boom tool always fails")
-
-
 def _agent() -> Agent:
-    return Agent(
-        name="scout",
-        instructions="You check things.",
-        tools=(
-            Tool(name="lookup", description="Look up.", input_schema=SCHEMA, fn=_lookup),
-            Tool(name="boom", description="Fails.", input_schema=SCHEMA, fn=_boom),
-        ),
-        tenant=f"genai-{uuid.uuid4().hex[:10]}",
-    )
+    lookup = Tool(name="lookup", description="Look up.", input_schema=SCHEMA, fn=_lookup)
+    return checking_agent(f"genai-{uuid.uuid4().hex[:10]}", lookup)
 
 
 async def _run_wake(
@@ -103,31 +90,14 @@ async def _run_wake(
     """One wake with two tool calls, through a client and worker carrying Temporal's
     tracing interceptor (as ``wakeful worker`` wires them)."""
     agent = _agent()
-    register_agent(store.tenant(agent.tenant), agent)
-    sim.simulator.set_script(
-        Script.parse(
-            [
-                {
-                    "text": "Checking.",
-                    "tool_calls": [
-                        {"name": "lookup", "input": {"host": "db1"}},
-                        {"name": "boom"},
-                    ],
-                },
-                {"text": "All checked."},
-            ]
-        ),
-        scope=key,
-    )
-    target = env.client.service_client.config.target_host
-    client = await connect(
-        target, env.client.namespace, interceptors=[telemetry.tracing_interceptor()]
-    )
-    queue = f"q-{uuid.uuid4().hex[:8]}"
-    async with open_deps(store, AgentRegistry([agent]), sim, key) as deps:
-        deps.telemetry = telemetry
-        async with build_worker(client, deps, queue):
-            result = await wake(client, agent.runtime(), message(text), queue)
+    script = [
+        {
+            "text": "Checking.",
+            "tool_calls": [{"name": "lookup", "input": {"host": "db1"}}, {"name": "boom"}],
+        },
+        {"text": "All checked."},
+    ]
+    result = await traced_wake(env, store, sim, key, agent, script, telemetry, text)
     assert (result.model_calls, result.tool_calls) == (2, 2)
     return agent, result
 

@@ -14,25 +14,18 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message, open_deps
-from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
+from tests.providers.traced_wake import checking_agent, traced_wake
+from wakeful.agents import Tool, ToolContext
 from wakeful.substrate.store import Store
 from wakeful.telemetry import TelemetrySettings, setup_telemetry
-from wakeful.testing.simulator import Script, SimulatorServer
+from wakeful.testing.simulator import SimulatorServer
 from wakeful.wake_trace import wake_ids
-from wakeful.worker.client import connect, wake
-from wakeful.worker.serve import register_agent
-from wakeful.worker.worker import build_worker
 
 SCHEMA = {"type": "object", "properties": {}}
 
 
 def _ping(args: dict[str, Any], ctx: ToolContext) -> str:
     return "pong"
-
-
-def _boom(args: dict[str, Any], ctx: ToolContext) -> str:
-    raise ValueError("the boom tool always fails")
 
 
 def _by_name(spans: tuple[ReadableSpan, ...], name: str) -> list[ReadableSpan]:
@@ -42,36 +35,17 @@ def _by_name(spans: tuple[ReadableSpan, ...], name: str) -> list[ReadableSpan]:
 async def test_a_wake_is_traced_with_genai_attributes_and_metered(
     temporal_dev: WorkflowEnvironment, store: Store, sim_server: SimulatorServer, sim_key: str
 ) -> None:
-    agent = Agent(
-        name="scout",
-        instructions="You check things.",
-        tools=(
-            Tool(name="ping", description="Ping.", input_schema=SCHEMA, fn=_ping),
-            Tool(name="boom", description="Fails.", input_schema=SCHEMA, fn=_boom),
-        ),
-        tenant=f"otel-{uuid.uuid4().hex[:10]}",
-    )
-    register_agent(store.tenant(agent.tenant), agent)
-    sim_server.simulator.set_script(
-        Script.parse(
-            [
-                {"text": "Checking.", "tool_calls": [{"name": "ping"}, {"name": "boom"}]},
-                {"text": "All checked."},
-            ]
-        ),
-        scope=sim_key,
-    )
+    ping = Tool(name="ping", description="Ping.", input_schema=SCHEMA, fn=_ping)
+    agent = checking_agent(f"otel-{uuid.uuid4().hex[:10]}", ping)
+    script = [
+        {"text": "Checking.", "tool_calls": [{"name": "ping"}, {"name": "boom"}]},
+        {"text": "All checked."},
+    ]
     spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
     telemetry = setup_telemetry(TelemetrySettings(), span_exporter=spans, metric_reader=reader)
-    target = temporal_dev.client.service_client.config.target_host
-    client = await connect(
-        target, temporal_dev.client.namespace, interceptors=[telemetry.tracing_interceptor()]
+    result = await traced_wake(
+        temporal_dev, store, sim_server, sim_key, agent, script, telemetry, "check everything"
     )
-    queue = f"q-{uuid.uuid4().hex[:8]}"
-    async with open_deps(store, AgentRegistry([agent]), sim_server, sim_key) as deps:
-        deps.telemetry = telemetry
-        async with build_worker(client, deps, queue):
-            result = await wake(client, agent.runtime(), message("check everything"), queue)
     assert (result.model_calls, result.tool_calls) == (2, 2)
     finished = spans.get_finished_spans()
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from tests.substrate.events import tool_event
 from wakeful.compiler.blocks import Block, BlockKind, Role
 from wakeful.compiler.policy import WindowPolicy
 from wakeful.substrate.embedders import HashingEmbedder
@@ -18,6 +19,7 @@ from wakeful.substrate.indexing import (
     retrieved_blocks,
 )
 from wakeful.substrate.records import EventIn
+from wakeful.substrate.retrieval import RetrievalHit
 from wakeful.substrate.snapshot import event_block
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.vectors.edge import EdgeVectorStore
@@ -52,30 +54,23 @@ def seed(ts: TenantStore, agent: str = "a1") -> list[int]:
         )
         for i, (session, role, text) in enumerate(turns)
     ]
+    df = {"call_id": "c1", "tool": "df", "session_id": "s2"}
     events.append(
-        EventIn(
-            step_key="tool-call",
-            kind="tool_call",
-            role="assistant",
-            text="{}",
-            session_id="s2",
-            tool_call_id="c1",
-            tool_name="df",
-            event_time=T0 + timedelta(days=3, minutes=9),
-        )
+        tool_event("tool_call", "tool-call", "{}", at=T0 + timedelta(days=3, minutes=9), **df)
     )
-    events.append(
-        EventIn(
-            step_key="tool-result",
-            kind="tool_result",
-            text="disk usage 91% on db-2",
-            session_id="s2",
-            tool_call_id="c1",
-            tool_name="df",
-            event_time=T0 + timedelta(days=3, minutes=10),
-        )
-    )
+    # The result's role is left unset here.
+    result = "disk usage 91% on db-2"
+    at = T0 + timedelta(days=3, minutes=10)
+    events.append(tool_event("tool_result", "tool-result", result, at=at, role=None, **df))
     return [e.id for e in ts.append_events(agent, events)]
+
+
+def _gather(
+    index: EventIndex, tenant: TenantStore, query: str, *, upto: int, cap: int, **kw: Any
+) -> list[RetrievalHit]:
+    """What ``index`` gathers for agent a1's ``query`` from its events up to ``upto``,
+    within ``cap`` tokens (``kw``: gather's other options)."""
+    return index.gather(tenant, "a1", query=query, max_event_id=upto, token_cap=cap, **kw)
 
 
 def test_positions_count_every_earlier_event_of_the_session(tenant: TenantStore) -> None:
@@ -114,22 +109,15 @@ def test_gather_leaves_out_raw_turns_and_events_past_the_horizon(tenant: TenantS
     index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
     raw = [event_block(e) for e in tenant.events("a1") if e.id == ids[1]]
 
-    hits = index.gather(
-        tenant,
-        "a1",
-        query="when does the deploy key rotate",
-        max_event_id=ids[-1],
-        token_cap=200,
-        present=raw,
+    hits = _gather(
+        index, tenant, "when does the deploy key rotate", upto=ids[-1], cap=200, present=raw
     )
     found = [h.external_id for h in hits]
     assert found[0] == "D0"  # the fact, first
     assert "D1" not in found  # already in the snapshot as a raw turn
     assert all(h.session_date is not None for h in hits)
 
-    early = index.gather(
-        tenant, "a1", query="disk usage on db-2", max_event_id=ids[2], token_cap=200
-    )
+    early = _gather(index, tenant, "disk usage on db-2", upto=ids[2], cap=200)
     assert early and all(int(h.chunk_id.removeprefix("ev:")) <= ids[2] for h in early)
 
 
@@ -139,23 +127,14 @@ def test_gather_excludes_identical_text_already_present(tenant: TenantStore) -> 
     (same,) = [event_block(e) for e in tenant.events("a1") if e.id == ids[0]]
     # Another event with the same content: excluded by hash, not only by id.
     twin = same.model_copy(update={"id": "ev:999999", "source": "events:999999"})
-    hits = index.gather(
-        tenant,
-        "a1",
-        query="deploy key rotates",
-        max_event_id=ids[-1],
-        token_cap=200,
-        present=[twin],
-    )
+    hits = _gather(index, tenant, "deploy key rotates", upto=ids[-1], cap=200, present=[twin])
     assert "D0" not in [h.external_id for h in hits]
 
 
 def test_retrieved_blocks_keep_the_packing_order_and_round_trip(tenant: TenantStore) -> None:
     ids = seed(tenant)
     index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
-    hits = index.gather(
-        tenant, "a1", query="deploy key Postgres", max_event_id=ids[-1], token_cap=200
-    )
+    hits = _gather(index, tenant, "deploy key Postgres", upto=ids[-1], cap=200)
     blocks = retrieved_blocks(hits)
     assert [b.kind for b in blocks] == [BlockKind.RETRIEVED] * len(hits)
     relevance = [b.relevance for b in blocks]
@@ -194,9 +173,7 @@ def test_edge_store_serves_the_same_index(tenant: TenantStore, tmp_path: Path) -
     store = EdgeVectorStore(tmp_path / "shard")
     try:
         index = EventIndex(store, EMB, count_tokens=words)
-        hits = index.gather(
-            tenant, "a1", query="what database do we run", max_event_id=ids[-1], token_cap=100
-        )
+        hits = _gather(index, tenant, "what database do we run", upto=ids[-1], cap=100)
         assert hits[0].external_id == "D2"
     finally:
         store.close()
@@ -205,7 +182,7 @@ def test_edge_store_serves_the_same_index(tenant: TenantStore, tmp_path: Path) -
 def test_nothing_is_gathered_without_room(tenant: TenantStore) -> None:
     ids = seed(tenant)
     index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
-    assert index.gather(tenant, "a1", query="deploy", max_event_id=ids[-1], token_cap=0) == []
+    assert _gather(index, tenant, "deploy", upto=ids[-1], cap=0) == []
 
 
 def test_public_api_is_listed() -> None:
@@ -263,17 +240,8 @@ def test_only_a_wakes_first_call_retrieves_and_the_next_wake_skips_what_it_recor
 def test_hits_below_the_policys_score_floor_are_not_brought(tenant: TenantStore) -> None:
     ids = seed(tenant)
     index = EventIndex(MemoryVectorStore(), EMB, count_tokens=words)
-    everything = index.gather(
-        tenant, "a1", query="deploy key rotation", max_event_id=ids[-1], token_cap=10_000
-    )
-    best = index.gather(
-        tenant,
-        "a1",
-        query="deploy key rotation",
-        max_event_id=ids[-1],
-        token_cap=10_000,
-        min_score=1.0,
-    )
+    everything = _gather(index, tenant, "deploy key rotation", upto=ids[-1], cap=10_000)
+    best = _gather(index, tenant, "deploy key rotation", upto=ids[-1], cap=10_000, min_score=1.0)
     assert 0 < len([h for h in best if h.neighbour_of is None]) < len(everything)
     top = max(h.score for h in everything)
     assert all(h.score == top for h in best if h.neighbour_of is None)

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, select
 
+from tests.substrate.events import tool_event
 from wakeful.errors import StoreError, UserError
 from wakeful.substrate import schema as t
 from wakeful.substrate.embedders import HashingEmbedder
@@ -135,16 +136,15 @@ def _events(tag: str) -> list[EventIn]:
 
 def seed_skill_load(ts: TenantStore, tag: str) -> None:
     """A load_skill result naming ``tag``: what ``tool_result_meta`` finds."""
-    skill = EventIn(
-        step_key="ev:skill",
-        kind="tool_result",
-        role="user",
-        text=f"{tag} skill body",
+    skill = tool_event(
+        "tool_result",
+        "ev:skill",
+        f"{tag} skill body",
+        call_id="call-skill",
+        tool="load_skill",
+        at=NOW + timedelta(minutes=5),
         session_id="s-shared",
         wake_id="w-shared",
-        tool_call_id="call-skill",
-        tool_name="load_skill",
-        event_time=NOW + timedelta(minutes=5),
         meta={"skill": tag},
     )
     ts.append_events(AGENT, [skill])

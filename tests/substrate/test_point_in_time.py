@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from tests.substrate.summaries import retire_span
 from tests.substrate.test_store import T0, _agent, _turn
 from wakeful.substrate.records import (
     DecisionRecord,
     HandoffBody,
     HandoffRecord,
     MemoryRecord,
-    SummaryRecord,
 )
 from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import TenantStore
@@ -95,18 +95,8 @@ def test_a_snapshot_at_a_revision_survives_consolidation(tenant: TenantStore) ->
     tenant.remember(_memory(agent, "db", "Postgres 18", 3, "m-db-new"))
     tenant.retire_memories(agent, [kept.id or 0], T0 + timedelta(hours=5))
     tenant.remember(_memory(agent, "tz", "Deploys are in UTC.", 0, "m-late"))  # captured before
-    tenant.add_summary(
-        SummaryRecord(
-            agent=agent,
-            step_key="sum-1",
-            level=1,
-            span_start=evs[0].id,
-            span_end=evs[1].id,
-            text="Two turns, summarised.",
-        ),
-        retire_span=True,
-        at=T0,  # dated before the snapshot's clock: only the revision tells it was later
-    )
+    # Dated before the snapshot's clock: only the revision tells it was later.
+    retire_span(tenant, agent, (evs[0].id, evs[1].id), "Two turns, summarised.", at=T0)
     tenant.write_handoff(_note(agent, "s2", "second", "moved on"))
 
     assert _snapshot(tenant, agent, max_id, revision) == then

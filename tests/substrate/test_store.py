@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tests.substrate.events import tool_event
+from tests.substrate.summaries import retire_span
 from wakeful.errors import UnknownAgentError
 from wakeful.substrate.records import (
     DecisionRecord,
@@ -13,7 +15,6 @@ from wakeful.substrate.records import (
     HandoffBody,
     HandoffRecord,
     MemoryRecord,
-    SummaryRecord,
 )
 from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import Store, TenantStore
@@ -74,24 +75,21 @@ def test_tenants_cannot_see_each_other(store: Store) -> None:
 
 def test_memory_supersession_keeps_both_with_validity(tenant: TenantStore) -> None:
     agent = _agent(tenant)
-    old = tenant.remember(
-        MemoryRecord(
-            agent=agent,
-            step_key="m1",
-            key="db.version",
-            text="Postgres 15",
-            source="repo",
-            captured_at=T0,
+    # Two memories of one key, in the order they were captured.
+    old, new = (
+        tenant.remember(
+            MemoryRecord(
+                agent=agent,
+                step_key=step,
+                key="db.version",
+                text=text,
+                source="repo",
+                captured_at=at,
+            )
         )
-    )
-    new = tenant.remember(
-        MemoryRecord(
-            agent=agent,
-            step_key="m2",
-            key="db.version",
-            text="Postgres 18",
-            source="repo",
-            captured_at=T0 + timedelta(days=1),
+        for step, text, at in (
+            ("m1", "Postgres 15", T0),
+            ("m2", "Postgres 18", T0 + timedelta(days=1)),
         )
     )
     assert new.supersedes == old.id
@@ -103,18 +101,7 @@ def test_summary_retires_its_span_but_deletes_nothing(tenant: TenantStore) -> No
     agent = _agent(tenant)
     evs = tenant.append_events(agent, [_turn(f"k{i}", f"m{i}") for i in range(4)])
     at = T0 + timedelta(days=2)
-    tenant.add_summary(
-        SummaryRecord(
-            agent=agent,
-            step_key="sum1",
-            level=1,
-            span_start=evs[0].id,
-            span_end=evs[2].id,
-            text="m0..m2",
-        ),
-        retire_span=True,
-        at=at,
-    )
+    retire_span(tenant, agent, (evs[0].id, evs[2].id), "m0..m2", at=at, step_key="sum1")
     assert tenant.count_events(agent) == 4
     live = tenant.events(agent, include_retired=False)
     assert [e.text for e in live] == ["m3"]
@@ -131,24 +118,8 @@ def test_snapshot_drops_orphaned_tool_results(tenant: TenantStore) -> None:
     tenant.append_events(
         agent,
         [
-            EventIn(
-                step_key="c",
-                kind="tool_call",
-                role="assistant",
-                text="{}",
-                tool_call_id="t1",
-                tool_name="ls",
-                event_time=T0,
-            ),
-            EventIn(
-                step_key="r",
-                kind="tool_result",
-                role="user",
-                text="a b",
-                tool_call_id="t1",
-                tool_name="ls",
-                event_time=T0,
-            ),
+            tool_event("tool_call", "c", "{}", call_id="t1", tool="ls", at=T0),
+            tool_event("tool_result", "r", "a b", call_id="t1", tool="ls", at=T0),
             _turn("u", "thanks"),
         ],
     )

@@ -8,8 +8,9 @@ the new events where it could.
 
 from __future__ import annotations
 
+from tests.substrate.summaries import retire_span
 from tests.substrate.test_store import T0, _agent, _turn
-from wakeful.substrate.records import StoredEvent, SummaryRecord
+from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
@@ -50,18 +51,7 @@ def test_a_retirement_after_the_read_makes_the_cache_read_again(tenant: TenantSt
     cache = TailCache()
     _append(tenant, agent, range(6))
     kept, _ = _both(cache, tenant, agent)
-    tenant.add_summary(
-        SummaryRecord(
-            agent=agent,
-            step_key="sum-1",
-            level=1,
-            span_start=kept[0].id,
-            span_end=kept[1].id,
-            text="two turns",
-        ),
-        retire_span=True,
-        at=T0,
-    )
+    retire_span(tenant, agent, (kept[0].id, kept[1].id), "two turns", at=T0)
     kept, fresh = _both(cache, tenant, agent)
     assert kept == fresh and kept[0].retired_by is not None
     assert (cache.hits, cache.misses) == (0, 2)

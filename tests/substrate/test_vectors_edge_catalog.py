@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -45,10 +47,23 @@ def scores(store: VectorStore, text: str, agent: str = "a1") -> list[tuple[str, 
     return [(h.chunk_id, round(h.score, 6)) for h in store.query(q)]
 
 
-def opened(path: Path, **kw: int) -> EdgeVectorStore:
+@contextmanager
+def opened(path: Path, **kw: int) -> Iterator[EdgeVectorStore]:
+    """An Edge store at ``path`` with the SPEC collection, closed when the block ends."""
     store = EdgeVectorStore(path, **kw)
-    store.ensure_collection(SPEC)
-    return store
+    try:
+        store.ensure_collection(SPEC)
+        yield store
+    finally:
+        store.close()
+
+
+def in_memory(points: list[VectorPoint]) -> MemoryVectorStore:
+    """The reference: ``points`` in the in-memory store's SPEC collection."""
+    memory = MemoryVectorStore()
+    memory.ensure_collection(SPEC)
+    memory.upsert(points)
+    return memory
 
 
 FIRST = [
@@ -61,8 +76,7 @@ FIRST = [
 
 
 def test_statistics_follow_replacements_and_deletes(tmp_path: Path) -> None:
-    live = opened(tmp_path / "live")
-    try:
+    with opened(tmp_path / "live") as live:
         live.upsert(FIRST)
         assert scores(live, "painting dogs")  # statistics now loaded for (t1, a1)
         live.upsert([pt("c1", "a quiet evening of painting", 1)])  # replaces c1
@@ -70,38 +84,27 @@ def test_statistics_follow_replacements_and_deletes(tmp_path: Path) -> None:
         live.delete("t1", "a1", ["c0"])
         final = [p for p in FIRST if p.chunk_id not in {"c0", "c1"}]
         final += [pt("c1", "a quiet evening of painting", 1), pt("c5", "dogs again in the park", 5)]
-        fresh = opened(tmp_path / "fresh")
-        memory = MemoryVectorStore()
-        memory.ensure_collection(SPEC)
-        try:
+        with opened(tmp_path / "fresh") as fresh:
             fresh.upsert(final)
-            memory.upsert(final)
+            memory = in_memory(final)
             for text in ("painting dogs", "park puppy", "sunrise", "quiet evening"):
                 expected = sorted(scores(memory, text))
                 assert sorted(scores(live, text)) == expected
                 assert sorted(scores(fresh, text)) == expected
-        finally:
-            fresh.close()
-    finally:
-        live.close()
 
 
 def test_scores_are_bm25_over_the_callers_points_only(tmp_path: Path) -> None:
-    store = opened(tmp_path / "s")
-    try:
+    with opened(tmp_path / "s") as store:
         store.upsert(FIRST)
         store.upsert([pt(f"o{i}", "puppy puppy", i, agent="a2") for i in range(20)])
         ((chunk, score),) = scores(store, "puppy")
         # One of a1's five points holds "puppy"; a2's twenty do not count.
         weight = Bm25Encoder().encode_document("a puppy from the shelter").values[0]
         assert chunk == "c2" and score == round(weight * bm25_idf(5, 1), 6)
-    finally:
-        store.close()
 
 
 def test_fetch_follows_moves_and_deletes(tmp_path: Path) -> None:
-    store = opened(tmp_path / "s")
-    try:
+    with opened(tmp_path / "s") as store:
         store.upsert(FIRST)
         assert [h.chunk_id for h in store.fetch("t1", "a1", [SeqKey("s1", 1)])] == ["c1"]
         store.upsert([pt("c1", "the dogs ran in the park", 7, session="s2")])  # moved
@@ -109,13 +112,10 @@ def test_fetch_follows_moves_and_deletes(tmp_path: Path) -> None:
         keys = [SeqKey("s1", 1), SeqKey("s1", 2), SeqKey("s2", 7), SeqKey("s1", 3)]
         assert [h.chunk_id for h in store.fetch("t1", "a1", keys)] == ["c3", "c1"]
         assert store.fetch("t1", "a2", keys) == []
-    finally:
-        store.close()
 
 
 def test_statistics_of_evicted_scopes_are_read_again(tmp_path: Path) -> None:
-    store = opened(tmp_path / "s", max_scopes=1)
-    try:
+    with opened(tmp_path / "s", max_scopes=1) as store:
         store.upsert(FIRST)
         store.upsert([pt(f"b{i}", f"dogs and cats number {i}", i, agent="a2") for i in range(4)])
         before = scores(store, "dogs park")
@@ -123,12 +123,8 @@ def test_statistics_of_evicted_scopes_are_read_again(tmp_path: Path) -> None:
         store.upsert([pt("c6", "more dogs in the park", 6)])  # a1 not loaded: nothing to keep
         after = scores(store, "dogs park")
         assert len(after) == len(before) + 1 and ("c6", after[0][1]) in after
-        memory = MemoryVectorStore()
-        memory.ensure_collection(SPEC)
-        memory.upsert([*FIRST, pt("c6", "more dogs in the park", 6)])
+        memory = in_memory([*FIRST, pt("c6", "more dogs in the park", 6)])
         assert sorted(after) == sorted(scores(memory, "dogs park"))
-    finally:
-        store.close()
 
 
 def test_a_shard_of_the_older_format_is_refused_with_the_fix(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,11 +90,17 @@ def test_overrides_beat_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.anthropic_api_key.get_secret_value() == "override"
 
 
-def test_bad_integer_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WAKEFUL_WEBHOOK_MAX_BODY_BYTES", "lots")
+def _refusal(monkeypatch: pytest.MonkeyPatch, name: str, value: str, **overrides: Any) -> str:
+    """What ``load_settings(**overrides)`` says, as a ConfigError, with ``name`` set to
+    ``value`` in the environment."""
+    monkeypatch.setenv(name, value)
     with pytest.raises(ConfigError) as caught:
-        load_settings()
-    message = str(caught.value)
+        load_settings(**overrides)
+    return str(caught.value)
+
+
+def test_bad_integer_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    message = _refusal(monkeypatch, "WAKEFUL_WEBHOOK_MAX_BODY_BYTES", "lots")
     assert "\n" not in message
     assert "WAKEFUL_WEBHOOK_MAX_BODY_BYTES='lots'" in message
     assert "valid integer" in message
@@ -118,10 +125,9 @@ def test_bad_choice_lists_what_is_accepted(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_errors_mask_passwords(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WAKEFUL_DATABASE_URL", "mysql://user:hunter2@db/x")
-    with pytest.raises(ConfigError) as caught:
-        load_settings(qdrant_api_key=42)
-    message = str(caught.value)
+    message = _refusal(
+        monkeypatch, "WAKEFUL_DATABASE_URL", "mysql://user:hunter2@db/x", qdrant_api_key=42
+    )
     assert "hunter2" not in message
     assert "WAKEFUL_DATABASE_URL='mysql://user:***@db/x' is invalid" in message
     assert "postgres://" in message
@@ -130,10 +136,7 @@ def test_errors_mask_passwords(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_bad_json_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WAKEFUL_WEBHOOK_TENANT_SECRETS", "acme=hunter3")
-    with pytest.raises(ConfigError) as caught:
-        load_settings()
-    message = str(caught.value)
+    message = _refusal(monkeypatch, "WAKEFUL_WEBHOOK_TENANT_SECRETS", "acme=hunter3")
     assert "hunter3" not in message
     assert "WAKEFUL_WEBHOOK_TENANT_SECRETS is not valid JSON" in message
     assert '{"tenant": "secret"}' in message

@@ -1,0 +1,88 @@
+"""An ingress in front of an agent: its settings, and the live stack a delivery is woken on.
+
+The ingress runs in-process (httpx's ASGI transport); ``LiveIngress`` adds a worker on a
+task queue of its own, so a delivery becomes a real wake on the simulator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.harness import running_worker
+from tests.ops.hooks import post
+from tests.ops.webhook_secrets import OTHER_SECRET, OTHER_TENANT, SECRET
+from wakeful.agents import Agent, AgentRegistry
+from wakeful.compiler.blocks import Goal, GoalKind
+from wakeful.contracts import Trigger, WakeResult
+from wakeful.idempotency import trigger_key
+from wakeful.substrate.store import Store
+from wakeful.testing.simulator.server import SimulatorServer
+from wakeful.worker.client import wake
+from wakeful.worker.settings import Settings
+
+MakeIngress = Callable[..., httpx.AsyncClient]
+
+# A failure timeout only: a wake on the simulator takes a second or two.
+WAKE_WITHIN_S = 90
+
+
+def ingress_settings(agent: Agent, **overrides: Any) -> Settings:
+    """The agent's tenant is the default tenant; ``acme`` is another tenant with its own secret."""
+    values: dict[str, Any] = {
+        "tenant": agent.tenant,
+        "webhook_secret": SECRET,
+        "webhook_tenant_secrets": {OTHER_TENANT: OTHER_SECRET},
+        "webhook_max_body_bytes": 4096,
+        "task_queue": f"q-{uuid.uuid4().hex[:8]}",
+    }
+    return Settings(**(values | overrides))
+
+
+@dataclass(frozen=True)
+class LiveIngress:
+    """One agent on the live stack (Postgres, the Temporal dev server, the simulator), with
+    ingresses that deliver to it and a worker that wakes it."""
+
+    env: WorkflowEnvironment
+    store: Store
+    sim: SimulatorServer
+    agent: Agent
+    make_ingress: MakeIngress
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[str]:
+        """A worker serving the agent on a task queue of its own; yields the queue."""
+        registry = AgentRegistry([self.agent])
+        async with running_worker(
+            self.env.client, self.store, registry, self.sim, uuid.uuid4().hex
+        ) as queue:
+            yield queue
+
+    def ingress(self, task_queue: str) -> httpx.AsyncClient:
+        """An ingress that delivers the agent's events to ``task_queue``."""
+        return self.make_ingress(ingress_settings(self.agent, task_queue=task_queue))
+
+    async def deliver(
+        self, ingress: httpx.AsyncClient, body: bytes, **kwargs: Any
+    ) -> httpx.Response:
+        """Post the signed ``body`` to the agent's hook (``kwargs`` as for ``hooks.post``)."""
+        return await post(ingress, f"/hooks/{self.agent.name}", body, **kwargs)
+
+    async def woken(self, queue: str, event_key: str) -> WakeResult:
+        """The wake the webhook event ``event_key`` made (the probe shares its key, so it is
+        answered with that wake once it has run, and wakes nothing of its own)."""
+        probe = Trigger(
+            goal=Goal(kind=GoalKind.WEBHOOK, text="-"),
+            idempotency_key=trigger_key("webhook", event_key),
+        )
+        return await asyncio.wait_for(
+            wake(self.env.client, self.agent.runtime(), probe, queue), timeout=WAKE_WITHIN_S
+        )
