@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 
 from opentelemetry.sdk.trace import ReadableSpan
+from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import worker
+from tests.orchestration.helpers import child_bundle, worker
 from tests.otel_user import user_global_providers
 from wakeful.agents import Agent
-from wakeful.contracts import ChildBundle
 from wakeful.substrate.store import Store
 from wakeful.telemetry import Telemetry
 from wakeful.testing.simulator.script import Script
@@ -44,6 +44,14 @@ def _attr(span: ReadableSpan, key: str) -> object:
     return dict(span.attributes or {}).get(key)
 
 
+async def _traced_client(env: WorkflowEnvironment) -> Client:
+    """A client of ``env``'s server whose calls start spans and carry the trace into the
+    workflows, as Wakeful's client does with telemetry on."""
+    target = env.client.service_client.config.target_host
+    interceptors = [Telemetry().tracing_interceptor()]
+    return await connect(target, env.client.namespace, interceptors=interceptors)
+
+
 async def test_a_child_agents_wake_is_in_its_parents_trace(
     temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
@@ -60,11 +68,7 @@ async def test_a_child_agents_wake_is_in_its_parents_trace(
             {"text": "One card merged."},
         ]
     )
-    env = temporal_dev
-    target = env.client.service_client.config.target_host
-    client = await connect(
-        target, env.client.namespace, interceptors=[Telemetry().tracing_interceptor()]
-    )
+    client = await _traced_client(temporal_dev)
     async with worker(client, store, [agent], osim, script=script) as (queue, _):
         result = await wake(client, agent.runtime(), message("survey the docs"), queue)
     assert (result.status, result.tool_calls) == ("done", 1)
@@ -144,11 +148,7 @@ async def test_a_refused_delegation_is_an_execute_tool_span_with_its_error(
             {"text": "Done without help."},
         ]
     )
-    env = temporal_dev
-    target = env.client.service_client.config.target_host
-    client = await connect(
-        target, env.client.namespace, interceptors=[Telemetry().tracing_interceptor()]
-    )
+    client = await _traced_client(temporal_dev)
     async with worker(client, store, [agent], osim, script=script) as (queue, _):
         result = await wake(client, agent.runtime(), message("survey the docs"), queue)
     assert result.status == "done"
@@ -173,23 +173,12 @@ async def test_a_refused_delegation_is_an_execute_tool_span_with_its_error(
 
 
 def test_a_child_workflows_summary_is_one_short_line() -> None:
-    bundle = ChildBundle(
-        tenant="acme",
-        parent="scout",
+    bundle = child_bundle(
         child="scout/child/2",
-        kind="facts",
         call_id="toolu_1",
         task="find the release dates\n of   every component " + "x" * 300,
-        frame="",
-        tools=(),
-        subdir="",
-        output_schema={},
-        max_tokens=1000,
         max_model_calls=3,
-        timeout_s=60,
         max_result_chars=500,
-        max_attempts=1,
-        on_invalid="report",
     )
     summary = child_summary(bundle)
     assert summary.startswith(
