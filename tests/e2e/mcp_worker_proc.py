@@ -36,4 +36,4 @@ def mcp_agent(tenant: str, markers: str) -> Agent:
 
 
 if __name__ == "__main__":
-    serve_from_argv(lambda cfg: mcp_agent(cfg["tenant"], cfg["markers"]))
+    serve_from_argv(lambda cfg: mcp_agent(cfg.tenant, str(cfg.markers)))

@@ -16,7 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from tests.e2e.harness import demo_scout, message, running_worker
-from tests.e2e.worker_process import process_config, sigkill, worker_process
+from tests.e2e.worker_process import fresh_process_config, sigkill, worker_process
 from wakeful.agents import Agent, AgentRegistry, Tool
 from wakeful.demo.agent import seed_workspace
 from wakeful.errors import UserError
@@ -78,17 +78,13 @@ async def test_a_fifo_in_the_work_directory_is_a_tool_error_and_the_agent_goes_o
     trigger, and the whole history replays in Replayer."""
     workdir = seed_workspace(tmp_path / "ws")
     os.mkfifo(workdir / "pipe.fifo")
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    tenant, key = f"fifo-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    cfg = fresh_process_config(
+        temporal_dev, sim, pg_url, tmp_path, tenant_prefix="fifo", workdir=workdir
+    )
+    tenant, queue, key = cfg.tenant, cfg.queue, cfg.key
     agent = demo_scout(workdir, tenant)
     register_agent(store.tenant(tenant), agent)
-    queue = f"q-{uuid.uuid4().hex[:8]}"
-    cfg = process_config(
-        temporal_dev, tenant=tenant, markers=markers, pg_url=pg_url, sim=sim, key=key,
-        queue=queue, workdir=workdir,
-    )  # fmt: skip
-    client = await connect(cfg["temporal"], cfg["namespace"])
+    client = await connect(cfg.temporal, cfg.namespace)
     try:
         async with worker_process(Path(__file__).with_name("tools_worker_proc.py"), cfg) as proc:
             first = await asyncio.wait_for(

@@ -21,7 +21,7 @@ from temporalio.worker import Replayer
 
 from tests.e2e.harness import message, running_worker
 from tests.e2e.mcp_worker_proc import mcp_agent
-from tests.e2e.worker_process import process_config, sigkill, worker_process
+from tests.e2e.worker_process import fresh_process_config, sigkill, worker_process
 from tests.orchestration.helpers import within
 from wakeful.agents import AgentRegistry
 from wakeful.substrate.store import Store
@@ -79,20 +79,12 @@ async def test_a_worker_killed_mid_mcp_call_is_finished_by_a_new_worker_once(
     pg_url: str,
     tmp_path: Path,
 ) -> None:
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    tenant, queue, key = (
-        f"mcp-restart-{uuid.uuid4().hex[:8]}",
-        f"q-{uuid.uuid4().hex[:8]}",
-        uuid.uuid4().hex,
-    )
+    cfg = fresh_process_config(temporal_dev, sim, pg_url, tmp_path, tenant_prefix="mcp-restart")
+    tenant, markers, queue, key = cfg.tenant, cfg.markers, cfg.queue, cfg.key
     agent = mcp_agent(tenant, str(markers))
     register_agent(store.tenant(tenant), agent)
     sim.simulator.set_script(_HOLD_SCRIPT, scope=key)
-    cfg = process_config(
-        temporal_dev, tenant=tenant, markers=markers, pg_url=pg_url, sim=sim, key=key, queue=queue
-    )
-    client = await connect(cfg["temporal"], cfg["namespace"])
+    client = await connect(cfg.temporal, cfg.namespace)
     wid = workflow_id(tenant, agent.name)
     try:
         async with worker_process(Path(__file__).with_name("mcp_worker_proc.py"), cfg) as proc:

@@ -21,23 +21,18 @@ from wakeful.substrate.store import Store, TenantStore
 DEPLOY_BODY = "To deploy: run the canary first, then promote; never deploy on Fridays."
 ROLLBACK_BODY = "To roll back: revert the release tag and page the owner."
 
-POLICY = """
-name = "skilled"
 
-[[triggers]]
-name = "deploys"
-paths = ["deploy/*"]
-inject = ["skill:deploy"]
-"""
+def one_trigger_policy(name: str, trigger: str, path: str, skill: str) -> str:
+    """A policy (TOML) whose one trigger, ``trigger``, injects ``skill`` into a wake whose
+    goal touches a path matching ``path``."""
+    return (
+        f'name = "{name}"\n\n[[triggers]]\nname = "{trigger}"\n'
+        f'paths = ["{path}"]\ninject = ["skill:{skill}"]\n'
+    )
 
-UNKNOWN = """
-name = "unknown-skill"
 
-[[triggers]]
-name = "migrations"
-paths = ["db/*"]
-inject = ["skill:db-migrations"]
-"""
+POLICY = one_trigger_policy("skilled", "deploys", "deploy/*", "deploy")
+UNKNOWN = one_trigger_policy("unknown-skill", "migrations", "db/*", "db-migrations")
 
 
 def write_skill(root: Path, name: str, description: str, body: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, open_deps, restart_agent, running_worker, wait_for_marker
-from tests.e2e.worker_process import process_config, sigkill, worker_process
+from tests.e2e.worker_process import fresh_process_config, sigkill, worker_process
 from wakeful.agents import AgentRegistry
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
@@ -25,22 +25,15 @@ async def test_killed_worker_mid_tool_is_finished_by_a_new_worker(
     pg_url: str,
     tmp_path: Path,
 ) -> None:
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    tenant, queue, key = (
-        f"restart-{uuid.uuid4().hex[:8]}",
-        f"q-{uuid.uuid4().hex[:8]}",
-        uuid.uuid4().hex,
+    cfg = fresh_process_config(
+        temporal_dev, sim, pg_url, tmp_path, tenant_prefix="restart", workdir=tmp_path
     )
+    tenant, markers, queue, key = cfg.tenant, cfg.markers, cfg.queue, cfg.key
     agent = restart_agent(tenant, tmp_path, markers)
     register_agent(store.tenant(tenant), agent)
-    cfg = process_config(
-        temporal_dev, tenant=tenant, markers=markers, pg_url=pg_url, sim=sim, key=key,
-        queue=queue, workdir=tmp_path,
-    )  # fmt: skip
     # The production client on both sides: the worker process connects with it too, and
     # every client and worker of a namespace must share one data converter (the codec).
-    client = await connect(cfg["temporal"], cfg["namespace"])
+    client = await connect(cfg.temporal, cfg.namespace)
     async with worker_process(Path(__file__).with_name("worker_proc.py"), cfg) as proc:
         pending = asyncio.create_task(
             wake(client, agent.runtime(), message("slow_scan the fleet"), queue)

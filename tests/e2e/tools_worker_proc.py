@@ -15,4 +15,4 @@ from tests.e2e.harness import demo_scout
 from tests.e2e.worker_process import serve_from_argv
 
 if __name__ == "__main__":
-    serve_from_argv(lambda cfg: demo_scout(Path(cfg["workdir"]), cfg["tenant"]))
+    serve_from_argv(lambda cfg: demo_scout(Path(cfg.workdir), cfg.tenant))

@@ -14,6 +14,4 @@ from tests.e2e.harness import restart_agent
 from tests.e2e.worker_process import serve_from_argv
 
 if __name__ == "__main__":
-    serve_from_argv(
-        lambda cfg: restart_agent(cfg["tenant"], Path(cfg["workdir"]), Path(cfg["markers"]))
-    )
+    serve_from_argv(lambda cfg: restart_agent(cfg.tenant, Path(cfg.workdir), cfg.markers))

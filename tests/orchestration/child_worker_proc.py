@@ -12,6 +12,4 @@ from tests.e2e.worker_process import serve_from_argv
 from tests.orchestration.restart import parent_agent
 
 if __name__ == "__main__":
-    serve_from_argv(
-        lambda cfg: parent_agent(cfg["tenant"], Path(cfg["workdir"]), Path(cfg["markers"]))
-    )
+    serve_from_argv(lambda cfg: parent_agent(cfg.tenant, Path(cfg.workdir), cfg.markers))

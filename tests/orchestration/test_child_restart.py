@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from collections import Counter
 from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, running_worker, wait_for_marker
-from tests.e2e.worker_process import process_config, sigkill, worker_process
+from tests.e2e.worker_process import fresh_process_config, sigkill, worker_process
 from tests.orchestration.restart import parent_agent
 from wakeful.agents import AgentRegistry
 from wakeful.substrate.store import Store
@@ -40,23 +39,16 @@ async def test_a_worker_killed_mid_child_is_replaced_and_each_step_recorded_once
     pg_url: str,
     tmp_path: Path,
 ) -> None:
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    tenant, queue, key = (
-        f"crash-{uuid.uuid4().hex[:8]}",
-        f"q-{uuid.uuid4().hex[:8]}",
-        uuid.uuid4().hex,
+    cfg = fresh_process_config(
+        temporal_dev, osim, pg_url, tmp_path, tenant_prefix="crash", workdir=tmp_path
     )
+    tenant, markers, queue, key = cfg.tenant, cfg.markers, cfg.queue, cfg.key
     agent = parent_agent(tenant, tmp_path, markers)
     register_agent(store.tenant(tenant), agent)
     osim.simulator.set_script(SCRIPT, scope=key)
-    cfg = process_config(
-        temporal_dev, tenant=tenant, markers=markers, pg_url=pg_url, sim=osim, key=key,
-        queue=queue, workdir=tmp_path,
-    )  # fmt: skip
     # The production client on both sides: the worker process connects with it too, and
     # every client and worker of a namespace must share one data converter (the codec).
-    client = await connect(cfg["temporal"], cfg["namespace"])
+    client = await connect(cfg.temporal, cfg.namespace)
     async with worker_process(Path(__file__).with_name("child_worker_proc.py"), cfg) as proc:
         pending = asyncio.create_task(
             wake(client, agent.runtime(), message("scan the fleet"), queue)

@@ -8,6 +8,7 @@ an application sets them, which Wakeful's default telemetry records to."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 from temporalio.client import Client
@@ -17,6 +18,7 @@ from tests.e2e.harness import message
 from tests.orchestration.helpers import child_bundle, worker
 from tests.otel_user import user_global_providers
 from wakeful.agents import Agent
+from wakeful.contracts import WakeResult
 from wakeful.substrate.store import Store
 from wakeful.telemetry import Telemetry
 from wakeful.testing.simulator.script import Script
@@ -52,25 +54,37 @@ async def _traced_client(env: WorkflowEnvironment) -> Client:
     return await connect(target, env.client.namespace, interceptors=interceptors)
 
 
+async def _delegating_wake(
+    env: WorkflowEnvironment,
+    store: Store,
+    sim: SimulatorServer,
+    agent: Agent,
+    delegation: dict[str, str],
+    *then: dict[str, Any],
+) -> tuple[Client, WakeResult]:
+    """One wake of ``agent`` ("survey the docs") through :func:`_traced_client`, in which the
+    model splits the work with one ``delegate`` call (``delegation``: its input), then
+    replies ``then``. Returns the client and the wake's result."""
+    split = {
+        "text": "Splitting the work.",
+        "tool_calls": [{"name": "delegate", "input": delegation}],
+    }
+    script = Script.parse([split, *then])
+    client = await _traced_client(env)
+    async with worker(client, store, [agent], sim, script=script) as (queue, _):
+        result = await wake(client, agent.runtime(), message("survey the docs"), queue)
+    return client, result
+
+
 async def test_a_child_agents_wake_is_in_its_parents_trace(
     temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
     exporter, _ = user_global_providers()
-    script = Script.parse(
-        [
-            {
-                "text": "Splitting the work.",
-                "tool_calls": [
-                    {"name": "delegate", "input": {"kind": "facts", "task": "Facts of README.md"}}
-                ],
-            },
-            {"text": json.dumps(FACTS)},  # the child's answer
-            {"text": "One card merged."},
-        ]
-    )
-    client = await _traced_client(temporal_dev)
-    async with worker(client, store, [agent], osim, script=script) as (queue, _):
-        result = await wake(client, agent.runtime(), message("survey the docs"), queue)
+    client, result = await _delegating_wake(
+        temporal_dev, store, osim, agent, {"kind": "facts", "task": "Facts of README.md"},
+        {"text": json.dumps(FACTS)},  # the child's answer
+        {"text": "One card merged."},
+    )  # fmt: skip
     assert (result.status, result.tool_calls) == ("done", 1)
     (call_id,) = [
         e.tool_call_id
@@ -139,18 +153,10 @@ async def test_a_refused_delegation_is_an_execute_tool_span_with_its_error(
     temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
     exporter, _ = user_global_providers()
-    script = Script.parse(
-        [
-            {
-                "text": "Splitting the work.",
-                "tool_calls": [{"name": "delegate", "input": {"kind": "nope", "task": "Do it"}}],
-            },
-            {"text": "Done without help."},
-        ]
-    )
-    client = await _traced_client(temporal_dev)
-    async with worker(client, store, [agent], osim, script=script) as (queue, _):
-        result = await wake(client, agent.runtime(), message("survey the docs"), queue)
+    _, result = await _delegating_wake(
+        temporal_dev, store, osim, agent, {"kind": "nope", "task": "Do it"},
+        {"text": "Done without help."},
+    )  # fmt: skip
     assert result.status == "done"
     spans = exporter.get_finished_spans()
     (parent,) = [
