@@ -1,4 +1,5 @@
-"""Helpers for end-to-end tests: a worker on a fresh task queue, triggers."""
+"""Helpers for end-to-end tests: agents, a worker on a fresh task queue, triggers, the CLI's
+settings, marker files a tool or a worker process leaves."""
 
 from __future__ import annotations
 
