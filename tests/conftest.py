@@ -13,6 +13,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.codec import data_converter
 
 
@@ -87,3 +88,12 @@ async def temporal_skipping() -> AsyncIterator[WorkflowEnvironment]:
     )
     yield env
     await env.shutdown()
+
+
+@pytest.fixture(scope="session")
+def sim() -> Iterator[SimulatorServer]:
+    """The provider simulator the session's wakes call. Tests keep apart by API key (its
+    caches, scripts and call logs are per key); one that moves its clock takes a private
+    one instead."""
+    with SimulatorServer() as server:
+        yield server

@@ -1,21 +1,13 @@
-"""Fixtures for consolidation tests: an agent in a fresh tenant, the provider simulator."""
+"""Fixtures for consolidation tests: an agent in a fresh tenant (the provider simulator,
+``sim``, is the session's, from tests/conftest.py)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 import pytest
 
 from wakeful.agents import Agent
 from wakeful.substrate.store import TenantStore
-from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.serve import register_agent
-
-
-@pytest.fixture(scope="session")
-def sim() -> Iterator[SimulatorServer]:
-    with SimulatorServer() as server:
-        yield server
 
 
 @pytest.fixture

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.consolidation.test_workflow_days import covering
 from tests.consolidation.workers import running_worker
-from wakeful.agents import Agent, Tool, ToolContext
+from tests.e2e.harness import slow_tool, wait_for_marker
+from wakeful.agents import Agent
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.consolidation.contracts import ConsolidationInput, ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
@@ -32,29 +31,6 @@ from wakeful.workflows.consolidation import ConsolidationWorkflow, consolidation
 POLICY = ConsolidationPolicy(keep_recent_events=2, span_max_events=10, span_min_events=4)
 
 
-def slow_tool(markers: Path) -> Tool:
-    """Announces that it started, then waits (heartbeating) until released."""
-
-    def slow_scan(args: dict[str, Any], ctx: ToolContext) -> str:
-        (markers / "started").touch()
-        deadline = time.monotonic() + 60
-        while not (markers / "release").exists():
-            if time.monotonic() > deadline:
-                raise TimeoutError("never released")
-            ctx.heartbeat()
-            time.sleep(0.05)
-        return "scan complete: 3 services healthy"
-
-    return Tool(
-        name="slow_scan",
-        description="Scan the fleet (slow).",
-        input_schema={"type": "object", "properties": {}},
-        fn=slow_scan,
-        timeout_s=120,
-        heartbeat_s=5,
-    )
-
-
 async def test_a_consolidation_racing_a_wake_loses_nothing_and_summarises_once(
     temporal_skipping: WorkflowEnvironment, store: Store, sim: SimulatorServer, tmp_path: Path
 ) -> None:
@@ -62,7 +38,7 @@ async def test_a_consolidation_racing_a_wake_loses_nothing_and_summarises_once(
     agent = Agent(
         name="ops",
         instructions="Keep services healthy.",
-        tools=(slow_tool(tmp_path),),
+        tools=(slow_tool(tmp_path, heartbeat_s=5, max_attempts=3),),
         tenant=f"race-{uuid.uuid4().hex[:10]}",
     )
     ts = store.tenant(agent.tenant)
@@ -92,8 +68,7 @@ async def test_a_consolidation_racing_a_wake_loses_nothing_and_summarises_once(
         try:
             with env.auto_time_skipping_disabled():
                 woken = asyncio.create_task(wake(env.client, agent.runtime(), trigger, queue))
-                while not (tmp_path / "started").exists():  # the wake is mid-tool now
-                    await asyncio.sleep(0.05)
+                await wait_for_marker(tmp_path, "started-*")  # the wake is mid-tool now
                 running = ts.events("ops", wake_id=ts.wakes("ops")[0].wake_id)
                 rounds = await asyncio.gather(
                     env.client.execute_workflow(

@@ -1,36 +1,37 @@
-"""Fixtures for end-to-end wakes: the simulator and a test agent in a fresh tenant."""
+"""Fixtures for end-to-end wakes: a test agent in a fresh tenant (the simulator, ``sim``, is
+the session's, from tests/conftest.py)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from temporalio.testing import WorkflowEnvironment
 
+from tests.e2e.harness import RunWakes, demo_scout, wakes_in_turn
 from wakeful.agents import Agent
-from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
-from wakeful.demo.tools import DEMO_TOOLS
+from wakeful.contracts import Trigger, WakeResult
+from wakeful.demo.agent import seed_workspace
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.serve import register_agent
 
 
-@pytest.fixture(scope="session")
-def sim() -> Iterator[SimulatorServer]:
-    with SimulatorServer() as server:
-        yield server
-
-
 @pytest.fixture
 def agent(tmp_path: Path, store: Store) -> Agent:
     """A fresh tenant and agent per test, with the demo's real file tools."""
-    a = Agent(
-        name="scout",
-        instructions=INSTRUCTIONS,
-        tools=DEMO_TOOLS,
-        workdir=str(seed_workspace(tmp_path / "ws")),
-        tenant=f"e2e-{uuid.uuid4().hex[:10]}",
-    )
+    a = demo_scout(seed_workspace(tmp_path / "ws"), f"e2e-{uuid.uuid4().hex[:10]}")
     register_agent(store.tenant(a.tenant), a)
     return a
+
+
+@pytest.fixture
+def run_wakes(temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer) -> RunWakes:
+    """:func:`~tests.e2e.harness.wakes_in_turn` on the dev server, the session's store and
+    simulator: ``await run_wakes(agent, trigger, ...)``."""
+
+    async def run(agent: Agent, *triggers: Trigger) -> list[WakeResult]:
+        return await wakes_in_turn(temporal_dev.client, store, sim, agent, *triggers)
+
+    return run

@@ -1,28 +1,33 @@
-"""Helpers for end-to-end tests: a worker on a fresh task queue, triggers."""
+"""Helpers for end-to-end tests: agents, a worker on a fresh task queue, triggers, the CLI's
+settings, marker files a tool or a worker process leaves."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.compiler.blocks import Goal, GoalKind
-from wakeful.contracts import Trigger
+from wakeful.contracts import Trigger, WakeResult
 from wakeful.demo.agent import INSTRUCTIONS
+from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.substrate.store import Store
 from wakeful.testing import SimulatedProviders as Providers
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
+from wakeful.worker.client import wake
 from wakeful.worker.worker import build_worker
 
 
@@ -41,12 +46,16 @@ def make_deps(
 async def open_deps(
     store: Store, registry: AgentRegistry, sim: SimulatorServer, key: str
 ) -> AsyncIterator[ActivityDeps]:
-    """:func:`make_deps`, whose SDK clients are closed when the block ends, however it ends."""
+    """:func:`make_deps`, whose MCP sessions (and the servers they started) and SDK clients are
+    closed when the block ends, however it ends."""
     deps = make_deps(store, registry, sim, key)
     try:
         yield deps
     finally:
-        await deps.providers.aclose()  # type: ignore[attr-defined]
+        try:
+            deps.mcp.close()
+        finally:
+            await deps.providers.aclose()  # type: ignore[attr-defined]
 
 
 @asynccontextmanager
@@ -69,12 +78,55 @@ async def serving(worker: Worker, shutdown_s: float = 60) -> AsyncIterator[Worke
 
 @asynccontextmanager
 async def running_worker(
-    client: Client, store: Store, registry: AgentRegistry, sim: SimulatorServer, key: str
+    client: Client,
+    store: Store,
+    registry: AgentRegistry,
+    sim: SimulatorServer,
+    key: str,
+    queue: str | None = None,
 ) -> AsyncIterator[str]:
-    queue = f"q-{uuid.uuid4().hex[:8]}"
+    """A worker serving ``registry`` on ``queue`` (a fresh one by default) for the block, its
+    model calls going to ``sim`` under API key ``key``; yields the queue."""
+    queue = queue or f"q-{uuid.uuid4().hex[:8]}"
     async with open_deps(store, registry, sim, key) as deps:
         async with serving(build_worker(client, deps, queue)):
             yield queue
+
+
+RunWakes = Callable[..., Awaitable[list[WakeResult]]]
+
+
+async def wakes_in_turn(
+    client: Client, store: Store, sim: SimulatorServer, agent: Agent, *triggers: Trigger
+) -> list[WakeResult]:
+    """Wake ``agent`` with each of ``triggers`` in turn, on a worker started for it alone (a
+    fresh queue, a fresh simulator API key) and stopped after; returns each wake's result."""
+    registry = AgentRegistry([agent])
+    async with running_worker(client, store, registry, sim, uuid.uuid4().hex) as queue:
+        return [await wake(client, agent.runtime(), t, queue) for t in triggers]
+
+
+def cli_settings(
+    pg_url: str, temporal: WorkflowEnvironment, state_dir: Path, tenant: str
+) -> dict[str, str]:
+    """The ``WAKEFUL_*`` settings that point the command line at this test's database,
+    Temporal server, state directory and tenant (and Qdrant at a closed port: none runs)."""
+    return {
+        "WAKEFUL_DATABASE_URL": pg_url,
+        "WAKEFUL_TEMPORAL_ADDRESS": temporal.client.service_client.config.target_host,
+        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
+        "WAKEFUL_STATE_DIR": str(state_dir),
+        "WAKEFUL_TENANT": tenant,
+    }
+
+
+def cli_process_env(
+    pg_url: str, temporal: WorkflowEnvironment, state_dir: Path, tenant: str
+) -> dict[str, str]:
+    """The environment of a ``wakeful`` subprocess: this process's, less any ``WAKEFUL_*``
+    setting of its own, plus :func:`cli_settings`."""
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("WAKEFUL_")}
+    return inherited | cli_settings(pg_url, temporal, state_dir, tenant)
 
 
 def message(text: str, key: str | None = None, *, new_session: bool = False) -> Trigger:
@@ -85,8 +137,40 @@ def message(text: str, key: str | None = None, *, new_session: bool = False) -> 
     )
 
 
-def slow_tool(marker_dir: Path) -> Tool:
-    """A tool that announces it started, then waits (heartbeating) until released."""
+def demo_scout(workdir: Path, tenant: str, *, name: str = "scout", **kw: Any) -> Agent:
+    """The demo's agent (its instructions and real file tools) working in ``workdir``, in
+    ``tenant``; ``kw`` sets any other field of the agent."""
+    return Agent(
+        name=name,
+        instructions=INSTRUCTIONS,
+        tools=DEMO_TOOLS,
+        workdir=str(workdir),
+        tenant=tenant,
+        **kw,
+    )
+
+
+async def wait_for_marker(
+    root: Path,
+    pattern: str,
+    *,
+    proc: subprocess.Popen[bytes] | None = None,
+    timeout_s: float = 60,
+) -> None:
+    """Wait until a file matching ``pattern`` appears in ``root``. Fail after ``timeout_s``
+    (a failure timeout, not a synchronisation), or at once if ``proc`` exits first."""
+    for _ in range(int(timeout_s * 20)):
+        if list(root.glob(pattern)):
+            return
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the worker process exited ({proc.returncode}) before {pattern}")
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{pattern} never appeared in {root}")
+
+
+def slow_tool(marker_dir: Path, *, heartbeat_s: float = 2, max_attempts: int = 5) -> Tool:
+    """A tool that announces it started (a file ``started-<pid>-<ns>`` in ``marker_dir``),
+    then waits (heartbeating) until a file ``release`` appears there."""
 
     def slow_scan(args: dict[str, Any], ctx: ToolContext) -> str:
         (marker_dir / f"started-{os.getpid()}-{time.monotonic_ns()}").touch()
@@ -104,16 +188,21 @@ def slow_tool(marker_dir: Path) -> Tool:
         input_schema={"type": "object", "properties": {}},
         fn=slow_scan,
         timeout_s=120,
-        heartbeat_s=2,
-        max_attempts=5,
+        heartbeat_s=heartbeat_s,
+        max_attempts=max_attempts,
     )
 
 
-def restart_agent(tenant: str, workdir: Path, marker_dir: Path) -> Agent:
+def restart_agent(
+    tenant: str, workdir: Path, marker_dir: Path, *, name: str = "restarter", **kw: Any
+) -> Agent:
+    """An agent whose one tool is :func:`slow_tool`, for killing a worker mid-tool; ``kw``
+    sets any other field of the agent."""
     return Agent(
-        name="restarter",
+        name=name,
         instructions=INSTRUCTIONS,
         tools=(slow_tool(marker_dir),),
         workdir=str(workdir),
         tenant=tenant,
+        **kw,
     )

@@ -9,7 +9,6 @@ bridge breakpoint reads it."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
@@ -18,7 +17,7 @@ from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message, running_worker
+from tests.e2e.harness import cli_process_env, message, running_worker
 from wakeful import Agent, AgentRegistry
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
@@ -68,16 +67,6 @@ async def _two_calls(
     return agent
 
 
-def _env(agent: Agent, pg_url: str, temporal_dev: WorkflowEnvironment, tmp: Path) -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("WAKEFUL_")} | {
-        "WAKEFUL_DATABASE_URL": pg_url,
-        "WAKEFUL_TEMPORAL_ADDRESS": temporal_dev.client.service_client.config.target_host,
-        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
-        "WAKEFUL_STATE_DIR": str(tmp / "state"),
-        "WAKEFUL_TENANT": agent.tenant,
-    }
-
-
 async def test_explain_and_diff_name_a_miss_past_the_lookback_window(
     temporal_dev: WorkflowEnvironment,
     store: Store,
@@ -88,7 +77,7 @@ async def test_explain_and_diff_name_a_miss_past_the_lookback_window(
     far_sighted = tmp_path / "far_sighted.toml"
     far_sighted.write_text("[cache]\nlookback_blocks = 500\n")
     agent = await _two_calls(temporal_dev, store, sim, str(far_sighted))
-    env = _env(agent, pg_url, temporal_dev, tmp_path)
+    env = cli_process_env(pg_url, temporal_dev, tmp_path / "state", agent.tenant)
 
     explained = wakeful(env, "explain", agent.name, "--wake", "1", "--call", "1", "--json")
     assert explained.returncode == 0, explained.stderr
@@ -119,7 +108,7 @@ async def test_the_default_policy_bridges_the_same_loop(
     tmp_path: Path,
 ) -> None:
     agent = await _two_calls(temporal_dev, store, sim, "default")
-    env = _env(agent, pg_url, temporal_dev, tmp_path)
+    env = cli_process_env(pg_url, temporal_dev, tmp_path / "state", agent.tenant)
     explained = wakeful(env, "explain", agent.name, "--wake", "1", "--call", "1", "--json")
     assert explained.returncode == 0, explained.stderr
     body = json.loads(explained.stdout)

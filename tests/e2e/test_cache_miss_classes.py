@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner, Result
 
-from tests.e2e.harness import message, open_deps, serving
+from tests.e2e.harness import cli_settings, message, running_worker
 from tests.orchestration.helpers import agent_handle
 from wakeful import Agent, AgentRegistry
 from wakeful.cli.main import app
@@ -36,7 +35,6 @@ from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
-from wakeful.worker.worker import build_worker
 
 # Instructions long enough for the stable prefix alone to pass the model's 1024-token
 # cache minimum, so a miss on it is not below_minimum.
@@ -55,20 +53,29 @@ class Session:
     script cursor), with a worker that serves the agent as defined when it starts: a wake
     on a restarted worker sees the agent re-registered, as after a deploy."""
 
-    def __init__(self, client: Client, store: Store, sim: SimulatorServer) -> None:
-        self.client, self.store, self.sim = client, store, sim
+    def __init__(
+        self,
+        temporal: WorkflowEnvironment,
+        store: Store,
+        sim: SimulatorServer,
+        pg_url: str,
+        tmp: Path,
+    ) -> None:
+        self.client, self.store, self.sim = temporal.client, store, sim
         self.key = uuid.uuid4().hex
         self.queue = f"q-{uuid.uuid4().hex[:8]}"
         self.tenant = f"miss-{uuid.uuid4().hex[:8]}"
         sim.simulator.set_script(Script(default="echo"), scope=self.key)
+        # The settings each command reads this session's wakes with.
+        self.cli_env = cli_settings(pg_url, temporal, tmp / "state", self.tenant)
 
     @asynccontextmanager
     async def serving(self, agent: Agent) -> AsyncIterator[None]:
         """A worker for ``agent`` (registered as a starting worker registers it)."""
         register_agent(self.store.tenant(agent.tenant), agent)
-        async with open_deps(self.store, AgentRegistry([agent]), self.sim, self.key) as deps:
-            async with serving(build_worker(self.client, deps, self.queue)):
-                yield
+        registry, key, queue = AgentRegistry([agent]), self.key, self.queue
+        async with running_worker(self.client, self.store, registry, self.sim, key, queue):
+            yield
 
     async def wake(self, agent: Agent, text: str) -> WakeResult:
         result = await wake(self.client, agent.runtime(), message(text), self.queue)
@@ -80,6 +87,22 @@ class Session:
         async with self.serving(agent):
             return await self.wake(agent, text)
 
+    def named(self, agent: Agent, cache_class: str, *reasons: str) -> dict[str, Any]:
+        """:func:`named`, on this session's wakes of ``agent``."""
+        return named(self.cli_env, agent.name, cache_class, *reasons)
+
+
+@pytest.fixture
+def session(
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    msim: SimulatorServer,
+    pg_url: str,
+    tmp_path: Path,
+) -> Session:
+    """A session in a fresh tenant on the dev server and this module's simulator."""
+    return Session(temporal_dev, store, msim, pg_url, tmp_path)
+
 
 def wakeful(env: dict[str, str], *args: str) -> Result:
     """The CLI in-process (a process per command would cost seconds each)."""
@@ -88,20 +111,10 @@ def wakeful(env: dict[str, str], *args: str) -> Result:
 
 @pytest.fixture(autouse=True)
 def _no_inherited_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each command sees only the settings :func:`cli_env` gives it."""
+    """Each command sees only the settings :attr:`Session.cli_env` gives it."""
     for name in list(os.environ):
         if name.startswith("WAKEFUL_"):
             monkeypatch.delenv(name)
-
-
-def cli_env(tenant: str, pg_url: str, temporal: WorkflowEnvironment, tmp: Path) -> dict[str, str]:
-    return {
-        "WAKEFUL_DATABASE_URL": pg_url,
-        "WAKEFUL_TEMPORAL_ADDRESS": temporal.client.service_client.config.target_host,
-        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
-        "WAKEFUL_STATE_DIR": str(tmp / "state"),
-        "WAKEFUL_TENANT": tenant,
-    }
 
 
 def named(env: dict[str, str], agent: str, cache_class: str, *reasons: str) -> dict[str, Any]:
@@ -154,7 +167,7 @@ async def test_a_wake_past_the_ttl_is_ttl_expired(
     """Ten minutes idle: past the 5 minutes the first wake's stable prefix was written for,
     although the second wake marks it for an hour (its TTL follows the idle gaps)."""
     env = temporal_skipping
-    s = Session(env.client, store, msim)
+    s = Session(env, store, msim, pg_url, tmp_path)
     agent = keeper(s.tenant)
     async with s.serving(agent):
         await s.wake(agent, "Which host serves shard 7?")
@@ -166,51 +179,33 @@ async def test_a_wake_past_the_ttl_is_ttl_expired(
         # A workflow left running with a timer and no worker would hold the shared
         # time-skipping server's clock still for every later test.
         await agent_handle(env.client, agent).terminate("test finished")
-    outcome = named(
-        cli_env(s.tenant, pg_url, env, tmp_path), agent.name, "ttl_expired", "TTL of 'stable'"
-    )
+    outcome = s.named(agent, "ttl_expired", "TTL of 'stable'")
     assert outcome["through"] == "stable" and outcome["ttl_seconds"] == 300, outcome
     assert outcome["idle_seconds"] >= 600 and outcome["read_tokens"] == 0, outcome
     assert outcome["could_read_tokens"] >= 1024, outcome  # not below the minimum
 
 
-async def test_a_prompt_below_the_minimum_is_below_minimum(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    msim: SimulatorServer,
-    pg_url: str,
-    tmp_path: Path,
-) -> None:
-    s = Session(temporal_dev.client, store, msim)
-    agent = keeper(s.tenant, instructions="Answer briefly.")
-    async with s.serving(agent):
-        await s.wake(agent, "hello")
-        await s.wake(agent, "hello again")
-    outcome = named(
-        cli_env(s.tenant, pg_url, temporal_dev, tmp_path),
-        agent.name,
+async def test_a_prompt_below_the_minimum_is_below_minimum(session: Session) -> None:
+    agent = keeper(session.tenant, instructions="Answer briefly.")
+    async with session.serving(agent):
+        await session.wake(agent, "hello")
+        await session.wake(agent, "hello again")
+    outcome = session.named(
+        agent,
         "below_minimum",
         "below the model's minimum of 1024 cacheable tokens",
     )
     assert 0 < outcome["could_read_tokens"] < 1024 and outcome["read_tokens"] == 0, outcome
 
 
-async def test_a_cache_the_provider_lost_is_provider_eviction(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    msim: SimulatorServer,
-    pg_url: str,
-    tmp_path: Path,
-) -> None:
-    s = Session(temporal_dev.client, store, msim)
-    agent = keeper(s.tenant)
-    async with s.serving(agent):
-        await s.wake(agent, "Which host serves shard 7?")
-        assert msim.simulator.evict(s.key) > 0  # the provider loses its cache early
-        await s.wake(agent, "Which host serves shard 9?")
-    outcome = named(
-        cli_env(s.tenant, pg_url, temporal_dev, tmp_path),
-        agent.name,
+async def test_a_cache_the_provider_lost_is_provider_eviction(session: Session) -> None:
+    agent = keeper(session.tenant)
+    async with session.serving(agent):
+        await session.wake(agent, "Which host serves shard 7?")
+        assert session.sim.simulator.evict(session.key) > 0  # the provider loses its cache early
+        await session.wake(agent, "Which host serves shard 9?")
+    outcome = session.named(
+        agent,
         "provider_eviction",
         "evicted the entry early",
     )
@@ -218,23 +213,15 @@ async def test_a_cache_the_provider_lost_is_provider_eviction(
     assert outcome["idle_seconds"] < outcome["ttl_seconds"], outcome
 
 
-async def test_a_changed_tool_schema_is_a_changed_prefix_naming_the_tool(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    msim: SimulatorServer,
-    pg_url: str,
-    tmp_path: Path,
-) -> None:
+async def test_a_changed_tool_schema_is_a_changed_prefix_naming_the_tool(session: Session) -> None:
     """A deploy changes a tool's parameters: the restarted worker registers the agent anew."""
-    s = Session(temporal_dev.client, store, msim)
-    before, after = keeper(s.tenant), keeper(s.tenant)
+    before, after = keeper(session.tenant), keeper(session.tenant)
     before.tool(name="ping")(ping)
     after.tool(name="ping")(ping_n)
-    await s.restarted(before, "Which host serves shard 7?")
-    await s.restarted(after, "Which host serves shard 9?")
-    outcome = named(
-        cli_env(s.tenant, pg_url, temporal_dev, tmp_path),
-        after.name,
+    await session.restarted(before, "Which host serves shard 7?")
+    await session.restarted(after, "Which host serves shard 9?")
+    outcome = session.named(
+        after,
         "prefix_changed",
         "the tool schema of 'ping' changed",
     )
@@ -243,30 +230,24 @@ async def test_a_changed_tool_schema_is_a_changed_prefix_naming_the_tool(
 
 
 async def test_a_changed_policy_is_a_changed_prefix_naming_the_policy(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    msim: SimulatorServer,
-    pg_url: str,
-    tmp_path: Path,
+    session: Session, tmp_path: Path
 ) -> None:
     """The agent's policy file gains a trigger that leaves its tool out of shard questions;
     the restarted worker reads the file anew."""
-    s = Session(temporal_dev.client, store, msim)
     policy = tmp_path / "ops.toml"
     policy.write_text("version = 1\n")
-    agent = keeper(s.tenant, policy=str(policy))
+    agent = keeper(session.tenant, policy=str(policy))
     agent.tool(ping)
-    await s.restarted(agent, "Which host serves shard 7?")
+    await session.restarted(agent, "Which host serves shard 7?")
     policy.write_text(
         'version = 1\n[[triggers]]\nname = "quiet"\nintents = ["shards"]\n'
         'suppress = ["tool:ping"]\n[[intents]]\nname = "shards"\npatterns = ["shard"]\n'
     )
-    changed = keeper(s.tenant, policy=str(policy))
+    changed = keeper(session.tenant, policy=str(policy))
     changed.tool(ping)
-    await s.restarted(changed, "Which host serves shard 9?")
-    outcome = named(
-        cli_env(s.tenant, pg_url, temporal_dev, tmp_path),
-        agent.name,
+    await session.restarted(changed, "Which host serves shard 9?")
+    outcome = session.named(
+        agent,
         "prefix_changed",
         "the policy changed: ops v1 (fingerprint ",
         "the tool schema of 'ping' was removed",

@@ -21,10 +21,9 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message, running_worker
-from wakeful.agents import Agent, AgentRegistry
-from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
-from wakeful.demo.tools import DEMO_TOOLS
+from tests.e2e.harness import demo_scout, message, running_worker
+from wakeful.agents import AgentRegistry
+from wakeful.demo.agent import seed_workspace
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.core import SimResponse, Simulator
 from wakeful.testing.simulator.script import Script
@@ -134,12 +133,9 @@ async def test_replayed_assistant_turns_equal_the_received_ones_after_the_wake(
     tmp_path: Path,
     provider: str,
 ) -> None:
-    agent = Agent(
-        name="scout",
-        instructions=INSTRUCTIONS,
-        tools=DEMO_TOOLS,
-        workdir=str(seed_workspace(tmp_path / "ws")),
-        tenant=f"e2e-{uuid.uuid4().hex[:10]}",
+    agent = demo_scout(
+        seed_workspace(tmp_path / "ws"),
+        f"e2e-{uuid.uuid4().hex[:10]}",
         provider=provider,
         model=MODELS[provider],
     )

@@ -7,11 +7,7 @@ its own and three history events), which is most of a short tool's share of a wa
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import signal
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -19,8 +15,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
-from tests.e2e.harness import message, open_deps, running_worker, serving
-from tests.e2e.tools_worker_proc import tools_agent
+from tests.e2e.harness import demo_scout, message, running_worker
+from tests.e2e.worker_process import fresh_process_config, sigkill, worker_process
 from wakeful.agents import Agent, AgentRegistry, Tool
 from wakeful.demo.agent import seed_workspace
 from wakeful.errors import UserError
@@ -29,7 +25,7 @@ from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import connect, wake
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent
-from wakeful.worker.worker import WORKFLOWS, build_worker
+from wakeful.worker.worker import WORKFLOWS
 from wakeful.workflows.agent import AgentWorkflow, workflow_id
 
 
@@ -68,14 +64,6 @@ async def test_a_local_tool_runs_in_the_workflow_task_and_is_recorded_once(
     assert scheduled == ["wakeful.call_model", "wakeful.call_model"]  # no run_tool task
 
 
-async def _wait_for(path: Path, timeout: float = 60) -> None:
-    for _ in range(int(timeout * 10)):
-        if path.exists():
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{path} never appeared")
-
-
 async def test_a_fifo_in_the_work_directory_is_a_tool_error_and_the_agent_goes_on(
     temporal_dev: WorkflowEnvironment,
     store: Store,
@@ -90,47 +78,28 @@ async def test_a_fifo_in_the_work_directory_is_a_tool_error_and_the_agent_goes_o
     trigger, and the whole history replays in Replayer."""
     workdir = seed_workspace(tmp_path / "ws")
     os.mkfifo(workdir / "pipe.fifo")
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    tenant, key = f"fifo-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    agent = tools_agent(tenant, str(workdir))
-    register_agent(store.tenant(tenant), agent)
-    cfg = {
-        "tenant": tenant,
-        "workdir": str(workdir),
-        "markers": str(markers),
-        "db": pg_url,
-        "sim": sim.base_url,
-        "key": key,
-        "queue": f"q-{uuid.uuid4().hex[:8]}",
-        "temporal": temporal_dev.client.service_client.config.target_host,
-        "namespace": temporal_dev.client.namespace,
-    }
-    client = await connect(cfg["temporal"], cfg["namespace"])
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("tools_worker_proc.py")), json.dumps(cfg)]
+    cfg = fresh_process_config(
+        temporal_dev, sim, pg_url, tmp_path, tenant_prefix="fifo", workdir=workdir
     )
+    tenant, queue, key = cfg.tenant, cfg.queue, cfg.key
+    agent = demo_scout(workdir, tenant)
+    register_agent(store.tenant(tenant), agent)
+    client = await connect(cfg.temporal, cfg.namespace)
     try:
-        await _wait_for(markers / "worker-ready")
-        first = await asyncio.wait_for(
-            wake(client, agent.runtime(), message("read_file path=pipe.fifo"), cfg["queue"]),
-            timeout=120,
-        )
-        os.kill(proc.pid, signal.SIGKILL)  # the next worker starts from the history alone
-        proc.wait(timeout=10)
+        async with worker_process(Path(__file__).with_name("tools_worker_proc.py"), cfg) as proc:
+            first = await asyncio.wait_for(
+                wake(client, agent.runtime(), message("read_file path=pipe.fifo"), queue),
+                timeout=120,
+            )
+            sigkill(proc)  # the next worker starts from the history alone
     finally:
-        if proc.poll() is None:
-            proc.kill()
         _release_fifo(workdir / "pipe.fifo")
     assert (first.status, first.tool_calls) == ("done", 1)
 
     handle = client.get_workflow_handle(workflow_id(tenant, agent.name))
-    async with (
-        open_deps(store, AgentRegistry([agent]), sim, key) as deps,
-        serving(build_worker(client, deps, cfg["queue"])),
-    ):
+    async with running_worker(client, store, AgentRegistry([agent]), sim, key, queue):
         second = await asyncio.wait_for(
-            wake(client, agent.runtime(), message("read_file path=README.md"), cfg["queue"]),
+            wake(client, agent.runtime(), message("read_file path=README.md"), queue),
             timeout=120,
         )
         await handle.signal(AgentWorkflow.stop)

@@ -10,11 +10,7 @@ nothing of it is cleaned up: its server is orphaned in the middle of the call.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import signal
-import subprocess
-import sys
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -23,8 +19,9 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
-from tests.e2e.harness import message, open_deps, serving
+from tests.e2e.harness import message, running_worker
 from tests.e2e.mcp_worker_proc import mcp_agent
+from tests.e2e.worker_process import fresh_process_config, sigkill, worker_process
 from tests.orchestration.helpers import within
 from wakeful.agents import AgentRegistry
 from wakeful.substrate.store import Store
@@ -33,7 +30,7 @@ from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import connect, wake
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent
-from wakeful.worker.worker import WORKFLOWS, build_worker
+from wakeful.worker.worker import WORKFLOWS
 from wakeful.workflows.agent import AgentWorkflow, workflow_id
 
 # Failure timeouts only: how long a step may take before the test fails saying where it is.
@@ -82,69 +79,38 @@ async def test_a_worker_killed_mid_mcp_call_is_finished_by_a_new_worker_once(
     pg_url: str,
     tmp_path: Path,
 ) -> None:
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    tenant, queue, key = (
-        f"mcp-restart-{uuid.uuid4().hex[:8]}",
-        f"q-{uuid.uuid4().hex[:8]}",
-        uuid.uuid4().hex,
-    )
+    cfg = fresh_process_config(temporal_dev, sim, pg_url, tmp_path, tenant_prefix="mcp-restart")
+    tenant, markers, queue, key = cfg.tenant, cfg.markers, cfg.queue, cfg.key
     agent = mcp_agent(tenant, str(markers))
     register_agent(store.tenant(tenant), agent)
     sim.simulator.set_script(_HOLD_SCRIPT, scope=key)
-    cfg = {
-        "tenant": tenant,
-        "markers": str(markers),
-        "db": pg_url,
-        "sim": sim.base_url,
-        "key": key,
-        "queue": queue,
-        "temporal": temporal_dev.client.service_client.config.target_host,
-        "namespace": temporal_dev.client.namespace,
-    }
-    client = await connect(cfg["temporal"], cfg["namespace"])
+    client = await connect(cfg.temporal, cfg.namespace)
     wid = workflow_id(tenant, agent.name)
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("mcp_worker_proc.py")), json.dumps(cfg)]
-    )
     try:
-        for _ in range(int(BOUND_S * 20)):
-            if (markers / "worker-ready").exists() or proc.poll() is not None:
-                break
-            await asyncio.sleep(0.05)
-        assert (markers / "worker-ready").exists(), "the worker process did not start"
-        pending = asyncio.create_task(
-            wake(client, agent.runtime(), message("hold the fleet"), queue)
-        )
-        ((orphan, parent),) = await _started(markers, 1)
-        assert parent == proc.pid  # the call is in flight in the first worker's server
-        os.kill(proc.pid, signal.SIGKILL)  # mid-call: no chance to close its MCP session
-        proc.wait(timeout=10)
-
-        deps = open_deps(store, AgentRegistry([agent]), sim, key)
-        async with deps as d:
-            try:
-                async with serving(build_worker(client, d, queue)):
-                    # The new worker starts a server of its own, whose call starts while the
-                    # first server's call is still unreleased.
-                    first, second = await within(BOUND_S, client, [wid], _started(markers, 2))
-                    assert first == (orphan, proc.pid)
-                    assert second[0] != orphan and second[1] == os.getpid()
-                    # The orphaned server, its stdin closed by the kill, ends by itself,
-                    # its call unreleased: nothing is left running or holding the call.
-                    await _wait_exited(orphan)
-                    (markers / "release").touch()
-                    result = await within(BOUND_S, client, [wid], pending)
-                    notes = store.tenant(tenant).handoffs(agent.name)
-                    # Stopped, the agent ends its session with a note of its own.
-                    handle = client.get_workflow_handle(wid)
-                    await handle.signal(AgentWorkflow.stop)
-                    await within(BOUND_S, client, [wid], handle.result())
-            finally:
-                d.mcp.close()
+        async with worker_process(Path(__file__).with_name("mcp_worker_proc.py"), cfg) as proc:
+            pending = asyncio.create_task(
+                wake(client, agent.runtime(), message("hold the fleet"), queue)
+            )
+            ((orphan, parent),) = await _started(markers, 1)
+            assert parent == proc.pid  # the call is in flight in the first worker's server
+            sigkill(proc)  # mid-call: no chance to close its MCP session
+            async with running_worker(client, store, AgentRegistry([agent]), sim, key, queue):
+                # The new worker starts a server of its own, whose call starts while the
+                # first server's call is still unreleased.
+                first, second = await within(BOUND_S, client, [wid], _started(markers, 2))
+                assert first == (orphan, proc.pid)
+                assert second[0] != orphan and second[1] == os.getpid()
+                # The orphaned server, its stdin closed by the kill, ends by itself,
+                # its call unreleased: nothing is left running or holding the call.
+                await _wait_exited(orphan)
+                (markers / "release").touch()
+                result = await within(BOUND_S, client, [wid], pending)
+                notes = store.tenant(tenant).handoffs(agent.name)
+                # Stopped, the agent ends its session with a note of its own.
+                handle = client.get_workflow_handle(wid)
+                await handle.signal(AgentWorkflow.stop)
+                await within(BOUND_S, client, [wid], handle.result())
     finally:
-        if proc.poll() is None:
-            proc.kill()
         (markers / "release").touch()
 
     assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
@@ -199,20 +165,15 @@ async def test_an_mcp_call_heartbeats_while_its_server_works(
     register_agent(store.tenant(tenant), agent)
     sim.simulator.set_script(_HOLD_SCRIPT, scope=key)
     client, wid = temporal_dev.client, workflow_id(tenant, agent.name)
-    queue = f"q-{uuid.uuid4().hex[:8]}"
     try:
-        async with open_deps(store, AgentRegistry([agent]), sim, key) as d:
-            try:
-                async with serving(build_worker(client, d, queue)):
-                    pending = asyncio.create_task(
-                        wake(client, agent.runtime(), message("hold the fleet"), queue)
-                    )
-                    await within(BOUND_S, client, [wid], _started(markers, 1))
-                    await within(BOUND_S, client, [wid], _heartbeat_seen(client, wid))
-                    (markers / "release").touch()
-                    result = await within(BOUND_S, client, [wid], pending)
-            finally:
-                d.mcp.close()
+        async with running_worker(client, store, AgentRegistry([agent]), sim, key) as queue:
+            pending = asyncio.create_task(
+                wake(client, agent.runtime(), message("hold the fleet"), queue)
+            )
+            await within(BOUND_S, client, [wid], _started(markers, 1))
+            await within(BOUND_S, client, [wid], _heartbeat_seen(client, wid))
+            (markers / "release").touch()
+            result = await within(BOUND_S, client, [wid], pending)
     finally:
         (markers / "release").touch()
     assert (result.status, result.tool_calls) == ("done", 1)

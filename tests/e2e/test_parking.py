@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from pathlib import Path
 
-from temporalio.testing import WorkflowEnvironment
-
-from tests.e2e.harness import message, running_worker
-from wakeful.agents import Agent, AgentRegistry
+from tests.e2e.harness import RunWakes, message
+from wakeful.agents import Agent
 from wakeful.substrate.store import Store
-from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 
 
 async def test_a_compile_that_can_never_succeed_parks_the_wake_and_the_agent_goes_on(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    sim: SimulatorServer,
-    agent: Agent,
-    tmp_path: Path,
+    store: Store, agent: Agent, tmp_path: Path, run_wakes: RunWakes
 ) -> None:
     # A window too small for the agent's own instructions fails every compile the same way:
     # no retry can help. (An unknown policy name no longer gets this far: the worker refuses
@@ -30,11 +21,7 @@ async def test_a_compile_that_can_never_succeed_parks_the_wake_and_the_agent_goe
     tiny.write_text('name = "tiny"\n[budget]\ncontext_limit = 260\noutput_reserve = 200\n')
     broken = dataclasses.replace(agent, policy=str(tiny))
     register_agent(store.tenant(broken.tenant), broken)
-    registry = AgentRegistry([broken])
-    rt = broken.runtime()
-    async with running_worker(temporal_dev.client, store, registry, sim, uuid.uuid4().hex) as q:
-        first = await wake(temporal_dev.client, rt, message("list_dir ."), q)
-        second = await wake(temporal_dev.client, rt, message("read_file README.md"), q)
+    first, second = await run_wakes(broken, message("list_dir ."), message("read_file README.md"))
 
     assert (first.status, first.model_calls) == ("parked", 0)
     assert first.error.startswith("BudgetError: cannot fit") and "context_limit 260" in first.error

@@ -12,7 +12,6 @@ today's substrate and is reported as a mismatch (exit 1), naming the snapshot as
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
-from tests.e2e.harness import message, running_worker
+from tests.e2e.harness import cli_process_env, message, running_worker
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.cli.main import app
 from wakeful.substrate.records import (
@@ -79,14 +78,7 @@ def _move_the_substrate_on(ts: TenantStore, agent: str, wake_id: str) -> None:
 def cli_env(
     pg_url: str, temporal_dev: WorkflowEnvironment, agent: Agent, tmp_path: Path
 ) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WAKEFUL_")}
-    return env | {
-        "WAKEFUL_DATABASE_URL": pg_url,
-        "WAKEFUL_TEMPORAL_ADDRESS": temporal_dev.client.service_client.config.target_host,
-        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
-        "WAKEFUL_STATE_DIR": str(tmp_path / "state"),
-        "WAKEFUL_TENANT": agent.tenant,
-    }
+    return cli_process_env(pg_url, temporal_dev, tmp_path / "state", agent.tenant)
 
 
 async def test_replay_recompiles_a_past_window_after_consolidation(

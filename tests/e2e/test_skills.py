@@ -10,38 +10,29 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from temporalio.testing import WorkflowEnvironment
-
-from tests.e2e.harness import message, running_worker
-from wakeful.agents import Agent, AgentRegistry
+from tests.e2e.harness import RunWakes, message
+from wakeful.agents import Agent
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.compiler.ledger import Ledger
 from wakeful.contracts import Trigger
 from wakeful.replay import recompile
 from wakeful.substrate.store import Store, TenantStore
-from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import wake
 
 DEPLOY_BODY = "To deploy: run the canary first, then promote; never deploy on Fridays."
 ROLLBACK_BODY = "To roll back: revert the release tag and page the owner."
 
-POLICY = """
-name = "skilled"
 
-[[triggers]]
-name = "deploys"
-paths = ["deploy/*"]
-inject = ["skill:deploy"]
-"""
+def one_trigger_policy(name: str, trigger: str, path: str, skill: str) -> str:
+    """A policy (TOML) whose one trigger, ``trigger``, injects ``skill`` into a wake whose
+    goal touches a path matching ``path``."""
+    return (
+        f'name = "{name}"\n\n[[triggers]]\nname = "{trigger}"\n'
+        f'paths = ["{path}"]\ninject = ["skill:{skill}"]\n'
+    )
 
-UNKNOWN = """
-name = "unknown-skill"
 
-[[triggers]]
-name = "migrations"
-paths = ["db/*"]
-inject = ["skill:db-migrations"]
-"""
+POLICY = one_trigger_policy("skilled", "deploys", "deploy/*", "deploy")
+UNKNOWN = one_trigger_policy("unknown-skill", "migrations", "db/*", "db-migrations")
 
 
 def write_skill(root: Path, name: str, description: str, body: str) -> None:
@@ -89,20 +80,13 @@ def assert_replays(ts: TenantStore, wake_id: str) -> None:
 
 
 async def test_a_glob_trigger_injects_a_skill_and_the_ledger_names_the_trigger(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    sim: SimulatorServer,
-    agent: Agent,
-    tmp_path: Path,
+    store: Store, agent: Agent, tmp_path: Path, run_wakes: RunWakes
 ) -> None:
     a = skilled(agent, tmp_path)
     ts = store.tenant(a.tenant)
-    registry = AgentRegistry([a])
-    async with running_worker(temporal_dev.client, store, registry, sim, uuid.uuid4().hex) as q:
-        hit = await wake(
-            temporal_dev.client, a.runtime(), with_paths("ship it", "deploy/api.yaml"), q
-        )
-        miss = await wake(temporal_dev.client, a.runtime(), with_paths("tidy up", "src/x.py"), q)
+    hit, miss = await run_wakes(
+        a, with_paths("ship it", "deploy/api.yaml"), with_paths("tidy up", "src/x.py")
+    )
     assert hit.status == miss.status == "done", (hit.error, miss.error)
 
     shown = system(window(ts, hit.wake_id, 0))
@@ -123,24 +107,17 @@ async def test_a_glob_trigger_injects_a_skill_and_the_ledger_names_the_trigger(
 
 
 async def test_a_skill_the_model_loads_stays_for_the_session(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    sim: SimulatorServer,
-    agent: Agent,
-    tmp_path: Path,
+    store: Store, agent: Agent, tmp_path: Path, run_wakes: RunWakes
 ) -> None:
     a = skilled(agent, tmp_path)
     ts = store.tenant(a.tenant)
-    registry = AgentRegistry([a])
-    async with running_worker(temporal_dev.client, store, registry, sim, uuid.uuid4().hex) as q:
-        # The simulator's planner calls the tool the message names, with these arguments.
-        first = await wake(
-            temporal_dev.client, a.runtime(), message('load_skill {"name": "rollback"}'), q
-        )
-        later = await wake(temporal_dev.client, a.runtime(), message("how do we undo it?"), q)
-        wrong = await wake(
-            temporal_dev.client, a.runtime(), message('load_skill {"name": "nope"}'), q
-        )
+    # The simulator's planner calls the tool the message names, with these arguments.
+    first, later, wrong = await run_wakes(
+        a,
+        message('load_skill {"name": "rollback"}'),
+        message("how do we undo it?"),
+        message('load_skill {"name": "nope"}'),
+    )
     assert first.status == later.status == wrong.status == "done"
     assert first.session_id == later.session_id
 
@@ -162,38 +139,21 @@ async def test_a_skill_the_model_loads_stays_for_the_session(
 
 
 async def test_a_trigger_injecting_an_unknown_skill_fails_the_compile_in_one_line(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    sim: SimulatorServer,
-    agent: Agent,
-    tmp_path: Path,
+    store: Store, agent: Agent, tmp_path: Path, run_wakes: RunWakes
 ) -> None:
     a = skilled(agent, tmp_path, UNKNOWN)
-    registry = AgentRegistry([a])
-    async with running_worker(temporal_dev.client, store, registry, sim, uuid.uuid4().hex) as q:
-        result = await wake(
-            temporal_dev.client, a.runtime(), with_paths("migrate", "db/0042.sql"), q
-        )
+    (result,) = await run_wakes(a, with_paths("migrate", "db/0042.sql"))
     assert result.status != "done" and result.model_calls == 0
     assert "\n" not in result.error
     assert "'skill:db-migrations'" in result.error and "migrations" in result.error, result.error
 
 
 async def test_the_skills_index_is_in_the_stable_prefix_byte_for_byte_across_wakes(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    sim: SimulatorServer,
-    agent: Agent,
-    tmp_path: Path,
+    store: Store, agent: Agent, tmp_path: Path, run_wakes: RunWakes
 ) -> None:
     a = skilled(agent, tmp_path)
     ts = store.tenant(a.tenant)
-    registry = AgentRegistry([a])
-    async with running_worker(temporal_dev.client, store, registry, sim, uuid.uuid4().hex) as q:
-        one = await wake(temporal_dev.client, a.runtime(), message("hello"), q)
-        two = await wake(
-            temporal_dev.client, a.runtime(), with_paths("ship it", "deploy/web.yaml"), q
-        )
+    one, two = await run_wakes(a, message("hello"), with_paths("ship it", "deploy/web.yaml"))
     assert one.status == two.status == "done"
     firsts = [window(ts, w, 0) for w in (one.wake_id, two.wake_id)]
     for request in firsts:

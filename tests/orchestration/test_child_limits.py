@@ -14,7 +14,7 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import FACTS, Gate, scout, within, worker
+from tests.orchestration.helpers import FACTS, Gate, child_bundle, scout, within, worker
 from wakeful.activities.child import child_agent
 from wakeful.agents import Agent
 from wakeful.contracts import ChildBundle, ChildResult
@@ -189,21 +189,7 @@ async def test_on_invalid_report_hands_back_the_first_invalid_answer_without_a_r
 
 
 def _bundle(agent: Agent, subdir: str) -> ChildBundle:
-    return ChildBundle(
-        tenant=agent.tenant,
-        parent=agent.name,
-        child=CHILD,
-        kind="facts",
-        call_id="call-1",
-        task="Key facts of README.md",
-        frame="(frame)",
-        tools=("read_file",),
-        subdir=subdir,
-        output_schema={},
-        max_tokens=1_000,
-        max_model_calls=2,
-        timeout_s=60,
-        max_result_chars=600,
-        max_attempts=1,
-        on_invalid="retry",
-    )
+    return child_bundle(
+        tenant=agent.tenant, parent=agent.name, child=CHILD, task="Key facts of README.md",
+        frame="(frame)", tools=("read_file",), subdir=subdir, on_invalid="retry",
+    )  # fmt: skip

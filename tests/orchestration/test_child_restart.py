@@ -7,28 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
-import uuid
 from collections import Counter
 from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message
-from tests.orchestration.helpers import Providers
+from tests.e2e.harness import message, running_worker, wait_for_marker
+from tests.e2e.worker_process import fresh_process_config, sigkill, worker_process
 from tests.orchestration.restart import parent_agent
-from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import AgentRegistry
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import connect, wake
 from wakeful.worker.serve import register_agent
-from wakeful.worker.worker import build_worker
 
 SCRIPT = Script.parse(
     [
@@ -40,14 +32,6 @@ SCRIPT = Script.parse(
 )
 
 
-async def _appears(root: Path, pattern: str) -> None:
-    for _ in range(600):
-        if list(root.glob(pattern)):
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{pattern} never appeared in {root}")
-
-
 async def test_a_worker_killed_mid_child_is_replaced_and_each_step_recorded_once(
     temporal_dev: WorkflowEnvironment,
     store: Store,
@@ -55,55 +39,26 @@ async def test_a_worker_killed_mid_child_is_replaced_and_each_step_recorded_once
     pg_url: str,
     tmp_path: Path,
 ) -> None:
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    tenant, queue, key = (
-        f"crash-{uuid.uuid4().hex[:8]}",
-        f"q-{uuid.uuid4().hex[:8]}",
-        uuid.uuid4().hex,
+    cfg = fresh_process_config(
+        temporal_dev, osim, pg_url, tmp_path, tenant_prefix="crash", workdir=tmp_path
     )
+    tenant, markers, queue, key = cfg.tenant, cfg.markers, cfg.queue, cfg.key
     agent = parent_agent(tenant, tmp_path, markers)
     register_agent(store.tenant(tenant), agent)
     osim.simulator.set_script(SCRIPT, scope=key)
-    cfg = {
-        "tenant": tenant,
-        "workdir": str(tmp_path),
-        "markers": str(markers),
-        "db": pg_url,
-        "sim": osim.base_url,
-        "key": key,
-        "queue": queue,
-        "temporal": temporal_dev.client.service_client.config.target_host,
-        "namespace": temporal_dev.client.namespace,
-    }
     # The production client on both sides: the worker process connects with it too, and
     # every client and worker of a namespace must share one data converter (the codec).
-    client = await connect(cfg["temporal"], cfg["namespace"])
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("child_worker_proc.py")), json.dumps(cfg)]
-    )
-    providers = Providers(osim, key)
-    try:
-        await _appears(markers, "worker-ready")
+    client = await connect(cfg.temporal, cfg.namespace)
+    async with worker_process(Path(__file__).with_name("child_worker_proc.py"), cfg) as proc:
         pending = asyncio.create_task(
             wake(client, agent.runtime(), message("scan the fleet"), queue)
         )
-        await _appears(markers, "started-*")
-        os.kill(proc.pid, signal.SIGKILL)  # mid-tool, inside the child
-        proc.wait(timeout=10)
+        await wait_for_marker(markers, "started-*")
+        sigkill(proc)  # mid-tool, inside the child
         (markers / "release").touch()
-        fresh = ActivityDeps(
-            store=store,
-            agents=AgentRegistry([agent]),  # the parent only: the child is rebuilt
-            providers=providers,
-            counter=BpeCounter(),
-        )
-        async with build_worker(client, fresh, queue):
+        # The parent only: the child is rebuilt from its stored bundle.
+        async with running_worker(client, store, AgentRegistry([agent]), osim, key, queue):
             result = await asyncio.wait_for(pending, timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        await providers.aclose()
 
     assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
     ts = store.tenant(tenant)

@@ -13,6 +13,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner, Result
 
+from tests.e2e.harness import cli_settings
 from tests.orchestration.helpers import scout
 from wakeful.cli.main import app
 from wakeful.cli.schedules import parse_duration
@@ -34,14 +35,8 @@ def cli_env(
             monkeypatch.delenv(name)
     tenant = f"cli-{uuid.uuid4().hex[:8]}"
     register_agent(store.tenant(tenant), scout(tmp_path, tenant=tenant))
-    yield {
-        "WAKEFUL_DATABASE_URL": pg_url,
-        "WAKEFUL_TEMPORAL_ADDRESS": temporal_dev.client.service_client.config.target_host,
-        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
-        "WAKEFUL_STATE_DIR": str(tmp_path / "state"),
-        "WAKEFUL_TENANT": tenant,
-        "WAKEFUL_TASK_QUEUE": f"q-{uuid.uuid4().hex[:8]}",
-    }
+    settings = cli_settings(pg_url, temporal_dev, tmp_path / "state", tenant)
+    yield settings | {"WAKEFUL_TASK_QUEUE": f"q-{uuid.uuid4().hex[:8]}"}
 
 
 def run(args: list[str], env: dict[str, str]) -> Result:

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 import pytest
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 
-from tests.e2e.harness import make_deps, message
-from tests.orchestration.helpers import agent_handle, worker
+from tests.e2e.harness import make_deps
+from tests.orchestration.helpers import agent_handle, serving_agent
 from wakeful.activities.handoff_note import check_note, parse_note
 from wakeful.activities.sessions import SessionActivities
 from wakeful.agents import Agent, AgentRegistry
@@ -30,7 +30,6 @@ from wakeful.substrate.records import (
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import wake
 from wakeful.workflows.agent import AgentWorkflow
 from wakeful.workflows.state import workflow_id
 
@@ -70,10 +69,9 @@ async def _session(
     env: WorkflowEnvironment, store: Store, agent: Agent, sim: SimulatorServer, script: Script
 ) -> tuple[float, float, str]:
     """Three wakes and a ``/handoff``: (the wakes' cost, the agent's spend, the session)."""
-    rt = agent.runtime()
-    async with worker(env.client, store, [agent], sim, script=script) as (queue, _):
-        results = [await wake(env.client, rt, message(ask), queue) for ask in ASKS]
-        done = await wake(env.client, rt, message("/handoff end of day"), queue)
+    async with serving_agent(env.client, store, agent, sim, script=script) as served:
+        results = [await served.ask(ask) for ask in ASKS]
+        done = await served.ask("/handoff end of day")
         status = await agent_handle(env.client, agent).query(AgentWorkflow.status)
     assert done.status == "handoff" and done.handoff_id > 0 and not status.session_open
     return sum(r.cost_usd for r in results), status.cost_usd, results[0].session_id
@@ -82,11 +80,11 @@ async def _session(
 async def test_the_next_wakes_ledger_says_which_note_was_written(
     temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
-    env, rt = temporal_skipping, agent.runtime()
-    async with worker(env.client, store, [agent], osim) as (queue, _):
-        one = await wake(env.client, rt, message("Goal: tidy the docs."), queue)
-        await wake(env.client, rt, message("/handoff"), queue)
-        two = await wake(env.client, rt, message("what next?"), queue)
+    env = temporal_skipping
+    async with serving_agent(env.client, store, agent, osim) as served:
+        one = await served.ask("Goal: tidy the docs.")
+        await served.ask("/handoff")
+        two = await served.ask("what next?")
     ts = store.tenant(agent.tenant)
     ledger = Ledger.model_validate_json(ts.get_blob(ts.compiles(two.wake_id)[0].ledger_hash))
     session = one.session_id.rsplit(":", 1)[-1]

@@ -8,12 +8,10 @@ from datetime import timedelta
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message
-from tests.orchestration.helpers import agent_handle, worker
+from tests.orchestration.helpers import agent_handle, serving_agent
 from wakeful.agents import Agent
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import wake
 from wakeful.workflows.agent import AgentWorkflow
 
 
@@ -25,12 +23,12 @@ def _session_ends(store: Store, agent: Agent) -> list[tuple[str, str]]:
 async def test_explicit_handoff_ends_the_session_and_the_next_wake_starts_from_the_note(
     temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
-    env, rt = temporal_skipping, agent.runtime()
-    async with worker(env.client, store, [agent], osim) as (queue, _):
-        one = await wake(env.client, rt, message("read_file docs/design.md"), queue)
-        done = await wake(env.client, rt, message("/handoff switching to the release"), queue)
+    env = temporal_skipping
+    async with serving_agent(env.client, store, agent, osim) as served:
+        one = await served.ask("read_file docs/design.md")
+        done = await served.ask("/handoff switching to the release")
         status = await agent_handle(env.client, agent).query(AgentWorkflow.status)
-        two = await wake(env.client, rt, message("what were we doing?"), queue)
+        two = await served.ask("what were we doing?")
     assert done.status == "handoff" and done.model_calls == 0 and done.handoff_id > 0
     assert not status.session_open
     assert two.session_id != one.session_id
@@ -48,9 +46,9 @@ async def test_explicit_handoff_ends_the_session_and_the_next_wake_starts_from_t
 async def test_an_idle_session_ends_with_a_note_while_the_agent_sleeps(
     temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
-    env, rt = temporal_skipping, agent.runtime()
-    async with worker(env.client, store, [agent], osim) as (queue, _):
-        one = await wake(env.client, rt, message("list_dir ."), queue)
+    env = temporal_skipping
+    async with serving_agent(env.client, store, agent, osim) as served:
+        one = await served.ask("list_dir .")
         assert _session_ends(store, agent) == []
         await env.sleep(timedelta(hours=2))
         handle = agent_handle(env.client, agent)
@@ -68,9 +66,9 @@ async def test_a_wake_that_spends_its_budget_ends_the_session(
 ) -> None:
     env = temporal_skipping
     tight = dataclasses.replace(agent, max_model_calls_per_wake=1)
-    async with worker(env.client, store, [tight], osim) as (queue, _):
-        one = await wake(env.client, tight.runtime(), message("list_dir ."), queue)
-        two = await wake(env.client, tight.runtime(), message("and now?"), queue)
+    async with serving_agent(env.client, store, tight, osim) as served:
+        one = await served.ask("list_dir .")
+        two = await served.ask("and now?")
     assert one.status == "call_budget"
     ((session, state),) = _session_ends(store, agent)
     assert session == one.session_id and "ended (budget: the wake ended with call_budget)" in state

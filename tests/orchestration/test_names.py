@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import SecretStr, ValidationError
 
+from tests.orchestration.helpers import child_bundle
 from wakeful.activities.child import child_agent
 from wakeful.agents import Agent, AgentRegistry, AgentRuntime
-from wakeful.contracts import ChildBundle
 from wakeful.errors import ConfigError, UserError
 from wakeful.substrate.store import Store
 from wakeful.worker.ingress_auth import TenantSecrets
@@ -90,23 +90,10 @@ def test_child_names_are_built_by_wakeful_never_chosen() -> None:
     with pytest.raises(ConfigError, match="agent name 'pager/child/1'"):
         _agent(name="pager/child/1")
     parent = _agent(tenant="corp")
-    bundle = ChildBundle(
-        tenant="corp",
-        parent="pager",
-        child="pager/child/1",
-        kind="k",
-        call_id="c1",
-        task="t",
-        frame="f",
-        tools=(),
-        output_schema={},
-        max_tokens=1000,
-        max_model_calls=2,
-        timeout_s=30.0,
-        max_result_chars=100,
-        max_attempts=1,
-        on_invalid="report",
-    )
+    bundle = child_bundle(
+        tenant="corp", parent="pager", child="pager/child/1", kind="k", call_id="c1",
+        frame="f", timeout_s=30.0, max_result_chars=100,
+    )  # fmt: skip
     child = child_agent(parent, bundle)
     assert (child.name, child.runtime().name) == ("pager/child/1", "pager/child/1")
     AgentRegistry([child])  # the registry takes it

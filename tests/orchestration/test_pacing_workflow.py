@@ -13,7 +13,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import agent_handle, worker
+from tests.orchestration.helpers import agent_handle, serving_agent, worker
 from wakeful.agents import Agent
 from wakeful.compiler import Ledger
 from wakeful.compiler.blocks import Goal, GoalKind
@@ -33,13 +33,13 @@ async def _sleep(env: WorkflowEnvironment, sim: SimulatorServer, gap: timedelta)
 async def test_an_idle_gap_longer_than_the_ttl_changes_the_pacing_decision(
     temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
-    env, rt = temporal_skipping, agent.runtime()
-    async with worker(env.client, store, [agent], osim) as (queue, _):
-        one = await wake(env.client, rt, message("read_file README.md"), queue)
+    env = temporal_skipping
+    async with serving_agent(env.client, store, agent, osim) as served:
+        one = await served.ask("read_file README.md")
         await _sleep(env, osim, timedelta(minutes=1))
-        two = await wake(env.client, rt, message("read_file docs/design.md"), queue)
+        two = await served.ask("read_file docs/design.md")
         await _sleep(env, osim, timedelta(minutes=10))
-        three = await wake(env.client, rt, message("read_file docs/roadmap.md"), queue)
+        three = await served.ask("read_file docs/roadmap.md")
         status = await agent_handle(env.client, agent).query(AgentWorkflow.status)
 
     assert [w.pacing for w in (one, two, three)] == ["handoff", "continue_now", "handoff"]

@@ -8,15 +8,17 @@ an application sets them, which Wakeful's default telemetry records to."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
+from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import worker
+from tests.orchestration.helpers import child_bundle, worker
 from tests.otel_user import user_global_providers
 from wakeful.agents import Agent
-from wakeful.contracts import ChildBundle
+from wakeful.contracts import WakeResult
 from wakeful.substrate.store import Store
 from wakeful.telemetry import Telemetry
 from wakeful.testing.simulator.script import Script
@@ -44,29 +46,45 @@ def _attr(span: ReadableSpan, key: str) -> object:
     return dict(span.attributes or {}).get(key)
 
 
+async def _traced_client(env: WorkflowEnvironment) -> Client:
+    """A client of ``env``'s server whose calls start spans and carry the trace into the
+    workflows, as Wakeful's client does with telemetry on."""
+    target = env.client.service_client.config.target_host
+    interceptors = [Telemetry().tracing_interceptor()]
+    return await connect(target, env.client.namespace, interceptors=interceptors)
+
+
+async def _delegating_wake(
+    env: WorkflowEnvironment,
+    store: Store,
+    sim: SimulatorServer,
+    agent: Agent,
+    delegation: dict[str, str],
+    *then: dict[str, Any],
+) -> tuple[Client, WakeResult]:
+    """One wake of ``agent`` ("survey the docs") through :func:`_traced_client`, in which the
+    model splits the work with one ``delegate`` call (``delegation``: its input), then
+    replies ``then``. Returns the client and the wake's result."""
+    split = {
+        "text": "Splitting the work.",
+        "tool_calls": [{"name": "delegate", "input": delegation}],
+    }
+    script = Script.parse([split, *then])
+    client = await _traced_client(env)
+    async with worker(client, store, [agent], sim, script=script) as (queue, _):
+        result = await wake(client, agent.runtime(), message("survey the docs"), queue)
+    return client, result
+
+
 async def test_a_child_agents_wake_is_in_its_parents_trace(
     temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
     exporter, _ = user_global_providers()
-    script = Script.parse(
-        [
-            {
-                "text": "Splitting the work.",
-                "tool_calls": [
-                    {"name": "delegate", "input": {"kind": "facts", "task": "Facts of README.md"}}
-                ],
-            },
-            {"text": json.dumps(FACTS)},  # the child's answer
-            {"text": "One card merged."},
-        ]
-    )
-    env = temporal_dev
-    target = env.client.service_client.config.target_host
-    client = await connect(
-        target, env.client.namespace, interceptors=[Telemetry().tracing_interceptor()]
-    )
-    async with worker(client, store, [agent], osim, script=script) as (queue, _):
-        result = await wake(client, agent.runtime(), message("survey the docs"), queue)
+    client, result = await _delegating_wake(
+        temporal_dev, store, osim, agent, {"kind": "facts", "task": "Facts of README.md"},
+        {"text": json.dumps(FACTS)},  # the child's answer
+        {"text": "One card merged."},
+    )  # fmt: skip
     assert (result.status, result.tool_calls) == ("done", 1)
     (call_id,) = [
         e.tool_call_id
@@ -135,22 +153,10 @@ async def test_a_refused_delegation_is_an_execute_tool_span_with_its_error(
     temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
     exporter, _ = user_global_providers()
-    script = Script.parse(
-        [
-            {
-                "text": "Splitting the work.",
-                "tool_calls": [{"name": "delegate", "input": {"kind": "nope", "task": "Do it"}}],
-            },
-            {"text": "Done without help."},
-        ]
-    )
-    env = temporal_dev
-    target = env.client.service_client.config.target_host
-    client = await connect(
-        target, env.client.namespace, interceptors=[Telemetry().tracing_interceptor()]
-    )
-    async with worker(client, store, [agent], osim, script=script) as (queue, _):
-        result = await wake(client, agent.runtime(), message("survey the docs"), queue)
+    _, result = await _delegating_wake(
+        temporal_dev, store, osim, agent, {"kind": "nope", "task": "Do it"},
+        {"text": "Done without help."},
+    )  # fmt: skip
     assert result.status == "done"
     spans = exporter.get_finished_spans()
     (parent,) = [
@@ -173,23 +179,12 @@ async def test_a_refused_delegation_is_an_execute_tool_span_with_its_error(
 
 
 def test_a_child_workflows_summary_is_one_short_line() -> None:
-    bundle = ChildBundle(
-        tenant="acme",
-        parent="scout",
+    bundle = child_bundle(
         child="scout/child/2",
-        kind="facts",
         call_id="toolu_1",
         task="find the release dates\n of   every component " + "x" * 300,
-        frame="",
-        tools=(),
-        subdir="",
-        output_schema={},
-        max_tokens=1000,
         max_model_calls=3,
-        timeout_s=60,
         max_result_chars=500,
-        max_attempts=1,
-        on_invalid="report",
     )
     summary = child_summary(bundle)
     assert summary.startswith(

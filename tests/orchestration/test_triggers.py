@@ -9,7 +9,7 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import agent_handle, settled, worker
+from tests.orchestration.helpers import agent_handle, serving_agent, settled, worker
 from wakeful.agents import Agent
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
@@ -73,14 +73,14 @@ async def test_continue_as_new_carries_state_and_deduplication(
 async def test_a_stopped_agent_restarts_with_its_numbering(
     temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
-    env, rt = temporal_skipping, agent.runtime()
-    async with worker(env.client, store, [agent], osim) as (queue, _):
-        one = await wake(env.client, rt, message("hello", "before-stop"), queue)
+    env = temporal_skipping
+    async with serving_agent(env.client, store, agent, osim) as served:
+        one = await served.ask("hello", "before-stop")
         handle = agent_handle(env.client, agent)
         await handle.signal(AgentWorkflow.stop)
         final = await env.client.get_workflow_handle(handle.id).result()
-        two = await wake(env.client, rt, message("hello again", "after-stop"), queue)
-        dup = await wake(env.client, rt, message("hello", "before-stop"), queue)
+        two = await served.ask("hello again", "after-stop")
+        dup = await served.ask("hello", "before-stop")
     assert final["wakes"] == 1  # type: ignore[index]
     assert (one.number, two.number) == (1, 2)
     assert two.session_id != one.session_id  # a restarted workflow opens a new session

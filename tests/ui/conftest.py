@@ -3,7 +3,6 @@ embedded Postgres and the provider simulator, recorded once per test session."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -13,12 +12,10 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.conftest import sim  # noqa: F401  (the session's simulator fixture)
-from tests.e2e.harness import message, running_worker
+from tests.e2e.harness import cli_process_env, demo_scout, message, running_worker
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.contracts import WakeResult
-from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
-from wakeful.demo.tools import DEMO_TOOLS
+from wakeful.demo.agent import seed_workspace
 from wakeful.substrate.records import (
     DecisionRecord,
     EventIn,
@@ -47,20 +44,14 @@ class Recorded:
 async def recorded(
     temporal_dev: WorkflowEnvironment,
     store: Store,
-    sim: SimulatorServer,  # noqa: F811
+    sim: SimulatorServer,
     tmp_path_factory: pytest.TempPathFactory,
     pg_url: str,
 ) -> AsyncIterator[Recorded]:
     from wakeful.worker.client import wake
 
     root = tmp_path_factory.mktemp("ui")
-    agent = Agent(
-        name="scout",
-        instructions=INSTRUCTIONS,
-        tools=DEMO_TOOLS,
-        workdir=str(seed_workspace(root / "ws")),
-        tenant=f"ui-{uuid.uuid4().hex[:10]}",
-    )
+    agent = demo_scout(seed_workspace(root / "ws"), f"ui-{uuid.uuid4().hex[:10]}")
     ts = store.tenant(agent.tenant)
     register_agent(ts, agent)
     registry = AgentRegistry([agent])
@@ -69,13 +60,7 @@ async def recorded(
         for text in ("list_dir . please", "and list_dir . once more"):
             results.append(await wake(temporal_dev.client, agent.runtime(), message(text), q))
     assert [r.status for r in results] == ["done", "done"], results
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WAKEFUL_")} | {
-        "WAKEFUL_DATABASE_URL": pg_url,
-        "WAKEFUL_TEMPORAL_ADDRESS": temporal_dev.client.service_client.config.target_host,
-        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
-        "WAKEFUL_STATE_DIR": str(Path(root) / "state"),
-        "WAKEFUL_TENANT": agent.tenant,
-    }
+    env = cli_process_env(pg_url, temporal_dev, Path(root) / "state", agent.tenant)
     yield Recorded(ts, agent, results, env)
 
 

