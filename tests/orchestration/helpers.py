@@ -20,6 +20,7 @@ from temporalio.service import RPCError
 
 from tests.e2e.harness import Providers, demo_scout, message, serving
 from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.intent_setting import IntentModel
 from wakeful.agents import Agent, AgentRegistry, Delegation, Tool, ToolContext
 from wakeful.compiler import WindowPolicy
 from wakeful.contracts import ChildBundle, WakeResult
@@ -156,9 +157,11 @@ async def worker(
     policies: dict[str, WindowPolicy] | None = None,
     vectors: VectorStore | None = None,
     search_attributes: bool = False,
+    intent_classifier: IntentModel | None = None,
 ) -> AsyncIterator[tuple[str, str]]:
     """A worker on a fresh queue; yields (task queue, simulator API key). ``policies`` are
-    compile policies by name, besides the default; with ``vectors``, compiles retrieve."""
+    compile policies by name, besides the default; with ``vectors``, compiles retrieve;
+    with ``intent_classifier``, a model names the intents of goals that came without."""
     key, queue = uuid.uuid4().hex, f"q-{uuid.uuid4().hex[:8]}"
     if script is not None:
         sim.simulator.set_script(script, scope=key)
@@ -170,6 +173,7 @@ async def worker(
         counter=BpeCounter(),
         policies=dict(policies or {}),
         vectors=vectors,
+        intent_classifier=intent_classifier,
     )
     if search_attributes:  # as `wakeful worker` does at start
         deps.search_attributes = await ensure_search_attributes(client)

@@ -18,7 +18,11 @@ patch branches.
 local tool that timed out. A replay raises that timeout in another shape than the run did
 (see ``wakeful.workflows.cycle.ACTIVITY_FAILURES``); while the workflow caught only the
 run's shape, this history failed with ``[TMPRL1100] ... Missing associated machine for
-LocalActivity(5)``, as every worker after a restart did."""
+LocalActivity(5)``, as every worker after a restart did.
+
+``agent_intent_spend_workflow`` (``python -m tests.histories.record_intent_spend``): a wake
+whose goal a model classified, its cost counted in the wake's spend (patch
+``intent-spend-1``)."""
 
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ from temporalio.worker import Replayer
 
 from wakeful.worker.codec import ENCODING, ENCODING_Z1, data_converter
 from wakeful.worker.worker import WORKFLOWS
+from wakeful.workflows.cycle import INTENT_SPEND
 from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
@@ -45,6 +50,7 @@ NAMES = (
     "agent_lifecycle_workflow_5",
     "agent_lifecycle_workflow_6",
     "agent_local_timeout_workflow",
+    "agent_intent_spend_workflow",
 )
 
 
@@ -102,15 +108,23 @@ def test_quick_tools_run_as_local_activities_in_the_newest_histories() -> None:
 @pytest.mark.parametrize("name", ["agent_workflow_6", "agent_lifecycle_workflow_6"])
 def test_the_newest_histories_answer_wakes_by_query_in_wz2_payloads(name: str) -> None:
     """Their replays take the patch branch that leaves the answer out of the update."""
-    patches = {
+    assert "answer-by-query-1" in _patches(name)
+    assert ENCODING.decode() in base64_encodings((HISTORIES / f"{name}.json").read_text())
+
+
+def _patches(name: str) -> set[str]:
+    return {
         json.loads(m.details["patch-data"].payloads[0].data)["id"]
         for e in _history(name).events
         if e.HasField("marker_recorded_event_attributes")
         for m in [e.marker_recorded_event_attributes]
         if m.marker_name == "core_patch"
     }
-    assert "answer-by-query-1" in patches
-    assert ENCODING.decode() in base64_encodings((HISTORIES / f"{name}.json").read_text())
+
+
+def test_the_intent_spend_history_takes_its_patch_branch() -> None:
+    """A model classified the goal: the wake's spend counted that call."""
+    assert INTENT_SPEND in _patches("agent_intent_spend_workflow")
 
 
 def test_the_lifecycle_history_covers_the_idle_hours() -> None:
