@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 from tests.e2e.harness import message
-from tests.histories.stack import recording_stack
+from tests.histories.stack import recording_stack, stop_and_save
 from tests.orchestration.helpers import settled, worker
 from wakeful.activities.intent_setting import IntentModel
 from wakeful.agents import Agent
@@ -29,7 +29,6 @@ from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import deliver
 from wakeful.worker.serve import register_agent
-from wakeful.workflows.agent import AgentWorkflow, workflow_id
 
 HERE = Path(__file__).parent
 NAME = "agent_intent_spend_workflow"
@@ -65,11 +64,7 @@ async def record(out: Path) -> None:
                 rt = agent.runtime()
                 await deliver(env.client, rt, message("Roll out billing 2.4 today", "k1"), queue)
                 await settled(env.client, agent, 1)
-                handle = env.client.get_workflow_handle(workflow_id(agent.tenant, agent.name))
-                await handle.signal(AgentWorkflow.stop)
-                await handle.result()
-                history = await handle.fetch_history()
-                (out / f"{NAME}.json").write_text(history.to_json() + "\n")
+                await stop_and_save(env.client, agent, out / f"{NAME}.json")
 
 
 if __name__ == "__main__":

@@ -24,14 +24,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 from tests.e2e.harness import message
-from tests.histories.stack import recording_stack
+from tests.histories.stack import recording_stack, stop_and_save
 from tests.orchestration.helpers import settled, worker
 from wakeful.agents import Agent, Tool, ToolContext
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import deliver
 from wakeful.worker.serve import register_agent
-from wakeful.workflows.agent import AgentWorkflow, workflow_id
 
 HERE = Path(__file__).parent
 NAME = "agent_local_timeout_workflow"
@@ -74,11 +73,7 @@ async def record(out: Path) -> None:
                     await settled(env.client, agent, 1)
                     await deliver(env.client, rt, message("What is in README.md?", "k2"), queue)
                     await settled(env.client, agent, 2)
-                    handle = env.client.get_workflow_handle(workflow_id(agent.tenant, agent.name))
-                    await handle.signal(AgentWorkflow.stop)
-                    await handle.result()
-                    history = await handle.fetch_history()
-                    (out / f"{NAME}.json").write_text(history.to_json() + "\n")
+                    await stop_and_save(env.client, agent, out / f"{NAME}.json")
                     release.set()  # the timed-out attempts still hold their threads
     finally:
         release.set()

