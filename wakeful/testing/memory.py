@@ -32,7 +32,7 @@ import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.names import check_tenant
@@ -47,9 +47,10 @@ from wakeful.substrate.records import (
 )
 from wakeful.substrate.tail import tail_start
 
-__all__ = ["MemoryStore", "MemoryUnit"]
+__all__ = ["MemoryStore", "MemoryUnit", "recent_tail", "select_events"]
 
 _R = TypeVar("_R")
+_Once = TypeVar("_Once", HandoffRecord, SummaryRecord)  # written once per step key
 
 
 def _utc_now() -> datetime:
@@ -125,7 +126,7 @@ class MemoryStore:
         self._last_ids = {"handoff": 0, "memory": 0, "summary": 0}
         # Step keys are unique per tenant: each maps to the agent whose row holds it.
         self._event_steps: dict[str, tuple[str, int]] = {}  # -> (agent, event id)
-        self._steps: dict[tuple[str, str], str] = {}  # (table, step key) -> agent
+        self._steps: dict[tuple[str, str], _Row[Any]] = {}  # (table, step key) -> its row
 
     def _of(self, agent: str) -> _Agent:
         return self._agents.setdefault(agent, _Agent())
@@ -133,6 +134,16 @@ class MemoryStore:
     def _next_id(self, table: str) -> int:
         self._last_ids[table] += 1
         return self._last_ids[table]
+
+    def _once(self, table: str, rows: list[_Row[_Once]], rec: _Once, rev: int) -> _Once:
+        """The row of ``rec``'s step key: written now (an id of ``table``'s, the clock's
+        time), or as first written (a retry)."""
+        row = self._steps.get((table, rec.step_key))
+        if row is None:
+            stamps = {"id": self._next_id(table), "created_at": self.clock()}
+            row = self._steps[(table, rec.step_key)] = _Row(rec.model_copy(update=stamps), rev)
+            rows.append(row)
+        return cast(_Once, row.record.model_copy(deep=True))
 
     # --- units (TenantStore's shape: every call reads the same lists) -------------------
 
@@ -181,17 +192,15 @@ class MemoryStore:
         limit: int | None = None,
         newest: bool = False,
     ) -> list[StoredEvent]:
-        """Events in append order. ``newest`` with ``limit`` gives the last ``limit``."""
-        out = [
-            e
-            for e in self._of(agent).events
-            if (wake_id is None or e.wake_id == wake_id)
-            and (max_id is None or e.id <= max_id)
-            and (include_retired or e.retired_at is None)
-        ]
-        if limit is not None:
-            out = out[len(out) - min(limit, len(out)) :] if newest else out[:limit]
-        return out
+        """The agent's events in id order (the last ``limit`` with ``newest``)."""
+        return select_events(
+            self._of(agent).events,
+            wake_id=wake_id,
+            max_id=max_id,
+            include_retired=include_retired,
+            limit=limit,
+            newest=newest,
+        )
 
     def recent_events(
         self,
@@ -203,12 +212,8 @@ class MemoryStore:
         page: int = 1,
     ) -> list[StoredEvent]:
         """The raw tail a snapshot starts from (``TenantStore.recent_events``)."""
-        tail_start(0, limit, page)  # validates limit and page
-        if session_id is None or page == 1:
-            tail = self.events(agent, max_id=max_id, limit=limit, newest=True)
-            return [e for e in tail if session_id is None or e.session_id == session_id]
-        mine = [e for e in self.events(agent, max_id=max_id) if e.session_id == session_id]
-        return mine[tail_start(len(mine), limit, page) :]
+        events = self._of(agent).events
+        return recent_tail(events, max_id=max_id, limit=limit, session_id=session_id, page=page)
 
     def max_event_id(self, agent: str) -> int:
         events = self._of(agent).events
@@ -263,19 +268,7 @@ class MemoryStore:
     def write_handoff(self, rec: HandoffRecord) -> HandoffRecord:
         """Store a handoff note; a retry (its step key stored already) gets the first."""
         rows = self._of(rec.agent)
-        rev = rows.bump()
-        owner = self._steps.get(("handoff", rec.step_key))
-        if owner is None:
-            note = rec.model_copy(
-                update={"id": self._next_id("handoff"), "created_at": self.clock()}
-            )
-            rows.handoffs.append(_Row(note, rev))
-            self._steps[("handoff", rec.step_key)] = rec.agent
-            return note.model_copy(deep=True)
-        first = self._of(owner).handoffs
-        return next(h.record for h in first if h.record.step_key == rec.step_key).model_copy(
-            deep=True
-        )
+        return self._once("handoff", rows.handoffs, rec, rows.bump())
 
     def latest_handoff(
         self,
@@ -286,8 +279,8 @@ class MemoryStore:
         other_than_session: str | None = None,
         revision: int | None = None,
     ) -> HandoffRecord | None:
-        """The newest note (of another session than ``other_than_session``); with
-        ``revision``, the newest written at or before it (and ``before`` is not needed)."""
+        """As ``TenantStore.latest_handoff``: the newest note, of another session than
+        ``other_than_session``, written by ``revision`` (else by the time ``before``)."""
         for row in reversed(self._of(agent).handoffs):
             h = row.record
             if (
@@ -350,11 +343,9 @@ class MemoryStore:
         validity of live ones captured at or before it; if a live one was captured after
         it (the new one arrived late), the new one is stored already superseded by it.
         """
-        owner = self._steps.get(("memory", rec.step_key))
-        if owner is not None:  # a retry: superseding again would retire the newer memories
-            return next(
-                r.record for r in self._of(owner).memories if r.record.step_key == rec.step_key
-            ).model_copy()
+        done = self._steps.get(("memory", rec.step_key))
+        if done is not None:  # a retry: superseding again would retire the newer memories
+            return cast(MemoryRecord, done.record.model_copy())
         rows = self._of(rec.agent)
         rev = rows.bump()
         prior = [
@@ -375,7 +366,7 @@ class MemoryStore:
             r.record = r.record.model_copy(update={"invalidated_at": rec.captured_at})
             r.ended = rev
         rows.memories.append(row)
-        self._steps[("memory", rec.step_key)] = rec.agent
+        self._steps[("memory", rec.step_key)] = row
         return row.record.model_copy()
 
     def memories(
@@ -406,16 +397,7 @@ class MemoryStore:
         of its span that are not retired yet, at ``at``, by it."""
         rows = self._of(rec.agent)
         rev = rows.bump()
-        owner = self._steps.get(("summary", rec.step_key))
-        if owner is None:
-            stored = rec.model_copy(
-                update={"id": self._next_id("summary"), "created_at": self.clock()}
-            )
-            rows.summaries.append(_Row(stored, rev))
-            self._steps[("summary", rec.step_key)] = owner = rec.agent
-        summary = next(
-            r.record for r in self._of(owner).summaries if r.record.step_key == rec.step_key
-        )
+        summary = self._once("summary", rows.summaries, rec, rev)
         if retire_span:
             retired = {"retired_at": at, "retired_by": f"summary:{summary.id}", "retired_rev": rev}
             rows.events = [
@@ -424,7 +406,7 @@ class MemoryStore:
                 else e
                 for e in rows.events
             ]
-        return summary.model_copy()
+        return summary
 
     def summaries(
         self, agent: str, *, max_id: int | None = None, revision: int | None = None
@@ -441,6 +423,49 @@ class MemoryStore:
             and (max_id is None or row.record.span_end <= max_id)
         ]
         return [s.model_copy() for s in sorted(live, key=lambda s: s.span_start)]
+
+
+def select_events(
+    events: Sequence[StoredEvent],
+    *,
+    wake_id: str | None = None,
+    max_id: int | None = None,
+    include_retired: bool = True,
+    limit: int | None = None,
+    newest: bool = False,
+) -> list[StoredEvent]:
+    """``TenantStore.events`` over ``events`` (one agent's, in id order): for a view that
+    holds events of its own beside a store's."""
+    out = [
+        e
+        for e in events
+        if (wake_id is None or e.wake_id == wake_id)
+        and (max_id is None or e.id <= max_id)
+        and (include_retired or e.retired_at is None)
+    ]
+    if limit is not None:
+        out = out[len(out) - min(limit, len(out)) :] if newest else out[:limit]
+    return out
+
+
+def recent_tail(
+    events: Sequence[StoredEvent],
+    *,
+    max_id: int,
+    limit: int,
+    session_id: str | None = None,
+    page: int = 1,
+) -> list[StoredEvent]:
+    """``TenantStore.recent_events`` over ``events`` (one agent's, in id order): of the
+    newest ``limit`` up to ``max_id``, those of ``session_id``; with a session and
+    ``page > 1``, the session's events from a page boundary on
+    (:func:`~wakeful.substrate.tail.tail_start`)."""
+    tail_start(0, limit, page)  # validates limit and page
+    if session_id is None or page == 1:
+        tail = select_events(events, max_id=max_id, limit=limit, newest=True)
+        return [e for e in tail if session_id is None or e.session_id == session_id]
+    mine = [e for e in select_events(events, max_id=max_id) if e.session_id == session_id]
+    return mine[tail_start(len(mine), limit, page) :]
 
 
 def _le(when: datetime | None, bound: datetime) -> bool:
