@@ -200,6 +200,8 @@ def _decisions(ts: Store, out: dict[str, Any], ids: list[int]) -> None:
     start = ts.knowledge_revision("a1")
     ts.register_decision(_decision("d-b", "use Postgres", source_event=ids[0]))
     ts.register_decision(_decision("d-a", "freeze merges", expires_at=_h(1)))
+    ts.register_decision(_decision("P-10", "page on-call"))  # ids sort by code point
+    ts.register_decision(_decision("P-9", "no deploys on Friday"))
     out["register retry"] = ts.register_decision(_decision("d-b", "use MySQL")).text
     ts.register_decision(_decision("d-r", "retired", retired_at=_h(2), retired_by="person"))
     before_supersession = ts.knowledge_revision("a1")

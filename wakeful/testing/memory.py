@@ -17,7 +17,8 @@ writes a test fills it with through the runtime's own record types:
 Every knowledge write moves the agent's knowledge revision, so a snapshot read at a
 revision (as the compile activity reads) sees what was written by then. Rows are Python
 lists and dicts: nothing of Postgres is emulated but what its rows mean. ``created_at`` and
-``ingest_time``, which Postgres takes from its own clock, come from ``clock``.
+``ingest_time``, which Postgres takes from its own clock, come from ``clock``; decisions
+sort by id in code-point order (a database with the ``C`` collation's).
 
 It does not hold wakes, compiles, model calls or their ledgers, blobs, agents, index
 cursors, webhook claims, the consolidation log, memory verification marks, summary rollups,
@@ -124,7 +125,7 @@ class MemoryStore:
         # Ids come from sequences shared by the tenant's agents, as Postgres's identities.
         self._last_event_id = 0
         self._last_ids = {"handoff": 0, "memory": 0, "summary": 0}
-        # Step keys are unique per tenant: each maps to the agent whose row holds it.
+        # Step keys are unique per tenant, across its agents: each maps to its row.
         self._event_steps: dict[str, tuple[str, int]] = {}  # -> (agent, event id)
         self._steps: dict[tuple[str, str], _Row[Any]] = {}  # (table, step key) -> its row
 
@@ -167,7 +168,11 @@ class MemoryStore:
         out: list[StoredEvent] = []
         for item in items:
             self._last_event_id += 1  # a conflicting row uses up its id too
-            if item.step_key not in self._event_steps:
+            known = self._event_steps.get(item.step_key)
+            if known is not None:  # a retry: the event as stored (retired since, maybe)
+                owner, event_id = known
+                out.append(next(e for e in self._of(owner).events if e.id == event_id))
+            else:
                 row = pg_json(item.model_dump())  # as Postgres stores it (no NUL, ...)
                 row["content_hash"] = content_hash(
                     row["text"], row["kind"], row["role"] or "", row["tool_call_id"] or ""
@@ -175,12 +180,8 @@ class MemoryStore:
                 event = StoredEvent(**row, id=self._last_event_id, ingest_time=self.clock())
                 self._of(agent).events.append(event)
                 self._event_steps[item.step_key] = (agent, event.id)
-            owner, event_id = self._event_steps[item.step_key]
-            out.append(self._event(owner, event_id))
+                out.append(event)
         return out
-
-    def _event(self, agent: str, event_id: int) -> StoredEvent:
-        return next(e for e in self._of(agent).events if e.id == event_id)
 
     def events(
         self,
