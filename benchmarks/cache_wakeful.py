@@ -29,7 +29,7 @@ from typing import Any
 
 from benchmarks.cache_session import AgentSession
 from benchmarks.cache_strategies import CallContext, Plan, Strategy
-from benchmarks.cache_substrate import AGENT, MemorySubstrate, at, goal_of, recent_of
+from benchmarks.cache_substrate import AGENT, MemorySubstrate, at, goal_of
 from wakeful.activities.compile import breakpoint_refs, evidence_event
 from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.compiler import (
@@ -49,6 +49,7 @@ from wakeful.substrate.indexing import EventIndex, retrieve_into
 from wakeful.substrate.records import EventIn, StoredEvent
 from wakeful.substrate.snapshot import RECENT_LIMIT, RECENT_PAGE
 from wakeful.substrate.vectors.edge import EdgeVectorStore
+from wakeful.testing.memory import recent_tail, select_events
 from wakeful.workflows.cache import rates_for, update_clock
 from wakeful.workflows.pacing import CacheClock, cache_ttls
 
@@ -110,15 +111,10 @@ class StrategyView:
         limit: int | None = None,
         newest: bool = False,
     ) -> list[StoredEvent]:
-        out = [
-            e
-            for e in self._merged(self.shared.events(agent, max_id=max_id), max_id)
-            if (wake_id is None or e.wake_id == wake_id)
-            and (include_retired or e.retired_at is None)
-        ]
-        if limit is not None:
-            out = out[-limit:] if newest else out[:limit]
-        return out
+        merged = self._merged(self.shared.events(agent, max_id=max_id), max_id)
+        return select_events(
+            merged, wake_id=wake_id, include_retired=include_retired, limit=limit, newest=newest
+        )
 
     def recent_events(
         self,
@@ -129,7 +125,8 @@ class StrategyView:
         session_id: str | None = None,
         page: int = 1,
     ) -> list[StoredEvent]:
-        return recent_of(self, agent, max_id=max_id, limit=limit, session_id=session_id, page=page)
+        merged = self._merged(self.shared.events(agent, max_id=max_id), max_id)
+        return recent_tail(merged, max_id=max_id, limit=limit, session_id=session_id, page=page)
 
     def record(self, event: StoredEvent) -> None:
         if all(e.step_key != event.step_key for e in self.own):

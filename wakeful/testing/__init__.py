@@ -18,7 +18,18 @@ tool the user's message names). Nothing here reaches a real provider::
 
 ``wakeful demo`` runs on it. :class:`AgentTestEnv` runs an agent end to end on it (a
 Temporal dev server, Postgres, a worker): script the model, wake the agent, read its answer,
-calls and events. The benchmarks live in the repository's ``benchmarks`` package, outside
+calls and events. Without any server, :class:`MemoryStore` holds an agent's history in
+memory (events, decisions, handoff notes, summaries, memories, with the Postgres store's
+semantics) and :func:`compile_for` shows the window the agent's policy compiles from it::
+
+    from wakeful.testing import MemoryStore, compile_for
+
+    store = MemoryStore()
+    store.append_events("triage", [...])  # EventIn records, as a wake writes them
+    window = compile_for(agent, store, "billing deploy failed again", now=now)
+    print(window.request_json)
+
+The benchmarks live in the repository's ``benchmarks`` package, outside
 the installed package. Names are imported on first use: serving the simulator over HTTP
 (:class:`SimulatorServer`, :class:`AgentTestEnv`) needs the ``server`` extra, the rest does
 not.
@@ -30,7 +41,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from wakeful.testing.compile import compile_for
     from wakeful.testing.env import AgentTestEnv, SimulatedProviders, TestServers
+    from wakeful.testing.memory import MemoryStore
     from wakeful.testing.simulator import (
         CallRecord,
         ManualClock,
@@ -45,6 +58,7 @@ __all__ = [
     "AgentTestEnv",
     "CallRecord",
     "ManualClock",
+    "MemoryStore",
     "OffsetClock",
     "Script",
     "SimulatedProviders",
@@ -52,15 +66,22 @@ __all__ = [
     "SimulatorServer",
     "Step",
     "TestServers",
+    "compile_for",
 ]
 
-_IN_ENV = {"AgentTestEnv", "SimulatedProviders", "TestServers"}
+_MODULE = {
+    "AgentTestEnv": "wakeful.testing.env",
+    "SimulatedProviders": "wakeful.testing.env",
+    "TestServers": "wakeful.testing.env",
+    "MemoryStore": "wakeful.testing.memory",
+    "compile_for": "wakeful.testing.compile",
+}
 
 
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = "wakeful.testing.env" if name in _IN_ENV else "wakeful.testing.simulator"
+    module = _MODULE.get(name, "wakeful.testing.simulator")
     value = getattr(import_module(module), name)
     globals()[name] = value  # later lookups skip this function
     return value
