@@ -69,12 +69,9 @@ class MemorySubstrate(MemoryStore):
 
     def _append(self, item: EventIn) -> StoredEvent:
         self.now = item.event_time
+        # Content hashes as the store makes them, production's: retrieval drops a hit
+        # whose text an earlier event had, as the worker's does.
         (stored,) = self.append_events(AGENT, [item])
-        # A hash per event, as the benchmark has always had: the store's content hashes
-        # (production's) let retrieval drop hits whose text an earlier event had, which
-        # moves the LoCoMo shapes' numbers a little.
-        stored = stored.model_copy(update={"content_hash": f"ev{stored.id}"})
-        self._of(AGENT).events[-1] = stored
         return stored
 
     def start_wake(self, ref: WakeRef, wake: Wake) -> None:
