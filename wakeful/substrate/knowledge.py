@@ -242,7 +242,9 @@ _DECISIONS = (
     select(t.decisions)
     .where(_d.tenant == bindparam("tenant"), _d.agent == bindparam("agent"))
     .where(or_(_d.expires_at.is_(None), _d.expires_at > bindparam("at")))
-    .order_by(_d.decision_id)
+    # By code point, whatever the database's collation: the order decisions take in a
+    # window must not depend on how the database was created (a restore elsewhere).
+    .order_by(_d.decision_id.collate("C"))
 )
 _LIVE_DECISIONS = (
     _DECISIONS.where(_d.superseded_by.is_(None))

@@ -189,8 +189,9 @@ class RegistryRepo:
 _AGENT = and_(_d.tenant == bindparam("t"), _d.agent == bindparam("a"))
 _DUE = and_(_d.superseded_by.is_(None), _d.retired_at.is_(None), _d.expires_at <= bindparam("at"))
 _BY = _d.retired_by == bindparam("by")
-_DUE_OR_MINE = select(t.decisions).where(_AGENT, or_(_DUE, _BY)).order_by(_d.decision_id)
-_MINE = select(t.decisions).where(_AGENT, _BY).order_by(_d.decision_id)
+_BY_ID = _d.decision_id.collate("C")  # by code point, as knowledge.live_decisions sorts
+_DUE_OR_MINE = select(t.decisions).where(_AGENT, or_(_DUE, _BY)).order_by(_BY_ID)
+_MINE = select(t.decisions).where(_AGENT, _BY).order_by(_BY_ID)
 # Valid time: a decision stopped holding at its expiry, not when a compile noticed.
 _EXPIRE = (
     update(t.decisions)

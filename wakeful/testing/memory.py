@@ -18,7 +18,7 @@ Every knowledge write moves the agent's knowledge revision, so a snapshot read a
 revision (as the compile activity reads) sees what was written by then. Rows are Python
 lists and dicts: nothing of Postgres is emulated but what its rows mean. ``created_at`` and
 ``ingest_time``, which Postgres takes from its own clock, come from ``clock``; decisions
-sort by id in code-point order (a database with the ``C`` collation's).
+sort by id in code-point order, as the Postgres store does whatever the database's collation.
 
 It does not hold wakes, compiles, model calls or their ledgers, blobs, agents, index
 cursors, webhook claims, the consolidation log, memory verification marks, summary rollups,
