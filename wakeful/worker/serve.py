@@ -265,7 +265,11 @@ async def _serve(
         embedder=embedder_for(settings),
         telemetry=build_telemetry(settings),
         # The model's call runs on this loop, where the provider clients live.
-        intent_classifier=None if intents is None else IntentModel(intents, loop),
+        intent_classifier=(
+            None
+            if intents is None
+            else IntentModel(intents, loop, timeout_s=settings.intent_classifier_timeout_s)
+        ),
     )
     open_index(deps)
     tracing = [deps.telemetry.tracing_interceptor()] if deps.telemetry.enabled else []

@@ -182,6 +182,14 @@ class Settings(BaseSettings):
         "model:anthropic:claude-haiku-4-5). A failed model call falls back to the rules; "
         "the ledger says which classified.",
     )
+    intent_classifier_timeout_s: float = Field(
+        20.0,  # activities.intent_setting.TIMEOUT_S, not imported: the CLI loads settings
+        gt=0,
+        le=40,
+        description="Seconds a model classification of a goal's intents may take before the "
+        "rules classify it instead (at most 40: it runs inside the compile activity, whose "
+        "own timeout is 60 s).",
+    )
     tenant: str = Field(
         "default",
         description="Tenant this process acts for; every substrate row is scoped by it "
