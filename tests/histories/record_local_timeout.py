@@ -6,8 +6,10 @@ An agent whose only tool is local and blocks (as the demo's ``read_file`` once d
 FIFO) is woken by signal: the tool times out, the wake records the failure as a tool result
 and finishes; a second trigger wakes the agent normally; a stop completes the workflow. (The
 committed history was recorded while a timed-out local tool was still retried, so it holds
-two attempts; today a call past its timeout is an error result the model sees, not retried.) Before the workflow caught a local activity's timeout in the shape a replay gives
-it (``wakeful.workflows.cycle.ACTIVITY_FAILURES``), this history failed to replay with
+two attempts; today a call past its timeout is an error result the model sees, not retried.)
+
+Before the workflow caught a local activity's timeout in the shape a replay gives it
+(``wakeful.workflows.cycle.ACTIVITY_FAILURES``), this history failed to replay with
 ``[TMPRL1100] Nondeterminism error: Missing associated machine for LocalActivity(5)``: the
 workflow ran fine on the worker that saw the timeout, and failed on every worker after a
 restart.
