@@ -13,6 +13,7 @@ from typing import Any
 from temporalio import activity
 
 from wakeful.activities.deps import ActivityDeps
+from wakeful.compiler.blocks import Goal
 from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.framing import wake_text
 from wakeful.contracts import (
@@ -84,25 +85,34 @@ def open_wake(ts: TenantStore, inp: StartWakeIn) -> int:
             started_at=inp.started_at,
         )
     )
-    (ask,) = ts.append_events(
-        inp.wake.agent,
-        [
-            EventIn(
-                step_key=step_key(inp.wake, "ask"),
-                kind="turn",
-                role="user",
-                # A webhook, schedule or child task is data from the world, not a
-                # person's words: stored framed as <wake kind="..."> so every window
-                # renders it as data (a message from a person passes through as is).
-                text=wake_text(inp.goal),
-                session_id=inp.wake.session_id,
-                wake_id=inp.wake.wake_id,
-                event_time=inp.started_at,
-                meta={"goal_kind": inp.goal.kind.value},
-            )
-        ],
+    ask = ask_event(
+        inp.goal,
+        step=step_key(inp.wake, "ask"),
+        session_id=inp.wake.session_id,
+        wake_id=inp.wake.wake_id,
+        at=inp.started_at,
     )
-    return ask.id
+    (stored,) = ts.append_events(inp.wake.agent, [ask])
+    return stored.id
+
+
+def ask_event(
+    goal: Goal, *, step: str, session_id: str | None, wake_id: str, at: datetime
+) -> EventIn:
+    """The event a wake's goal is stored as: the user turn its windows end with."""
+    return EventIn(
+        step_key=step,
+        kind="turn",
+        role="user",
+        # A webhook, schedule or child task is data from the world, not a person's words:
+        # stored framed as <wake kind="..."> so every window renders it as data (a message
+        # from a person passes through as is).
+        text=wake_text(goal),
+        session_id=session_id,
+        wake_id=wake_id,
+        event_time=at,
+        meta={"goal_kind": goal.kind.value},
+    )
 
 
 def close_wake(ts: TenantStore, inp: FinishWakeIn, telemetry: Telemetry | None = None) -> int:

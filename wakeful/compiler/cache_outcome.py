@@ -293,13 +293,7 @@ def _rewritten_entry(previous: Ledger, current: Ledger) -> Breakpoint | None:
     """
     if previous.provider != current.provider or previous.model != current.model:
         return None
-    same, first_changed = 0, None
-    for a_row, b_row in zip(previous.included(), current.included(), strict=False):
-        if (a_row.block_id, a_row.segment) != (b_row.block_id, b_row.segment):
-            break
-        if first_changed is None and a_row.content_hash != b_row.content_hash:
-            first_changed = same
-        same += 1
+    same, first_changed = _shared_rows(previous, current)
     if first_changed is None:
         return None
     position = {r.block_id: r.position for r in previous.included()}
@@ -307,6 +301,19 @@ def _rewritten_entry(previous: Ledger, current: Ledger) -> Breakpoint | None:
         bp for bp in previous.breakpoints if first_changed <= position.get(bp.block_id, same) < same
     ]
     return max(inside, key=lambda bp: bp.prefix_tokens, default=None)
+
+
+def _shared_rows(previous: Ledger, current: Ledger) -> tuple[int, int | None]:
+    """How many leading included rows the two windows share by block and segment, and
+    the position of the first of those rendered differently (None: none was)."""
+    same, first_changed = 0, None
+    for a_row, b_row in zip(previous.included(), current.included(), strict=False):
+        if (a_row.block_id, a_row.segment) != (b_row.block_id, b_row.segment):
+            break
+        if first_changed is None and a_row.content_hash != b_row.content_hash:
+            first_changed = same
+        same += 1
+    return same, first_changed
 
 
 class _Unreachable(NamedTuple):
@@ -339,17 +346,9 @@ def _beyond_lookback(
         return None
     if previous.model != current.model or previous.policy_fingerprint != current.policy_fingerprint:
         return None
-    before, after = previous.included(), current.included()
-    same = 0
-    for a_row, b_row in zip(before, after, strict=False):
-        if (a_row.block_id, a_row.content_hash, a_row.segment) != (
-            b_row.block_id,
-            b_row.content_hash,
-            b_row.segment,
-        ):
-            break
-        same += 1
-    position = {r.block_id: r.position for r in before}
+    shared, first_changed = _shared_rows(previous, current)
+    same = shared if first_changed is None else first_changed  # rows equal in bytes too
+    position = {r.block_id: r.position for r in previous.included()}
     repeated = [
         (bp, el)
         for bp, el in zip(previous.breakpoints, _elements(previous), strict=True)

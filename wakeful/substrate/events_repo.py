@@ -22,7 +22,7 @@ from wakeful.substrate.pg_safe import pg_json
 from wakeful.substrate.records import EventIn, StoredEvent
 from wakeful.substrate.tail import tail_start
 
-__all__ = ["EventsRepo", "event_from_row"]
+__all__ = ["EventsRepo", "event_from_row", "stored_row"]
 
 
 class EventsRepo:
@@ -44,10 +44,7 @@ class EventsRepo:
             return []
         columns: dict[str, list[Any]] = {name: [] for name in _APPEND_COLUMNS}
         for e in items:
-            row = pg_json(e.model_dump())  # hashed and sent as it will be stored
-            row["content_hash"] = content_hash(
-                row["text"], row["kind"], row["role"] or "", row["tool_call_id"] or ""
-            )
+            row = stored_row(e)
             tool_input = row["tool_input"]
             row["tool_input"] = None if tool_input is None else json.dumps(tool_input)
             row["meta"] = json.dumps(row["meta"])
@@ -326,6 +323,16 @@ _APPEND = _append_sql()
 
 
 _EVENT_FIELDS = frozenset(StoredEvent.model_fields)
+
+
+def stored_row(e: EventIn) -> dict[str, Any]:
+    """An event's row as it will be stored (text Postgres refuses replaced, ``pg_safe``),
+    with its content hash, made from what is stored."""
+    row: dict[str, Any] = pg_json(e.model_dump())
+    row["content_hash"] = content_hash(
+        row["text"], row["kind"], row["role"] or "", row["tool_call_id"] or ""
+    )
+    return row
 
 
 def event_from_row(m: Any) -> StoredEvent:

@@ -20,15 +20,14 @@ from pathlib import Path
 from typing import cast
 
 from wakeful.activities.snapshot_input import ask_query_sources, gather_snapshot, with_own
+from wakeful.activities.wake import ask_event
 from wakeful.agents import Agent
 from wakeful.compiler import CompiledWindow, TokenCounter, WindowPolicy, compile_window
 from wakeful.compiler.blocks import Goal, GoalKind
-from wakeful.compiler.framing import wake_text
 from wakeful.compiler.intents import classify_goal
 from wakeful.errors import UserError
 from wakeful.policy_files import is_policy_path, load_policy_path
 from wakeful.skills import load_skills_dir, spec_with_skills
-from wakeful.substrate.records import EventIn
 from wakeful.substrate.snapshot import RECENT_LIMIT
 from wakeful.substrate.store import TenantStore
 from wakeful.testing.memory import MemoryStore
@@ -60,19 +59,9 @@ def compile_for(
     """
     name = agent.name
     goal = Goal(kind=GoalKind.MESSAGE, text=text)
-    asked = wake_text(goal)
-    ask = EventIn(
-        step_key=f"{wake_id}:ask",
-        kind="turn",
-        role="user",
-        text=asked,
-        session_id=session_id,
-        wake_id=wake_id,
-        event_time=now,
-        meta={"goal_kind": goal.kind.value},
-    )
+    ask = ask_event(goal, step=f"{wake_id}:ask", session_id=session_id, wake_id=wake_id, at=now)
     (stored,) = store.append_events(name, [ask])
-    if stored.text != asked:
+    if stored.text != ask.text:
         raise UserError(
             f"wake {wake_id!r} of agent {name!r} was asked {stored.text[:60]!r} already;"
             " pass another wake_id"

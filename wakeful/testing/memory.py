@@ -35,9 +35,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar, cast
 
-from wakeful.compiler.blocks import content_hash
 from wakeful.names import check_tenant
-from wakeful.substrate.pg_safe import pg_json
+from wakeful.substrate.events_repo import stored_row
 from wakeful.substrate.records import (
     DecisionRecord,
     EventIn,
@@ -173,10 +172,7 @@ class MemoryStore:
                 owner, event_id = known
                 out.append(next(e for e in self._of(owner).events if e.id == event_id))
             else:
-                row = pg_json(item.model_dump())  # as Postgres stores it (no NUL, ...)
-                row["content_hash"] = content_hash(
-                    row["text"], row["kind"], row["role"] or "", row["tool_call_id"] or ""
-                )
+                row = stored_row(item)  # as Postgres stores it (no NUL, ...)
                 event = StoredEvent(**row, id=self._last_event_id, ingest_time=self.clock())
                 self._of(agent).events.append(event)
                 self._event_steps[item.step_key] = (agent, event.id)
@@ -316,8 +312,7 @@ class MemoryStore:
     ) -> list[DecisionRecord]:
         """Decisions live at ``at``: not expired, superseded or retired (as of ``revision``)."""
         out = []
-        for decision_id in sorted(self._of(agent).decisions):
-            row = self._of(agent).decisions[decision_id]
+        for _, row in sorted(self._of(agent).decisions.items()):
             d = row.record
             if d.expires_at is not None and d.expires_at <= at:
                 continue
