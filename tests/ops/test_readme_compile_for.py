@@ -1,26 +1,35 @@
-"""The README's offline window test (``MemoryStore`` and ``compile_for``), run as written
-against the README's agent."""
+"""The README's offline window test (``MemoryStore`` and ``compile_for``), run as a user
+would: the README's ``triage_agents.py`` and this test, saved as written in a fresh folder,
+run by pytest in a subprocess (it needs no server)."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
-from types import ModuleType
-
-from tests.ops.test_readme_agent import _example
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def test_the_readme_window_test_passes_as_written() -> None:
+def _block_after(text: str, marker: str) -> str:
+    return re.findall(r"```python\n(.*?)```", text[text.index(marker) :], flags=re.S)[0]
+
+
+def test_the_readme_window_test_passes_as_written(tmp_path: Path) -> None:
     text = README.read_text(encoding="utf-8")
-    start = text.index("**See the window without any server**")
-    code = re.findall(r"```python\n(.*?)```", text[start:], flags=re.S)[0]
-    assert "from triage_agents import agent\n" in code
-    module = ModuleType("test_triage_window")
-    module.__dict__["agent"] = _example().agent
-    exec(
-        compile(code.replace("from triage_agents import agent\n", ""), "README.md", "exec"),
-        module.__dict__,
+    (tmp_path / "triage_agents.py").write_text(
+        _block_after(text, "Save this as `triage_agents.py`:"), encoding="utf-8"
     )
-    module.test_triage_sees_the_rollback_rule()
+    (tmp_path / "test_triage_window.py").write_text(
+        _block_after(text, "**See the window without any server**"), encoding="utf-8"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_triage_window.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout, done.stdout
