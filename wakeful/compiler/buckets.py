@@ -64,20 +64,9 @@ class Bucket:
         limit = work.policy.budget.scan_limit
         admitted, taken = work.admitted, self.taken
         refused: list[Entry] = []
-        spent = misses = seen = 0
-        for entry in self.pending:
-            seen += 1
-            if entry[COST] <= room - spent:
-                spent += entry[COST]
-                taken.append(entry[FACTS])
-                admitted[entry[FACTS]] = reason
-                misses = 0
-            else:
-                refused.append(entry)
-                misses += 1
-                if misses >= limit:
-                    return spent, seen, refused
-        for entry in self.source:
+        spent = misses = 0
+        before = len(taken)
+        for entry in chain(self.pending, self.source):
             if entry[COST] <= room - spent:
                 spent += entry[COST]
                 taken.append(entry[FACTS])
@@ -88,7 +77,8 @@ class Bucket:
                 misses += 1
                 if misses >= limit:
                     break
-        return spent, seen, refused
+        examined = len(taken) - before + len(refused)  # pending units first, then the source's
+        return spent, min(examined, len(self.pending)), refused
 
 
 def _framed_fill(
@@ -99,11 +89,9 @@ def _framed_fill(
     limit = work.policy.budget.scan_limit
     admitted, taken, opened = work.admitted, bucket.taken, work.opened
     refused: list[Entry] = []
-    spent = misses = seen = 0
-    n_pending = len(bucket.pending)
+    spent = misses = 0
+    before = len(taken)
     for entry in entries:
-        if seen < n_pending:
-            seen += 1
         f = entry[FACTS]
         cost = entry[COST]
         group = f.group
@@ -121,7 +109,8 @@ def _framed_fill(
             misses += 1
             if misses >= limit:
                 break
-    return spent, seen, refused
+    examined = len(taken) - before + len(refused)
+    return spent, min(examined, len(bucket.pending)), refused
 
 
 class HeapBucket(Bucket):

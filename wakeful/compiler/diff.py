@@ -92,22 +92,13 @@ def diff_ledgers(a: Ledger, b: Ledger) -> LedgerDiff:
     }
     if a.window_hash == b.window_hash:
         return LedgerDiff(identical=True, reason=DiffReason.IDENTICAL, **common)
-    if a.provider != b.provider:
-        return LedgerDiff(
-            identical=False,
-            reason=DiffReason.PROVIDER_CHANGED,
-            position=0,
-            detail=f"{a.provider} -> {b.provider}",
-            **common,
-        )
-    if a.model != b.model:
-        return LedgerDiff(
-            identical=False,
-            reason=DiffReason.MODEL_CHANGED,
-            position=0,
-            detail=f"{a.model} -> {b.model}",
-            **common,
-        )
+    for before, after, reason in (
+        (a.provider, b.provider, DiffReason.PROVIDER_CHANGED),
+        (a.model, b.model, DiffReason.MODEL_CHANGED),
+    ):
+        if before != after:
+            detail = f"{before} -> {after}"
+            return LedgerDiff(identical=False, reason=reason, position=0, detail=detail, **common)
     a_in, b_in = a.included(), b.included()
     a_rows = {r.block_id: r for r in a.rows}
     b_rows = {r.block_id: r for r in b.rows}

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from wakeful.testing.compile import compile_for
     from wakeful.testing.env import AgentTestEnv, SimulatedProviders, TestServers
     from wakeful.testing.memory import MemoryStore
+    from wakeful.testing.servers import EmbeddedPostgres, embedded_postgres, temporal_dev_server
     from wakeful.testing.simulator import (
         CallRecord,
         ManualClock,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentTestEnv",
     "CallRecord",
+    "EmbeddedPostgres",
     "ManualClock",
     "MemoryStore",
     "OffsetClock",
@@ -67,6 +69,8 @@ __all__ = [
     "Step",
     "TestServers",
     "compile_for",
+    "embedded_postgres",
+    "temporal_dev_server",
 ]
 
 _MODULE = {
@@ -75,6 +79,9 @@ _MODULE = {
     "TestServers": "wakeful.testing.env",
     "MemoryStore": "wakeful.testing.memory",
     "compile_for": "wakeful.testing.compile",
+    "EmbeddedPostgres": "wakeful.testing.servers",
+    "embedded_postgres": "wakeful.testing.servers",
+    "temporal_dev_server": "wakeful.testing.servers",
 }
 
 

