@@ -37,8 +37,9 @@ not.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wakeful.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from wakeful.testing.compile import compile_for
@@ -73,7 +74,8 @@ __all__ = [
     "temporal_dev_server",
 ]
 
-_MODULE = {
+_SIMULATOR = "wakeful.testing.simulator"
+_EXPORTS = {
     "AgentTestEnv": "wakeful.testing.env",
     "SimulatedProviders": "wakeful.testing.env",
     "TestServers": "wakeful.testing.env",
@@ -82,17 +84,18 @@ _MODULE = {
     "EmbeddedPostgres": "wakeful.testing.servers",
     "embedded_postgres": "wakeful.testing.servers",
     "temporal_dev_server": "wakeful.testing.servers",
+    **dict.fromkeys(
+        [
+            "CallRecord",
+            "ManualClock",
+            "OffsetClock",
+            "Script",
+            "Simulator",
+            "SimulatorServer",
+            "Step",
+        ],
+        _SIMULATOR,
+    ),
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = _MODULE.get(name, "wakeful.testing.simulator")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
