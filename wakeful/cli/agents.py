@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from wakeful.cli.common import (
+    INTENT,
+    JSON,
+    PATH,
+    TASK_CLASS,
     emit_json,
     endpoints,
     friendly,
@@ -44,7 +48,7 @@ app = typer.Typer(help="Register, list and inspect agents.")
 @friendly
 def create(
     agents: str = typer.Option(..., "--agents", help="package.module:registry to register."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
 ) -> None:
     """Register (or update) agents defined in code, so triggers, schedules and the webhook
     ingress find them before a worker serving them starts."""
@@ -69,7 +73,7 @@ def create(
 
 @app.command("list")
 @friendly
-def list_agents(json_out: bool = typer.Option(False, "--json")) -> None:
+def list_agents(json_out: bool = JSON) -> None:
     s = settings()
     rows = open_store(s).tenant(s.tenant).list_agents()
     if json_out:
@@ -81,7 +85,7 @@ def list_agents(json_out: bool = typer.Option(False, "--json")) -> None:
 
 @app.command()
 @friendly
-def show(name: str, json_out: bool = typer.Option(False, "--json")) -> None:
+def show(name: str, json_out: bool = JSON) -> None:
     """An agent's spec, its spend caps and today's spend, and its wakes."""
     from wakeful.workflows.spend import day_start
 
@@ -225,16 +229,10 @@ def trigger(
     new_session: bool = typer.Option(False, "--new-session", help="Start a fresh session."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Return once Temporal has it."),
     timeout: float = typer.Option(300.0, help="Seconds to wait for the wake to finish."),
-    json_out: bool = typer.Option(False, "--json"),
-    intent: list[str] = typer.Option(
-        [], "--intent", help="An intent of the work, for the policy's triggers (repeatable)."
-    ),
-    path: list[str] = typer.Option(
-        [], "--path", help="A path the work concerns, matched by trigger globs (repeatable)."
-    ),
-    task_class: str | None = typer.Option(
-        None, "--task-class", help="The kind of task, for the policy's triggers."
-    ),
+    json_out: bool = JSON,
+    intent: list[str] = INTENT,
+    path: list[str] = PATH,
+    task_class: str | None = TASK_CLASS,
 ) -> None:
     """Wake an agent with a message (starting its workflow if needed).
 

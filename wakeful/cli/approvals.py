@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from wakeful.cli.common import emit_json, endpoints, friendly, settings
+from wakeful.cli.common import JSON, emit_json, endpoints, friendly, settings
 
 # The contracts, the substrate and Temporal are imported inside the commands that use them,
 # so `wakeful --help` loads none of them.
@@ -35,7 +35,7 @@ PREVIEW_CHARS = 120
 @friendly
 def list_(
     agent: str | None = typer.Argument(None, help="Agent name (default: every agent)."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
 ) -> None:
     """The tool calls waiting for approval: call id, tool, wake, arguments (a preview)."""
     from wakeful.substrate.store import Store

@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from wakeful.cli.common import emit_json, friendly, load_benchmarks
+from wakeful.cli.common import JSON, emit_json, friendly, load_benchmarks
 
 app = typer.Typer(help="Benchmarks; --json prints one JSON object on stdout.", no_args_is_help=True)
 
@@ -36,7 +36,7 @@ def _run(module: str, **kwargs: Any) -> dict[str, Any]:
 @app.command("compile")
 @friendly
 def compile_(
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
     sizes: str = typer.Option("1000,10000,100000", help="History sizes in blocks."),
 ) -> None:
     """Compile latency at 1k/10k/100k blocks vs LangChain trim_messages."""
@@ -46,7 +46,7 @@ def compile_(
 @app.command("cli")
 @friendly
 def cli(
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
     runs: int = typer.Option(10, help="Runs of each measurement; medians are reported."),
 ) -> None:
     """Command-line start-up: wall and CPU time of `wakeful --help`, import of the CLI."""
@@ -56,7 +56,7 @@ def cli(
 @app.command("consolidation")
 @friendly
 def consolidation(
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
     turns: int = typer.Option(500, help="Turns of the synthetic session."),
     seed: int = typer.Option(11, help="Seed of the synthetic session."),
 ) -> None:
@@ -67,7 +67,7 @@ def consolidation(
 @app.command("cache")
 @friendly
 def cache(
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
     split: str = typer.Option(
         "holdout", help="LoCoMo split the shapes are built from: dev|holdout."
     ),
@@ -99,7 +99,7 @@ def cache(
 @app.command("fleet")
 @friendly
 def fleet(
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
     agents: int = typer.Option(32, help="Agents woken at once."),
     latency: float = typer.Option(1.0, help="Seconds added to every model call."),
     threads: str = typer.Option("8,32", help="The worker's activity threads, one run each."),
@@ -112,7 +112,7 @@ def fleet(
 @app.command("history")
 @friendly
 def history(
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
     wakes: int = typer.Option(50, help="Wakes in the session."),
 ) -> None:
     """Workflow history bytes per wake and wake-cycle overhead (dev server + Postgres)."""
@@ -122,7 +122,7 @@ def history(
 @app.command("peers")
 @friendly
 def peers(
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
     turns: int = typer.Option(50, help="Turns of the conversation."),
     dataset: str = typer.Option(
         "../shared/bench/locomo-dev.json", help="The LoCoMo file the messages are built from."
@@ -135,7 +135,7 @@ def peers(
 @app.command("recall")
 @friendly
 def recall(
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
     dataset: str = typer.Option(
         "../shared/bench/locomo-dev.json", help="A LoCoMo-format conversation file."
     ),
@@ -156,7 +156,7 @@ def recall(
 @app.command("substrate")
 @friendly
 def substrate(
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
     events: int = typer.Option(100_000, help="Events (and chunks) of the large agent."),
 ) -> None:
     """Substrate speed: append events/s, snapshot load p50, retrieval p50 on Qdrant Edge."""

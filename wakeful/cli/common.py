@@ -27,6 +27,16 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 
+# Options several commands take, said once.
+JSON = typer.Option(False, "--json", help="Print JSON instead of text.")
+INTENT = typer.Option(
+    [], "--intent", help="An intent of the wake, for the policy's triggers (repeatable)."
+)
+PATH = typer.Option(
+    [], "--path", help="A path the wake concerns, matched by trigger globs (repeatable)."
+)
+TASK_CLASS = typer.Option(None, "--task-class", help="The kind of task, for the policy's triggers.")
+
 # Exit codes: 0 ok, 1 the command ran and reports a failure or a difference (a wake that
 # did not end done, windows that differ), 2 misuse (bad config, unknown agent, no state
 # here), 3 a runtime failure (a server is down or refused), 130 interrupted (Ctrl-C).

@@ -12,7 +12,7 @@ import asyncio
 
 import typer
 
-from wakeful.cli.common import emit_json, endpoints, friendly, open_store, settings
+from wakeful.cli.common import JSON, emit_json, endpoints, friendly, open_store, settings
 from wakeful.errors import RuntimeFailure
 
 
@@ -30,7 +30,7 @@ def consolidate(
     ),
     log: int = typer.Option(0, "--log", help="Show the last N log entries instead."),
     timeout: float = typer.Option(600.0, help="Seconds to wait for the round."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
 ) -> None:
     """Consolidate an agent's history: summaries, promotions, memory hygiene."""
     friendly(_consolidate)(

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import typer
 
-from wakeful.cli.common import emit_json, friendly, load_benchmarks, open_store, progress, settings
+from wakeful.cli.common import (
+    JSON,
+    emit_json,
+    friendly,
+    load_benchmarks,
+    open_store,
+    progress,
+    settings,
+)
 from wakeful.errors import UnknownAgentError, UserError
 
 
@@ -15,7 +23,7 @@ def import_(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="LoCoMo JSON file."),
     agent: str = typer.Option(..., "--agent", "-a", help="Agent whose history receives it."),
     sample: str | None = typer.Option(None, help="Only this sample_id (default: all)."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
 ) -> None:
     """Append each conversation turn as an event (dia_id kept as the external id; from a
     source checkout, where the LoCoMo format's code lives with the benchmarks)."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from wakeful.cli.common import emit_json, friendly, open_store, settings
+from wakeful.cli.common import JSON, emit_json, friendly, open_store, settings
 from wakeful.errors import UserError
 
 # The substrate is imported inside the commands, so `wakeful --help` does not load it.
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 app = typer.Typer(help="An agent's load-bearing decision registry.", no_args_is_help=True)
 
 AGENT = typer.Argument(..., help="Agent name.")
-JSON = typer.Option(False, "--json")
 RATIONALE = typer.Option(None, "--rationale", help="Why the decision was taken.")
 
 

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from wakeful.cli.common import EXIT_RUNTIME, emit_json, endpoints, friendly, progress, settings
+from wakeful.cli.common import (
+    EXIT_RUNTIME,
+    JSON,
+    emit_json,
+    endpoints,
+    friendly,
+    progress,
+    settings,
+)
 from wakeful.errors import ConfigError, StackError
 from wakeful.extras import require
 
@@ -123,7 +131,7 @@ def health(
     worker: bool = typer.Option(
         False, "--worker", help="Also require a worker polling WAKEFUL_TASK_QUEUE."
     ),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
 ) -> None:
     """Probe Postgres and Temporal (exit 0 healthy, 3 not); starts nothing."""
     friendly(_health)(url, worker, json_out)

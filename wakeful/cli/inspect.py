@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from wakeful.cli.common import emit_json, friendly, open_store, settings
+from wakeful.cli.common import JSON, emit_json, friendly, open_store, settings
 from wakeful.errors import StoreError, UserError
 
 # The compiler and the substrate are imported inside the commands that use them, so
@@ -20,7 +20,6 @@ handoff_app = typer.Typer(help="Handoff notes.", no_args_is_help=True)
 
 WAKE = typer.Option(..., "--wake", "-w", help="Wake number (see `wakeful agent show`).")
 CALL = typer.Option(-1, "--call", help="Model call within the wake; -1 is the last.")
-JSON = typer.Option(False, "--json")
 
 
 def compile_of(ts: TenantStore, agent: str, wake: int, call: int) -> CompileRecord:

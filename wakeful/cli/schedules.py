@@ -13,7 +13,17 @@ from typing import TYPE_CHECKING, TypeVar
 
 import typer
 
-from wakeful.cli.common import emit_json, endpoints, friendly, open_store, settings
+from wakeful.cli.common import (
+    INTENT,
+    JSON,
+    PATH,
+    TASK_CLASS,
+    emit_json,
+    endpoints,
+    friendly,
+    open_store,
+    settings,
+)
 from wakeful.errors import UserError
 
 # Temporal and the agents' models are imported inside the commands that use them, so
@@ -72,15 +82,9 @@ def add(
     overlap: str = typer.Option("skip", help="skip | buffer_one | allow_all"),
     paused: bool = typer.Option(False, "--paused", help="Create it paused."),
     new_session: bool = typer.Option(False, "--new-session", help="Each fire starts a session."),
-    intent: list[str] = typer.Option(
-        [], "--intent", help="An intent of each wake, for the policy's triggers (repeatable)."
-    ),
-    path: list[str] = typer.Option(
-        [], "--path", help="A path each wake concerns, for trigger globs (repeatable)."
-    ),
-    task_class: str | None = typer.Option(
-        None, "--task-class", help="The kind of task, for the policy's triggers."
-    ),
+    intent: list[str] = INTENT,
+    path: list[str] = PATH,
+    task_class: str | None = TASK_CLASS,
 ) -> None:
     """Create a schedule that wakes AGENT with MESSAGE."""
     from temporalio.client import ScheduleAlreadyRunningError
@@ -126,7 +130,7 @@ def add(
 @friendly
 def list_(
     agent: str | None = typer.Option(None, help="Only this agent's schedules."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = JSON,
 ) -> None:
     """Schedules of the current tenant."""
     from wakeful.worker.schedules import list_schedules

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from wakeful.cli.common import emit_json, friendly, progress, settings
+from wakeful.cli.common import JSON, emit_json, friendly, progress, settings
 
 # Each command imports the stack (and with it the servers' clients) itself, so
 # `wakeful --help` does not load it.
@@ -45,7 +45,7 @@ def down() -> None:
 
 @app.command()
 @friendly
-def status(json_out: bool = typer.Option(False, "--json")) -> None:
+def status(json_out: bool = JSON) -> None:
     """Show each piece: embedded or external, running or not, where."""
     from wakeful.worker.stack import EmbeddedStack
 
