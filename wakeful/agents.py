@@ -17,14 +17,19 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
-    field_validator,
     model_serializer,
 )
 
 from wakeful.decisions import is_builtin_decision_tool, remember_decision_tool
 from wakeful.errors import ConfigError, UnknownAgentError, UserError
 from wakeful.mcp_tools import SEP, McpServer
-from wakeful.names import NAME_RULE, check_agent_name, check_tenant, is_agent_name, is_name
+from wakeful.names import (
+    AgentName,
+    TenantName,
+    check_agent_name,
+    check_tenant,
+    is_agent_name,
+)
 
 # Re-exported: tools are defined in ``wakeful.tool_spec`` and used from here as ever.
 from wakeful.tool_spec import FINAL_RESULT as FINAL_RESULT
@@ -76,8 +81,10 @@ class AgentRuntime(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    tenant: str
-    name: str
+    # Checked here too, not only on Agent: a runtime also arrives as workflow input, and a
+    # name holding ':' would address another tenant's or agent's workflow and rows.
+    tenant: TenantName
+    name: AgentName
     provider: str
     model: str
     max_model_calls_per_wake: int = 8
@@ -98,8 +105,6 @@ class AgentRuntime(BaseModel):
         description="The tool whose valid call is the answer and ends the wake (typed output).",
     )
 
-    # Checked here too, not only on Agent: a runtime also arrives as workflow input, and a
-    # name holding ':' would address another tenant's or agent's workflow and rows.
     def limits(self, tool: str) -> ToolLimits | None:
         """The limits a call of ``tool`` runs under: its own, or its MCP server's (an entry
         named ``<server>__*``: the server's tools are only known once a wake lists them)."""
@@ -110,20 +115,6 @@ class AgentRuntime(BaseModel):
             if t.name.endswith(f"{SEP}*") and tool.startswith(t.name[:-1]):
                 return t
         return None
-
-    @field_validator("tenant")
-    @classmethod
-    def _tenant(cls, value: str) -> str:
-        if not is_name(value):
-            raise ValueError(f"tenant name {value!r} is invalid: use {NAME_RULE}")
-        return value
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if not is_agent_name(value):
-            raise ValueError(f"agent name {value!r} is invalid: use {NAME_RULE}")
-        return value
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,17 @@ secrets map, ``Agent(...)``, the CLI and the ingress URL.
 from __future__ import annotations
 
 import re
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from wakeful.errors import ConfigError
 
 __all__ = [
     "NAME_PATTERN",
     "NAME_RULE",
+    "AgentName",
+    "TenantName",
     "check_agent_name",
     "check_tenant",
     "child_prefix",
@@ -44,13 +49,34 @@ def is_agent_name(value: object) -> bool:
     return isinstance(value, str) and _AGENT.fullmatch(value) is not None
 
 
+def _refusal(kind: str, value: object, where: str = "") -> str:
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    origin = f" (from {where})" if where else ""
+    return f"{kind} name {shown}{origin} is invalid: use {NAME_RULE}"
+
+
 def _check(kind: str, value: object, ok: bool, where: str) -> str:
     if not ok:
-        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-        origin = f" (from {where})" if where else ""
-        raise ConfigError(f"{kind} name {shown}{origin} is invalid: use {NAME_RULE}")
+        raise ConfigError(_refusal(kind, value, where))
     assert isinstance(value, str)
     return value
+
+
+def _tenant_field(value: str) -> str:
+    if not is_name(value):
+        raise ValueError(_refusal("tenant", value))
+    return value
+
+
+def _agent_field(value: str) -> str:
+    if not is_agent_name(value):
+        raise ValueError(_refusal("agent", value))
+    return value
+
+
+# Model fields holding a name: pydantic refuses a bad one with the rule's message.
+TenantName = Annotated[str, AfterValidator(_tenant_field)]
+AgentName = Annotated[str, AfterValidator(_agent_field)]  # a child's name included
 
 
 def check_tenant(value: object, where: str = "") -> str:

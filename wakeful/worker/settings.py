@@ -24,7 +24,7 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from wakeful.errors import ConfigError
-from wakeful.names import NAME_RULE, is_name
+from wakeful.names import NAME_RULE, TenantName, is_name
 from wakeful.worker import ports
 from wakeful.worker.temporal_env import load_profile
 
@@ -190,7 +190,7 @@ class Settings(BaseSettings):
         "rules classify it instead (at most 40: it runs inside the compile activity, whose "
         "own timeout is 60 s).",
     )
-    tenant: str = Field(
+    tenant: TenantName = Field(
         "default",
         description="Tenant this process acts for; every substrate row is scoped by it "
         f"({NAME_RULE}).",
@@ -344,13 +344,6 @@ class Settings(BaseSettings):
 
         parse_classifier_setting(value)  # raises ValueError saying what is accepted
         return value.strip() or "rules"
-
-    @field_validator("tenant")
-    @classmethod
-    def _tenant(cls, value: str) -> str:
-        if not is_name(value):
-            raise ValueError(f"use {NAME_RULE}")
-        return value
 
     @field_validator("webhook_tenant_secrets")
     @classmethod
