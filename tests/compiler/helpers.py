@@ -59,3 +59,13 @@ def _content(request: dict[str, Any]) -> list[dict[str, Any]]:
     for message in request["messages"]:
         out.extend(message["content"])
     return out
+
+
+def without_cache_markers(value: Any) -> Any:
+    """``value`` (a request or part of one) without its ``cache_control`` markers: where a
+    breakpoint sits is not content, so two requests or turns compare without them."""
+    if isinstance(value, dict):
+        return {k: without_cache_markers(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_markers(v) for v in value]
+    return value
