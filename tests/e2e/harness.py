@@ -13,7 +13,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -104,6 +106,27 @@ async def wakes_in_turn(
     registry = AgentRegistry([agent])
     async with running_worker(client, store, registry, sim, uuid.uuid4().hex) as queue:
         return [await wake(client, agent.runtime(), t, queue) for t in triggers]
+
+
+def scheduled(history: WorkflowHistory, activity: str) -> list[HistoryEvent]:
+    """The events of ``history`` that schedule a task of ``activity`` (its type's name)."""
+    return [
+        e
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and e.activity_task_scheduled_event_attributes.activity_type.name == activity
+    ]
+
+
+def start_attempts(history: WorkflowHistory, activity: str) -> list[int]:
+    """The attempt number of each start of an ``activity`` task in ``history``, in order."""
+    tasks = {e.event_id for e in scheduled(history, activity)}
+    return [
+        e.activity_task_started_event_attributes.attempt
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+        and e.activity_task_started_event_attributes.scheduled_event_id in tasks
+    ]
 
 
 def cli_settings(
