@@ -17,12 +17,12 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from tests.e2e.harness import demo_scout
 from tests.ops.cli_env import clear_wakeful_env, make_env
 from tests.ops.ingress_setup import LiveIngress, MakeIngress
 from tests.ops.pg_stack import stoppable_postgres
 from wakeful.agents import Agent
-from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
-from wakeful.demo.tools import DEMO_TOOLS
+from wakeful.demo.agent import seed_workspace
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.ingress import create_app
@@ -31,22 +31,10 @@ from wakeful.worker.settings import Settings
 from wakeful.worker.stack import EmbeddedStack
 
 
-@pytest.fixture(scope="session")
-def sim() -> Iterator[SimulatorServer]:
-    with SimulatorServer() as server:
-        yield server
-
-
 @pytest.fixture
 def agent(tmp_path: Path, store: Store) -> Agent:
     """A fresh tenant and agent per test, with the demo's real file tools."""
-    a = Agent(
-        name="scout",
-        instructions=INSTRUCTIONS,
-        tools=DEMO_TOOLS,
-        workdir=str(seed_workspace(tmp_path / "ws")),
-        tenant=f"ops-{uuid.uuid4().hex[:10]}",
-    )
+    a = demo_scout(seed_workspace(tmp_path / "ws"), f"ops-{uuid.uuid4().hex[:10]}")
     register_agent(store.tenant(a.tenant), a)
     return a
 
