@@ -7,6 +7,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from benchmarks.consolidation_bench import DirectCaller, measure
+from tests.conversation import conversation
 from tests.e2e.harness import Providers
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.snapshot_input import build_snapshot
@@ -60,17 +61,8 @@ def turns(
     ts: TenantStore, texts: list[str], *, hours_ago: float = 48, kind: str = "turn"
 ) -> list[int]:
     base = NOW - timedelta(hours=hours_ago)
-    events = [
-        EventIn(
-            step_key=f"t:{uuid.uuid4().hex}",
-            kind="turn",
-            role="user" if n % 2 == 0 else "assistant",
-            text=text,
-            session_id="ops:s1",
-            event_time=base + timedelta(minutes=n),
-        )
-        for n, text in enumerate(texts)
-    ]
+    key = f"t:{uuid.uuid4().hex}:"
+    events = conversation(texts, session_id="ops:s1", start=base, step_key=key)
     return [e.id for e in ts.append_events("ops", events)]
 
 
