@@ -23,13 +23,14 @@ from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger, WakeResult
-from wakeful.demo.agent import INSTRUCTIONS
+from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.substrate.store import Store
 from wakeful.testing import SimulatedProviders as Providers
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import wake
+from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker
 
 
@@ -171,6 +172,14 @@ def demo_scout(workdir: Path, tenant: str, *, name: str = "scout", **kw: Any) ->
         tenant=tenant,
         **kw,
     )
+
+
+def fresh_demo_agent(root: Path, store: Store, tenant_prefix: str) -> Agent:
+    """:func:`demo_scout` in a fresh tenant (``<tenant_prefix>-…``) and a fresh copy of the
+    demo's workspace under ``root``, registered in ``store`` as a worker registers it."""
+    agent = demo_scout(seed_workspace(root / "ws"), f"{tenant_prefix}-{uuid.uuid4().hex[:10]}")
+    register_agent(store.tenant(agent.tenant), agent)
+    return agent
 
 
 async def wait_for_marker(
