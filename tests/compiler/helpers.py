@@ -17,15 +17,11 @@ from .factory import NOW, goal
 
 
 def compile_(snap: Snapshot, policy: WindowPolicy | None = None, **kw: Any) -> CompiledWindow:
+    """``compile_window`` of ``snap`` with the factory's goal, the default policy, ``NOW`` and
+    an estimating counter, unless ``kw`` gives others (and any other option)."""
     g = kw.pop("goal", None) or goal()
-    return compile_window(
-        snap,
-        g,
-        policy or WindowPolicy.default(),
-        kw.pop("now", NOW),
-        counter=EstimatingCounter(),
-        **kw,
-    )
+    kw.setdefault("counter", EstimatingCounter())
+    return compile_window(snap, g, policy or WindowPolicy.default(), kw.pop("now", NOW), **kw)
 
 
 def assert_anthropic_valid(request: dict[str, Any]) -> None:
