@@ -17,15 +17,11 @@ from .factory import NOW, goal
 
 
 def compile_(snap: Snapshot, policy: WindowPolicy | None = None, **kw: Any) -> CompiledWindow:
+    """``compile_window`` of ``snap`` with the factory's goal, the default policy, ``NOW`` and
+    an estimating counter, unless ``kw`` gives others (and any other option)."""
     g = kw.pop("goal", None) or goal()
-    return compile_window(
-        snap,
-        g,
-        policy or WindowPolicy.default(),
-        kw.pop("now", NOW),
-        counter=EstimatingCounter(),
-        **kw,
-    )
+    kw.setdefault("counter", EstimatingCounter())
+    return compile_window(snap, g, policy or WindowPolicy.default(), kw.pop("now", NOW), **kw)
 
 
 def assert_anthropic_valid(request: dict[str, Any]) -> None:
@@ -59,3 +55,13 @@ def _content(request: dict[str, Any]) -> list[dict[str, Any]]:
     for message in request["messages"]:
         out.extend(message["content"])
     return out
+
+
+def without_cache_markers(value: Any) -> Any:
+    """``value`` (a request or part of one) without its ``cache_control`` markers: where a
+    breakpoint sits is not content, so two requests or turns compare without them."""
+    if isinstance(value, dict):
+        return {k: without_cache_markers(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_markers(v) for v in value]
+    return value

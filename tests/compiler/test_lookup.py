@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta, timezone
 
-from wakeful.compiler import Block, BlockKind, EstimatingCounter, WindowPolicy, compile_window
+from wakeful.compiler import Block, BlockKind, EstimatingCounter, WindowPolicy
 from wakeful.compiler.lookup import FactsTable, common_ends
 
-from .factory import NOW, block, goal, snapshot
+from .factory import NOW, block, snapshot
 from .helpers import compile_
 from .test_tokens import Tally
 
@@ -52,14 +52,12 @@ def test_new_block_objects_are_not_counted_again() -> None:
 
     cache = CountingCache()
     snap = snapshot()
-    first = compile_window(snap, goal(), WindowPolicy.default(), NOW, counter=tally, cache=cache)
+    first = compile_(snap, counter=tally, cache=cache)
     counted = len(tally.seen)
     reloaded = snap.model_copy(
         update={"blocks": tuple(Block.model_validate(b.model_dump()) for b in snap.blocks)}
     )
-    again = compile_window(
-        reloaded, goal(), WindowPolicy.default(), NOW, counter=tally, cache=cache
-    )
+    again = compile_(reloaded, counter=tally, cache=cache)
     assert len(tally.seen) == counted
     assert again.request_json == first.request_json
     assert again.request_json == compile_(reloaded).request_json

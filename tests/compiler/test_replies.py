@@ -22,7 +22,7 @@ from wakeful.compiler.framing import DATA_NOTICE
 from wakeful.compiler.window import CompiledWindow
 
 from .factory import block, snapshot, turn
-from .helpers import assert_anthropic_valid, compile_
+from .helpers import assert_anthropic_valid, compile_, without_cache_markers
 
 PROVIDERS = ["anthropic", "openai_chat", "openai_responses"]
 ARGS_1 = '{"path": "notes/a.md", "limit": 5}'  # as a provider spelled them
@@ -97,17 +97,10 @@ def _compile(provider: str, upto: int, wake: str) -> CompiledWindow:
     return compile_(snapshot(blocks, wake=wake), provider=provider)
 
 
-def _strip(value: Any) -> Any:
-    """The request without cache markers (where a breakpoint sits is not content)."""
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
-
-
 def _turns(provider: str, request: dict[str, Any]) -> list[Any]:
-    return _strip(request["input"] if provider == "openai_responses" else request["messages"])
+    return without_cache_markers(
+        request["input"] if provider == "openai_responses" else request["messages"]
+    )
 
 
 def _expected_reply(provider: str) -> list[Any]:
@@ -224,7 +217,7 @@ def test_the_next_window_starts_with_the_bytes_of_the_last_request(provider: str
         _compile(provider, 18, "w3"),  # w3's first call: w2 is history now
     ]
     for earlier, later in itertools.pairwise(calls):
-        a, b = _strip(earlier.request), _strip(later.request)
+        a, b = without_cache_markers(earlier.request), without_cache_markers(later.request)
         key = "input" if provider == "openai_responses" else "messages"
         turns_a, turns_b = canonical_json(a.pop(key)), canonical_json(b.pop(key))
         assert turns_b.startswith(turns_a[:-1])  # the same bytes, up to the closing ]

@@ -8,12 +8,10 @@ from wakeful.compiler import (
     CountingCache,
     EstimatingCounter,
     TokenCounter,
-    WindowPolicy,
-    compile_window,
 )
 from wakeful.tokenizers import BpeCounter
 
-from .factory import NOW, goal, snapshot
+from .factory import snapshot
 from .helpers import compile_
 
 
@@ -55,11 +53,11 @@ def test_each_block_is_counted_once_per_cache() -> None:
     tally = Tally()
     cache = CountingCache()
     snap = snapshot()
-    a = compile_window(snap, goal(), WindowPolicy.default(), NOW, counter=tally, cache=cache)
+    a = compile_(snap, counter=tally, cache=cache)
     body_counts = len(tally.seen)
     assert body_counts > 0
     assert tally.seen.count(snap.blocks[1].text) == 1
-    b = compile_window(snap, goal(), WindowPolicy.default(), NOW, counter=tally, cache=cache)
+    b = compile_(snap, counter=tally, cache=cache)
     assert len(tally.seen) == body_counts  # nothing counted again
     assert a.request_json == b.request_json
 

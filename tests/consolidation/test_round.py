@@ -7,6 +7,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from benchmarks.consolidation_bench import DirectCaller, measure
+from tests.conversation import conversation
 from tests.e2e.harness import Providers
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.snapshot_input import build_snapshot
@@ -34,7 +35,7 @@ from wakeful.consolidation.contracts import (
     SpanIn,
 )
 from wakeful.consolidation.policy import ConsolidationPolicy
-from wakeful.substrate.records import CompileRecord, EventIn, MemoryRecord
+from wakeful.substrate.records import CompileRecord, EventIn, MemoryRecord, StoredEvent
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
@@ -60,17 +61,8 @@ def turns(
     ts: TenantStore, texts: list[str], *, hours_ago: float = 48, kind: str = "turn"
 ) -> list[int]:
     base = NOW - timedelta(hours=hours_ago)
-    events = [
-        EventIn(
-            step_key=f"t:{uuid.uuid4().hex}",
-            kind="turn",
-            role="user" if n % 2 == 0 else "assistant",
-            text=text,
-            session_id="ops:s1",
-            event_time=base + timedelta(minutes=n),
-        )
-        for n, text in enumerate(texts)
-    ]
+    key = f"t:{uuid.uuid4().hex}:"
+    events = conversation(texts, session_id="ops:s1", start=base, step_key=key)
     return [e.id for e in ts.append_events("ops", events)]
 
 
@@ -205,25 +197,30 @@ async def test_hygiene_reverifies_marks_and_decays_memories(
         )
         return tenant.remember(rec)
 
+    def read(step: str, call_id: str, text: str, hours_ago: float) -> StoredEvent:
+        """A read_file result that arrived ``hours_ago`` before NOW: evidence for hygiene."""
+        (event,) = tenant.append_events(
+            "ops",
+            [
+                EventIn(
+                    step_key=step,
+                    kind="tool_result",
+                    role="user",
+                    tool_call_id=call_id,
+                    tool_name="read_file",
+                    text=text,
+                    event_time=NOW - timedelta(hours=hours_ago),
+                )
+            ],
+        )
+        return event
+
     used = remember("banner", "The demo banner colour is teal.", importance=0.3)
     compile_for(tenant, ops, WindowPolicy.default(), "uses-banner")  # the banner reaches a window
     remember("staging database port", "FYI, the staging database port is 5433.")
     remember("queue owner", "FYI, the queue owner is @mira.")
     remember("motto", "The team motto mentions the offsite.", importance=0.3)
-    (result,) = tenant.append_events(
-        "ops",
-        [
-            EventIn(
-                step_key="tr",
-                kind="tool_result",
-                role="user",
-                tool_call_id="c1",
-                tool_name="read_file",
-                text="staging database port is 5433.",
-                event_time=NOW - timedelta(hours=3),
-            )
-        ],
-    )
+    result = read("tr", "c1", "staging database port is 5433.", hours_ago=3)
     out = await call(HYGIENE, agent_in(tenant, "h"), HygieneOut)
     # Past the SLA: the port is confirmed by the fresh read; the owner, the banner and the
     # motto have no fresh evidence and are marked stale; the unused motto also decays.
@@ -241,20 +238,7 @@ async def test_hygiene_reverifies_marks_and_decays_memories(
     assert len(tenant.memory_history("ops")) == 5
 
     # Next round: the stale owner is confirmed by a read that arrived since; nothing else.
-    tenant.append_events(
-        "ops",
-        [
-            EventIn(
-                step_key="tr2",
-                kind="tool_result",
-                role="user",
-                tool_call_id="c2",
-                tool_name="read_file",
-                text="queue owner: @mira",
-                event_time=NOW - timedelta(hours=1),
-            )
-        ],
-    )
+    read("tr2", "c2", "queue owner: @mira", hours_ago=1)
     again = await call(HYGIENE, agent_in(tenant, "h2"), HygieneOut)
     assert (again.reverified, again.stale, again.decayed) == (1, 0, 0)
     assert {m.key: m.verification for m in tenant.memories("ops")}["queue owner"] == "verified"

@@ -10,11 +10,11 @@ from temporalio.client import ScheduleActionStartWorkflow
 from temporalio.testing import WorkflowEnvironment
 
 from tests.consolidation.workers import running_worker
+from tests.conversation import conversation
 from wakeful.agents import Agent
 from wakeful.consolidation.contracts import ConsolidationInput, ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.consolidation.schedule import ensure_consolidation_schedules
-from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 
@@ -27,20 +27,8 @@ async def test_schedules_fire_daily_rounds_and_hourly_pressure_checks(
     client = temporal_dev.client
     ts = store.tenant(ops.tenant)
     old = datetime.now(UTC) - timedelta(days=2)
-    ts.append_events(
-        "ops",
-        [
-            EventIn(
-                step_key=f"e{n}",
-                kind="turn",
-                role="user" if n % 2 == 0 else "assistant",
-                text=f"Turn {n}: the queue is calm.",
-                session_id="ops:s1",
-                event_time=old + timedelta(minutes=n),
-            )
-            for n in range(8)
-        ],
-    )
+    texts = [f"Turn {n}: the queue is calm." for n in range(8)]
+    ts.append_events("ops", conversation(texts, session_id="ops:s1", start=old, step_key="e"))
     async with running_worker(client, store, [ops], sim) as queue:
         handles = await ensure_consolidation_schedules(client, ops.runtime(), queue, policy=POLICY)
         try:

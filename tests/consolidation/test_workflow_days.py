@@ -21,12 +21,12 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from tests.consolidation.workers import running_worker
+from tests.conversation import conversation
 from wakeful.agents import Agent
 from wakeful.consolidation.contracts import ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.consolidation.schedule import consolidation_schedule
 from wakeful.consolidation.spans import EPOCH
-from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.codec import data_converter
@@ -61,18 +61,7 @@ async def _day(ts: TenantStore, env: WorkflowEnvironment, day: int) -> None:
     if day == 1:
         texts[0] = "Never restart the ledger service during month-end close. " + texts[0]
     ts.append_events(
-        "ops",
-        [
-            EventIn(
-                step_key=f"d{day}:{n}",
-                kind="turn",
-                role="user" if n % 2 == 0 else "assistant",
-                text=text,
-                session_id=f"ops:s{day}",
-                event_time=start + timedelta(minutes=n),
-            )
-            for n, text in enumerate(texts)
-        ],
+        "ops", conversation(texts, session_id=f"ops:s{day}", start=start, step_key=f"d{day}:")
     )
 
 

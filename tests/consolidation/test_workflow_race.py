@@ -14,13 +14,13 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.consolidation.test_workflow_days import covering
 from tests.consolidation.workers import running_worker
+from tests.conversation import conversation
 from tests.e2e.harness import slow_tool, wait_for_marker
 from wakeful.agents import Agent
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.consolidation.contracts import ConsolidationInput, ConsolidationResult
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.contracts import Trigger
-from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
@@ -44,21 +44,12 @@ async def test_a_consolidation_racing_a_wake_loses_nothing_and_summarises_once(
     ts = store.tenant(agent.tenant)
     register_agent(ts, agent)
     old = await env.get_current_time() - timedelta(days=2)  # the server's clock, not the wall's
+    texts = [
+        "Only the release manager may merge to main." if n == 4 else f"Earlier turn {n}."
+        for n in range(30)
+    ]
     seeded = ts.append_events(
-        "ops",
-        [
-            EventIn(
-                step_key=f"old:{n}",
-                kind="turn",
-                role="user" if n % 2 == 0 else "assistant",
-                text="Only the release manager may merge to main."
-                if n == 4
-                else f"Earlier turn {n}.",
-                session_id="ops:s0000",
-                event_time=old + timedelta(minutes=n),
-            )
-            for n in range(30)
-        ],
+        "ops", conversation(texts, session_id="ops:s0000", start=old, step_key="old:")
     )
     inp = ConsolidationInput(runtime=agent.runtime(), policy=POLICY)
     trigger = Trigger(

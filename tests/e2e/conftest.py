@@ -3,27 +3,22 @@ the session's, from tests/conftest.py)."""
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import RunWakes, demo_scout, wakes_in_turn
+from tests.e2e.harness import RunWakes, fresh_demo_agent, wakes_in_turn
 from wakeful.agents import Agent
 from wakeful.contracts import Trigger, WakeResult
-from wakeful.demo.agent import seed_workspace
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.serve import register_agent
 
 
 @pytest.fixture
 def agent(tmp_path: Path, store: Store) -> Agent:
     """A fresh tenant and agent per test, with the demo's real file tools."""
-    a = demo_scout(seed_workspace(tmp_path / "ws"), f"e2e-{uuid.uuid4().hex[:10]}")
-    register_agent(store.tenant(a.tenant), a)
-    return a
+    return fresh_demo_agent(tmp_path, store, "e2e")
 
 
 @pytest.fixture

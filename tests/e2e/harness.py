@@ -13,7 +13,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -21,13 +23,14 @@ from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger, WakeResult
-from wakeful.demo.agent import INSTRUCTIONS
+from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.substrate.store import Store
 from wakeful.testing import SimulatedProviders as Providers
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
 from wakeful.worker.client import wake
+from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker
 
 
@@ -106,6 +109,27 @@ async def wakes_in_turn(
         return [await wake(client, agent.runtime(), t, queue) for t in triggers]
 
 
+def scheduled(history: WorkflowHistory, activity: str) -> list[HistoryEvent]:
+    """The events of ``history`` that schedule a task of ``activity`` (its type's name)."""
+    return [
+        e
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and e.activity_task_scheduled_event_attributes.activity_type.name == activity
+    ]
+
+
+def start_attempts(history: WorkflowHistory, activity: str) -> list[int]:
+    """The attempt number of each start of an ``activity`` task in ``history``, in order."""
+    tasks = {e.event_id for e in scheduled(history, activity)}
+    return [
+        e.activity_task_started_event_attributes.attempt
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+        and e.activity_task_started_event_attributes.scheduled_event_id in tasks
+    ]
+
+
 def cli_settings(
     pg_url: str, temporal: WorkflowEnvironment, state_dir: Path, tenant: str
 ) -> dict[str, str]:
@@ -148,6 +172,14 @@ def demo_scout(workdir: Path, tenant: str, *, name: str = "scout", **kw: Any) ->
         tenant=tenant,
         **kw,
     )
+
+
+def fresh_demo_agent(root: Path, store: Store, tenant_prefix: str) -> Agent:
+    """:func:`demo_scout` in a fresh tenant (``<tenant_prefix>-…``) and a fresh copy of the
+    demo's workspace under ``root``, registered in ``store`` as a worker registers it."""
+    agent = demo_scout(seed_workspace(root / "ws"), f"{tenant_prefix}-{uuid.uuid4().hex[:10]}")
+    register_agent(store.tenant(agent.tenant), agent)
+    return agent
 
 
 async def wait_for_marker(

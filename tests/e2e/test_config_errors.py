@@ -9,7 +9,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message, serving
+from tests.e2e.harness import message, serving, start_attempts
 from wakeful.activities.deps import ActivityDeps, check_agents
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.contracts import CALL_MODEL
@@ -53,19 +53,7 @@ async def test_a_model_call_without_an_api_key_fails_on_its_first_attempt(
     history = await client.get_workflow_handle(
         workflow_id(agent.tenant, agent.name)
     ).fetch_history()
-    model_calls = {
-        e.event_id
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and e.activity_task_scheduled_event_attributes.activity_type.name == CALL_MODEL
-    }
-    attempts = [
-        e.activity_task_started_event_attributes.attempt
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-        and e.activity_task_started_event_attributes.scheduled_event_id in model_calls
-    ]
-    assert attempts == [1, 1]  # one model call per wake, each tried once
+    assert start_attempts(history, CALL_MODEL) == [1, 1]  # one model call per wake, each tried once
     failures = [
         e.activity_task_failed_event_attributes.failure
         for e in history.events

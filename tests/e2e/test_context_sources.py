@@ -8,22 +8,17 @@ from __future__ import annotations
 import json
 import threading
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from temporalio.testing import WorkflowEnvironment
-
-from tests.e2e.harness import message, running_worker
-from wakeful.agents import Agent, AgentRegistry
+from tests.e2e.harness import RunWakes, message
+from wakeful.agents import Agent
 from wakeful.compiler.blocks import Block, BlockKind, Stability
 from wakeful.replay import recompile
 from wakeful.substrate.query_sources import QueryContext, QuerySource
 from wakeful.substrate.sources import ContextSource, SourceContext
 from wakeful.substrate.store import Store
-from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import wake
 
 
 @dataclass
@@ -49,16 +44,13 @@ class Environment:
 
 
 async def test_an_agents_own_source_reaches_the_window_and_replays(
-    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, agent: Agent
+    store: Store, agent: Agent, run_wakes: RunWakes
 ) -> None:
     env = Environment()
     assert isinstance(env, ContextSource)
     a = replace(agent, context_sources=(env,))
     ts = store.tenant(a.tenant)
-    async with running_worker(
-        temporal_dev.client, store, AgentRegistry([a]), sim, uuid.uuid4().hex
-    ) as q:
-        result = await wake(temporal_dev.client, a.runtime(), message("how is the api?"), q)
+    (result,) = await run_wakes(a, message("how is the api?"))
     assert result.status == "done", result.error
     (rec,) = ts.compiles(result.wake_id)
     window = json.loads(ts.get_blob(rec.window_hash))
@@ -98,16 +90,13 @@ class AfterCommit:
 
 
 async def test_an_agents_own_source_never_holds_the_compiles_transaction_open(
-    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, agent: Agent
+    store: Store, agent: Agent, run_wakes: RunWakes
 ) -> None:
     # The wake is opened in the first compile's transaction: a source waited for inside it
     # would never see that wake committed.
     a = replace(agent, context_sources=(AfterCommit(store, agent.tenant, agent.name),))
     ts = store.tenant(a.tenant)
-    async with running_worker(
-        temporal_dev.client, store, AgentRegistry([a]), sim, uuid.uuid4().hex
-    ) as q:
-        result = await wake(temporal_dev.client, a.runtime(), message("status?"), q)
+    (result,) = await run_wakes(a, message("status?"))
     assert result.status == "done", result.error
     (rec,) = ts.compiles(result.wake_id)
     assert "wake committed" in ts.get_blob(rec.window_hash)
@@ -132,11 +121,7 @@ class Runbook:
 
 
 async def test_an_agents_query_source_gets_the_goal_as_classified_and_replays(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    sim: SimulatorServer,
-    agent: Agent,
-    tmp_path: Path,
+    store: Store, agent: Agent, run_wakes: RunWakes, tmp_path: Path
 ) -> None:
     policy = tmp_path / "ops.toml"
     policy.write_text('version = 1\n[[intents]]\nname = "status"\npatterns = ["api"]\n')
@@ -145,10 +130,7 @@ async def test_an_agents_query_source_gets_the_goal_as_classified_and_replays(
     assert isinstance(runbook, QuerySource)
     a = replace(agent, policy=str(policy), context_sources=(env,), query_sources=(runbook,))
     ts = store.tenant(a.tenant)
-    async with running_worker(
-        temporal_dev.client, store, AgentRegistry([a]), sim, uuid.uuid4().hex
-    ) as q:
-        result = await wake(temporal_dev.client, a.runtime(), message("how is the api?"), q)
+    (result,) = await run_wakes(a, message("how is the api?"))
     assert result.status == "done", result.error
     (rec,) = ts.compiles(result.wake_id)
     (ctx,) = runbook.asked

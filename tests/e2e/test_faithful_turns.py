@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from tests.compiler.helpers import without_cache_markers
 from tests.e2e.harness import demo_scout, message, running_worker
 from wakeful.agents import AgentRegistry
 from wakeful.demo.agent import seed_workspace
@@ -84,15 +85,6 @@ def recording_sim() -> Iterator[SimulatorServer]:
         yield server
 
 
-def _strip(value: Any) -> Any:
-    """Without cache markers: where a breakpoint sits is not part of the turn."""
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
-
-
 def _sent(provider: str, out: dict[str, Any]) -> list[Any]:
     """The reply the simulator sent, as the blocks a replay must carry."""
     if provider == "anthropic":
@@ -112,7 +104,11 @@ def _sent(provider: str, out: dict[str, Any]) -> list[Any]:
 def _replayed(provider: str, body: dict[str, Any]) -> list[Any]:
     """The assistant turns of a request, as blocks comparable with :func:`_sent`."""
     if provider == "anthropic":
-        return [_strip(m["content"]) for m in body["messages"] if m["role"] == "assistant"]
+        return [
+            without_cache_markers(m["content"])
+            for m in body["messages"]
+            if m["role"] == "assistant"
+        ]
     if provider == "openai-chat":
         said = [m for m in body["messages"] if m["role"] == "assistant"]
         return [(m["content"], m.get("tool_calls")) for m in said]

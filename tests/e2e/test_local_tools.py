@@ -22,7 +22,7 @@ from wakeful.demo.agent import seed_workspace
 from wakeful.errors import UserError
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import connect, wake
+from wakeful.worker.client import wake
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import WORKFLOWS
@@ -84,7 +84,7 @@ async def test_a_fifo_in_the_work_directory_is_a_tool_error_and_the_agent_goes_o
     tenant, queue, key = cfg.tenant, cfg.queue, cfg.key
     agent = demo_scout(workdir, tenant)
     register_agent(store.tenant(tenant), agent)
-    client = await connect(cfg.temporal, cfg.namespace)
+    client = await cfg.connect()
     try:
         async with worker_process(Path(__file__).with_name("tools_worker_proc.py"), cfg) as proc:
             first = await asyncio.wait_for(

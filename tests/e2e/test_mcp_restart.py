@@ -27,7 +27,7 @@ from wakeful.agents import AgentRegistry
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import connect, wake
+from wakeful.worker.client import wake
 from wakeful.worker.codec import data_converter
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import WORKFLOWS
@@ -84,7 +84,7 @@ async def test_a_worker_killed_mid_mcp_call_is_finished_by_a_new_worker_once(
     agent = mcp_agent(tenant, str(markers))
     register_agent(store.tenant(tenant), agent)
     sim.simulator.set_script(_HOLD_SCRIPT, scope=key)
-    client = await connect(cfg.temporal, cfg.namespace)
+    client = await cfg.connect()
     wid = workflow_id(tenant, agent.name)
     try:
         async with worker_process(Path(__file__).with_name("mcp_worker_proc.py"), cfg) as proc:

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message, open_deps, serving
+from tests.e2e.harness import message, open_deps, serving, start_attempts
 from wakeful.activities.tool_thread import LEFT_RUNNING, MAX_LEFT_RUNNING
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.contracts import RUN_TOOL
@@ -53,18 +52,7 @@ async def _run_tool_attempts(client: Client, agent: Agent) -> list[int]:
     history = await client.get_workflow_handle(
         workflow_id(agent.tenant, agent.name)
     ).fetch_history()
-    tools = {
-        e.event_id
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and e.activity_task_scheduled_event_attributes.activity_type.name == RUN_TOOL
-    }
-    return [
-        e.activity_task_started_event_attributes.attempt
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-        and e.activity_task_started_event_attributes.scheduled_event_id in tools
-    ]
+    return start_attempts(history, RUN_TOOL)
 
 
 async def _until(condition: Callable[[], bool], failure: str) -> None:

@@ -13,7 +13,7 @@ from tests.e2e.worker_process import fresh_process_config, sigkill, worker_proce
 from wakeful.agents import AgentRegistry
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import connect, wake
+from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker
 
@@ -31,9 +31,7 @@ async def test_killed_worker_mid_tool_is_finished_by_a_new_worker(
     tenant, markers, queue, key = cfg.tenant, cfg.markers, cfg.queue, cfg.key
     agent = restart_agent(tenant, tmp_path, markers)
     register_agent(store.tenant(tenant), agent)
-    # The production client on both sides: the worker process connects with it too, and
-    # every client and worker of a namespace must share one data converter (the codec).
-    client = await connect(cfg.temporal, cfg.namespace)
+    client = await cfg.connect()
     async with worker_process(Path(__file__).with_name("worker_proc.py"), cfg) as proc:
         pending = asyncio.create_task(
             wake(client, agent.runtime(), message("slow_scan the fleet"), queue)

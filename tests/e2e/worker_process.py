@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import make_deps, wait_for_marker
@@ -52,6 +53,12 @@ class ProcessConfig:
     def as_json(self) -> str:
         """The command-line argument the worker script reads back with ``json.loads``."""
         return json.dumps(asdict(self) | {"markers": str(self.markers)})
+
+    async def connect(self) -> Client:
+        """A client of the config's namespace made by Wakeful's own ``connect``, as the
+        worker process makes its own: every client and worker of a namespace must share
+        one data converter (the codec)."""
+        return await connect(self.temporal, self.namespace)
 
     @classmethod
     def from_json(cls, text: str) -> ProcessConfig:
@@ -116,7 +123,7 @@ class _SimAddress:
 async def _serve(agent: Agent, cfg: ProcessConfig) -> None:
     store = Store.connect(cfg.db, migrate_schema=False)
     deps = make_deps(store, AgentRegistry([agent]), _SimAddress(cfg.sim), cfg.key)  # type: ignore[arg-type]
-    client = await connect(cfg.temporal, cfg.namespace)
+    client = await cfg.connect()
     (cfg.markers / READY).touch()
     await build_worker(client, deps, cfg.queue).run()
 

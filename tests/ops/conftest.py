@@ -7,7 +7,6 @@ the real Temporal dev server; a worker joins only in the tests that need a wake 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,38 +16,22 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from tests.e2e.harness import fresh_demo_agent
 from tests.ops.cli_env import clear_wakeful_env, make_env
 from tests.ops.ingress_setup import LiveIngress, MakeIngress
 from tests.ops.pg_stack import stoppable_postgres
 from wakeful.agents import Agent
-from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
-from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.ingress import create_app
-from wakeful.worker.serve import register_agent
 from wakeful.worker.settings import Settings
 from wakeful.worker.stack import EmbeddedStack
-
-
-@pytest.fixture(scope="session")
-def sim() -> Iterator[SimulatorServer]:
-    with SimulatorServer() as server:
-        yield server
 
 
 @pytest.fixture
 def agent(tmp_path: Path, store: Store) -> Agent:
     """A fresh tenant and agent per test, with the demo's real file tools."""
-    a = Agent(
-        name="scout",
-        instructions=INSTRUCTIONS,
-        tools=DEMO_TOOLS,
-        workdir=str(seed_workspace(tmp_path / "ws")),
-        tenant=f"ops-{uuid.uuid4().hex[:10]}",
-    )
-    register_agent(store.tenant(a.tenant), a)
-    return a
+    return fresh_demo_agent(tmp_path, store, "ops")
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from temporalio.api.enums.v1 import EventType, PendingActivityState
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
+from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import Providers, demo_scout, message, serving
 from wakeful.activities.deps import ActivityDeps
@@ -25,12 +26,13 @@ from wakeful.agents import Agent, AgentRegistry, Delegation, Tool, ToolContext
 from wakeful.compiler import WindowPolicy
 from wakeful.contracts import ChildBundle, WakeResult
 from wakeful.demo.agent import seed_workspace
-from wakeful.substrate.store import Store
+from wakeful.substrate.records import StoredEvent
+from wakeful.substrate.store import Store, TenantStore
 from wakeful.substrate.vectors.base import VectorStore
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
-from wakeful.worker.client import wake
+from wakeful.worker.client import connect, wake
 from wakeful.worker.search_attributes import ensure_search_attributes
 from wakeful.worker.worker import build_worker
 from wakeful.workflows.agent import AgentStatus, AgentWorkflow, workflow_id
@@ -214,6 +216,21 @@ async def serving_agent(
     agent as :class:`Served`; the agent's workflow is terminated when the block ends."""
     async with worker(client, store, [agent], sim, **worker_kw) as (queue, key):
         yield Served(client, agent, queue, key)
+
+
+def the_tool_result(ts: TenantStore, agent: Agent, wake_id: str) -> StoredEvent:
+    """The tool result event of the wake ``wake_id`` of ``agent``, which had one tool call:
+    the unpacking fails the test if the wake stored none or several."""
+    (result,) = [e for e in ts.events(agent.name, wake_id=wake_id) if e.kind == "tool_result"]
+    return result
+
+
+async def wakeful_client(env: WorkflowEnvironment, **connect_kw: Any) -> Client:
+    """A client of ``env``'s server made as a deployment makes one, by Wakeful's
+    :func:`~wakeful.worker.client.connect` (its data converter compresses payloads);
+    ``connect_kw``: connect's other options."""
+    target = env.client.service_client.config.target_host
+    return await connect(target, env.client.namespace, **connect_kw)
 
 
 def agent_handle(client: Client, agent: Agent) -> WorkflowHandle[AgentWorkflow, object]:

@@ -10,12 +10,12 @@ from temporalio.api.common.v1 import Payload
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import worker
+from tests.orchestration.helpers import wakeful_client, worker
 from wakeful.agents import Agent
 from wakeful.contracts import WakeResult, with_answer, without_answer
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import Client, connect, wake
+from wakeful.worker.client import Client, wake
 from wakeful.worker.codec import DeflateCodec, data_converter
 from wakeful.workflows.agent import workflow_id
 
@@ -28,8 +28,7 @@ async def _texts(payloads: list[Payload]) -> list[str]:
 async def test_the_answer_is_in_the_history_once_and_the_client_still_returns_it(
     temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
-    target = temporal_dev.client.service_client.config.target_host
-    client = await connect(target, temporal_dev.client.namespace)
+    client = await wakeful_client(temporal_dev)
     async with worker(client, store, [agent], osim) as (queue, _):
         result = await wake(client, agent.runtime(), message("list_dir .", uuid.uuid4().hex), queue)
         handle = await Client(client, task_queue=queue).start(agent, "list_dir .", key="k-2")

@@ -14,7 +14,15 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import FACTS, Gate, child_bundle, scout, within, worker
+from tests.orchestration.helpers import (
+    FACTS,
+    Gate,
+    child_bundle,
+    scout,
+    the_tool_result,
+    within,
+    worker,
+)
 from wakeful.activities.child import child_agent
 from wakeful.agents import Agent
 from wakeful.contracts import ChildBundle, ChildResult
@@ -42,7 +50,7 @@ def _delegate(task: str = "Key facts of README.md") -> dict[str, Any]:
 
 
 def _card(ts: TenantStore, agent: Agent, wake_id: str) -> Any:
-    (card,) = [e for e in ts.events(agent.name, wake_id=wake_id) if e.kind == "tool_result"]
+    card = the_tool_result(ts, agent, wake_id)
     assert card.tool_name == "delegate"
     return card
 

@@ -19,7 +19,7 @@ from wakeful.agents import AgentRegistry
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import connect, wake
+from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
 
 SCRIPT = Script.parse(
@@ -46,9 +46,7 @@ async def test_a_worker_killed_mid_child_is_replaced_and_each_step_recorded_once
     agent = parent_agent(tenant, tmp_path, markers)
     register_agent(store.tenant(tenant), agent)
     osim.simulator.set_script(SCRIPT, scope=key)
-    # The production client on both sides: the worker process connects with it too, and
-    # every client and worker of a namespace must share one data converter (the codec).
-    client = await connect(cfg.temporal, cfg.namespace)
+    client = await cfg.connect()
     async with worker_process(Path(__file__).with_name("child_worker_proc.py"), cfg) as proc:
         pending = asyncio.create_task(
             wake(client, agent.runtime(), message("scan the fleet"), queue)

@@ -9,13 +9,16 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message
-from tests.orchestration.helpers import FileFacts, agent_handle, worker
+from tests.orchestration.helpers import (
+    FileFacts,
+    agent_handle,
+    serving_agent,
+    the_tool_result,
+)
 from wakeful.agents import Agent
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import wake
 
 FACTS = {"path": "README.md", "facts": ["release 2.4.0 is due 2026-12-15"]}
 
@@ -44,8 +47,8 @@ async def test_children_fan_out_under_the_cap_and_merge_as_evidence(
             {"text": "Three cards merged. Next: compare the dates."},
         ]
     )
-    async with worker(env.client, store, [agent], osim, script=script) as (queue, _):
-        result = await wake(env.client, agent.runtime(), message("survey the docs"), queue)
+    async with serving_agent(env.client, store, agent, osim, script=script) as served:
+        result = await served.ask("survey the docs")
         history = await agent_handle(env.client, agent).fetch_history()
 
     assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 3)
@@ -91,12 +94,12 @@ async def test_a_child_with_an_invalid_result_is_rejected_with_the_reason(
             {"text": "The child failed; I will read it myself. Next: read_file README.md"},
         ]
     )
-    async with worker(env.client, store, [agent], osim, script=script) as (queue, _):
-        result = await wake(env.client, agent.runtime(), message("delegate the README"), queue)
+    async with serving_agent(env.client, store, agent, osim, script=script) as served:
+        result = await served.ask("delegate the README")
 
     ts = store.tenant(agent.tenant)
     assert result.status == "done"
-    (card,) = [e for e in ts.events(agent.name, wake_id=result.wake_id) if e.kind == "tool_result"]
+    card = the_tool_result(ts, agent, result.wake_id)
     assert card.is_error and card.tool_name == "delegate"
     assert card.text.startswith(
         "rejected: invalid result for schema FileFacts: facts: Field required"
@@ -121,10 +124,10 @@ async def test_an_oversized_result_is_rejected(
             {"text": "Noted."},
         ]
     )
-    async with worker(env.client, store, [agent], osim, script=script) as (queue, _):
-        result = await wake(env.client, agent.runtime(), message("delegate the README"), queue)
+    async with serving_agent(env.client, store, agent, osim, script=script) as served:
+        result = await served.ask("delegate the README")
     ts = store.tenant(agent.tenant)
-    (card,) = [e for e in ts.events(agent.name, wake_id=result.wake_id) if e.kind == "tool_result"]
+    card = the_tool_result(ts, agent, result.wake_id)
     assert card.is_error
     size = len(FileFacts.model_validate(big).model_dump_json())
     assert f"rejected: oversized result: {size} characters > the cap of 600" in card.text
@@ -140,10 +143,10 @@ async def test_a_refused_delegate_call_is_reported_not_run(
             {"text": "Understood."},
         ]
     )
-    async with worker(env.client, store, [agent], osim, script=script) as (queue, _):
-        result = await wake(env.client, agent.runtime(), message("write a poem"), queue)
+    async with serving_agent(env.client, store, agent, osim, script=script) as served:
+        result = await served.ask("write a poem")
     ts = store.tenant(agent.tenant)
-    (card,) = [e for e in ts.events(agent.name, wake_id=result.wake_id) if e.kind == "tool_result"]
+    card = the_tool_result(ts, agent, result.wake_id)
     assert card.is_error
     assert "refused: agent 'scout' has no delegation 'poems' (known: facts)" in card.text
 

@@ -12,12 +12,12 @@ from temporalio.api.common.v1 import Payload
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import worker
+from tests.orchestration.helpers import wakeful_client, worker
 from wakeful.agents import Agent
 from wakeful.contracts import WakeResult
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.client import connect, wake
+from wakeful.worker.client import wake
 from wakeful.worker.codec import (
     DICTIONARY,
     DICTIONARY_Z1,
@@ -110,8 +110,7 @@ async def test_a_damaged_payload_is_an_error_not_garbage() -> None:
 async def test_a_wake_through_wakefuls_client_stores_compressed_payloads(
     temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
-    target = temporal_dev.client.service_client.config.target_host
-    client = await connect(target, temporal_dev.client.namespace)
+    client = await wakeful_client(temporal_dev)
     async with worker(client, store, [agent], osim) as (queue, _):
         result = await wake(client, agent.runtime(), message("list_dir .", uuid.uuid4().hex), queue)
     assert result.status == "done" and result.model_calls == 2
@@ -179,8 +178,7 @@ async def test_a_wakes_history_holds_only_what_the_workflow_reads(
     """The compile's result leaves out the stable prefix hash and the event horizon (the
     workflow never reads them; the compile record has them), and a model call's input the
     ids that follow from its wake's other fields."""
-    target = temporal_dev.client.service_client.config.target_host
-    client = await connect(target, temporal_dev.client.namespace)
+    client = await wakeful_client(temporal_dev)
     async with worker(client, store, [agent], osim) as (queue, _):
         result = await wake(client, agent.runtime(), message("list_dir .", uuid.uuid4().hex), queue)
     assert result.status == "done"

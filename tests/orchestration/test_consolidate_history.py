@@ -12,6 +12,7 @@ from temporalio.client import WorkflowFailureError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
+from tests.conversation import conversation
 from tests.e2e.harness import message
 from tests.orchestration.helpers import worker
 from wakeful.agents import Agent
@@ -36,18 +37,11 @@ LINES = (
 
 def _history(session_id: str, count: int) -> list[EventIn]:
     """``count`` alternating user/assistant turns of the agent's open session, minutes old."""
-    now = datetime.now(UTC)
-    return [
-        EventIn(
-            step_key=f"seed:{n}",
-            kind="turn",
-            role="user" if n % 2 == 0 else "assistant",
-            text=LINES[n % len(LINES)].format(n=n),
-            session_id=session_id,
-            event_time=now - timedelta(minutes=30) + timedelta(seconds=n),
-        )
-        for n in range(count)
-    ]
+    texts = [LINES[n % len(LINES)].format(n=n) for n in range(count)]
+    start = datetime.now(UTC) - timedelta(minutes=30)
+    return conversation(
+        texts, session_id=session_id, start=start, step_key="seed:", apart=timedelta(seconds=1)
+    )
 
 
 async def _pressure_round(env: WorkflowEnvironment, agent: Agent) -> ConsolidationResult | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from tests.conversation import conversation
 from tests.e2e.harness import message
 from tests.orchestration.helpers import scout, worker
 from wakeful.agents import Agent
@@ -21,7 +22,6 @@ from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.decisions import REMEMBER_DECISION
 from wakeful.replay import recompile
 from wakeful.substrate.cache_outcomes import ledger_of
-from wakeful.substrate.records import EventIn
 from wakeful.substrate.registry_repo import EXPIRED_ENTRY
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.testing.simulator.server import SimulatorServer
@@ -54,19 +54,10 @@ def _window(ts: TenantStore, wake_id: str) -> str:
 def _old_session(ts: TenantStore, agent: str, n: int) -> None:
     """A closed session of days ago: history a consolidation round summarises and retires."""
     start = datetime.now(UTC) - timedelta(days=10 - n)
+    texts = [text.format(n=n) for text in OLD_TALK]
     ts.append_events(
         agent,
-        [
-            EventIn(
-                step_key=f"old:{n}:{i}",
-                kind="turn",
-                role="user" if i % 2 == 0 else "assistant",
-                text=text.format(n=n),
-                session_id=f"{agent}:old{n}",
-                event_time=start + timedelta(minutes=i),
-            )
-            for i, text in enumerate(OLD_TALK)
-        ],
+        conversation(texts, session_id=f"{agent}:old{n}", start=start, step_key=f"old:{n}:"),
     )
 
 

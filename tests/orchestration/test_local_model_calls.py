@@ -12,7 +12,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
-from tests.e2e.harness import message
+from tests.e2e.harness import message, scheduled
 from tests.orchestration.helpers import agent_handle, worker
 from wakeful.agents import Agent
 from wakeful.substrate.store import Store
@@ -21,15 +21,6 @@ from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.codec import data_converter
 from wakeful.worker.worker import WORKFLOWS
-
-
-def _scheduled(history: object, kind: str) -> int:
-    return sum(
-        1
-        for e in history.events  # type: ignore[attr-defined]
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and e.activity_task_scheduled_event_attributes.activity_type.name == kind
-    )
 
 
 async def test_a_wake_runs_its_model_calls_as_local_activities(
@@ -41,7 +32,7 @@ async def test_a_wake_runs_its_model_calls_as_local_activities(
         result = await wake(temporal_dev.client, agent.runtime(), message("list_dir ."), queue)
         history = await agent_handle(temporal_dev.client, agent).fetch_history()
     assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
-    assert _scheduled(history, "wakeful.call_model") == 0
+    assert len(scheduled(history, "wakeful.call_model")) == 0
     markers = [e for e in history.events if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED]
     assert len(markers) >= 5  # two compiles, two model calls, the (local) tool
     ts = store.tenant(agent.tenant)

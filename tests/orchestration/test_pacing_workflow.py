@@ -9,10 +9,9 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message
+from tests.e2e.harness import message, scheduled
 from tests.orchestration.helpers import agent_handle, serving_agent, worker
 from wakeful.agents import Agent
 from wakeful.compiler import Ledger
@@ -109,12 +108,7 @@ async def test_keep_warm_calls_hold_the_cache_until_the_next_expected_wake(
         history = await agent_handle(env.client, agent).fetch_history()
 
     assert idle.pacing.startswith("pacing keep_warm: next wake expected 1"), idle.pacing
-    pings = [
-        e
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and e.activity_task_scheduled_event_attributes.activity_type.name == "wakeful.keep_warm"
-    ]
+    pings = scheduled(history, "wakeful.keep_warm")
     assert len(pings) == 2
     assert two.session_id == one.session_id and two.pacing == "continue_now"
     ts = store.tenant(agent.tenant)

@@ -16,11 +16,10 @@ import dataclasses
 import json
 from datetime import timedelta
 
-from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
-from tests.e2e.harness import message
+from tests.e2e.harness import message, scheduled
 from tests.orchestration.helpers import agent_handle, settled, worker
 from wakeful.agents import Agent
 from wakeful.substrate.store import Store
@@ -109,12 +108,7 @@ async def test_a_daily_cap_stops_a_schedule_spending_until_midnight_utc(
     assert ts.model_calls(wakes[-1].wake_id) != []
     assert day_start(wakes[-1].started_at) == day_start(wakes[0].started_at) + timedelta(days=1)
     # A capped agent's idle time costs nothing either: no keep-warm call after a capped wake.
-    keep_warm = [
-        e
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and e.activity_task_scheduled_event_attributes.activity_type.name == "wakeful.keep_warm"
-    ]
+    keep_warm = scheduled(history, "wakeful.keep_warm")
     assert keep_warm == []
     replayed = await Replayer(workflows=WORKFLOWS, data_converter=data_converter).replay_workflow(
         history

@@ -15,7 +15,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import child_bundle, worker
+from tests.orchestration.helpers import child_bundle, wakeful_client, worker
 from tests.otel_user import user_global_providers
 from wakeful.agents import Agent
 from wakeful.contracts import WakeResult
@@ -24,7 +24,7 @@ from wakeful.telemetry import Telemetry
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.wake_trace import tool_call_ids, wake_ids
-from wakeful.worker.client import connect, wake
+from wakeful.worker.client import wake
 from wakeful.workflows.child import SUMMARY_CHARS, child_summary
 from wakeful.workflows.state import child_workflow_id
 
@@ -49,9 +49,7 @@ def _attr(span: ReadableSpan, key: str) -> object:
 async def _traced_client(env: WorkflowEnvironment) -> Client:
     """A client of ``env``'s server whose calls start spans and carry the trace into the
     workflows, as Wakeful's client does with telemetry on."""
-    target = env.client.service_client.config.target_host
-    interceptors = [Telemetry().tracing_interceptor()]
-    return await connect(target, env.client.namespace, interceptors=interceptors)
+    return await wakeful_client(env, interceptors=[Telemetry().tracing_interceptor()])
 
 
 async def _delegating_wake(

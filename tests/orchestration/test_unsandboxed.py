@@ -11,7 +11,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import agent_handle, worker
+from tests.orchestration.helpers import agent_handle, the_tool_result, worker
 from wakeful.agents import Agent
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
@@ -49,7 +49,7 @@ async def test_an_unsandboxed_worker_runs_the_wake_the_sandboxed_code_replays(
 
     assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
     ts = store.tenant(agent.tenant)
-    (card,) = [e for e in ts.events(agent.name, wake_id=result.wake_id) if e.kind == "tool_result"]
+    card = the_tool_result(ts, agent, result.wake_id)
     assert not card.is_error and "2026-12-15" in card.text
     replayer = Replayer(workflows=WORKFLOWS, data_converter=data_converter)  # sandboxed
     for h in (history, child):

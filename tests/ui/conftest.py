@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import cli_process_env, demo_scout, message, running_worker
+from tests.e2e.harness import cli_process_env, fresh_demo_agent, message, running_worker
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.contracts import WakeResult
-from wakeful.demo.agent import seed_workspace
 from wakeful.substrate.records import (
     DecisionRecord,
     EventIn,
@@ -27,7 +26,6 @@ from wakeful.substrate.records import (
 )
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.testing.simulator.server import SimulatorServer
-from wakeful.worker.serve import register_agent
 
 
 @dataclass(frozen=True)
@@ -51,9 +49,8 @@ async def recorded(
     from wakeful.worker.client import wake
 
     root = tmp_path_factory.mktemp("ui")
-    agent = demo_scout(seed_workspace(root / "ws"), f"ui-{uuid.uuid4().hex[:10]}")
+    agent = fresh_demo_agent(root, store, "ui")
     ts = store.tenant(agent.tenant)
-    register_agent(ts, agent)
     registry = AgentRegistry([agent])
     results = []
     async with running_worker(temporal_dev.client, store, registry, sim, uuid.uuid4().hex) as q:

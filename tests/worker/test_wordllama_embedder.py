@@ -9,16 +9,16 @@ import math
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
+from tests.conversation import conversation
 from wakeful.errors import ConfigError
 from wakeful.substrate.embedders import HashingEmbedder, WordLlamaEmbedder
 from wakeful.substrate.indexing import EventIndex
-from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.substrate.vectors.memory import MemoryVectorStore
@@ -106,17 +106,7 @@ def _seed(ts: TenantStore) -> int:
         "Noted: rotation on Tuesdays.",
         "Our database is Postgres 16 on db-2.",
     ]
-    events = [
-        EventIn(
-            step_key=f"k{i}",
-            kind="turn",
-            role="user" if i % 2 == 0 else "assistant",
-            text=text,
-            session_id="s1",
-            event_time=T0 + timedelta(minutes=i),
-        )
-        for i, text in enumerate(texts)
-    ]
+    events = conversation(texts, session_id="s1", start=T0, step_key="k")
     return ts.append_events("a1", events)[-1].id
 
 
