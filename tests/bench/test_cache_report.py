@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
-from benchmarks.cache_reads import ReadTracker
+from benchmarks.cache_bench import Tally
 from benchmarks.cache_report import (
     all_held,
     held_decisions,
@@ -21,18 +18,6 @@ DECISIONS = (
 )
 
 
-@dataclass
-class FakeTally:
-    turns: list[Usage] = field(default_factory=list)
-    maintenance: list[tuple[str, Usage]] = field(default_factory=list)
-    cost: float = 0.0
-    maintenance_cost: float = 0.0
-    last_request: dict[str, Any] = field(default_factory=dict)
-    reads: ReadTracker = field(default_factory=ReadTracker)
-    held: dict[str, list[int]] = field(default_factory=dict)
-    evidence: list[int] = field(default_factory=lambda: [0, 0])
-
-
 def test_a_decision_counts_as_kept_only_verbatim() -> None:
     request = {"messages": [{"content": [{"text": "ok: " + DECISIONS[0].text}]}]}
     assert kept_decisions(request, DECISIONS) == ["D-1"]
@@ -41,7 +26,7 @@ def test_a_decision_counts_as_kept_only_verbatim() -> None:
 
 
 def test_strategy_report_sums_turns_and_splits_out_maintenance() -> None:
-    tally = FakeTally(
+    tally = Tally(
         turns=[
             Usage(input_tokens=10, cache_read_input_tokens=80, cache_creation_input_tokens=10),
             Usage(input_tokens=0, cache_read_input_tokens=100, cache_creation_input_tokens=0),
@@ -62,7 +47,7 @@ def test_strategy_report_sums_turns_and_splits_out_maintenance() -> None:
 
 
 def test_held_share_counts_only_the_calls_after_a_decision_was_stated() -> None:
-    tally = FakeTally()
+    tally = Tally()
     both = {"system": [{"text": DECISIONS[1].text}], "messages": [{"content": DECISIONS[0].text}]}
     only_first = {"messages": [{"content": [{"type": "text", "text": DECISIONS[0].text}]}]}
     for index, request in ((1, both), (2, both), (3, only_first), (4, only_first)):
@@ -78,6 +63,6 @@ def test_evidence_counts_only_when_every_turn_is_held() -> None:
     request = {"messages": [{"content": [{"type": "tool_result", "content": "[D1:3] Ann: hi"}]}]}
     assert all_held(request, ["Ann: hi"])
     assert not all_held(request, ["Ann: hi", "Bo: bye"])
-    tally = FakeTally(evidence=[4, 3])
+    tally = Tally(evidence=[4, 3])
     assert strategy_report(tally, DECISIONS)["question_evidence_in_window"] == 0.75
-    assert strategy_report(FakeTally(), DECISIONS)["question_evidence_in_window"] is None
+    assert strategy_report(Tally(), DECISIONS)["question_evidence_in_window"] is None
