@@ -20,7 +20,13 @@ from typing import Any
 import openai
 
 from wakeful.errors import ProviderError
-from wakeful.providers._sdk import is_retryable_status, retry_after_seconds, split_body
+from wakeful.providers._sdk import (
+    SdkProvider,
+    call_failed_error,
+    split_body,
+    status_error,
+    unreachable_error,
+)
 from wakeful.providers.base import ModelReply, ReplyBlock, ToolCall, Usage
 
 __all__ = [
@@ -47,26 +53,19 @@ def normalise_finish_reason(reason: str | None) -> str:
 def map_openai_error(exc: BaseException) -> ProviderError:
     """Translate any SDK failure into a :class:`ProviderError` Temporal can act on."""
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
         body = exc.body if isinstance(exc.body, dict) else {}
         error = body.get("error", body) if isinstance(body, dict) else {}
         detail = error.get("message") if isinstance(error, dict) else None
-        request_id = exc.request_id or "unknown"
-        retryable = is_retryable_status(status)
-        advice = "will retry" if retryable else "fix the request or credentials; not retried"
-        return ProviderError(
-            f"openai returned {status}: {detail or exc.message} "
-            f"(request_id {request_id}; {advice})",
-            status=status,
-            retryable=retryable,
-            retry_after=retry_after_seconds(exc.response.headers) if retryable else None,
+        return status_error(
+            "openai",
+            exc.status_code,
+            detail or exc.message,
+            request_id=exc.request_id,
+            headers=exc.response.headers,
         )
     if isinstance(exc, openai.APIConnectionError):
-        return ProviderError(
-            f"openai unreachable: {exc} (check base_url and network; will retry)",
-            retryable=True,
-        )
-    return ProviderError(f"openai call failed: {exc!r}", retryable=False)
+        return unreachable_error("openai", exc)
+    return call_failed_error("openai", exc)
 
 
 def usage_from_openai(prompt: int, completion: int, details: Any) -> Usage:
@@ -88,27 +87,9 @@ def _arguments(raw: str | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {"_value": parsed}
 
 
-class _OpenAIBase:
+class _OpenAIBase(SdkProvider[openai.AsyncOpenAI]):
     name = "openai"
-
-    def __init__(
-        self,
-        api_key: str,
-        *,
-        base_url: str | None = None,
-        timeout: float = 120.0,
-        default_headers: dict[str, str] | None = None,
-    ) -> None:
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=0,
-            default_headers=default_headers,
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()
+    client_type = openai.AsyncOpenAI
 
 
 class OpenAIChatProvider(_OpenAIBase):
