@@ -148,6 +148,25 @@ def _same_reply(prev: tuple[dict[str, Any], Item], item: Item) -> bool:
     )
 
 
+def _add_text(out: list[tuple[dict[str, Any], Item]], item: Item) -> None:
+    """Add a text item that is not the model's: joined to the message before it when both
+    may merge (history) and that one is text of the same role and segment, else a message
+    of its own."""
+    prev = out[-1] if out else None
+    if (
+        prev is not None
+        and prev[0].get("role") == ROLE[item.role]
+        and "tool_calls" not in prev[0]
+        and prev[1].mergeable
+        and item.mergeable
+        and prev[1].segment is item.segment
+    ):
+        prev[0]["content"] += "\n\n" + item.text
+        out[-1] = (prev[0], item)
+    else:
+        out.append(({"role": ROLE[item.role], "content": item.text}, item))
+
+
 class OpenAIChatRenderer(_OpenAIBase):
     provider: ClassVar[str] = "openai_chat"
     conversation_field: ClassVar[str] = "messages"
@@ -214,18 +233,7 @@ class OpenAIChatRenderer(_OpenAIBase):
                 else:
                     out.append(({"role": "assistant", "content": item.text}, item))
                 continue
-            if (
-                prev is not None
-                and prev[0]["role"] == ROLE[item.role]
-                and "tool_calls" not in prev[0]
-                and prev[1].mergeable
-                and item.mergeable
-                and prev[1].segment is item.segment
-            ):
-                prev[0]["content"] += "\n\n" + item.text
-                out[-1] = (prev[0], item)
-                continue
-            out.append(({"role": ROLE[item.role], "content": item.text}, item))
+            _add_text(out, item)
         return out
 
 
@@ -284,16 +292,5 @@ class OpenAIResponsesRenderer(_OpenAIBase):
             if item.kind == "notice":  # guidance, not a person's words
                 out.append(({"role": self.system_role, "content": item.text}, item))
                 continue
-            prev = out[-1] if out else None
-            if (
-                prev is not None
-                and prev[0].get("role") == ROLE[item.role]
-                and prev[1].mergeable
-                and item.mergeable
-                and prev[1].segment is item.segment
-            ):
-                prev[0]["content"] += "\n\n" + item.text
-                out[-1] = (prev[0], item)
-                continue
-            out.append(({"role": ROLE[item.role], "content": item.text}, item))
+            _add_text(out, item)
         return out
