@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from wakeful.errors import ProviderError
 
@@ -77,6 +77,12 @@ class SdkProvider(Generic[ClientT]):
     backoff is not stacked."""
 
     client_type: Callable[..., ClientT]
+    # The SDK's base exception, and the function that makes any of them a ProviderError.
+    sdk_error: ClassVar[type[Exception]]
+
+    @staticmethod
+    def map_error(exc: BaseException) -> ProviderError:
+        raise NotImplementedError
 
     def __init__(
         self,
@@ -93,6 +99,14 @@ class SdkProvider(Generic[ClientT]):
             max_retries=0,
             default_headers=default_headers,
         )
+
+    async def send(self, create: Callable[..., Awaitable[Any]], request: dict[str, Any]) -> Any:
+        """The SDK's reply to ``request`` sent through ``create`` as given (``split_body``);
+        an SDK failure leaves as the ProviderError ``map_error`` makes of it."""
+        try:
+            return await create(**split_body(create, request))
+        except self.sdk_error as exc:
+            raise self.map_error(exc) from exc
 
     async def aclose(self) -> None:
         await self._client.close()

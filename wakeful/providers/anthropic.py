@@ -20,7 +20,6 @@ from wakeful.errors import ProviderError
 from wakeful.providers._sdk import (
     SdkProvider,
     call_failed_error,
-    split_body,
     status_error,
     unreachable_error,
 )
@@ -68,13 +67,11 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
 
     name = "anthropic"
     client_type = anthropic.AsyncAnthropic
+    sdk_error = anthropic.AnthropicError
+    map_error = staticmethod(map_anthropic_error)
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:
-        create = self._client.messages.create
-        try:
-            message = await create(**split_body(create, request))
-        except anthropic.AnthropicError as exc:
-            raise map_anthropic_error(exc) from exc
+        message = await self.send(self._client.messages.create, request)
         text: list[str] = []
         calls: list[ToolCall] = []
         blocks: list[ReplyBlock] = []

@@ -23,7 +23,6 @@ from wakeful.errors import ProviderError
 from wakeful.providers._sdk import (
     SdkProvider,
     call_failed_error,
-    split_body,
     status_error,
     unreachable_error,
 )
@@ -90,17 +89,15 @@ def _arguments(raw: str | None) -> dict[str, Any]:
 class _OpenAIBase(SdkProvider[openai.AsyncOpenAI]):
     name = "openai"
     client_type = openai.AsyncOpenAI
+    sdk_error = openai.OpenAIError
+    map_error = staticmethod(map_openai_error)
 
 
 class OpenAIChatProvider(_OpenAIBase):
     """``ModelProvider`` for ``POST /chat/completions`` bodies."""
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:
-        create = self._client.chat.completions.create
-        try:
-            completion = await create(**split_body(create, request))
-        except openai.OpenAIError as exc:
-            raise map_openai_error(exc) from exc
+        completion = await self.send(self._client.chat.completions.create, request)
         choice = completion.choices[0]
         calls = [
             ToolCall(
@@ -135,11 +132,7 @@ class OpenAIResponsesProvider(_OpenAIBase):
     """``ModelProvider`` for ``POST /responses`` bodies."""
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:
-        create = self._client.responses.create
-        try:
-            response = await create(**split_body(create, request))
-        except openai.OpenAIError as exc:
-            raise map_openai_error(exc) from exc
+        response = await self.send(self._client.responses.create, request)
         calls: list[ToolCall] = []
         blocks: list[ReplyBlock] = []
         for item in response.output:
