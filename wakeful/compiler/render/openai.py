@@ -180,7 +180,7 @@ class OpenAIChatRenderer(_OpenAIBase):
         return self.messages(items)
 
     def tool(self, block: Block) -> dict[str, Any]:
-        schema = block.tool_input if block.tool_input is not None else {"type": "object"}
+        schema = self.tool_schema(block)
         return {
             "type": "function",
             "function": {
@@ -251,7 +251,7 @@ class OpenAIResponsesRenderer(_OpenAIBase):
         return self.input_items(items)
 
     def tool(self, block: Block) -> dict[str, Any]:
-        schema = block.tool_input if block.tool_input is not None else {"type": "object"}
+        schema = self.tool_schema(block)
         return {
             "type": "function",
             "name": self.tool_name(block),
