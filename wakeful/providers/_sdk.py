@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-__all__ = ["RETRYABLE_STATUSES", "is_retryable_status", "retry_after_seconds", "split_body"]
+from wakeful.errors import ProviderError
+
+__all__ = [
+    "RETRYABLE_STATUSES",
+    "SdkProvider",
+    "call_failed_error",
+    "is_retryable_status",
+    "retry_after_seconds",
+    "split_body",
+    "status_error",
+    "unreachable_error",
+]
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
@@ -16,6 +27,89 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 def is_retryable_status(status: int) -> bool:
     """408/409/429 and every 5xx (Anthropic's 529 "overloaded" included) are transient."""
     return status in RETRYABLE_STATUSES or status >= 500
+
+
+def status_error(
+    provider: str,
+    status: int,
+    detail: str,
+    *,
+    kind: str | None = None,
+    request_id: str | None,
+    headers: Mapping[str, str] | None,
+) -> ProviderError:
+    """An HTTP error reply as a :class:`ProviderError`: retryable by status, honouring
+    ``retry-after`` when it is, with the provider's request id to quote."""
+    retryable = is_retryable_status(status)
+    advice = "will retry" if retryable else "fix the request or credentials; not retried"
+    what = f"{status} {kind}" if kind else str(status)
+    return ProviderError(
+        f"{provider} returned {what}: {detail} (request_id {request_id or 'unknown'}; {advice})",
+        status=status,
+        retryable=retryable,
+        retry_after=retry_after_seconds(headers) if retryable else None,
+    )
+
+
+def unreachable_error(provider: str, exc: BaseException) -> ProviderError:
+    """No reply at all (connection refused, timeout): retryable."""
+    return ProviderError(
+        f"{provider} unreachable: {exc} (check base_url and network; will retry)",
+        retryable=True,
+    )
+
+
+def call_failed_error(provider: str, exc: BaseException) -> ProviderError:
+    """Any other SDK failure (a malformed reply, …): not retryable."""
+    return ProviderError(f"{provider} call failed: {exc!r}", retryable=False)
+
+
+class _AsyncClient(Protocol):
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_AsyncClient)
+
+
+class SdkProvider(Generic[ClientT]):
+    """A provider over an official SDK's async client (``client_type``), built with the
+    SDK's retries off: Temporal owns retries, so every attempt shows in workflow history and
+    backoff is not stacked."""
+
+    client_type: Callable[..., ClientT]
+    # The SDK's base exception, and the function that makes any of them a ProviderError.
+    sdk_error: ClassVar[type[Exception]]
+
+    @staticmethod
+    def map_error(exc: BaseException) -> ProviderError:
+        raise NotImplementedError
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        base_url: str | None = None,
+        timeout: float = 120.0,
+        default_headers: dict[str, str] | None = None,
+    ) -> None:
+        self._client = self.client_type(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            default_headers=default_headers,
+        )
+
+    async def send(self, create: Callable[..., Awaitable[Any]], request: dict[str, Any]) -> Any:
+        """The SDK's reply to ``request`` sent through ``create`` as given (``split_body``);
+        an SDK failure leaves as the ProviderError ``map_error`` makes of it."""
+        try:
+            return await create(**split_body(create, request))
+        except self.sdk_error as exc:
+            raise self.map_error(exc) from exc
+
+    async def aclose(self) -> None:
+        await self._client.close()
 
 
 def split_body(create: Callable[..., Any], body: Mapping[str, Any]) -> dict[str, Any]:

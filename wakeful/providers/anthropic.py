@@ -17,7 +17,12 @@ from typing import Any
 import anthropic
 
 from wakeful.errors import ProviderError
-from wakeful.providers._sdk import is_retryable_status, retry_after_seconds, split_body
+from wakeful.providers._sdk import (
+    SdkProvider,
+    call_failed_error,
+    status_error,
+    unreachable_error,
+)
 from wakeful.providers.base import ModelReply, ReplyBlock, ToolCall, Usage
 
 __all__ = ["AnthropicProvider", "map_anthropic_error", "usage_from_anthropic"]
@@ -26,24 +31,17 @@ __all__ = ["AnthropicProvider", "map_anthropic_error", "usage_from_anthropic"]
 def map_anthropic_error(exc: BaseException) -> ProviderError:
     """Translate any SDK failure into a :class:`ProviderError` Temporal can act on."""
     if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        kind = getattr(exc, "type", None) or "error"
-        detail = getattr(exc, "api_message", None) or str(exc)
-        request_id = exc.request_id or "unknown"
-        retryable = is_retryable_status(status)
-        advice = "will retry" if retryable else "fix the request or credentials; not retried"
-        return ProviderError(
-            f"anthropic returned {status} {kind}: {detail} (request_id {request_id}; {advice})",
-            status=status,
-            retryable=retryable,
-            retry_after=retry_after_seconds(exc.response.headers) if retryable else None,
+        return status_error(
+            "anthropic",
+            exc.status_code,
+            getattr(exc, "api_message", None) or str(exc),
+            kind=getattr(exc, "type", None) or "error",
+            request_id=exc.request_id,
+            headers=exc.response.headers,
         )
     if isinstance(exc, anthropic.APIConnectionError):
-        return ProviderError(
-            f"anthropic unreachable: {exc} (check base_url and network; will retry)",
-            retryable=True,
-        )
-    return ProviderError(f"anthropic call failed: {exc!r}", retryable=False)
+        return unreachable_error("anthropic", exc)
+    return call_failed_error("anthropic", exc)
 
 
 def usage_from_anthropic(usage: Any) -> Usage:
@@ -64,33 +62,16 @@ def usage_from_anthropic(usage: Any) -> Usage:
     )
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
     """``ModelProvider`` for the Messages API (or anything speaking it, e.g. the simulator)."""
 
     name = "anthropic"
-
-    def __init__(
-        self,
-        api_key: str,
-        *,
-        base_url: str | None = None,
-        timeout: float = 120.0,
-        default_headers: dict[str, str] | None = None,
-    ) -> None:
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=0,
-            default_headers=default_headers,
-        )
+    client_type = anthropic.AsyncAnthropic
+    sdk_error = anthropic.AnthropicError
+    map_error = staticmethod(map_anthropic_error)
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:
-        create = self._client.messages.create
-        try:
-            message = await create(**split_body(create, request))
-        except anthropic.AnthropicError as exc:
-            raise map_anthropic_error(exc) from exc
+        message = await self.send(self._client.messages.create, request)
         text: list[str] = []
         calls: list[ToolCall] = []
         blocks: list[ReplyBlock] = []
@@ -118,6 +99,3 @@ class AnthropicProvider:
             provider=self.name,
             raw=message.to_dict(),
         )
-
-    async def aclose(self) -> None:
-        await self._client.close()

@@ -20,7 +20,12 @@ from typing import Any
 import openai
 
 from wakeful.errors import ProviderError
-from wakeful.providers._sdk import is_retryable_status, retry_after_seconds, split_body
+from wakeful.providers._sdk import (
+    SdkProvider,
+    call_failed_error,
+    status_error,
+    unreachable_error,
+)
 from wakeful.providers.base import ModelReply, ReplyBlock, ToolCall, Usage
 
 __all__ = [
@@ -47,26 +52,19 @@ def normalise_finish_reason(reason: str | None) -> str:
 def map_openai_error(exc: BaseException) -> ProviderError:
     """Translate any SDK failure into a :class:`ProviderError` Temporal can act on."""
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
         body = exc.body if isinstance(exc.body, dict) else {}
         error = body.get("error", body) if isinstance(body, dict) else {}
         detail = error.get("message") if isinstance(error, dict) else None
-        request_id = exc.request_id or "unknown"
-        retryable = is_retryable_status(status)
-        advice = "will retry" if retryable else "fix the request or credentials; not retried"
-        return ProviderError(
-            f"openai returned {status}: {detail or exc.message} "
-            f"(request_id {request_id}; {advice})",
-            status=status,
-            retryable=retryable,
-            retry_after=retry_after_seconds(exc.response.headers) if retryable else None,
+        return status_error(
+            "openai",
+            exc.status_code,
+            detail or exc.message,
+            request_id=exc.request_id,
+            headers=exc.response.headers,
         )
     if isinstance(exc, openai.APIConnectionError):
-        return ProviderError(
-            f"openai unreachable: {exc} (check base_url and network; will retry)",
-            retryable=True,
-        )
-    return ProviderError(f"openai call failed: {exc!r}", retryable=False)
+        return unreachable_error("openai", exc)
+    return call_failed_error("openai", exc)
 
 
 def usage_from_openai(prompt: int, completion: int, details: Any) -> Usage:
@@ -88,38 +86,18 @@ def _arguments(raw: str | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {"_value": parsed}
 
 
-class _OpenAIBase:
+class _OpenAIBase(SdkProvider[openai.AsyncOpenAI]):
     name = "openai"
-
-    def __init__(
-        self,
-        api_key: str,
-        *,
-        base_url: str | None = None,
-        timeout: float = 120.0,
-        default_headers: dict[str, str] | None = None,
-    ) -> None:
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=0,
-            default_headers=default_headers,
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()
+    client_type = openai.AsyncOpenAI
+    sdk_error = openai.OpenAIError
+    map_error = staticmethod(map_openai_error)
 
 
 class OpenAIChatProvider(_OpenAIBase):
     """``ModelProvider`` for ``POST /chat/completions`` bodies."""
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:
-        create = self._client.chat.completions.create
-        try:
-            completion = await create(**split_body(create, request))
-        except openai.OpenAIError as exc:
-            raise map_openai_error(exc) from exc
+        completion = await self.send(self._client.chat.completions.create, request)
         choice = completion.choices[0]
         calls = [
             ToolCall(
@@ -154,11 +132,7 @@ class OpenAIResponsesProvider(_OpenAIBase):
     """``ModelProvider`` for ``POST /responses`` bodies."""
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:
-        create = self._client.responses.create
-        try:
-            response = await create(**split_body(create, request))
-        except openai.OpenAIError as exc:
-            raise map_openai_error(exc) from exc
+        response = await self.send(self._client.responses.create, request)
         calls: list[ToolCall] = []
         blocks: list[ReplyBlock] = []
         for item in response.output:

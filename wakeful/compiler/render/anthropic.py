@@ -54,7 +54,7 @@ class AnthropicRenderer(Renderer):
     provider: ClassVar[str] = "anthropic"
 
     def tool(self, block: Block) -> dict[str, Any]:
-        schema = block.tool_input if block.tool_input is not None else {"type": "object"}
+        schema = self.tool_schema(block)
         return {"name": self.tool_name(block), "description": block.text, "input_schema": schema}
 
     def content(self, item: Item) -> dict[str, Any]:

@@ -192,6 +192,10 @@ class Renderer:
     def tool_name(self, block: Block) -> str:
         return block.tool_name or block.id
 
+    def tool_schema(self, block: Block) -> dict[str, Any]:
+        """A tool's input schema; a tool that declares none takes any object."""
+        return block.tool_input if block.tool_input is not None else {"type": "object"}
+
     def render(self, layout: Layout) -> Rendered:
         raise NotImplementedError
 

@@ -30,7 +30,28 @@ def prompt_cache_key(layout: Layout, stable: Any) -> str:
 
 
 class _OpenAIBase(Renderer):
+    """Chat and Responses lay a request out alike: tools, the stable instructions, the
+    semi-stable text as a ``system_role`` message, then the conversation. A subclass says
+    where each goes (the ClassVars below) and spells the conversation (``wire_items``)."""
+
     system_role: ClassVar[str] = "system"
+    # The request field that lists the messages (input items); the name of the stable
+    # instructions in the value ``prompt_cache_key`` hashes; the field capping the reply.
+    conversation_field: ClassVar[str]
+    stable_name: ClassVar[str]
+    max_tokens_field: ClassVar[str]
+
+    def tool(self, block: Block) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def stable_entry(self, layout: Layout) -> tuple[Any, str]:
+        """The stable instructions as the request carries them, and the request field they
+        go in (``conversation_field`` when they are its first entry)."""
+        raise NotImplementedError
+
+    def wire_items(self, items: list[Item]) -> list[tuple[dict[str, Any], Item]]:
+        """The conversation in the provider's syntax, each entry with its last item."""
+        raise NotImplementedError
 
     def arguments(self, item: Item) -> str:
         """A ``tool_use`` item's arguments: as the model wrote them (``compiler.replies``)."""
@@ -59,7 +80,7 @@ class _OpenAIBase(Renderer):
         for value, label, item in entries:
             elements.append(encode([label, value]))
             n = counters[label] = counters.get(label, -1) + 1
-            paths.append("/instructions" if label == "instructions" else f"/{label}/{n}")
+            paths.append(f"/{label}/{n}" if label == self.conversation_field else f"/{label}")
             owners.append(item.block.id if item is not None and item.block is not None else "")
         owners[len(tools)] = layout.system[-1].block.id if layout.system else ""
         marks = [Mark("stable", len(tools), owners[len(tools)], None, False)]
@@ -75,6 +96,47 @@ class _OpenAIBase(Renderer):
             marks.append(Mark("rolling", last, owners[last], None, False))
         return elements, owners, paths, marks
 
+    def render(self, layout: Layout) -> Rendered:
+        tools = [self.tool(p.block) for p in layout.tools]
+        head, head_field = self.stable_entry(layout)
+        listed = self.conversation_field
+        semi_text = self.semi_stable_text(layout)
+        semi_msg = {"role": self.system_role, "content": semi_text} if semi_text else None
+        fixed: list[tuple[Any, str, Item | None]] = [(head, head_field, None)]
+        if semi_msg is not None:
+            fixed.append((semi_msg, listed, None))
+        convo: list[tuple[Any, str, Item | None]] = [
+            (m, listed, item) for m, item in self.wire_items(self.conversation(layout))
+        ]
+        entries = fixed + convo
+        stable = {"tools": tools, self.stable_name: head}
+        elements, owners, paths, marks = self._finish(
+            layout, tools, stable, semi_msg, entries, len(fixed)
+        )
+        # An entry of the conversation field is an element of its list; an entry of any
+        # other field (Responses' instructions) is that field's whole value.
+        request: dict[str, Any] = {"model": layout.agent.model}
+        request.update((field, value) for value, field, _ in entries if field != listed)
+        request[listed] = [value for value, field, _ in entries if field == listed]
+        request["prompt_cache_key"] = prompt_cache_key(layout, stable)
+        request[self.max_tokens_field] = layout.policy.budget.output_reserve
+        if tools:
+            request["tools"] = tools
+            if layout.agent.tool_choice == "any":
+                request["tool_choice"] = "required"
+        spliceable = type(self).render is _OpenAIBase.render
+        slots: list[tuple[Any, Any]] = [(tools, n) for n in range(len(tools))]
+        at = 0
+        for _, field, _ in entries:
+            if field == listed:
+                slots.append((request[listed], at))
+                at += 1
+            else:
+                slots.append((request, field))
+        return Rendered(
+            request, stable, semi_msg, elements, owners, paths, marks, spliceable, slots
+        )
+
 
 def _same_reply(prev: tuple[dict[str, Any], Item], item: Item) -> bool:
     """True when ``prev`` is an assistant message of the reply ``item`` belongs to (or both
@@ -86,11 +148,39 @@ def _same_reply(prev: tuple[dict[str, Any], Item], item: Item) -> bool:
     )
 
 
+def _add_text(out: list[tuple[dict[str, Any], Item]], item: Item) -> None:
+    """Add a text item that is not the model's: joined to the message before it when both
+    may merge (history) and that one is text of the same role and segment, else a message
+    of its own."""
+    prev = out[-1] if out else None
+    if (
+        prev is not None
+        and prev[0].get("role") == ROLE[item.role]
+        and "tool_calls" not in prev[0]
+        and prev[1].mergeable
+        and item.mergeable
+        and prev[1].segment is item.segment
+    ):
+        prev[0]["content"] += "\n\n" + item.text
+        out[-1] = (prev[0], item)
+    else:
+        out.append(({"role": ROLE[item.role], "content": item.text}, item))
+
+
 class OpenAIChatRenderer(_OpenAIBase):
     provider: ClassVar[str] = "openai_chat"
+    conversation_field: ClassVar[str] = "messages"
+    stable_name: ClassVar[str] = "system"
+    max_tokens_field: ClassVar[str] = "max_completion_tokens"
+
+    def stable_entry(self, layout: Layout) -> tuple[Any, str]:
+        return {"role": self.system_role, "content": self.stable_text(layout)}, "messages"
+
+    def wire_items(self, items: list[Item]) -> list[tuple[dict[str, Any], Item]]:
+        return self.messages(items)
 
     def tool(self, block: Block) -> dict[str, Any]:
-        schema = block.tool_input if block.tool_input is not None else {"type": "object"}
+        schema = self.tool_schema(block)
         return {
             "type": "function",
             "function": {
@@ -143,60 +233,25 @@ class OpenAIChatRenderer(_OpenAIBase):
                 else:
                     out.append(({"role": "assistant", "content": item.text}, item))
                 continue
-            if (
-                prev is not None
-                and prev[0]["role"] == ROLE[item.role]
-                and "tool_calls" not in prev[0]
-                and prev[1].mergeable
-                and item.mergeable
-                and prev[1].segment is item.segment
-            ):
-                prev[0]["content"] += "\n\n" + item.text
-                out[-1] = (prev[0], item)
-                continue
-            out.append(({"role": ROLE[item.role], "content": item.text}, item))
+            _add_text(out, item)
         return out
-
-    def render(self, layout: Layout) -> Rendered:
-        tools = [self.tool(p.block) for p in layout.tools]
-        stable_msg = {"role": self.system_role, "content": self.stable_text(layout)}
-        semi_text = self.semi_stable_text(layout)
-        semi_msg = {"role": self.system_role, "content": semi_text} if semi_text else None
-        fixed: list[tuple[Any, str, Item | None]] = [(stable_msg, "messages", None)]
-        if semi_msg is not None:
-            fixed.append((semi_msg, "messages", None))
-        convo: list[tuple[Any, str, Item | None]] = [
-            (m, "messages", item) for m, item in self.messages(self.conversation(layout))
-        ]
-        entries = fixed + convo
-        stable = {"tools": tools, "system": stable_msg}
-        elements, owners, paths, marks = self._finish(
-            layout, tools, stable, semi_msg, entries, len(fixed)
-        )
-        request: dict[str, Any] = {
-            "model": layout.agent.model,
-            "messages": [m for m, _, _ in entries],
-            "prompt_cache_key": prompt_cache_key(layout, stable),
-            "max_completion_tokens": layout.policy.budget.output_reserve,
-        }
-        if tools:
-            request["tools"] = tools
-            if layout.agent.tool_choice == "any":
-                request["tool_choice"] = "required"
-        spliceable = type(self).render is OpenAIChatRenderer.render
-        slots: list[tuple[Any, Any]] = [(tools, n) for n in range(len(tools))]
-        slots += [(request["messages"], n) for n in range(len(entries))]
-        return Rendered(
-            request, stable, semi_msg, elements, owners, paths, marks, spliceable, slots
-        )
 
 
 class OpenAIResponsesRenderer(_OpenAIBase):
     provider: ClassVar[str] = "openai_responses"
     system_role: ClassVar[str] = "developer"
+    conversation_field: ClassVar[str] = "input"
+    stable_name: ClassVar[str] = "instructions"
+    max_tokens_field: ClassVar[str] = "max_output_tokens"
+
+    def stable_entry(self, layout: Layout) -> tuple[Any, str]:
+        return self.stable_text(layout), "instructions"
+
+    def wire_items(self, items: list[Item]) -> list[tuple[dict[str, Any], Item]]:
+        return self.input_items(items)
 
     def tool(self, block: Block) -> dict[str, Any]:
-        schema = block.tool_input if block.tool_input is not None else {"type": "object"}
+        schema = self.tool_schema(block)
         return {
             "type": "function",
             "name": self.tool_name(block),
@@ -237,51 +292,5 @@ class OpenAIResponsesRenderer(_OpenAIBase):
             if item.kind == "notice":  # guidance, not a person's words
                 out.append(({"role": self.system_role, "content": item.text}, item))
                 continue
-            prev = out[-1] if out else None
-            if (
-                prev is not None
-                and prev[0].get("role") == ROLE[item.role]
-                and prev[1].mergeable
-                and item.mergeable
-                and prev[1].segment is item.segment
-            ):
-                prev[0]["content"] += "\n\n" + item.text
-                out[-1] = (prev[0], item)
-                continue
-            out.append(({"role": ROLE[item.role], "content": item.text}, item))
+            _add_text(out, item)
         return out
-
-    def render(self, layout: Layout) -> Rendered:
-        tools = [self.tool(p.block) for p in layout.tools]
-        instructions = self.stable_text(layout)
-        semi_text = self.semi_stable_text(layout)
-        semi_msg = {"role": self.system_role, "content": semi_text} if semi_text else None
-        fixed: list[tuple[Any, str, Item | None]] = [(instructions, "instructions", None)]
-        if semi_msg is not None:
-            fixed.append((semi_msg, "input", None))
-        convo: list[tuple[Any, str, Item | None]] = [
-            (m, "input", item) for m, item in self.input_items(self.conversation(layout))
-        ]
-        entries = fixed + convo
-        stable = {"tools": tools, "instructions": instructions}
-        elements, owners, paths, marks = self._finish(
-            layout, tools, stable, semi_msg, entries, len(fixed)
-        )
-        request: dict[str, Any] = {
-            "model": layout.agent.model,
-            "instructions": instructions,
-            "input": [m for m, label, _ in entries if label == "input"],
-            "prompt_cache_key": prompt_cache_key(layout, stable),
-            "max_output_tokens": layout.policy.budget.output_reserve,
-        }
-        if tools:
-            request["tools"] = tools
-            if layout.agent.tool_choice == "any":
-                request["tool_choice"] = "required"
-        spliceable = type(self).render is OpenAIResponsesRenderer.render
-        slots: list[tuple[Any, Any]] = [(tools, n) for n in range(len(tools))]
-        slots.append((request, "instructions"))
-        slots += [(request["input"], n) for n in range(len(entries) - 1)]
-        return Rendered(
-            request, stable, semi_msg, elements, owners, paths, marks, spliceable, slots
-        )

@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any
 
+from wakeful.testing.simulator.side_requests import last_turn_opens_with
+
 HEADER = "# Write session handoff note"
 _ITEM = re.compile(r"^\[(?P<label>e\d+) (?P<who>[^\]]*)\]\s?(?P<text>.*)$")
 _REGISTRY = re.compile(r"^- \[(?P<id>[^\]]+)\] ")
@@ -41,15 +43,7 @@ def _turns(prompt: str) -> list[tuple[str, str, str]]:
 
 def is_handoff_request(body: Any) -> bool:
     """Is this request body (any wire format) a handoff-note prompt?"""
-    if not isinstance(body, dict):
-        return False
-    turns = body.get("messages") or body.get("input")
-    if not isinstance(turns, list) or not turns or not isinstance(turns[-1], dict):
-        return False
-    content = turns[-1].get("content")
-    if isinstance(content, list):  # content blocks: the first text block
-        content = next((b.get("text") for b in content if isinstance(b, dict)), None)
-    return isinstance(content, str) and content.lstrip().startswith(HEADER)
+    return last_turn_opens_with(body, HEADER)
 
 
 def handoff_text(prompt: str) -> str | None:

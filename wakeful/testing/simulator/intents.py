@@ -13,26 +13,15 @@ import json
 import re
 from typing import Any
 
+from wakeful.testing.simulator.side_requests import last_turn_opens_with
+
 HEADER = "# Classify goal intents"
 _INTENT = re.compile(r"^- (?P<name>[^:]+):\s?(?P<hints>.*)$")
 
 
-def _last_text(body: Any) -> str | None:
-    if not isinstance(body, dict):
-        return None
-    turns = body.get("messages") or body.get("input")
-    if not isinstance(turns, list) or not turns or not isinstance(turns[-1], dict):
-        return None
-    content = turns[-1].get("content")
-    if isinstance(content, list):  # content blocks: the first text block
-        content = next((b.get("text") for b in content if isinstance(b, dict)), None)
-    return content if isinstance(content, str) else None
-
-
 def is_intents_request(body: Any) -> bool:
     """Is this request body (any wire format) an intent-classification prompt?"""
-    text = _last_text(body)
-    return text is not None and text.lstrip().startswith(HEADER)
+    return last_turn_opens_with(body, HEADER)
 
 
 def _occurs(phrase: str, text: str) -> bool:
