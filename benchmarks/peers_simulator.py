@@ -20,7 +20,7 @@ import uvicorn
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from wakeful.testing.simulator.app import create_app
+from wakeful.testing.simulator.app import UVICORN_OPTIONS, create_app
 from wakeful.testing.simulator.core import Simulator
 
 __all__ = ["ModelClock", "timed_app"]
@@ -74,15 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="peers-simulator")
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args(argv)
-    uvicorn.run(
-        timed_app(Simulator()),
-        host="127.0.0.1",
-        port=args.port,
-        log_level="warning",
-        lifespan="off",
-        ws="none",
-        http="h11",
-    )
+    uvicorn.run(timed_app(Simulator()), host="127.0.0.1", port=args.port, **UVICORN_OPTIONS)
 
 
 if __name__ == "__main__":

@@ -28,18 +28,11 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2) from None
     import uvicorn
 
-    from wakeful.testing.simulator.app import create_app
+    from wakeful.testing.simulator.app import UVICORN_OPTIONS, create_app
 
     script = Script.load(args.script) if args.script else Script()
-    uvicorn.run(
-        create_app(Simulator(script=script)),
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        lifespan="off",
-        ws="none",
-        http="h11",
-    )
+    app = create_app(Simulator(script=script))
+    uvicorn.run(app, host=args.host, port=args.port, **UVICORN_OPTIONS)
 
 
 if __name__ == "__main__":

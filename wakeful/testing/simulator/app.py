@@ -29,7 +29,16 @@ from starlette.routing import Route
 from wakeful.testing.simulator.core import SimResponse, Simulator
 from wakeful.testing.simulator.script import Script
 
-__all__ = ["create_app"]
+__all__ = ["UVICORN_OPTIONS", "create_app"]
+
+# How uvicorn serves the app, in a thread (SimulatorServer) or a process of its own: HTTP/1.1
+# only, no websockets, no lifespan events (the app has none), warnings only.
+UVICORN_OPTIONS: dict[str, Any] = {
+    "log_level": "warning",
+    "lifespan": "off",
+    "ws": "none",
+    "http": "h11",
+}
 
 
 async def _json(request: Request) -> Any:

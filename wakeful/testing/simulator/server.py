@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from wakeful.errors import StackError
 from wakeful.extras import require
-from wakeful.testing.simulator.app import create_app
+from wakeful.testing.simulator.app import UVICORN_OPTIONS, create_app
 from wakeful.testing.simulator.core import Simulator
 from wakeful.testing.simulator.script import Script
 
@@ -75,13 +75,7 @@ class SimulatorServer:
         self._socket = sock
         self._bound_port = int(sock.getsockname()[1])
         config = uvicorn.Config(
-            create_app(self.simulator),
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            ws="none",
-            http="h11",
-            loop="asyncio",
+            create_app(self.simulator), access_log=False, loop="asyncio", **UVICORN_OPTIONS
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
