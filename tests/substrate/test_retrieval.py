@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.substrate.retrieval_store import Turn, embedded, filled
 from wakeful.compiler.blocks import BlockKind
 from wakeful.substrate.embedders import HashingEmbedder
-from wakeful.substrate.lexical import Bm25Encoder
 from wakeful.substrate.retrieval import RetrievalConfig, RetrievalHit, Retriever
-from wakeful.substrate.vectors.base import CollectionSpec, FusionMode, VectorPoint, VectorStore
+from wakeful.substrate.vectors.base import FusionMode, VectorPoint, VectorStore
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.substrate.vectors.memory import MemoryVectorStore
 
@@ -48,36 +48,25 @@ def words(text: str) -> int:
 
 
 def chunks(tenant: str = "t1", marker: str = "") -> list[VectorPoint]:
-    out = []
-    for n, (session, (date, turns)) in enumerate(SESSIONS.items(), start=1):
-        texts = [marker + t for t in turns]
-        for seq, (text, vec) in enumerate(zip(texts, EMB.embed(texts), strict=True)):
-            out.append(
-                VectorPoint(
-                    tenant=tenant,
-                    agent="a1",
-                    chunk_id=f"D{n}:{seq + 1}",
-                    text=text,
-                    vector=tuple(vec),
-                    embedder=EMB.name,
-                    seq=seq,
-                    session_id=session,
-                    session_date=date,
-                    external_id=f"D{n}:{seq + 1}",
-                )
-            )
-    return out
+    turns = [
+        Turn(
+            chunk_id=f"D{n}:{seq + 1}",
+            text=marker + text,
+            seq=seq,
+            session_id=session,
+            session_date=date,
+            external_id=f"D{n}:{seq + 1}",
+        )
+        for n, (session, (date, texts)) in enumerate(SESSIONS.items(), start=1)
+        for seq, text in enumerate(texts)
+    ]
+    return embedded(EMB, turns, tenant=tenant)
 
 
 @pytest.fixture(params=["memory", "edge"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
     s: VectorStore = MemoryVectorStore() if request.param == "memory" else EdgeVectorStore(tmp_path)
-    s.ensure_collection(
-        CollectionSpec(
-            name="chunks", embedder=EMB.name, dim=EMB.dim, sparse_encoder=Bm25Encoder().name
-        )
-    )
-    s.upsert(chunks())
+    filled(s, EMB, "chunks", chunks())
     yield s
     s.close()
 
@@ -226,32 +215,18 @@ def test_hits_become_retrieved_blocks(store: VectorStore) -> None:
 
 
 def _tie_store(texts: list[tuple[str, datetime]]) -> MemoryVectorStore:
-    s = MemoryVectorStore()
-    s.ensure_collection(
-        CollectionSpec(
-            name="chunks", embedder=EMB.name, dim=EMB.dim, sparse_encoder=Bm25Encoder().name
+    turns = [
+        Turn(
+            chunk_id=f"c{n}",
+            text=text,
+            seq=0,
+            session_id=f"s{n}",
+            session_date=date,
+            external_id=f"c{n}",
         )
-    )
-    s.upsert(
-        [
-            VectorPoint(
-                tenant="t1",
-                agent="a1",
-                chunk_id=f"c{n}",
-                text=text,
-                vector=tuple(vec),
-                embedder=EMB.name,
-                seq=0,
-                session_id=f"s{n}",
-                session_date=date,
-                external_id=f"c{n}",
-            )
-            for n, ((text, date), vec) in enumerate(
-                zip(texts, EMB.embed([t for t, _ in texts]), strict=True)
-            )
-        ]
-    )
-    return s
+        for n, (text, date) in enumerate(texts)
+    ]
+    return filled(MemoryVectorStore(), EMB, "chunks", embedded(EMB, turns))
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.substrate.retrieval_store import Turn, embedded, filled
 from wakeful.substrate.embedders import Embedder, HashingEmbedder, is_lexical
 from wakeful.substrate.indexing import EventIndex, dump_hits, load_hits
-from wakeful.substrate.lexical import Bm25Encoder, analyze
+from wakeful.substrate.lexical import analyze
 from wakeful.substrate.retrieval import RetrievalConfig, Retriever, default_mode
 from wakeful.substrate.vectors.base import (
     CollectionSpec,
@@ -69,32 +70,18 @@ TURNS = [
 
 
 def fill(store: VectorStore, embedder: Embedder) -> VectorStore:
-    store.ensure_collection(
-        CollectionSpec(
-            name="modes",
-            embedder=embedder.name,
-            dim=embedder.dim,
-            sparse_encoder=Bm25Encoder().name,
+    turns = [
+        Turn(
+            chunk_id=f"c{i}",
+            text=text,
+            seq=i,
+            session_id="s1",
+            session_date=DAY,
+            external_id=f"D1:{i + 1}",
         )
-    )
-    store.upsert(
-        [
-            VectorPoint(
-                tenant="t1",
-                agent="a1",
-                chunk_id=f"c{i}",
-                text=text,
-                vector=tuple(vec),
-                embedder=embedder.name,
-                seq=i,
-                session_id="s1",
-                session_date=DAY,
-                external_id=f"D1:{i + 1}",
-            )
-            for i, (text, vec) in enumerate(zip(TURNS, embedder.embed(TURNS), strict=True))
-        ]
-    )
-    return store
+        for i, text in enumerate(TURNS)
+    ]
+    return filled(store, embedder, "modes", embedded(embedder, turns))
 
 
 @pytest.fixture(params=["memory", "edge"])

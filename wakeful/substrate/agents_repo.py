@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.compiler.blocks import content_hash
@@ -17,16 +17,13 @@ from wakeful.compiler.canonical import recorded_json
 from wakeful.errors import UnknownAgentError
 from wakeful.substrate import schema as t
 from wakeful.substrate.pg_safe import pg_json
+from wakeful.substrate.tenant_repo import TenantRepo
 
 __all__ = ["AgentsRepo"]
 
 
-class AgentsRepo:
+class AgentsRepo(TenantRepo):
     """One tenant's agents, on one connection."""
-
-    def __init__(self, conn: Connection, tenant: str) -> None:
-        self.conn = conn
-        self.tenant = tenant
 
     def upsert_agent(
         self, name: str, *, model: str, provider: str, instructions: str, spec: dict[str, Any]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from sqlalchemy import Connection, any_, bindparam, select
+from sqlalchemy import any_, bindparam, select
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.compiler.blocks import content_hash
@@ -19,16 +19,13 @@ from wakeful.errors import StoreError
 from wakeful.substrate import blob_chunks
 from wakeful.substrate import schema as t
 from wakeful.substrate.pg_safe import pg_text
+from wakeful.substrate.tenant_repo import TenantRepo
 
 __all__ = ["BlobsRepo"]
 
 
-class BlobsRepo:
+class BlobsRepo(TenantRepo):
     """One tenant's blobs, on one connection."""
-
-    def __init__(self, conn: Connection, tenant: str) -> None:
-        self.conn = conn
-        self.tenant = tenant
 
     def put_blob(self, kind: str, content: str) -> str:
         (digest,) = self.put_blobs([(kind, content)])

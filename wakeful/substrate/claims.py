@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import Connection, bindparam, delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
+from wakeful.substrate.tenant_repo import TenantRepo
 
 __all__ = ["Claim", "ClaimState", "ClaimsRepo"]
 
@@ -32,12 +33,8 @@ class Claim:
     state: ClaimState
 
 
-class ClaimsRepo:
+class ClaimsRepo(TenantRepo):
     """One tenant's webhook delivery claims, on one connection."""
-
-    def __init__(self, conn: Connection, tenant: str) -> None:
-        self.conn = conn
-        self.tenant = tenant
 
     def claim_delivery(self, agent: str, key_digest: str, event_digest: str) -> Claim:
         """Claim ``key_digest`` for ``event_digest``, or report the claim that stands."""

@@ -27,6 +27,7 @@ from wakeful.substrate.records import (
     SummaryRecord,
 )
 from wakeful.substrate.revisions import bump_revision
+from wakeful.substrate.tenant_repo import TenantRepo
 
 
 def _strip(m: Any, *drop: str) -> dict[str, Any]:
@@ -57,12 +58,8 @@ def insert_summary(conn: Connection, tenant: str, rec: SummaryRecord, rev: int) 
     ).one()
 
 
-class ConsolidationRepo:
+class ConsolidationRepo(TenantRepo):
     """What consolidation reads and writes of one tenant, on one connection."""
-
-    def __init__(self, conn: Connection, tenant: str) -> None:
-        self.conn = conn
-        self.tenant = tenant
 
     # --- reading history ------------------------------------------------------------------
 

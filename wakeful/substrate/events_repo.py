@@ -14,23 +14,20 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Select, TextClause, bindparam, func, select, text
+from sqlalchemy import Select, TextClause, bindparam, func, select, text
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.substrate import schema as t
 from wakeful.substrate.pg_safe import pg_json
 from wakeful.substrate.records import EventIn, StoredEvent
 from wakeful.substrate.tail import tail_start
+from wakeful.substrate.tenant_repo import TenantRepo
 
 __all__ = ["EventsRepo", "event_from_row", "stored_row"]
 
 
-class EventsRepo:
+class EventsRepo(TenantRepo):
     """One tenant's event log, on one connection."""
-
-    def __init__(self, conn: Connection, tenant: str) -> None:
-        self.conn = conn
-        self.tenant = tenant
 
     def append_events(self, agent: str, items: Sequence[EventIn]) -> list[StoredEvent]:
         """Append in order; events whose step_key exists already are returned as stored.

@@ -7,20 +7,17 @@ when it is reset because the vectors behind it were lost.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
+from wakeful.substrate.tenant_repo import TenantRepo
 
 __all__ = ["IndexCursorsRepo"]
 
 
-class IndexCursorsRepo:
+class IndexCursorsRepo(TenantRepo):
     """One tenant's vector index cursors, on one connection."""
-
-    def __init__(self, conn: Connection, tenant: str) -> None:
-        self.conn = conn
-        self.tenant = tenant
 
     def index_cursor(self, agent: str, collection: str) -> int:
         """The last event id of ``agent`` indexed into ``collection`` (0: none yet)."""

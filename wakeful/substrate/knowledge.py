@@ -19,7 +19,7 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, bindparam, or_, select, update
+from sqlalchemy import Select, and_, bindparam, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
@@ -32,14 +32,11 @@ from wakeful.substrate.records import (
     SummaryRecord,
 )
 from wakeful.substrate.revisions import bump_revision, current_revision
+from wakeful.substrate.tenant_repo import TenantRepo
 
 
-class KnowledgeRepo:
+class KnowledgeRepo(TenantRepo):
     """One tenant's handoff notes, decisions, memories and summaries, on one connection."""
-
-    def __init__(self, conn: Connection, tenant: str) -> None:
-        self.conn = conn
-        self.tenant = tenant
 
     def knowledge_revision(self, agent: str) -> int:
         """The agent's last committed knowledge revision (:mod:`wakeful.substrate.revisions`)."""

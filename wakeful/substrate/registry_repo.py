@@ -24,6 +24,7 @@ from wakeful.errors import UserError
 from wakeful.substrate import schema as t
 from wakeful.substrate.records import EXPIRED_BY, DecisionRecord, DecisionSource
 from wakeful.substrate.revisions import bump_revision
+from wakeful.substrate.tenant_repo import TenantRepo
 
 __all__ = [
     "EXPIRED_ENTRY",
@@ -44,12 +45,8 @@ class UnknownDecisionError(UserError):
     """No decision has that id (for that agent)."""
 
 
-class RegistryRepo:
+class RegistryRepo(TenantRepo):
     """One tenant's decision registry by key, on one connection."""
-
-    def __init__(self, conn: Connection, tenant: str) -> None:
-        self.conn = conn
-        self.tenant = tenant
 
     def decision(self, agent: str, decision_id: str) -> DecisionRecord:
         """One registry entry (any state), or one line naming what is not there."""

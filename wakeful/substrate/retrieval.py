@@ -425,18 +425,13 @@ def _time_boost(
 def _hit(
     hit: VectorHit, score: float, relevance: float, rank: int, tokens: int, neighbour_of: str | None
 ) -> RetrievalHit:
+    """The packed hit: the vector hit's fields (``extra="forbid"`` keeps the two models in
+    step), its score after fusion and boosts, and where packing placed it."""
     return RetrievalHit(
-        chunk_id=hit.chunk_id,
-        text=hit.text,
+        **hit.model_dump(exclude={"score"}),
         score=score,
         relevance=relevance,
         rank=rank,
         tokens=tokens,
-        seq=hit.seq,
-        session_id=hit.session_id,
-        session_date=hit.session_date,
-        external_id=hit.external_id,
-        kind=hit.kind,
-        source_hash=hit.source_hash,
         neighbour_of=neighbour_of,
     )

@@ -12,23 +12,20 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, func, select, update
+from sqlalchemy import Select, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.errors import StoreError
 from wakeful.names import child_prefix
 from wakeful.substrate import schema as t
 from wakeful.substrate.records import CompileRecord, ModelCallRecord, Spend, WakeRecord
+from wakeful.substrate.tenant_repo import TenantRepo
 
 __all__ = ["WakesRepo"]
 
 
-class WakesRepo:
+class WakesRepo(TenantRepo):
     """One tenant's wakes, compiles and model calls, on one connection."""
-
-    def __init__(self, conn: Connection, tenant: str) -> None:
-        self.conn = conn
-        self.tenant = tenant
 
     # --- wakes ------------------------------------------------------------------------
 

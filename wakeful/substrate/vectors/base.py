@@ -253,6 +253,14 @@ class VectorStore(Protocol):
 # Extra hits asked of the engine beyond a query's limit, so that hits tied at the cut are
 # chosen by id here rather than by the engine's internal order (see ``ranked``).
 TIE_SLACK = 16
+# Engines fuse the candidates of each prefetch: every backend takes each ranking of a hybrid
+# query this many times its limit deep, so that their results agree.
+PREFETCH_FACTOR = 4
+
+
+def ranking_depth(q: VectorQuery) -> int:
+    """How many candidates each of the query's rankings brings (to fusion, when hybrid)."""
+    return q.limit * PREFETCH_FACTOR if q.mode is FusionMode.HYBRID else q.limit
 
 
 def ranked(hits: Sequence[VectorHit], limit: int) -> list[VectorHit]:
@@ -262,6 +270,11 @@ def ranked(hits: Sequence[VectorHit], limit: int) -> list[VectorHit]:
     the next (a BM25 query whose words two turns share equally, say); retrieval, and with it
     a wake's evidence, must not."""
     return sorted(hits, key=lambda h: (-h.score, h.chunk_id))[:limit]
+
+
+def by_position(hits: Sequence[VectorHit]) -> list[VectorHit]:
+    """Fetched hits by session and seq, whatever order the engine read them in."""
+    return sorted(hits, key=lambda h: (h.session_id or "", h.seq, h.chunk_id))
 
 
 def rrf_fuse(

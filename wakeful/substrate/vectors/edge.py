@@ -43,8 +43,10 @@ from wakeful.substrate.vectors.base import (
     VectorHit,
     VectorPoint,
     VectorQuery,
+    by_position,
     point_id,
     ranked,
+    ranking_depth,
 )
 from wakeful.substrate.vectors.edge_catalog import Catalogs, PointFacts, ScopeCatalog
 
@@ -59,7 +61,6 @@ _FORMAT_FILE = "edge-format.json"
 # 2: term-frequency sparse weights without an engine IDF modifier; IDF comes with the query.
 _FORMAT = {"version": 2, "sparse": "tf-weights, idf applied per scope at query time"}
 _SHARD_DIR = "shard"
-_PREFETCH_FACTOR = 4
 _SCAN_PAGE = 10_000
 _SCOPE_FIELDS = ["tenant", "agent", "session_id", "seq"]
 
@@ -229,7 +230,7 @@ class EdgeVectorStore:
         if q.kinds is not None:
             must.append(qe_.FieldCondition(key="kind", match=qe_.MatchAny(list(q.kinds))))
         where = qe_.Filter(must=must)
-        depth = q.limit * _PREFETCH_FACTOR if q.mode is FusionMode.HYBRID else q.limit
+        depth = ranking_depth(q)
         sources: list[tuple[Any, float]] = []  # (query, weight)
         if q.mode is not FusionMode.DENSE:
             sparse = query_sparse(self._encoder, q)
@@ -274,7 +275,7 @@ class EdgeVectorStore:
             for r in records
             if r.payload and r.payload.get("tenant") == tenant and r.payload.get("agent") == agent
         ]
-        return sorted(hits, key=lambda h: (h.session_id or "", h.seq, h.chunk_id))
+        return by_position(hits)
 
     def delete(self, tenant: str, agent: str, chunk_ids: Sequence[str]) -> None:
         _, shard = self._require()

@@ -30,6 +30,7 @@ from wakeful.substrate.vectors.base import (
     VectorPoint,
     VectorQuery,
     point_id,
+    ranking_depth,
     rrf_fuse,
 )
 from wakeful.substrate.vectors.base import (
@@ -37,9 +38,6 @@ from wakeful.substrate.vectors.base import (
 )
 
 __all__ = ["MemoryVectorStore"]
-
-# Engines fuse the candidates of each prefetch; keep the same depth so results agree.
-_PREFETCH_FACTOR = 4
 
 
 class MemoryVectorStore:
@@ -86,7 +84,7 @@ class MemoryVectorStore:
         spec = require_spec(self._spec, "memory vector store")
         check_query(spec, q)
         corpus = self._scoped(q.tenant, q.agent, q)
-        depth = q.limit if q.mode is not FusionMode.HYBRID else q.limit * _PREFETCH_FACTOR
+        depth = ranking_depth(q)
         by_id = {p["chunk_id"]: p for p, _, _ in corpus}
         lists: list[list[tuple[str, float]]] = []
         if q.mode is not FusionMode.DENSE:

@@ -34,14 +34,15 @@ from wakeful.substrate.vectors.base import (
     VectorHit,
     VectorPoint,
     VectorQuery,
+    by_position,
     point_id,
     ranked,
+    ranking_depth,
 )
 
 __all__ = ["ServerVectorStore"]
 
 _SPEC_KEY = "wakeful_collection_spec"
-_PREFETCH_FACTOR = 4
 _DISTANCE = {Distance.COSINE: models.Distance.COSINE, Distance.DOT: models.Distance.DOT}
 
 
@@ -152,7 +153,7 @@ class ServerVectorStore:
         if q.kinds is not None:
             must.append(models.FieldCondition(key="kind", match=models.MatchAny(any=list(q.kinds))))
         where = models.Filter(must=must)
-        depth = q.limit * _PREFETCH_FACTOR if q.mode is FusionMode.HYBRID else q.limit
+        depth = ranking_depth(q)
         sources: list[models.Prefetch] = []
         weights: list[float] = []
         if q.mode is not FusionMode.DENSE:
@@ -221,7 +222,7 @@ class ServerVectorStore:
             spec.name, scroll_filter=where, limit=len(keys), with_payload=True
         )
         hits = [VectorHit.from_payload(r.payload or {}, 0.0) for r in records]
-        return sorted(hits, key=lambda h: (h.session_id or "", h.seq, h.chunk_id))
+        return by_position(hits)
 
     def delete(self, tenant: str, agent: str, chunk_ids: Sequence[str]) -> None:
         spec = require_spec(self._spec, "qdrant server vector store")
