@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -71,7 +72,7 @@ class _AsyncClient(Protocol):
 ClientT = TypeVar("ClientT", bound=_AsyncClient)
 
 
-class SdkProvider(Generic[ClientT]):
+class SdkProvider(ABC, Generic[ClientT]):
     """A provider over an official SDK's async client (``client_type``), built with the
     SDK's retries off: Temporal owns retries, so every attempt shows in workflow history and
     backoff is not stacked."""
@@ -81,8 +82,8 @@ class SdkProvider(Generic[ClientT]):
     sdk_error: ClassVar[type[Exception]]
 
     @staticmethod
-    def map_error(exc: BaseException) -> ProviderError:
-        raise NotImplementedError
+    @abstractmethod
+    def map_error(exc: BaseException) -> ProviderError: ...
 
     def __init__(
         self,

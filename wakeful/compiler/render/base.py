@@ -9,6 +9,7 @@ compiler derives prefix hashes and cache breakpoints.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any, ClassVar, NamedTuple
@@ -97,7 +98,7 @@ def sent_arguments(placed: Placed) -> str:
     return memo[1]
 
 
-class Renderer:
+class Renderer(ABC):
     """Provider-independent pieces; subclasses add the provider's syntax."""
 
     provider: ClassVar[str] = ""
@@ -196,8 +197,8 @@ class Renderer:
         """A tool's input schema; a tool that declares none takes any object."""
         return block.tool_input if block.tool_input is not None else {"type": "object"}
 
-    def render(self, layout: Layout) -> Rendered:
-        raise NotImplementedError
+    @abstractmethod
+    def render(self, layout: Layout) -> Rendered: ...
 
 
 # Sections of the semi-stable segment that hold data gathered from the world.

@@ -17,6 +17,7 @@ up to where two compiles share a prefix, but nothing is added to the request.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 from wakeful.compiler.blocks import Block, Role, Segment, content_hash
@@ -41,17 +42,17 @@ class _OpenAIBase(Renderer):
     stable_name: ClassVar[str]
     max_tokens_field: ClassVar[str]
 
-    def tool(self, block: Block) -> dict[str, Any]:
-        raise NotImplementedError
+    @abstractmethod
+    def tool(self, block: Block) -> dict[str, Any]: ...
 
+    @abstractmethod
     def stable_entry(self, layout: Layout) -> tuple[Any, str]:
         """The stable instructions as the request carries them, and the request field they
         go in (``conversation_field`` when they are its first entry)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def wire_items(self, items: list[Item]) -> list[tuple[dict[str, Any], Item]]:
         """The conversation in the provider's syntax, each entry with its last item."""
-        raise NotImplementedError
 
     def arguments(self, item: Item) -> str:
         """A ``tool_use`` item's arguments: as the model wrote them (``compiler.replies``)."""
