@@ -54,9 +54,9 @@ def _serving(token: str | None) -> Iterator[str]:
 
 
 def _temporal() -> str:
-    from tests.conftest import _binary
+    from wakeful.worker.stack import temporal_binary
 
-    return _binary("temporal")
+    return temporal_binary()
 
 
 def _show(address: str, wf: str, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,7 @@ line and the shared conversation frame to the first turn admitted under them. A
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import chain
 from operator import itemgetter
 
@@ -46,55 +46,35 @@ class Bucket:
         pending = self.pending
         if len(pending) >= limit and self.cheapest > room:
             # It would refuse the first `limit` pending units and change nothing (a unit
-            # never costs less than its entry says; see _framed_fill).
+            # never costs less than its entry says; see _admit).
             return 0
-        if self.segment is Segment.EVIDENCE:
-            spent, seen, refused = _framed_fill(
-                self, chain(pending, self.source), room, work, reason
-            )
-        else:
-            spent, seen, refused = self._plain_fill(room, work, reason)
-        self.pending = pending = refused + pending[seen:]
+        before = len(self.taken)
+        spent, refused = _admit(self, chain(pending, self.source), room, work, reason)
+        examined = len(self.taken) - before + len(refused)  # pending units first
+        self.pending = pending = refused + pending[min(examined, len(pending)) :]
         self.cheapest = min(map(_COST, pending[:limit])) if pending else 0
         self.used += spent
         return spent
 
-    def _plain_fill(self, room: int, work: Work, reason: str) -> tuple[int, int, list[Entry]]:
-        """The fill loop, flat: (tokens spent, pending units examined, units refused)."""
-        limit = work.policy.budget.scan_limit
-        admitted, taken = work.admitted, self.taken
-        refused: list[Entry] = []
-        spent = misses = 0
-        before = len(taken)
-        for entry in chain(self.pending, self.source):
-            if entry[COST] <= room - spent:
-                spent += entry[COST]
-                taken.append(entry[FACTS])
-                admitted[entry[FACTS]] = reason
-                misses = 0
-            else:
-                refused.append(entry)
-                misses += 1
-                if misses >= limit:
-                    break
-        examined = len(taken) - before + len(refused)  # pending units first, then the source's
-        return spent, min(examined, len(self.pending)), refused
 
+def _admit(
+    bucket: Bucket, entries: Iterable[Entry], room: int, work: Work, reason: str
+) -> tuple[int, list[Entry]]:
+    """Admit ``entries`` in order while they fit in ``room``, skipping those that do not,
+    until ``budget.scan_limit`` in a row did not fit: (tokens spent, units refused).
 
-def _framed_fill(
-    bucket: Bucket, entries: Iterator[Entry], room: int, work: Work, reason: str
-) -> tuple[int, int, list[Entry]]:
-    """The evidence fill: a retrieved turn whose group is not open yet also pays its date
-    line (and the shared frame, if it is the first); see ``work.Work.opening_cost``."""
+    In an evidence bucket a retrieved turn whose group is not open yet also pays its date
+    line (and the shared frame, if it is the first); see ``work.Work.opening_cost``.
+    """
     limit = work.policy.budget.scan_limit
     admitted, taken, opened = work.admitted, bucket.taken, work.opened
+    framed = bucket.segment is Segment.EVIDENCE
     refused: list[Entry] = []
     spent = misses = 0
-    before = len(taken)
     for entry in entries:
         f = entry[FACTS]
         cost = entry[COST]
-        group = f.group
+        group = f.group if framed else None
         if group is not None and group not in opened:
             cost += work.opening_cost(f, opened)  # the first member opens it
         if cost <= room - spent:
@@ -109,8 +89,13 @@ def _framed_fill(
             misses += 1
             if misses >= limit:
                 break
-    examined = len(taken) - before + len(refused)
-    return spent, min(examined, len(bucket.pending)), refused
+    return spent, refused
+
+
+def _popped(heap: list[Entry]) -> Iterator[Entry]:
+    """The heap's entries, best first, each taken off only when asked for."""
+    while heap:
+        yield heapq.heappop(heap)
 
 
 class HeapBucket(Bucket):
@@ -125,27 +110,9 @@ class HeapBucket(Bucket):
         self.heap = entries
 
     def fill(self, room: int, work: Work, reason: str) -> int:
-        heap, refused, spent, misses = self.heap, [], 0, 0
-        limit = work.policy.budget.scan_limit
-        framed, opened = self.segment is Segment.EVIDENCE, work.opened
-        while heap and misses < limit:
-            entry = heapq.heappop(heap)
-            cost = entry[COST]
-            group = entry[FACTS].group if framed else None
-            if group is not None and group not in opened:
-                cost += work.opening_cost(entry[FACTS], opened)
-            if cost <= room - spent:
-                spent += cost
-                self.taken.append(entry[FACTS])
-                work.admitted[entry[FACTS]] = reason
-                misses = 0
-                if group is not None:
-                    opened.add(group)
-            else:
-                refused.append(entry)
-                misses += 1
+        spent, refused = _admit(self, _popped(self.heap), room, work, reason)
         for entry in refused:
-            heapq.heappush(heap, entry)
+            heapq.heappush(self.heap, entry)
         self.used += spent
         return spent
 
