@@ -105,3 +105,10 @@ def test_expiry_is_retired_by_one_step_and_named_on_its_retries(tenant: TenantSt
     assert tenant.knowledge_revision(AGENT) == before + 1  # nothing to expire: no revision
     with pytest.raises(UserError, match="already expired"):
         tenant.retire_decision(AGENT, "DEC-3", at=AT)
+
+
+def test_registering_a_taken_id_returns_the_decision_that_holds_it(tenant: TenantStore) -> None:
+    first = tenant.register_decision(DecisionRecord(decision_id="D-7", agent=AGENT, text="Pin."))
+    again = tenant.register_decision(DecisionRecord(decision_id="D-7", agent=AGENT, text="Float."))
+    assert (first.text, again.text) == ("Pin.", "Pin.")
+    assert again.created_at is not None and again == tenant.decision(AGENT, "D-7")

@@ -104,14 +104,21 @@ class KnowledgeRepo(TenantRepo):
     # --- load-bearing registry ----------------------------------------------------------
 
     def register_decision(self, rec: DecisionRecord) -> DecisionRecord:
-        """Add a decision; an existing id is kept as first written (ids are never reused)."""
+        """Add a decision; an existing id is kept as first written (ids are never reused).
+        Returns the stored decision: ``rec`` as written, or the one that held the id."""
         rev = bump_revision(self.conn, self.tenant, rec.agent)
         self.conn.execute(
             insert(t.decisions)
             .values(tenant=self.tenant, recorded_rev=rev, **rec.model_dump(exclude={"created_at"}))
             .on_conflict_do_nothing(index_elements=["tenant", "agent", "decision_id"])
         )
-        return rec
+        d = t.decisions.c
+        row = self.conn.execute(
+            select(t.decisions).where(
+                d.tenant == self.tenant, d.agent == rec.agent, d.decision_id == rec.decision_id
+            )
+        ).one()
+        return _decision(row._mapping)
 
     def supersede_decision(self, agent: str, decision_id: str, by: str) -> None:
         """Point a live decision at its successor (a superseded one keeps its first)."""

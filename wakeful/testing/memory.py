@@ -290,13 +290,14 @@ class MemoryStore:
         return None
 
     def register_decision(self, rec: DecisionRecord) -> DecisionRecord:
-        """Add a decision; an existing id is kept as first written (ids are never reused)."""
+        """Add a decision; an existing id is kept as first written (ids are never reused).
+        Returns the stored decision: ``rec`` as written, or the one that held the id."""
         rows = self._of(rec.agent)
         rev = rows.bump()
         if rec.decision_id not in rows.decisions:
             stored = rec.model_copy(update={"created_at": self.clock()})
             rows.decisions[rec.decision_id] = _Row(stored, rev)
-        return rec
+        return rows.decisions[rec.decision_id].record
 
     def supersede_decision(self, agent: str, decision_id: str, by: str) -> None:
         """Point a live decision at its successor (a superseded one keeps its first)."""
