@@ -208,3 +208,24 @@ def test_split_tool_traffic_is_rejected_like_the_apis() -> None:
     }
     status, body, _ = sim.openai_chat({"authorization": "Bearer p"}, chat)
     assert status == 400 and "call_1" in body["error"]["message"]
+
+
+def _cached(key: str) -> tuple[dict[str, str], dict[str, object]]:
+    """A request whose system prompt is long enough to cache and marked for it."""
+    headers, body = _message(key)
+    rules = " ".join(f"rule {i}: keep the deploy log" for i in range(400))
+    body["system"] = [{"type": "text", "text": rules, "cache_control": {"type": "ephemeral"}}]
+    return headers, body
+
+
+def test_evict_drops_one_scopes_cache_and_keeps_its_calls() -> None:
+    sim = Simulator(clock=ManualClock())
+    for key in ("a", "b"):
+        assert sim.anthropic_messages(*_cached(key))[1]["usage"]["cache_creation_input_tokens"] > 0
+    assert sim.anthropic_messages(*_cached("a"))[1]["usage"]["cache_read_input_tokens"] > 0
+    assert sim.evict("a") == 1 and sim.evictions("a") == 1
+    usage = sim.anthropic_messages(*_cached("a"))[1]["usage"]
+    assert usage["cache_read_input_tokens"] == 0 and usage["cache_creation_input_tokens"] > 0
+    assert len(sim.calls("a")) == 3  # the call log stays
+    assert sim.anthropic_messages(*_cached("b"))[1]["usage"]["cache_read_input_tokens"] > 0
+    assert sim.evictions("b") == 0
