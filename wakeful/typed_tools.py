@@ -207,12 +207,10 @@ def result_text(value: Any) -> str:
     result is the same bytes in every window that holds it."""
     if isinstance(value, str):
         return value
-    return json.dumps(
-        _ANY.dump_python(value, mode="json"),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    # Imported here: `from wakeful import tool` should not load the whole compiler package.
+    from wakeful.compiler.canonical import canonical_json
+
+    return canonical_json(_ANY.dump_python(value, mode="json"))
 
 
 def output_tool(output_type: Any) -> Tool:
