@@ -31,6 +31,7 @@ from wakeful.substrate.records import (
     MemoryRecord,
     SummaryRecord,
 )
+from wakeful.substrate.registry_repo import decision_row
 from wakeful.substrate.revisions import bump_revision, current_revision
 from wakeful.substrate.tenant_repo import TenantRepo
 
@@ -107,17 +108,13 @@ class KnowledgeRepo(TenantRepo):
         """Add a decision; an existing id is kept as first written (ids are never reused).
         Returns the stored decision: ``rec`` as written, or the one that held the id."""
         rev = bump_revision(self.conn, self.tenant, rec.agent)
-        self.conn.execute(
+        inserted = self.conn.execute(
             insert(t.decisions)
             .values(tenant=self.tenant, recorded_rev=rev, **rec.model_dump(exclude={"created_at"}))
             .on_conflict_do_nothing(index_elements=["tenant", "agent", "decision_id"])
-        )
-        d = t.decisions.c
-        row = self.conn.execute(
-            select(t.decisions).where(
-                d.tenant == self.tenant, d.agent == rec.agent, d.decision_id == rec.decision_id
-            )
-        ).one()
+            .returning(*t.decisions.c)
+        ).first()
+        row = inserted or decision_row(self.conn, self.tenant, rec.agent, rec.decision_id)
         return _decision(row._mapping)
 
     def supersede_decision(self, agent: str, decision_id: str, by: str) -> None:

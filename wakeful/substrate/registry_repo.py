@@ -30,6 +30,7 @@ __all__ = [
     "EXPIRED_ENTRY",
     "RegistryRepo",
     "UnknownDecisionError",
+    "decision_row",
     "expiry_note",
     "registry_line",
 ]
@@ -50,7 +51,7 @@ class RegistryRepo(TenantRepo):
 
     def decision(self, agent: str, decision_id: str) -> DecisionRecord:
         """One registry entry (any state), or one line naming what is not there."""
-        row = _row(self.conn, self.tenant, agent, decision_id)
+        row = decision_row(self.conn, self.tenant, agent, decision_id)
         if row is None:
             raise UnknownDecisionError(
                 f"agent {agent!r} has no decision {decision_id!r}; list them with"
@@ -80,14 +81,14 @@ class RegistryRepo(TenantRepo):
         the agent's next ``P-<n>``.
         """
         if decision_id is not None:  # a retry returns before it moves the revision
-            done = _row(self.conn, self.tenant, agent, decision_id)
+            done = decision_row(self.conn, self.tenant, agent, decision_id)
             if done is not None:
                 return _record(done)
         rev = bump_revision(self.conn, self.tenant, agent)  # the agent's lock: writers queue
         if decision_id is None:
             decision_id = _next_person_id(self.conn, self.tenant, agent)
         else:  # written by a concurrent attempt while this one waited for the lock
-            done = _row(self.conn, self.tenant, agent, decision_id)
+            done = decision_row(self.conn, self.tenant, agent, decision_id)
             if done is not None:
                 return _record(done)
         self.conn.execute(
@@ -112,7 +113,7 @@ class RegistryRepo(TenantRepo):
             .where(_d.superseded_by.is_(None), _d.retired_at.is_(None))
             .values(superseded_by=decision_id, superseded_rev=rev)
         )
-        row = _row(self.conn, self.tenant, agent, decision_id)
+        row = decision_row(self.conn, self.tenant, agent, decision_id)
         assert row is not None
         return _record(row)
 
@@ -145,7 +146,7 @@ class RegistryRepo(TenantRepo):
         """End a decision current at ``at`` (default: now) without a successor."""
         at = at or datetime.now(UTC)
         rev = bump_revision(self.conn, self.tenant, agent)
-        row = _row(self.conn, self.tenant, agent, decision_id)
+        row = decision_row(self.conn, self.tenant, agent, decision_id)
         if row is None:
             self.decision(agent, decision_id)  # raises, naming it
         assert row is not None
@@ -155,7 +156,7 @@ class RegistryRepo(TenantRepo):
             .where(_d.tenant == self.tenant, _d.agent == agent, _d.decision_id == decision_id)
             .values(retired_at=at, retired_by=by, retired_rev=rev)
         )
-        row = _row(self.conn, self.tenant, agent, decision_id)
+        row = decision_row(self.conn, self.tenant, agent, decision_id)
         assert row is not None
         return _record(row)
 
@@ -205,7 +206,8 @@ def _require_current(d: DecisionRecord, at: datetime) -> None:
         raise UserError(f"decision {d.decision_id!r} is already {state}")
 
 
-def _row(conn: Connection, tenant: str, agent: str, decision_id: str) -> Any:
+def decision_row(conn: Connection, tenant: str, agent: str, decision_id: str) -> Any:
+    """The row of ``decision_id`` (any state), or None."""
     return conn.execute(
         select(t.decisions).where(
             _d.tenant == tenant, _d.agent == agent, _d.decision_id == decision_id
