@@ -43,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
         FindWakeIn,
         FindWakeOut,
         PendingApproval,
+        SpendCeiling,
         ToolCallRef,
         Trigger,
         WakeRef,
@@ -422,13 +423,19 @@ class AgentWorkflow:
         self.history_full = compiled.consolidate  # the wake's latest window decides
 
     async def _delegate(
-        self, wake: WakeRef, index: int, reply: CallModelOut, calls: list[ToolCallRef]
+        self,
+        wake: WakeRef,
+        index: int,
+        reply: CallModelOut,
+        calls: list[ToolCallRef],
+        left: SpendCeiling | None,
     ) -> float:
-        """Run the children; returns what they cost (the wake's spend cap counts it)."""
+        """Run the children (within ``left`` of the spend caps, if capped); returns what
+        they cost (the wake's spend cap counts it)."""
         self.children_in_flight += len(calls)
         try:
             started, results = await delegate_calls(
-                wake, index, reply, calls, first_child=self.state.children + 1
+                wake, index, reply, calls, first_child=self.state.children + 1, left=left
             )
         finally:
             self.children_in_flight -= len(calls)
