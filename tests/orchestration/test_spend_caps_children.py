@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -21,7 +22,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.e2e.harness import message
 from tests.orchestration.helpers import worker
 from wakeful.agents import Agent
-from wakeful.substrate.records import ModelCallRecord
+from wakeful.substrate.records import ModelCallRecord, StoredEvent
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
@@ -43,7 +44,7 @@ STEPS = Script.parse(
 )
 
 
-def _tokens(c: ModelCallRecord) -> int:
+def _tokens(c: ModelCallRecord) -> float:
     """A call's tokens as ``max_tokens_per_day`` counts them (``spend_since``)."""
     return (
         c.input_tokens + c.output_tokens + c.cache_creation_input_tokens + c.cache_read_input_tokens
@@ -60,8 +61,64 @@ def _calls(ts: TenantStore, agent: str) -> list[ModelCallRecord]:
     return [first, *children, *later]
 
 
+def _size(cap_name: str) -> Callable[[ModelCallRecord], float]:
+    """What of a call the cap counts: its tokens or its dollars."""
+    return _tokens if cap_name == "max_tokens_per_day" else (lambda c: c.cost_usd)
+
+
+async def _fan_out_under(
+    env: WorkflowEnvironment,
+    store: Store,
+    osim: SimulatorServer,
+    agent: Agent,
+    cap_name: str,
+    cap: float,
+) -> list[StoredEvent]:
+    """Run the fan-out for a copy of ``agent`` named ``capped`` with the cap ``cap_name``
+    at ``cap``; check that at most one model call crossed it and that the agent wakes
+    again; return the parent's delegate results."""
+    ts = store.tenant(agent.tenant)
+    caps: dict[str, Any] = {cap_name: cap}
+    capped = dataclasses.replace(agent, name="capped", max_parallel_children=WIDTH, **caps)
+    register_agent(ts, capped)
+    size = _size(cap_name)
+    async with worker(env.client, store, [capped], osim, script=STEPS) as (queue, _):
+        result = await wake(env.client, capped.runtime(), message("survey the docs"), queue)
+        calls = _calls(ts, "capped")
+        spent = [size(c) for c in calls]
+        # At most one model call crossed the cap, counting the parent's and the children's:
+        # every other one was sent while the spend was under it, and none followed.
+        crossed = (cap_name, cap, spent)
+        assert sum(spent[:-1]) < cap <= sum(spent), crossed
+        assert sum(spent) - cap <= max(spent), crossed
+        assert result.status == "budget" and cap_name in (result.error or ""), result
+        # Every delegation has its result; those not run say why, naming the cap.
+        results = [
+            e for e in ts.events("capped", wake_id=result.wake_id) if e.kind == "tool_result"
+        ]
+        assert len(results) == WIDTH
+        refused = [e for e in results if e.text.startswith("not run: spend cap")]
+        ran = len(calls) - 1  # each child answers in one call
+        assert len(refused) == WIDTH - ran, [e.text for e in results]
+        assert all(cap_name in e.text for e in refused), refused[0].text
+        # The agent wakes again: the next wake for the wake cap, the next day for a day cap.
+        if cap_name != "max_usd_per_wake":
+            at = await env.get_current_time()
+            await env.sleep(day_start(at) + timedelta(days=1, minutes=1) - at)
+        after = await wake(env.client, capped.runtime(), message("hello again"), queue)
+    assert after.status == "done" and after.model_calls >= 1, after
+    return results
+
+
+async def _day_begun(env: WorkflowEnvironment) -> None:
+    """Skip to a minute into the next UTC day, so a capped day is one day whatever the
+    clock said."""
+    now = await env.get_current_time()
+    await env.sleep(day_start(now) + timedelta(days=1, minutes=1) - now)
+
+
 @pytest.mark.parametrize("cap_name", ["max_usd_per_wake", "max_usd_per_day", "max_tokens_per_day"])
-async def test_a_fan_out_spends_within_the_parents_cap(
+async def test_a_fan_out_is_narrowed_to_what_the_parent_has_left(
     temporal_skipping: WorkflowEnvironment,
     store: Store,
     osim: SimulatorServer,
@@ -70,51 +127,42 @@ async def test_a_fan_out_spends_within_the_parents_cap(
 ) -> None:
     env = temporal_skipping
     ts = store.tenant(agent.tenant)
-    # Start a minute into a UTC day, so the capped day is one day whatever the clock.
-    now = await env.get_current_time()
-    await env.sleep(day_start(now) + timedelta(days=1, minutes=1) - now)
+    await _day_begun(env)
     wide = dataclasses.replace(agent, max_parallel_children=WIDTH)
     register_agent(ts, wide)
     # What the parent's call and each child's cost, measured on the same fan-out uncapped.
     async with worker(env.client, store, [wide], osim, script=STEPS) as (queue, _):
         free = await wake(env.client, wide.runtime(), message("survey the docs"), queue)
     assert (free.status, free.model_calls) == ("done", 2), free
-    parent = ts.model_calls(free.wake_id)[0]
-    children = [ts.model_calls(f"{agent.name}/child/{n}:1")[0] for n in range(1, WIDTH + 1)]
-    size = _tokens if cap_name == "max_tokens_per_day" else (lambda c: c.cost_usd)
-    # Room, after the parent's call, for one and a half children: the second crosses it.
-    per_child = max(size(c) for c in children)
-    cap: Any = size(parent) + 1.5 * per_child
+    size = _size(cap_name)
+    parent = size(ts.model_calls(free.wake_id)[0])
+    per_child = max(
+        size(ts.model_calls(f"{agent.name}/child/{n}:1")[0]) for n in range(1, WIDTH + 1)
+    )
+    # Room, after the parent's call, for one and a half children.
+    cap: float = parent + 1.5 * per_child
     if cap_name == "max_tokens_per_day":
         cap = int(cap)
 
-    capped = dataclasses.replace(wide, name="capped", **{cap_name: cap})
-    register_agent(ts, capped)
-    async with worker(env.client, store, [capped], osim, script=STEPS) as (queue, _):
-        result = await wake(env.client, capped.runtime(), message("survey the docs"), queue)
-        calls = _calls(ts, "capped")
-        spent = sum(size(c) for c in calls)
-        # At most one model call crossed the cap, counting the parent's and the children's:
-        # every other one was sent while the spend was under it.
-        crossed = (cap_name, cap, [size(c) for c in calls])
-        assert sum(size(c) for c in calls[:-1]) < cap, crossed
-        assert spent - cap <= max(size(c) for c in calls), crossed
-        assert result.status == "budget" and cap_name in (result.error or ""), result
-        # Every delegation has its result; those not run say why.
-        results = [
-            e for e in ts.events("capped", wake_id=result.wake_id) if e.kind == "tool_result"
-        ]
-        assert len(results) == WIDTH
-        # The fan-out was narrowed: the first child ran within what was left, the second
-        # crossed the cap, and the other six were not started.
-        run = [e for e in results if not e.is_error]
-        refused = [e for e in results if e.text.startswith("not run: spend cap")]
-        assert (len(run), len(refused)) == (2, WIDTH - 2), [e.text for e in results]
-        assert all(cap_name in e.text for e in refused), refused[0].text
-        assert [c.agent for c in calls] == ["capped", "capped/child/1", "capped/child/2"]
-        # The agent wakes again: the next wake for the wake cap, the next day for a day cap.
-        if cap_name != "max_usd_per_wake":
-            at = await env.get_current_time()
-            await env.sleep(day_start(at) + timedelta(days=1, minutes=1) - at)
-        after = await wake(env.client, capped.runtime(), message("hello again"), queue)
-    assert after.status == "done" and after.model_calls >= 1, after
+    results = await _fan_out_under(env, store, osim, agent, cap_name, cap)
+    # The first child ran within what was left, the second crossed the cap, and the other
+    # six were not started.
+    assert [e.is_error for e in results] == [False, False] + [True] * (WIDTH - 2)
+    assert all(e.text.startswith("not run: spend cap") for e in results[2:])
+
+
+@pytest.mark.parametrize(
+    ("cap_name", "cap"),
+    [("max_usd_per_day", 0.001), ("max_usd_per_wake", 0.001), ("max_tokens_per_day", 3000)],
+)
+async def test_the_caps_of_the_fan_out_attack_hold(
+    temporal_skipping: WorkflowEnvironment,
+    store: Store,
+    osim: SimulatorServer,
+    agent: Agent,
+    cap_name: str,
+    cap: float,
+) -> None:
+    """The caps the attack ran with: it spent $0.0296, $0.0228 and 10,225 tokens."""
+    await _day_begun(temporal_skipping)
+    await _fan_out_under(temporal_skipping, store, osim, agent, cap_name, cap)
