@@ -20,7 +20,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
-from tests.orchestration.helpers import worker
+from tests.orchestration.helpers import FACTS as FACTS_KIND
+from tests.orchestration.helpers import Gate, within, worker
 from wakeful.agents import Agent
 from wakeful.substrate.records import ModelCallRecord, StoredEvent
 from wakeful.substrate.store import Store, TenantStore
@@ -28,6 +29,7 @@ from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.worker.serve import register_agent
+from wakeful.workflows.agent import workflow_id
 from wakeful.workflows.spend import day_start
 
 WIDTH = 8
@@ -166,3 +168,47 @@ async def test_the_caps_of_the_fan_out_attack_hold(
     """The caps the attack ran with: it spent $0.0296, $0.0228 and 10,225 tokens."""
     await _day_begun(temporal_skipping)
     await _fan_out_under(temporal_skipping, store, osim, agent, cap_name, cap)
+
+
+async def test_after_a_child_that_timed_out_no_delegation_runs_and_the_wake_stops(
+    temporal_dev: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """A child that timed out reports no spend, yet may have spent all it was given: the
+    delegations after it are not run, and its parent's wake counts that much as spent."""
+    # The dev server: a time-skipping server's clock stands still while a tool runs.
+    env, gate = temporal_dev, Gate()
+    facts = dataclasses.replace(FACTS_KIND, tools=("wait_for_gate",), timeout_s=3)
+    capped = dataclasses.replace(
+        agent,
+        tools=(*agent.tools, gate.tool()),
+        delegations=(facts,),
+        max_usd_per_wake=1.0,
+        max_parallel_children=WIDTH,
+    )
+    two = {**FAN_OUT, "tool_calls": FAN_OUT["tool_calls"][:2]}
+    script = Script.parse(
+        [two, {"tool_calls": [{"name": "wait_for_gate", "input": {}}]}, {"text": "Read."}]
+    )
+    async with worker(env.client, store, [capped], osim, script=script) as (queue, _):
+        try:
+            result = await within(
+                120,
+                env.client,
+                [workflow_id(agent.tenant, agent.name)],
+                wake(env.client, capped.runtime(), message("survey the docs"), queue),
+            )
+        finally:
+            gate.opened.set()  # let the orphaned tool's thread end before the worker does
+
+    ts = store.tenant(agent.tenant)
+    timed_out, refused = (
+        e for e in ts.events(agent.name, wake_id=result.wake_id) if e.kind == "tool_result"
+    )
+    assert timed_out.text == "timed_out: no result within 3s"
+    assert refused.text == (
+        f"not run: spend cap: child {agent.name}/child/1 ended timed_out without reporting"
+        " what it spent of the agent's max_usd_per_wake; the child was not started"
+    )
+    assert ts.wakes(f"{agent.name}/child/2") == []
+    assert (result.status, result.model_calls) == ("budget", 1), result
+    assert result.error is not None and "max_usd_per_wake" in result.error

@@ -58,7 +58,14 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.spend import ceiling_spent
     from wakeful.workflows.state import child_workflow_id
 
-__all__ = ["ChildAgentWorkflow", "delegate_calls", "fan_out", "run_child", "within_caps"]
+__all__ = [
+    "ChildAgentWorkflow",
+    "delegate_calls",
+    "fan_out",
+    "run_child",
+    "unreported",
+    "within_caps",
+]
 
 
 def child_ask(bundle: ChildBundle, rejected: str) -> str:
@@ -214,14 +221,21 @@ async def fan_out(
 
 async def within_caps(
     bundles: tuple[ChildBundle, ...], left: SpendCeiling, wake_id: str
-) -> list[ChildResult]:
+) -> tuple[list[ChildResult], float]:
     """Run the children one at a time, in call order, each under what ``left`` still holds
     once the children before it have spent; a child whose turn finds nothing left is not
     run. One at a time, every model call of theirs is checked against what is really left
-    when it is sent, so at most one of them crosses the parent's cap (and none after)."""
+    when it is sent, so at most one of them crosses the parent's cap (and none after).
+
+    Returns the results and the dollars the parent's wake must count as spent on them:
+    what they cost, except that a child which failed or timed out reports nothing, yet may
+    have spent all it was given, so it counts as having done so and no child after it is
+    run. (The day's caps read what was recorded, ``spend_since``, at the next compile.)"""
     results: list[ChildResult] = []
+    charged = 0.0
+    unknown: ChildResult | None = None  # the child that ended without reporting its spend
     for b in bundles:
-        why = ceiling_spent(left)
+        why = ceiling_spent(left) if unknown is None else unreported(unknown, left)
         if why is not None:
             results.append(
                 ChildResult(
@@ -232,13 +246,28 @@ async def within_caps(
         r = await run_child(b.model_copy(update={"ceiling": left}), wake_id)
         results.append(r)
         if r.status in ("failed", "timed_out"):
-            # It reports no spend, yet may have spent all it was given: so the children
-            # after it are not run. (Its recorded calls count toward the parent's day at
-            # the parent's next compile, ``spend_since``.)
-            left = left.less(left.usd or 0.0, left.tokens or 0)
+            unknown = r
+            charged += max(left.usd or 0.0, 0.0)
         else:
             left = left.less(r.cost_usd, r.input_tokens + r.output_tokens)
-    return results
+            charged += r.cost_usd
+    return results, charged
+
+
+def unreported(r: ChildResult, left: SpendCeiling) -> str:
+    """Why no delegation runs after the child ``r``, which ended without its spend."""
+    caps = " and ".join(
+        c
+        for c, capped in (
+            (left.usd_cap, left.usd is not None),
+            ("max_tokens_per_day", left.tokens is not None),
+        )
+        if capped
+    )
+    return (
+        f"spend cap: child {r.child} ended {r.status} without reporting what it spent of"
+        f" the agent's {caps or 'spend caps'}; the child was not started"
+    )
 
 
 async def delegate_calls(
@@ -248,9 +277,10 @@ async def delegate_calls(
     calls: list[ToolCallRef],
     first_child: int,
     left: SpendCeiling | None = None,
-) -> tuple[int, list[ChildResult]]:
+) -> tuple[int, list[ChildResult], float]:
     """Handle a reply's ``delegate`` calls, within ``left`` of the parent's spend caps
-    (None: not capped); returns (children planned, their results)."""
+    (None: not capped); returns (children planned, their results, the dollars the wake
+    counts as spent on them: see ``within_caps``)."""
     plan = await store(
         CHILD_PLAN,
         ChildPlanIn(
@@ -272,12 +302,13 @@ async def delegate_calls(
         )
     if left is None:
         results = await fan_out(plan.bundles, plan.max_parallel, wake.wake_id)
+        charged = sum(r.cost_usd for r in results)
     else:
-        results = await within_caps(plan.bundles, left, wake.wake_id)
+        results, charged = await within_caps(plan.bundles, left, wake.wake_id)
     if results:
         await store(
             CHILD_MERGE,
             ChildMergeIn(wake=wake, call_index=index, results=tuple(results), at=workflow.now()),
             ChildMergeOut,
         )
-    return len(plan.bundles), results
+    return len(plan.bundles), results, charged
