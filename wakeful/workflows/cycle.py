@@ -117,7 +117,8 @@ ACTIVITY_FAILURES = (ActivityError, ApplicationError, ActivityTimeout)
 
 OnCall = Callable[[CompileOut, CallModelOut, datetime], None]
 # Runs a reply's delegate calls within what is left of the agent's spend caps (None: not
-# capped, or a run from before children were held to them); returns what they cost (USD).
+# capped, or a run from before children were held to them); returns the dollars the wake's
+# spend cap counts as spent on them (what they cost; see child.within_caps).
 Delegate = Callable[
     [WakeRef, int, CallModelOut, list[ToolCallRef], SpendCeiling | None], Awaitable[float]
 ]
