@@ -540,6 +540,25 @@ class ApprovalDecision(_Msg):
 # --- child agents --------------------------------------------------------------------------
 
 
+class SpendCeiling(_Msg):
+    """What a child may spend of its parent's spend caps: the parent's remainder when the
+    child started (see ``wakeful.workflows.spend``). None: that kind of spend is not capped.
+    Tokens count as ``max_tokens_per_day`` counts them: input of every kind and output."""
+
+    usd: float | None = None
+    usd_cap: str = Field("", description="The parent's cap ``usd`` is left of (its field).")
+    tokens: int | None = None
+
+    def less(self, usd: float, tokens: int) -> SpendCeiling:
+        """What is left once ``usd`` and ``tokens`` more are spent."""
+        return self.model_copy(
+            update={
+                "usd": None if self.usd is None else self.usd - usd,
+                "tokens": None if self.tokens is None else self.tokens - tokens,
+            }
+        )
+
+
 class ChildBundle(_Msg):
     """Everything a child agent gets: a narrow frame, never the parent's transcript."""
 
@@ -559,6 +578,11 @@ class ChildBundle(_Msg):
     max_result_chars: int
     max_attempts: int
     on_invalid: Literal["retry", "report"]
+    ceiling: SpendCeiling | None = Field(
+        None,
+        description="What the child may spend of its parent's spend caps, over all its "
+        "attempts (None: its parent has no cap).",
+    )
 
 
 class ChildPlanIn(_Msg):
@@ -603,7 +627,7 @@ class ChildResult(_Msg):
     child: str
     call_id: str
     kind: str
-    status: Literal["ok", "rejected", "failed", "timed_out"]
+    status: Literal["ok", "rejected", "failed", "timed_out", "not_run"]
     reason: str = ""
     result_hash: str = ""
     chars: int = 0
@@ -611,6 +635,7 @@ class ChildResult(_Msg):
     input_tokens: int = 0
     cache_read_input_tokens: int = 0
     cost_usd: float = 0.0
+    output_tokens: int = 0
 
 
 class ChildMergeIn(_Msg):

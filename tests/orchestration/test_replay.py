@@ -22,7 +22,11 @@ LocalActivity(5)``, as every worker after a restart did.
 
 ``agent_intent_spend_workflow`` (``python -m tests.histories.record_intent_spend``): a wake
 whose goal a model classified, its cost counted in the wake's spend (patch
-``intent-spend-1``)."""
+``intent-spend-1``).
+
+``agent_child_ceiling_workflow`` (``python -m tests.histories.record_child_ceiling``): a
+capped agent's fan-out, its children run one at a time under what the wake had left of
+its cap (patch ``child-ceiling-1``)."""
 
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ from temporalio.worker import Replayer
 
 from wakeful.worker.codec import ENCODING, ENCODING_Z1, data_converter
 from wakeful.worker.worker import WORKFLOWS
-from wakeful.workflows.cycle import INTENT_SPEND
+from wakeful.workflows.cycle import CHILD_CEILING, INTENT_SPEND
 from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
@@ -51,6 +55,7 @@ NAMES = (
     "agent_lifecycle_workflow_6",
     "agent_local_timeout_workflow",
     "agent_intent_spend_workflow",
+    "agent_child_ceiling_workflow",
 )
 
 
@@ -125,6 +130,17 @@ def _patches(name: str) -> set[str]:
 def test_the_intent_spend_history_takes_its_patch_branch() -> None:
     """A model classified the goal: the wake's spend counted that call."""
     assert INTENT_SPEND in _patches("agent_intent_spend_workflow")
+
+
+def test_the_child_ceiling_history_runs_its_children_one_at_a_time() -> None:
+    """A capped agent's three delegations: each child started once the one before ended."""
+    name = "agent_child_ceiling_workflow"
+    assert CHILD_CEILING in _patches(name)
+    events = json.loads((HISTORIES / f"{name}.json").read_text())["events"]
+    kinds = [e["eventType"].removeprefix("EVENT_TYPE_") for e in events]
+    children = [k for k in kinds if "CHILD_WORKFLOW_EXECUTION" in k]
+    one = ["START_CHILD_WORKFLOW_EXECUTION_INITIATED", "CHILD_WORKFLOW_EXECUTION_STARTED"]
+    assert children == [*one, "CHILD_WORKFLOW_EXECUTION_COMPLETED"] * 3
 
 
 def test_the_lifecycle_history_covers_the_idle_hours() -> None:

@@ -9,8 +9,17 @@ import pytest
 
 from tests.orchestration.helpers import scout
 from wakeful.agents import Agent, AgentRuntime
+from wakeful.contracts import SpendCeiling
 from wakeful.errors import UserError
-from wakeful.workflows.spend import day_start, has_day_cap, spend_cap
+from wakeful.workflows.spend import (
+    ceiling_cap,
+    ceiling_spent,
+    day_start,
+    has_cap,
+    has_day_cap,
+    spend_cap,
+    spend_left,
+)
 
 NOW = datetime(2026, 3, 4, 23, 59, tzinfo=UTC)
 
@@ -56,6 +65,43 @@ def test_the_day_caps_stop_the_call_once_the_day_spent_them() -> None:
     )
     # Not read (a compile from before caps, or the check after a tool round): not checked.
     assert _check(rt, wake=1.0) is None
+
+
+def test_what_is_left_for_children_is_the_tightest_cap_less_the_spend() -> None:
+    assert not has_cap(_rt())
+    wake_and_day = _rt(max_usd_per_wake=0.05, max_usd_per_day=0.10, max_tokens_per_day=900)
+    assert has_cap(wake_and_day) and has_cap(_rt(max_usd_per_wake=0.05))
+    left = spend_left(wake_and_day, wake_usd=0.01, today_usd=0.08, today_tokens=400)
+    assert left.usd == pytest.approx(0.02)
+    assert (left.usd_cap, left.tokens) == ("max_usd_per_day", 500)
+    left = spend_left(wake_and_day, wake_usd=0.04, today_usd=0.0, today_tokens=None)
+    assert left.usd == pytest.approx(0.01)
+    assert (left.usd_cap, left.tokens) == ("max_usd_per_wake", None)
+    assert spend_left(_rt(), wake_usd=1.0, today_usd=1.0, today_tokens=1) == SpendCeiling()
+
+
+def test_a_child_is_held_to_what_its_parent_had_left() -> None:
+    left = SpendCeiling(usd=0.02, usd_cap="max_usd_per_day", tokens=500)
+    assert ceiling_spent(left) is None
+    assert ceiling_cap(left, usd=0.0199, tokens=499) is None
+    assert ceiling_cap(left, usd=0.02, tokens=0) == (
+        "spend cap: this child spent $0.0200 of the $0.0200 left of its parent's"
+        " max_usd_per_day; the next model call was not sent"
+    )
+    assert ceiling_cap(left, usd=0.0, tokens=500) == (
+        "spend cap: this child used 500 tokens of the 500 left of its parent's"
+        " max_tokens_per_day; the next model call was not sent"
+    )
+    spent = left.less(0.03, 100)
+    assert ceiling_spent(spent) == (
+        "spend cap: nothing is left of the agent's max_usd_per_day for this delegation;"
+        " the child was not started"
+    )
+    assert ceiling_spent(left.less(0.0, 500)) == (
+        "spend cap: nothing is left of the agent's max_tokens_per_day for this delegation;"
+        " the child was not started"
+    )
+    assert ceiling_spent(SpendCeiling()) is None  # nothing capped: nothing can run out
 
 
 def test_the_day_is_the_utc_day() -> None:

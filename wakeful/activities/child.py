@@ -294,6 +294,8 @@ class ChildActivities:
         outcomes: list[tuple[str, str, str, str]] = []  # call id, child, status, error
         for r in inp.results:
             text, is_error = f"{r.status}: {r.reason}", True
+            if r.status == "not_run":  # as every call left unrun reads: "not run: <why>"
+                text = f"not run: {r.reason}"
             if r.status == "ok":
                 d = parent.delegation(r.kind)
                 ok, reason, card = check_result(

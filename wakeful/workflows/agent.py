@@ -43,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
         FindWakeIn,
         FindWakeOut,
         PendingApproval,
+        SpendCeiling,
         ToolCallRef,
         Trigger,
         WakeRef,
@@ -422,20 +423,25 @@ class AgentWorkflow:
         self.history_full = compiled.consolidate  # the wake's latest window decides
 
     async def _delegate(
-        self, wake: WakeRef, index: int, reply: CallModelOut, calls: list[ToolCallRef]
+        self,
+        wake: WakeRef,
+        index: int,
+        reply: CallModelOut,
+        calls: list[ToolCallRef],
+        left: SpendCeiling | None,
     ) -> float:
-        """Run the children; returns what they cost (the wake's spend cap counts it)."""
+        """Run the children (within ``left`` of the spend caps, if capped); returns what
+        the wake's spend cap counts as spent on them (what they cost; see within_caps)."""
         self.children_in_flight += len(calls)
         try:
-            started, results = await delegate_calls(
-                wake, index, reply, calls, first_child=self.state.children + 1
+            started, results, charged = await delegate_calls(
+                wake, index, reply, calls, first_child=self.state.children + 1, left=left
             )
         finally:
             self.children_in_flight -= len(calls)
         self.state.children += started
-        spent = sum(r.cost_usd for r in results)
-        self.state.cost_usd += spent
-        return spent
+        self.state.cost_usd += sum(r.cost_usd for r in results)
+        return charged
 
 
 def _not_run(trigger: Trigger, status: str) -> WakeResult:

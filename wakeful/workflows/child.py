@@ -12,6 +12,12 @@ A child is its own agent, ``<parent>/child/<n>``: its frame, its allowlisted too
 wake cycles; after each, ``child.collect`` validates the answer against the delegation's
 pydantic model and its size cap. An invalid answer is retried (the child is told why) or
 reported, per the delegation's ``on_invalid``; either way the parent gets the reason.
+
+A child spends on its parent's behalf. When the parent has a spend cap, its delegations
+run one child at a time, each under a ceiling of what the parent has left (its caps less
+what its wake, its day and the children before spent), which the child's wake cycles
+check before every model call; a delegation whose turn comes with nothing left is not run
+(``not_run``, with the reason). See ``wakeful.workflows.spend``.
 """
 
 from __future__ import annotations
@@ -43,14 +49,23 @@ with workflow.unsafe.imports_passed_through():
         ChildResult,
         RecordToolResultsIn,
         RecordToolResultsOut,
+        SpendCeiling,
         ToolCallRef,
         WakeRef,
     )
     from wakeful.wake_trace import tool_scope
     from wakeful.workflows.cycle import WakeCycle, failure, store
+    from wakeful.workflows.spend import ceiling_spent
     from wakeful.workflows.state import child_workflow_id
 
-__all__ = ["ChildAgentWorkflow", "delegate_calls", "fan_out"]
+__all__ = [
+    "ChildAgentWorkflow",
+    "delegate_calls",
+    "fan_out",
+    "run_child",
+    "unreported",
+    "within_caps",
+]
 
 
 def child_ask(bundle: ChildBundle, rejected: str) -> str:
@@ -72,7 +87,7 @@ class ChildAgentWorkflow:
     async def run(self, bundle: ChildBundle) -> ChildResult:
         prepared = await store(CHILD_PREPARE, ChildPrepareIn(bundle=bundle), ChildPrepareOut)
         rt = prepared.runtime
-        reason, attempt, spent, cost, read = "", 0, 0, 0.0, 0
+        reason, attempt, spent, cost, read, out = "", 0, 0, 0.0, 0, 0
         for attempt in range(1, bundle.max_attempts + 1):
             left = bundle.max_tokens - spent
             if left <= 0:
@@ -92,24 +107,33 @@ class ChildAgentWorkflow:
                 wake,
                 goal,
                 idempotency_key=f"{bundle.call_id}:{attempt}",
+                # What the parent had left when the child started, less earlier attempts.
+                ceiling=None if bundle.ceiling is None else bundle.ceiling.less(cost, spent + out),
             )
             await self.cycle.run()
             spent += self.cycle.budget.input_tokens
             cost += self.cycle.totals.cost_usd
             read += self.cycle.totals.cache_read_input_tokens
+            out += self.cycle.totals.output_tokens
             got = await store(
                 CHILD_COLLECT, ChildCollectIn(bundle=bundle, wake_id=wake.wake_id), ChildCollectOut
             )
+            spend = (spent, read, cost, out)
             if got.ok:
-                return self._result(bundle, "ok", "", attempt, spent, read, cost, got)
+                return self._result(bundle, "ok", "", attempt, spend, got)
             reason = got.reason
+            if self.cycle.status == "budget" and bundle.ceiling is not None:
+                # What the parent had left is spent: no retry can help.
+                reason += f" ({self.cycle.error})"
+                break
             if self.cycle.status == "token_budget":
                 # The ceiling held the wake back; a retry's window (same session) is no smaller.
                 reason += f" (token ceiling {bundle.max_tokens} reached)"
                 break
             if bundle.on_invalid != "retry":
                 break
-        return self._result(bundle, "rejected", reason, attempt, spent, read, cost, None)
+        spend = (spent, read, cost, out)
+        return self._result(bundle, "rejected", reason, attempt, spend, None)
 
     @staticmethod
     def _result(
@@ -117,11 +141,11 @@ class ChildAgentWorkflow:
         status: str,
         reason: str,
         attempts: int,
-        spent: int,
-        read: int,
-        cost: float,
+        spend: tuple[int, int, float, int],
         got: ChildCollectOut | None,
     ) -> ChildResult:
+        """``spend``: (input tokens of every kind, those read from cache, USD, output)."""
+        spent, read, cost, out = spend
         return ChildResult.model_validate(
             {
                 "child": b.child,
@@ -135,6 +159,7 @@ class ChildAgentWorkflow:
                 "input_tokens": spent,
                 "cache_read_input_tokens": read,
                 "cost_usd": cost,
+                "output_tokens": out,
             }
         )
 
@@ -154,6 +179,32 @@ def child_summary(b: ChildBundle) -> str:
     return head + (task if len(task) <= room else task[: room - 1].rstrip() + "…")
 
 
+async def run_child(b: ChildBundle, wake_id: str) -> ChildResult:
+    """Run one child workflow to its result (a timeout or a failure is a result too);
+    ``wake_id`` is the delegating wake's (the child runs under its call's span)."""
+    try:
+        # Under the delegate call's execute_tool span (written at the merge), so the child
+        # workflow and its wakes are beneath it in the trace.
+        with tool_scope(b.tenant, wake_id, b.call_id):
+            return await workflow.execute_child_workflow(
+                ChildAgentWorkflow.run,
+                b,
+                id=child_workflow_id(b.tenant, b.child),
+                execution_timeout=timedelta(seconds=b.timeout_s),
+                static_summary=child_summary(b),
+            )
+    except ChildWorkflowError as err:
+        timed_out = isinstance(err.cause, TimeoutError)
+        why = f"no result within {b.timeout_s:g}s" if timed_out else failure(err)
+        return ChildResult(
+            child=b.child,
+            call_id=b.call_id,
+            kind=b.kind,
+            status="timed_out" if timed_out else "failed",
+            reason=why,
+        )
+
+
 async def fan_out(
     bundles: tuple[ChildBundle, ...], max_parallel: int, wake_id: str
 ) -> list[ChildResult]:
@@ -163,35 +214,73 @@ async def fan_out(
 
     async def one(b: ChildBundle) -> ChildResult:
         async with gate:
-            try:
-                # Under the delegate call's execute_tool span (written at the merge), so
-                # the child workflow and its wakes are beneath it in the trace.
-                with tool_scope(b.tenant, wake_id, b.call_id):
-                    return await workflow.execute_child_workflow(
-                        ChildAgentWorkflow.run,
-                        b,
-                        id=child_workflow_id(b.tenant, b.child),
-                        execution_timeout=timedelta(seconds=b.timeout_s),
-                        static_summary=child_summary(b),
-                    )
-            except ChildWorkflowError as err:
-                timed_out = isinstance(err.cause, TimeoutError)
-                why = f"no result within {b.timeout_s:g}s" if timed_out else failure(err)
-                return ChildResult(
-                    child=b.child,
-                    call_id=b.call_id,
-                    kind=b.kind,
-                    status="timed_out" if timed_out else "failed",
-                    reason=why,
-                )
+            return await run_child(b, wake_id)
 
     return list(await asyncio.gather(*(one(b) for b in bundles)))
 
 
+async def within_caps(
+    bundles: tuple[ChildBundle, ...], left: SpendCeiling, wake_id: str
+) -> tuple[list[ChildResult], float]:
+    """Run the children one at a time, in call order, each under what ``left`` still holds
+    once the children before it have spent; a child whose turn finds nothing left is not
+    run. One at a time, every model call of theirs is checked against what is really left
+    when it is sent, so at most one of them crosses the parent's cap (and none after).
+
+    Returns the results and the dollars the parent's wake must count as spent on them:
+    what they cost, except that a child which failed or timed out reports nothing, yet may
+    have spent all it was given, so it counts as having done so and no child after it is
+    run. (The day's caps read what was recorded, ``spend_since``, at the next compile.)"""
+    results: list[ChildResult] = []
+    charged = 0.0
+    unknown: ChildResult | None = None  # the child that ended without reporting its spend
+    for b in bundles:
+        why = ceiling_spent(left) if unknown is None else unreported(unknown, left)
+        if why is not None:
+            results.append(
+                ChildResult(
+                    child=b.child, call_id=b.call_id, kind=b.kind, status="not_run", reason=why
+                )
+            )
+            continue
+        r = await run_child(b.model_copy(update={"ceiling": left}), wake_id)
+        results.append(r)
+        if r.status in ("failed", "timed_out"):
+            unknown = r
+            charged += max(left.usd or 0.0, 0.0)
+        else:
+            left = left.less(r.cost_usd, r.input_tokens + r.output_tokens)
+            charged += r.cost_usd
+    return results, charged
+
+
+def unreported(r: ChildResult, left: SpendCeiling) -> str:
+    """Why no delegation runs after the child ``r``, which ended without its spend."""
+    caps = " and ".join(
+        c
+        for c, capped in (
+            (left.usd_cap, left.usd is not None),
+            ("max_tokens_per_day", left.tokens is not None),
+        )
+        if capped
+    )
+    return (
+        f"spend cap: child {r.child} ended {r.status} without reporting what it spent of"
+        f" the agent's {caps or 'spend caps'}; the child was not started"
+    )
+
+
 async def delegate_calls(
-    wake: WakeRef, index: int, reply: CallModelOut, calls: list[ToolCallRef], first_child: int
-) -> tuple[int, list[ChildResult]]:
-    """Handle a reply's ``delegate`` calls; returns (children started, their results)."""
+    wake: WakeRef,
+    index: int,
+    reply: CallModelOut,
+    calls: list[ToolCallRef],
+    first_child: int,
+    left: SpendCeiling | None = None,
+) -> tuple[int, list[ChildResult], float]:
+    """Handle a reply's ``delegate`` calls, within ``left`` of the parent's spend caps
+    (None: not capped); returns (children planned, their results, the dollars the wake
+    counts as spent on them: see ``within_caps``)."""
     plan = await store(
         CHILD_PLAN,
         ChildPlanIn(
@@ -211,11 +300,15 @@ async def delegate_calls(
             ),
             RecordToolResultsOut,
         )
-    results = await fan_out(plan.bundles, plan.max_parallel, wake.wake_id)
+    if left is None:
+        results = await fan_out(plan.bundles, plan.max_parallel, wake.wake_id)
+        charged = sum(r.cost_usd for r in results)
+    else:
+        results, charged = await within_caps(plan.bundles, left, wake.wake_id)
     if results:
         await store(
             CHILD_MERGE,
             ChildMergeIn(wake=wake, call_index=index, results=tuple(results), at=workflow.now()),
             ChildMergeOut,
         )
-    return len(plan.bundles), results
+    return len(plan.bundles), results, charged

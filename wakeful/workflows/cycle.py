@@ -60,6 +60,7 @@ with workflow.unsafe.imports_passed_through():
         RecordToolResultsOut,
         RunToolIn,
         RunToolOut,
+        SpendCeiling,
         StartWakeIn,
         StartWakeOut,
         ToolCallRef,
@@ -69,11 +70,12 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.wake_trace import wake_scope
     from wakeful.workflows import retries as p
     from wakeful.workflows.approvals import Approvals, denial_text, timeout_text
-    from wakeful.workflows.spend import spend_cap
+    from wakeful.workflows.spend import ceiling_cap, has_cap, spend_cap, spend_left
     from wakeful.workflows.state import WakeBudget
 
 __all__ = [
     "ACTIVITY_FAILURES",
+    "CHILD_CEILING",
     "FEWER_STEPS",
     "INTENT_SPEND",
     "LOCAL_TOOLS",
@@ -94,6 +96,9 @@ TOKEN_PRECHECK = "token-precheck-1"
 LOCAL_TOOLS = "local-tools-1"
 # Patch id: a wake's spend cap counts what the children it delegated to spent.
 CHILD_SPEND = "child-spend-1"
+# Patch id: a capped agent's delegations run one child at a time, each under what is left
+# of the agent's caps (asked only when a capped agent delegates).
+CHILD_CEILING = "child-ceiling-1"
 # Patch id: a wake's spend counts the model call that classified its goal's intents.
 INTENT_SPEND = "intent-spend-1"
 
@@ -111,8 +116,12 @@ R = TypeVar("R")
 ACTIVITY_FAILURES = (ActivityError, ApplicationError, ActivityTimeout)
 
 OnCall = Callable[[CompileOut, CallModelOut, datetime], None]
-# Runs a reply's delegate calls; returns what the children cost (USD).
-Delegate = Callable[[WakeRef, int, CallModelOut, list[ToolCallRef]], Awaitable[float]]
+# Runs a reply's delegate calls within what is left of the agent's spend caps (None: not
+# capped, or a run from before children were held to them); returns the dollars the wake's
+# spend cap counts as spent on them (what they cost; see child.within_caps).
+Delegate = Callable[
+    [WakeRef, int, CallModelOut, list[ToolCallRef], SpendCeiling | None], Awaitable[float]
+]
 
 
 async def act(
@@ -174,6 +183,7 @@ class WakeCycle:
         on_call: OnCall | None = None,
         delegate: Delegate | None = None,
         approvals: Approvals | None = None,
+        ceiling: SpendCeiling | None = None,
     ) -> None:
         self.rt, self.wake, self.goal, self.key = rt, wake, goal, idempotency_key
         self.annotations = annotations
@@ -194,6 +204,9 @@ class WakeCycle:
         self.closed: FinishWakeOut | None = None  # set when call_model closed the wake
         self.answer: WakeAnswer | None = None  # the final reply's, or the output tool's
         self.children_usd = 0.0  # what the children this wake delegated to spent
+        # A child's: what it may spend of its parent's caps in this wake (None: no cap).
+        self.ceiling = ceiling
+        self.compiled: CompileOut | None = None  # the latest compile (its day's spend)
         # call_model needs the provider and model, not the tool limits: sent without them,
         # the runtime does not repeat them in every model call's history event.
         self.model_rt = rt.model_copy(update={"tools": ()})
@@ -256,6 +269,7 @@ class WakeCycle:
                     start_to_close=p.COMPILE_TIMEOUT,
                 )
                 self.opening = None
+                self.compiled = compiled
                 # Only histories with such a call (none before it existed) ask for the marker.
                 if compiled.intents_cost_usd and workflow.patched(INTENT_SPEND):
                     cost = self.totals.cost_usd + compiled.intents_cost_usd
@@ -364,12 +378,50 @@ class WakeCycle:
         children = self.children_usd
         if children and not workflow.patched(CHILD_SPEND):
             children = 0.0
+        if self.ceiling is not None:
+            why = ceiling_cap(
+                self.ceiling,
+                usd=self.totals.cost_usd + children,
+                tokens=self.budget.input_tokens + self.totals.output_tokens,
+            )
+            if why is not None:
+                return why
         return spend_cap(
             self.rt,
             wake_usd=self.totals.cost_usd + children,
             today_usd=None if compiled is None else compiled.spent_today_usd,
             today_tokens=None if compiled is None else compiled.spent_today_tokens,
             now=workflow.now(),
+        )
+
+    def _left_for_children(self, reply: CallModelOut) -> SpendCeiling | None:
+        """What this wake may still spend on children: its caps less what the wake and the
+        day have spent, the ``reply`` asking for them included (None: no cap). The day's
+        spend is the latest compile's reading plus that reply: nothing else of this wake
+        was recorded since. The patch is asked only when a capped agent delegates, so the
+        histories of other runs replay without its marker."""
+        if not has_cap(self.rt) or not workflow.patched(CHILD_CEILING):
+            return None
+        day = self.compiled
+        tokens = (
+            reply.input_tokens
+            + reply.output_tokens
+            + reply.cache_creation_input_tokens
+            + reply.cache_read_input_tokens
+        )
+        return spend_left(
+            self.rt,
+            wake_usd=self.totals.cost_usd + self.children_usd,
+            today_usd=(
+                None
+                if day is None or day.spent_today_usd is None
+                else day.spent_today_usd + reply.cost_usd
+            ),
+            today_tokens=(
+                None
+                if day is None or day.spent_today_tokens is None
+                else day.spent_today_tokens + tokens
+            ),
         )
 
     def _over_budget(self, compiled: CompileOut) -> bool:
@@ -457,7 +509,9 @@ class WakeCycle:
                 why = "delegation is not available here" if self.delegate is None else "stopped"
                 failed += [_result(c, f"not run: {why}") for c in delegated]
             else:
-                self.children_usd += await self.delegate(self.wake, index, reply, delegated)
+                self.children_usd += await self.delegate(
+                    self.wake, index, reply, delegated, self._left_for_children(reply)
+                )
             if self.parked_by is None:
                 self.budget.tool_calls += len(delegated)
         if failed:

@@ -10,6 +10,15 @@ activity result, which its history then replays.
 A cap is *reached* when the spend is at or over it, so a call that starts under the cap is
 sent and may pass it by its own cost; the next one is not. A day's spend counts each call
 at its wake's start (see ``TenantStore.spend_since``).
+
+The caps are the parent's when it delegates: its children spend on its behalf. A capped
+agent's delegations run one child at a time, each child under a ``SpendCeiling`` — what
+the parent has left of its caps after its own calls and the children before it
+(``spend_left``) — which the child's wake cycles check before each model call
+(``ceiling_cap``) as they check their own caps. Every model call of the parent and its
+children is then checked against what is really left at the moment it is sent, so, as for
+one agent, at most one call crosses a cap; a delegation whose turn comes with nothing left
+is not run, and its call's result says why (``ceiling_spent``).
 """
 
 from __future__ import annotations
@@ -17,8 +26,22 @@ from __future__ import annotations
 from datetime import UTC, datetime, time
 
 from wakeful.agents import AgentRuntime
+from wakeful.contracts import SpendCeiling
 
-__all__ = ["day_start", "has_day_cap", "spend_cap"]
+__all__ = [
+    "ceiling_cap",
+    "ceiling_spent",
+    "day_start",
+    "has_cap",
+    "has_day_cap",
+    "spend_cap",
+    "spend_left",
+]
+
+
+def has_cap(rt: AgentRuntime) -> bool:
+    """Whether the agent has any spend cap (its delegations are then run within it)."""
+    return rt.max_usd_per_wake is not None or has_day_cap(rt)
 
 
 def has_day_cap(rt: AgentRuntime) -> bool:
@@ -64,5 +87,56 @@ def spend_cap(
         return (
             f"spend cap: the agent used {today_tokens:,} tokens {day} of max_tokens_per_day"
             f" {tokens:,}; {again}"
+        )
+    return None
+
+
+def spend_left(
+    rt: AgentRuntime, *, wake_usd: float, today_usd: float | None, today_tokens: int | None
+) -> SpendCeiling:
+    """What the agent has left of its caps, given what its wake and its day have spent
+    (``today_*`` None: not read, that cap is not counted)."""
+    usd: float | None = None
+    usd_cap = ""
+    if rt.max_usd_per_wake is not None:
+        usd, usd_cap = rt.max_usd_per_wake - wake_usd, "max_usd_per_wake"
+    if rt.max_usd_per_day is not None and today_usd is not None:
+        day = rt.max_usd_per_day - today_usd
+        if usd is None or day < usd:
+            usd, usd_cap = day, "max_usd_per_day"
+    tokens = None
+    if rt.max_tokens_per_day is not None and today_tokens is not None:
+        tokens = rt.max_tokens_per_day - today_tokens
+    return SpendCeiling(usd=usd, usd_cap=usd_cap, tokens=tokens)
+
+
+def ceiling_spent(left: SpendCeiling) -> str | None:
+    """Why a delegation may not start (one line, the parent's model reads it), or None
+    when something is left under every capped kind of spend."""
+    if left.usd is not None and left.usd <= 0:
+        return (
+            f"spend cap: nothing is left of the agent's {left.usd_cap} for this delegation;"
+            " the child was not started"
+        )
+    if left.tokens is not None and left.tokens <= 0:
+        return (
+            "spend cap: nothing is left of the agent's max_tokens_per_day for this"
+            " delegation; the child was not started"
+        )
+    return None
+
+
+def ceiling_cap(ceiling: SpendCeiling, *, usd: float, tokens: int) -> str | None:
+    """Why a child's next model call may not be sent: it spent (``usd``, ``tokens``: this
+    wake's; ``ceiling``: what was left when the wake began) what its parent had left."""
+    if ceiling.usd is not None and usd >= ceiling.usd:
+        return (
+            f"spend cap: this child spent ${usd:.4f} of the ${max(ceiling.usd, 0):.4f} left"
+            f" of its parent's {ceiling.usd_cap}; the next model call was not sent"
+        )
+    if ceiling.tokens is not None and tokens >= ceiling.tokens:
+        return (
+            f"spend cap: this child used {tokens:,} tokens of the {max(ceiling.tokens, 0):,}"
+            " left of its parent's max_tokens_per_day; the next model call was not sent"
         )
     return None
