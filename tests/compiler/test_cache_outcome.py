@@ -3,7 +3,10 @@ idle time, on real compiled windows."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
+
+import pytest
 
 from wakeful.compiler import Block, BlockKind, Role, WindowPolicy
 from wakeful.compiler.cache_outcome import CacheClass, CacheOutcome, classify
@@ -175,3 +178,74 @@ def test_the_ttl_is_the_one_the_previous_call_wrote_its_entry_for() -> None:
     out = _next_call(a, b, 600)
     assert out.cache_class is CacheClass.TTL_EXPIRED, out
     assert out.ttl_seconds == 300 and out.idle_seconds == 600
+
+
+def _tool_loop(rounds: int) -> Ledger:
+    """A wake's call after ``rounds`` replies of three tool calls each, over a short
+    history with no data before them (so the data notice follows the first results)."""
+    keep = {"tool-grep", "rule-1", "t-10", "t-11", "t-14", "ask"}
+    blocks = [b for b in base_blocks() if b.id in keep]
+    for r in range(rounds):
+        for k in range(3):
+            blocks.extend(pair(f"loop-{r}-{k}", 30 + 10 * r + 2 * k, wake=WAKE))
+    return compile_(snapshot(blocks)).ledger
+
+
+def _classify(a: Ledger, b: Ledger, read: int, lookback: int | None) -> CacheOutcome:
+    at = NOW + timedelta(seconds=20)
+    return classify(a, NOW, b, at, read_tokens=read, min_cacheable=200, lookback=lookback)
+
+
+@pytest.mark.parametrize("lookback", [lookback_blocks("anthropic"), None])
+def test_the_previous_calls_entry_within_reach_is_what_could_be_read(
+    lookback: int | None,
+) -> None:
+    """The next call of a tool loop marks no breakpoint where the previous one put its
+    rolling entry, but the provider reaches it (within the lookback; OpenAI: any prefix).
+    Only the marks it shares counted: \"read 292 of the 156 tokens cached\", and a call
+    that read nothing was below the minimum (156 < 200) though 251 tokens were cached."""
+    a, b = _tool_loop(1), _tool_loop(2)
+    entry = a.breakpoints[-1]
+    assert entry.name == "rolling" and entry.prefix_hash not in {
+        bp.prefix_hash for bp in b.breakpoints
+    }
+    missed = _classify(a, b, 0, lookback)
+    assert missed.cache_class is CacheClass.PROVIDER_EVICTION, missed
+    assert (missed.could_read_tokens, missed.through) == (entry.prefix_tokens, "rolling")
+    hit = _classify(a, b, entry.prefix_tokens, lookback)
+    assert hit.cache_class is CacheClass.HIT
+    assert hit.detail == (
+        f"read {entry.prefix_tokens} of the {entry.prefix_tokens} tokens cached through 'rolling'"
+    )
+
+
+def test_a_mark_no_block_owns_counts_the_prefix_it_ends() -> None:
+    """A mark on the data notice, an element no block owns, is recorded with the framing's
+    tokens alone (a few dozen): the previous call's whole window is what it caches."""
+    a, b = _tool_loop(1), _tool_loop(2)
+    rolling = a.breakpoints[-1].model_copy(update={"block_id": "", "prefix_tokens": 65})
+    on_notice = a.model_copy(update={"breakpoints": (*a.breakpoints[:-1], rolling)})
+    for lookback in (lookback_blocks("anthropic"), None):
+        out = _classify(on_notice, b, 0, lookback)
+        assert out.cache_class is CacheClass.PROVIDER_EVICTION, out
+        assert out.could_read_tokens == a.input_tokens
+
+
+def test_what_was_read_is_never_said_to_be_more_than_what_was_cached() -> None:
+    """Whatever the provider counts (its counts are its own, the ledger's the compiler's
+    estimates), no line reads \"read R of the N\" with R over N."""
+    a, b = _tool_loop(1), _tool_loop(2)
+    could = _classify(a, b, 0, None).could_read_tokens
+    for read in range(0, 2 * b.input_tokens, 7):
+        for lookback in (lookback_blocks("anthropic"), None):
+            out = _classify(a, b, read, lookback)
+            for said, of in re.findall(r"read (\d+) of the (\d+)", out.detail):
+                assert int(said) <= int(of), out.detail
+    near = _classify(a, b, could + could // 20, None)  # within the estimate's error
+    assert near.cache_class is CacheClass.HIT
+    assert near.detail == (
+        f"read {could + could // 20} tokens: the prefix cached through 'rolling', {could} "
+        "tokens by the compiler's count"
+    )
+    far = _classify(a, b, 2 * could, None)
+    assert far.cache_class is CacheClass.HIT and "more than the" in far.detail

@@ -443,3 +443,24 @@ async def test_trigger_prints_the_agents_answer_whole_and_the_client_returns_it(
     assert (first.status, first.output, first.output_truncated) == ("done", "Typed.", False)
     assert first.output_ref == "" and handle.idempotency_key == "c-1"  # all there: no ref
     assert again == first  # the same wake: Temporal answers a repeated update with its result
+
+
+async def test_a_handoff_succeeds_and_says_so(
+    env: dict[str, str], temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
+) -> None:
+    """``/handoff`` ends the session without a wake: the trigger exits 0 and says which
+    session was handed off (it answered ``error: ... was handoff`` and exited 1); asked
+    again with no session open, it says there was none, also exit 0."""
+    key = uuid.uuid4().hex
+    sim.simulator.set_script(Script.parse([{"text": "Checkout is healthy."}]), scope=key)
+    async with _clerk_served(env, temporal_dev, store, sim, key):
+        asked = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "status?"], env)
+        handed = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "/handoff done"], env)
+        again = await asyncio.to_thread(run, ["trigger", "clerk", "-m", "/handoff", "--json"], env)
+    assert asked.exit_code == 0, asked.output
+    assert handed.exit_code == 0, handed.output
+    assert "error" not in handed.stderr and handed.stdout == ""
+    session = store.tenant(env["WAKEFUL_TENANT"]).wakes("clerk")[-1].session_id
+    assert f"handed off session {session} (handoff note " in handed.stderr, handed.stderr
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["status"] == "handoff: no open session"

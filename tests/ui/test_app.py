@@ -21,10 +21,12 @@ from wakeful.ui.html import url
 from wakeful.workflows.spend import day_start
 from wakeful.workflows.state import workflow_id
 
+LOCAL = "http://127.0.0.1"  # the console answers only to the names it is served as
+
 
 @pytest.fixture
 def client(recorded: Recorded) -> Iterator[TestClient]:
-    with TestClient(create_app(recorded.ts)) as c:
+    with TestClient(create_app(recorded.ts), base_url=LOCAL) as c:
         yield c
 
 
@@ -152,7 +154,8 @@ def test_agent_wake_and_cost_pages_sum_the_model_calls(
     assert doc.one("pre", id="ask").text().endswith("list_dir . please")
     assert not doc.all("a", id="temporal")  # no Temporal UI known: no link
     ui = "http://127.0.0.1:8233"
-    with TestClient(create_app(ts, temporal_ui=ui, namespace="default")) as linked:
+    linking = create_app(ts, temporal_ui=ui, namespace="default")
+    with TestClient(linking, base_url=LOCAL) as linked:
         (to_temporal,) = get(linked, url("wakes", first.wake_id)).all("a", id="temporal")
     wid = quote(workflow_id(ts.name, agent), safe="")
     assert to_temporal.attrs["href"] == f"{ui}/namespaces/default/workflows/{wid}"
@@ -248,7 +251,7 @@ def test_the_wakes_of_an_agent_come_a_page_at_a_time(recorded: Recorded) -> None
 
 
 def test_a_token_is_required_on_every_request_when_set(recorded: Recorded) -> None:
-    with TestClient(create_app(recorded.ts, token="s3cret")) as c:
+    with TestClient(create_app(recorded.ts, token="s3cret"), base_url=LOCAL) as c:
         assert c.get("/").status_code == 401
         assert c.get("/cost", headers={"Authorization": "Bearer wrong"}).status_code == 401
         assert c.get("/cost", headers={"Authorization": "Bearer s3cret"}).status_code == 200

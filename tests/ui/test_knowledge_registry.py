@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from fastapi.testclient import TestClient
 
-from tests.ui.test_app import get
+from tests.ui.test_app import LOCAL, get
 from tests.ui.test_session_knowledge import body_rows, cells
 from wakeful.substrate.store import Store
 from wakeful.ui.app import create_app
@@ -21,7 +21,7 @@ def test_a_retired_decision_is_shown_retired_and_not_counted_live(store: Store) 
     ts.record_decision("keeper", key="db.engine", text="Use PG 16.")
     ts.record_decision("keeper", key="freeze", text="Freeze merges.")
     ts.retire_decision("keeper", "P-2", at=now, by="person")
-    with TestClient(create_app(ts)) as client:
+    with TestClient(create_app(ts), base_url=LOCAL) as client:
         doc = get(client, url("knowledge", "keeper"))
     decisions = {cells(r)[0]: cells(r) for r in body_rows(doc, "decisions")}
     assert decisions["P-1"][5] == "live"

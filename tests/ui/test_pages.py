@@ -53,6 +53,23 @@ def test_breakpoint_labels_that_would_overlap_take_rows_of_their_own() -> None:
     assert parts(svg.one("svg")) == {"stable": 1400, "recent": 100}
 
 
+def test_two_breakpoints_on_one_pixel_are_both_drawn() -> None:
+    """Two marks at the same prefix length (or both clamped to the bar's end) land on one
+    pixel: both are drawn, in the order given, each label in a row of its own."""
+    svg = parse(
+        stacked_bar(
+            [Part("stable", 1400), Part("recent", 100)],
+            chart_id="b",
+            title="t",
+            marks=[Mark(1500, "history"), Mark(1500, "rolling"), Mark(1400, "stable")],
+        )
+    )
+    drawn = [(g.attrs["data-mark"], g.attrs["data-at"]) for g in svg.all("g", class_="mark")]
+    assert drawn == [("stable", "1400"), ("history", "1500"), ("rolling", "1500")]
+    ys = [float(t.attrs["y"]) for t in svg.all("text", class_="marklabel")]
+    assert len(set(ys[1:])) == 2, ys
+
+
 def test_every_cache_class_has_its_own_colour_on_the_timeline() -> None:
     from wakeful.compiler.cache_outcome import CacheClass
     from wakeful.ui.svg import CLASS_COLOURS

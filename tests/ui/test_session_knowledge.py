@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from tests.ui.conftest import Recorded, seed_knowledge
 from tests.ui.dom import Node
-from tests.ui.test_app import cli_json, get
+from tests.ui.test_app import LOCAL, cli_json, get
 from wakeful.compiler import Ledger
 from wakeful.compiler.cache_outcome import TTL_SECONDS
 from wakeful.substrate.store import Store
@@ -25,7 +25,7 @@ from wakeful.ui.html import url
 
 @pytest.fixture
 def client(recorded: Recorded) -> Iterator[TestClient]:
-    with TestClient(create_app(recorded.ts)) as c:
+    with TestClient(create_app(recorded.ts), base_url=LOCAL) as c:
         yield c
 
 
@@ -182,7 +182,7 @@ def test_the_knowledge_page_lists_what_the_repository_holds(store: Store) -> Non
     ts.upsert_agent(agent, model="m", provider="simulator", instructions="", spec={})
     seeded = seed_knowledge(ts, agent, "keeper:s1")
     events, summary = seeded.events, seeded.summary
-    with TestClient(create_app(ts)) as client:
+    with TestClient(create_app(ts), base_url=LOCAL) as client:
         assert get(client, url("agents", agent)).one("a", id="knowledge").attrs["href"] == url(
             "knowledge", agent
         )

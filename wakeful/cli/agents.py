@@ -236,8 +236,9 @@ def trigger(
 ) -> None:
     """Wake an agent with a message (starting its workflow if needed).
 
-    Exits 0 when the wake is done, 1 when it ended otherwise (parked, model_error, a
-    budget, rejected...), with its status and reason on stderr.
+    Exits 0 when the wake is done (or ``/handoff`` ended the session), 1 when it ended
+    otherwise (parked, model_error, a budget, rejected...), with its status and reason on
+    stderr.
     """
     friendly(_trigger)(
         agent, message, key, new_session, no_wait, timeout, json_out, (intent, path, task_class)
@@ -311,8 +312,11 @@ def _trigger(
     result = result.model_copy(
         update={"idempotency_key": user_key, "output": answer, "output_truncated": False}
     )
+    handoff = handed_off(result)
     if json_out:
         emit_json(result.model_dump(mode="json"))
+    elif handoff is not None:
+        progress(handoff)
     else:
         if answer:
             typer.echo(answer)  # the answer alone on stdout, ready for a pipe
@@ -321,8 +325,18 @@ def _trigger(
             f" {result.model_calls} model call(s), {result.tool_calls} tool call(s),"
             f" ${result.cost_usd:.4f}{' (deduplicated)' if result.deduplicated else ''}"
         )
-    if result.status != "done":
+    if result.status != "done" and handoff is None:
         report_failure(wake_failure(agent, result))
+
+
+def handed_off(result: WakeResult) -> str | None:
+    """What a ``/handoff`` trigger did, in one line (None: the trigger was no handoff). It
+    ends the open session without a wake: a success, as is finding none open."""
+    if result.status == "handoff":
+        return f"handed off session {result.session_id} (handoff note {result.handoff_id})"
+    if result.status.startswith("handoff:"):
+        return f"nothing to hand off: {result.status.partition(': ')[2]}"
+    return None
 
 
 def full_answer(ts: TenantStore, agent: str, result: WakeResult) -> str:

@@ -34,6 +34,13 @@ def ui(
         help="The Temporal Web UI's address, for links to each wake's workflow (default: "
         "the embedded stack's UI when it runs one).",
     ),
+    allowed_host: list[str] = typer.Option(
+        [],
+        "--allowed-host",
+        help="A name the console is reached by beside localhost, 127.0.0.1, [::1] and --host "
+        "(repeatable; * allows any): requests addressed to any other host are refused, so a "
+        "page elsewhere cannot read it by rebinding its own name to this address.",
+    ),
     log_level: str = typer.Option("warning", help="uvicorn log level."),
 ) -> None:
     """Serve a read-only web console of the agents, wakes, windows, ledgers and cost."""
@@ -41,7 +48,7 @@ def ui(
     import uvicorn
 
     from wakeful.cli.ingress import _bind, run_server
-    from wakeful.ui.app import create_app, needs_token
+    from wakeful.ui.app import create_app, needs_token, served_hosts
 
     token = token or os.environ.get(TOKEN_ENV) or None
     if not 0 <= port <= 65535:
@@ -70,6 +77,7 @@ def ui(
             token=token,
             temporal_ui=temporal_ui,
             namespace=s.temporal_namespace,
+            hosts=served_hosts(host, allowed_host),
         ),
         log_level=log_level,
         lifespan="off",

@@ -25,7 +25,14 @@ cache served. :func:`classify` puts the two together with the idle time between 
   provider still served less: it evicted the entry early, or its clock is ahead of ours.
 
 The previous call is the reference because every call refreshes the entries it reads and
-writes: what the previous call left is what this one could find. Pure: no clock, no I/O.
+writes: what the previous call left is what this one could find. What it could read is the
+deepest entry the previous call wrote that this window repeats and the provider reaches:
+one this window marks again, or one it repeats within the lookback of a breakpoint (any
+repeated one on OpenAI, which matches any cached prefix). A mark on an element no block
+owns (the data notice) records no token count of its own; its prefix is counted from its
+neighbours (the whole window for the last one). The provider's counts are its own: a read
+a little over the compiler's estimate is the whole prefix, and one far over it a longer
+prefix than the ledgers show, said as such. Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -142,11 +149,13 @@ def classify(
     idle = max(0.0, (at - previous_at).total_seconds())
     diff = diff_ledgers(previous, current)
     difference = None if diff.identical else diff
-    through, could = diff.cache_hit_through, diff.cached_prefix_tokens
+    before, now = _prefix_tokens(previous), _prefix_tokens(current)
+    found = _deepest_entry(previous, current, before, now, lookback)
+    through, could = (found.name, found.tokens) if found is not None else (None, 0)
     # The entry's TTL is the one the previous call wrote or refreshed it with: this call's
     # own mark on the same prefix (adaptive TTLs change between wakes) only takes effect
     # for what it writes.
-    ttl_name = _entry_ttl(previous, current, through)
+    ttl_name = found.ttl if found is not None else None
     ttl = TTL_SECONDS.get(ttl_name or "")
     common = {
         "read_tokens": read_tokens,
@@ -157,13 +166,15 @@ def classify(
         "difference": difference,
     }
     far = _beyond_lookback(previous, current, lookback)
+    far_tokens = before[far.n] if far is not None else 0
     if (
         far is not None
-        and read_tokens < HIT_SHARE * far.entry.prefix_tokens
-        and far.entry.prefix_tokens >= min_cacheable
+        and far_tokens > could
+        and read_tokens < HIT_SHARE * far_tokens
+        and far_tokens >= min_cacheable
         and idle <= TTL_SECONDS.get(far.entry.ttl or "", float("inf"))
     ):
-        entry, tokens = far.entry, far.entry.prefix_tokens
+        entry, tokens = far.entry, far_tokens
         nearest = (
             f"{far.distance} blocks before the nearest breakpoint '{far.nearest}'"
             if far.nearest is not None
@@ -179,19 +190,16 @@ def classify(
             lookback_distance=far.distance,
             detail=f"'{entry.name}' ({tokens} tokens, {entry.location}) still matches within "
             f"its TTL but ends {nearest}, beyond the provider's lookback of {lookback} "
-            f"(read {read_tokens} of {tokens})",
+            f"({_read_of(read_tokens, tokens)})",
             difference=difference,
         )
-    lost = _rewritten_entry(previous, current)
+    lost = _rewritten_entry(previous, current, before)
+    lost_tokens = before[lost] if lost is not None else 0
     if could > 0 and read_tokens >= HIT_SHARE * could:
-        if (
-            lost is None
-            or lost.prefix_tokens <= could
-            or read_tokens >= HIT_SHARE * (lost.prefix_tokens)
-        ):
+        if lost is None or lost_tokens <= could or read_tokens >= HIT_SHARE * lost_tokens:
             return CacheOutcome(
                 cache_class=CacheClass.HIT,
-                detail=f"read {read_tokens} of the {could} tokens cached through '{through}'",
+                detail=_hit(read_tokens, could, through),
                 **common,
             )
         # The shorter prefix was read, but the previous call had cached a longer one that
@@ -200,16 +208,21 @@ def classify(
         return CacheOutcome(
             cache_class=CacheClass.PREFIX_CHANGED,
             cause=cause,
-            detail=f"read {read_tokens} of the {lost.prefix_tokens} tokens the previous call "
-            f"cached through '{lost.name}', only as far as '{through}': {why}",
+            detail=f"{_read_of(read_tokens, lost_tokens)} tokens the previous call cached "
+            f"through '{previous.breakpoints[lost].name}', only as far as '{through}': {why}",
             **common,
         )
     if could == 0:
         cause, why = _prefix_change(previous, current, diff)
+        shorter = (
+            f" (the provider read {read_tokens} tokens of a shorter shared prefix)"
+            if read_tokens
+            else ""
+        )
         return CacheOutcome(
             cache_class=CacheClass.PREFIX_CHANGED,
             cause=cause,
-            detail=f"no cached prefix is repeated: {why}",
+            detail=f"no cached prefix is repeated{shorter}: {why}",
             **common,
         )
     if could < min_cacheable:
@@ -223,7 +236,7 @@ def classify(
         return CacheOutcome(
             cache_class=CacheClass.TTL_EXPIRED,
             detail=f"idle {idle:.0f} s > the {ttl_name} TTL of '{through}' "
-            f"(read {read_tokens} of {could})",
+            f"({_read_of(read_tokens, could)})",
             **common,
         )
     return CacheOutcome(
@@ -235,14 +248,96 @@ def classify(
     )
 
 
-def _entry_ttl(previous: Ledger, current: Ledger, through: str | None) -> str | None:
-    """The TTL of the entry ``current`` repeats through its breakpoint ``through``, as the
-    previous call marked that prefix (None: no such entry, or no TTL, as on OpenAI)."""
-    mark = next((bp for bp in current.breakpoints if bp.name == through), None)
-    if mark is None:
-        return None
-    entry = next((bp for bp in previous.breakpoints if bp.prefix_hash == mark.prefix_hash), None)
-    return entry.ttl if entry is not None else mark.ttl
+def _read_of(read: int, of: int) -> str:
+    """``read R of the N`` (``R`` below ``N``, or the whole ``N`` when the provider counted
+    more than the compiler's estimate)."""
+    return f"read {read} of the {of}" if read < of else f"read all {of} (the provider: {read})"
+
+
+def _hit(read: int, could: int, through: str | None) -> str:
+    """What a hit read, in words that hold whichever count is larger: the provider's counts
+    are its own, the ledger's the compiler's estimate of them (``HIT_SHARE``)."""
+    if read <= could:
+        return f"read {read} of the {could} tokens cached through '{through}'"
+    if read * HIT_SHARE <= could:
+        return (
+            f"read {read} tokens: the prefix cached through '{through}', {could} tokens by "
+            "the compiler's count"
+        )
+    return (
+        f"read {read} tokens, more than the {could} cached through '{through}': the provider "
+        "matched a longer cached prefix than the ledgers show"
+    )
+
+
+def _prefix_tokens(ledger: Ledger) -> list[int]:
+    """Each breakpoint's prefix in tokens, never fewer than an earlier one's. A mark on an
+    element no block owns (the data notice) was recorded with the framing alone: the last
+    such mark (``rolling``) holds the whole window, another at least what came before."""
+    owned = {r.block_id for r in ledger.included()}
+    out: list[int] = []
+    last = len(ledger.breakpoints) - 1
+    for n, bp in enumerate(ledger.breakpoints):
+        tokens = bp.prefix_tokens
+        if bp.block_id not in owned and n == last and bp.name == "rolling":
+            tokens = ledger.input_tokens
+        out.append(max(tokens, out[-1] if out else 0))
+    return out
+
+
+class _Entry(NamedTuple):
+    name: str  # the breakpoint that reaches it: this window's, or the previous call's
+    tokens: int
+    ttl: str | None  # as the previous call wrote it
+
+
+def _deepest_entry(
+    previous: Ledger,
+    current: Ledger,
+    before: list[int],
+    now: list[int],
+    lookback: int | None,
+) -> _Entry | None:
+    """The deepest entry the previous call wrote that ``current`` could read: one of its
+    breakpoints repeats the entry's prefix (hash equality), or the window repeats the
+    entry's blocks and a breakpoint reaches it within ``lookback`` (None: any repeated
+    entry is reached). None: there is none."""
+    written = {bp.prefix_hash: n for n, bp in enumerate(previous.breakpoints)}
+    best: _Entry | None = None
+    for n, bp in enumerate(current.breakpoints):
+        w = written.get(bp.prefix_hash)
+        if w is not None:  # the same prefix: the larger of the two counts of it
+            entry = previous.breakpoints[w]
+            best = _Entry(bp.name, max(now[n], before[w]), entry.ttl or bp.ttl)
+    for n, entry, end in _repeated(previous, current):
+        if before[n] <= (best.tokens if best is not None else 0):
+            continue
+        reach = [el - end for el in _elements(current) if el >= end]
+        if lookback is None or (reach and min(reach) < lookback):
+            best = _Entry(entry.name, before[n], entry.ttl)
+    return best
+
+
+def _repeated(previous: Ledger, current: Ledger) -> list[tuple[int, Breakpoint, int]]:
+    """The previous call's breakpoints whose prefix ``current`` repeats row for row (each
+    with its index and its content-block index, the same in both windows), when the two
+    share provider, model and policy. The last one, on an element no block owns, is
+    repeated when every included row of the previous window is."""
+    if previous.provider != current.provider or previous.model != current.model:
+        return []
+    if previous.policy_fingerprint != current.policy_fingerprint:
+        return []
+    shared, first_changed = _shared_rows(previous, current)
+    same = shared if first_changed is None else first_changed  # rows equal in bytes too
+    whole = same == len(previous.included())
+    position = {r.block_id: r.position for r in previous.included()}
+    last = len(previous.breakpoints) - 1
+    return [
+        (n, bp, el)
+        for n, (bp, el) in enumerate(zip(previous.breakpoints, _elements(previous), strict=True))
+        if (bp.block_id in position and position[bp.block_id] < same)
+        or (bp.block_id not in position and n == last and whole)
+    ]
 
 
 def _prefix_change(previous: Ledger, current: Ledger, diff: LedgerDiff) -> tuple[PrefixCause, str]:
@@ -284,9 +379,10 @@ def _policy(ledger: Ledger) -> str:
     )
 
 
-def _rewritten_entry(previous: Ledger, current: Ledger) -> Breakpoint | None:
-    """The previous call's deepest entry whose blocks ``current`` still has in the same
-    order and segments, with at least one of them rendered differently (None: none).
+def _rewritten_entry(previous: Ledger, current: Ledger, tokens: list[int]) -> int | None:
+    """The index of the previous call's deepest entry whose blocks ``current`` still has
+    in the same order and segments, with at least one of them rendered differently (None:
+    none); ``tokens``: the previous call's prefix per breakpoint (``_prefix_tokens``).
 
     Its prefix would have been read had that block kept its bytes: reading only a shorter
     prefix then is a changed prefix, not a hit, although the shorter one was read whole.
@@ -298,9 +394,11 @@ def _rewritten_entry(previous: Ledger, current: Ledger) -> Breakpoint | None:
         return None
     position = {r.block_id: r.position for r in previous.included()}
     inside = [
-        bp for bp in previous.breakpoints if first_changed <= position.get(bp.block_id, same) < same
+        n
+        for n, bp in enumerate(previous.breakpoints)
+        if first_changed <= position.get(bp.block_id, same) < same
     ]
-    return max(inside, key=lambda bp: bp.prefix_tokens, default=None)
+    return max(inside, key=lambda n: tokens[n], default=None)
 
 
 def _shared_rows(previous: Ledger, current: Ledger) -> tuple[int, int | None]:
@@ -317,6 +415,7 @@ def _shared_rows(previous: Ledger, current: Ledger) -> tuple[int, int | None]:
 
 
 class _Unreachable(NamedTuple):
+    n: int  # its place among the previous call's breakpoints
     entry: Breakpoint  # the previous call's deepest entry the current window still repeats
     nearest: str | None  # the current window's nearest breakpoint at or after its end
     distance: int | None  # content blocks from the entry's end to that breakpoint
@@ -342,27 +441,18 @@ def _beyond_lookback(
     within the history of earlier wakes. Then the blocks render to the same content blocks,
     so the entry ends at the same content-block index in both windows.
     """
-    if lookback is None or previous.provider != current.provider:
+    if lookback is None:
         return None
-    if previous.model != current.model or previous.policy_fingerprint != current.policy_fingerprint:
-        return None
-    shared, first_changed = _shared_rows(previous, current)
-    same = shared if first_changed is None else first_changed  # rows equal in bytes too
-    position = {r.block_id: r.position for r in previous.included()}
-    repeated = [
-        (bp, el)
-        for bp, el in zip(previous.breakpoints, _elements(previous), strict=True)
-        if bp.block_id in position and position[bp.block_id] < same
-    ]
+    repeated = _repeated(previous, current)
     if not repeated:
         return None
-    entry, end = max(repeated, key=lambda pair: pair[1])
+    index, entry, end = max(repeated, key=lambda found: found[2])
     later = [
         (el - end, bp.name)
         for bp, el in zip(current.breakpoints, _elements(current), strict=True)
         if el >= end
     ]
     if not later:
-        return _Unreachable(entry, None, None)
+        return _Unreachable(index, entry, None, None)
     distance, name = min(later)
-    return _Unreachable(entry, name, distance) if distance >= lookback else None
+    return _Unreachable(index, entry, name, distance) if distance >= lookback else None

@@ -4,12 +4,16 @@ Every route is a GET that reads; nothing here writes. When the app is given a to
 be, to listen beyond the loopback interface) every request must carry it: as
 ``Authorization: Bearer <token>``, as the ``wakeful_ui_token`` cookie, or once as
 ``?token=<token>``, which sets that cookie so the console's links work without it.
+
+It answers only requests addressed to it by a loopback name (``localhost``, ``127.0.0.1``,
+``[::1]``) or by a host it was given: a page elsewhere that rebinds its own name to this
+machine's address (DNS rebinding) reaches the console under that name, and is refused.
 """
 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from urllib.parse import quote, urlencode
 
@@ -27,6 +31,8 @@ from wakeful.workflows.state import workflow_id
 
 COOKIE = "wakeful_ui_token"
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+# Addresses that bind every interface: no name a browser could use to reach the console.
+_ANY_ADDRESS = frozenset({"0.0.0.0", "::", ""})
 
 
 def create_app(
@@ -35,9 +41,13 @@ def create_app(
     token: str | None = None,
     temporal_ui: str | None = None,
     namespace: str = "default",
+    hosts: Iterable[str] = (),
 ) -> FastAPI:
     """The console over ``ts``; ``token``, when set, is required on every request. With
-    ``temporal_ui`` (the Temporal Web UI's address), a wake links to its agent's workflow."""
+    ``temporal_ui`` (the Temporal Web UI's address), a wake links to its agent's workflow.
+    Requests must be addressed (their ``Host``) to a loopback name or one of ``hosts``
+    (names or addresses, without a port; ``*``: any)."""
+    served = LOOPBACK | {_host_name(h) for h in hosts}
 
     def temporal_link(agent: str) -> str | None:
         if not temporal_ui:
@@ -47,12 +57,22 @@ def create_app(
 
     app = FastAPI(title="wakeful ui", docs_url=None, redoc_url=None, openapi_url=None)
 
-    if token:
-
-        @app.middleware("http")
-        async def require_token(
-            request: Request, call_next: Callable[[Request], Awaitable[Response]]
-        ) -> Response:
+    @app.middleware("http")
+    async def guard(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        host = _host_name(request.headers.get("host", ""))
+        if "*" not in served and host not in served:
+            return HTMLResponse(
+                pages.error_page(
+                    400,
+                    f"this console is not served as {host or 'a request without a Host'!r}: "
+                    "open it at http://127.0.0.1 (or localhost), or start it with "
+                    "--allowed-host NAME for the name it is reached by",
+                ),
+                status_code=400,
+            )
+        if token:
             given = _token_of(request)
             if given is None or not hmac.compare_digest(given.encode(), token.encode()):
                 return HTMLResponse(
@@ -62,11 +82,11 @@ def create_app(
             if request.query_params.get("token"):
                 # Into a cookie, and out of the address bar (and the browser's history).
                 rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-                target = request.url.path + ("?" + urlencode(rest) if rest else "")
+                target = _same_site(request.url.path) + ("?" + urlencode(rest) if rest else "")
                 moved = RedirectResponse(target, status_code=303)
                 moved.set_cookie(COOKIE, token, httponly=True, samesite="strict")
                 return moved
-            return await call_next(request)
+        return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
     async def bad_parameter(request: Request, exc: RequestValidationError) -> HTMLResponse:
@@ -167,3 +187,27 @@ def _token_of(request: Request) -> str | None:
 def needs_token(host: str) -> bool:
     """Whether listening on ``host`` exposes the console beyond this machine."""
     return host not in LOOPBACK
+
+
+def _host_name(host: str) -> str:
+    """The name or address in a ``Host`` header (or a configured host), without its port:
+    ``[::1]:8765`` -> ``::1``, ``Localhost.:8765`` -> ``localhost``."""
+    host = host.strip().lower()
+    if host.startswith("["):  # an IPv6 address, maybe with a port after the bracket
+        return host[1:].partition("]")[0]
+    if host.count(":") == 1:
+        host = host.partition(":")[0]
+    return host.rstrip(".")
+
+
+def _same_site(path: str) -> str:
+    """``path`` as a redirect that stays on this site: a path starting ``//`` (or ``/\\``,
+    which browsers read alike) would be taken for another host's address."""
+    return "/" + quote(path.lstrip("/\\"), safe="/:@!$&'()*+,;=~")
+
+
+def served_hosts(bound: str, allowed: Iterable[str]) -> list[str]:
+    """The hosts a console bound to ``bound`` answers as, beside the loopback names: the
+    address it is bound to (unless it binds every interface) and the ``allowed`` ones."""
+    named = [] if bound in _ANY_ADDRESS else [bound]
+    return [*named, *allowed]

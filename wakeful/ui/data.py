@@ -106,6 +106,7 @@ class CallView:
     ledger: Ledger
     call: ModelCallRecord | None  # None: compiled, but the model call was not recorded
     outcome: CacheOutcome | None = None  # the cache-miss taxonomy, as `wakeful explain`
+    previous_wake_calls: int = 0  # calls compiled in the wake numbered one before (0: none)
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,8 @@ def call_view(ts: TenantStore, wake_id: str, index: int) -> CallView:
     ledger = ledger_of(ts, rec)
     call = next((c for c in ts.model_calls(wake_id) if c.call_index == rec.call_index), None)
     outcome = cache_outcome_of(ts, wake.agent, rec)
-    return CallView(wake, index % len(compiles), len(compiles), rec, ledger, call, outcome)
+    before = len(ts.compiles(f"{wake.agent}:{wake.number - 1}")) if wake.number > 1 else 0
+    return CallView(wake, index % len(compiles), len(compiles), rec, ledger, call, outcome, before)
 
 
 def diff_view(ts: TenantStore, before: tuple[str, int], after: tuple[str, int]) -> DiffView:

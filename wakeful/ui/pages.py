@@ -257,10 +257,11 @@ def call_page(v: data.CallView, *, status_filter: str, segment_filter: str, q: s
                         f"diff with call {v.index - 1}"))  # fmt: skip
     if v.index + 1 < v.count:
         nav.append(link(url("calls", w.wake_id, v.index + 1), f"call {v.index + 1} →"))
-    if w.number > 1:  # what `wakeful diff --wake N --vs N-1 --call n` compares
+    if v.previous_wake_calls:  # what `wakeful diff --wake N --vs N-1 --call n` compares
         previous = f"{w.agent}:{w.number - 1}"
-        nav.append(link(url("diff", a=previous, n=v.index, b=w.wake_id, m=v.index),
-                        f"diff with wake #{w.number - 1}, call {v.index}"))  # fmt: skip
+        n = min(v.index, v.previous_wake_calls - 1)  # a shorter wake: its last call
+        nav.append(link(url("diff", a=previous, n=n, b=w.wake_id, m=v.index),
+                        f"diff with wake #{w.number - 1}, call {n}"))  # fmt: skip
     body = Markup('<p class="nav">{}</p>').format(Markup(" · ").join(nav)) if nav else Markup("")
     cards: list[tuple[str, object]] = [
         ("window input tokens (compiler)", tokens(ledger.input_tokens)),

@@ -82,7 +82,11 @@ def stacked_bar(
     """One horizontal bar split into ``parts`` in proportion, with a legend beneath and
     optional ``marks`` drawn across it at their position on the same scale."""
     total = sum(p.value for p in parts) or 1
-    placed = sorted((min(max(m.at / total * width, 1), width - 1), m) for m in marks)
+    # By position alone: marks on one pixel keep their order (a Mark does not compare).
+    placed = sorted(
+        ((min(max(m.at / total * width, 1), width - 1), m) for m in marks),
+        key=lambda xm: xm[0],
+    )
     label_rows = _label_rows([(x, m.label) for x, m in placed], width)
     bar_y, bar_h = 8 + 14 * (max(label_rows) + 1 if label_rows else 0), 34
     legend_y = bar_y + bar_h + 22

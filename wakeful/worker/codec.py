@@ -47,6 +47,7 @@ __all__ = [
     "ENCODING",
     "ENCODING_Z1",
     "DeflateCodec",
+    "InflatedTooLarge",
     "data_converter",
 ]
 
@@ -128,18 +129,36 @@ DICTIONARY_Z1 = "".join(_SAMPLES_Z1).encode() + _PREFIX
 _DICTIONARIES = {ENCODING: DICTIONARY, ENCODING_Z1: DICTIONARY_Z1}
 
 
+class InflatedTooLarge(ValueError):
+    """Payloads that inflate past the codec's ``max_decoded_bytes``."""
+
+
 class DeflateCodec(PayloadCodec):
     """Raw deflate with :data:`DICTIONARY` (``wz2``); decodes ``wakeful/z1`` payloads too,
-    and uncompressed payloads unchanged."""
+    and uncompressed payloads unchanged.
 
-    def __init__(self, level: int = 9, min_bytes: int = 32) -> None:
+    ``max_decoded_bytes`` bounds what one :meth:`decode` call inflates, all its payloads
+    together (None: no bound, as for the worker's own history): a few hundred kilobytes of
+    deflated zeros inflate to gigabytes, so a server decoding what others send sets it."""
+
+    def __init__(
+        self, level: int = 9, min_bytes: int = 32, max_decoded_bytes: int | None = None
+    ) -> None:
         self.level, self.min_bytes = level, min_bytes
+        self.max_decoded_bytes = max_decoded_bytes
 
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
         return [self._encode(p) for p in payloads]
 
     async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
-        return [self._decode(p) for p in payloads]
+        if self.max_decoded_bytes is None:
+            return [self._decode(p) for p in payloads]
+        left, out = self.max_decoded_bytes, []
+        for p in payloads:
+            decoded, inflated = self._inflate(p, left)
+            left -= inflated
+            out.append(decoded)
+        return out
 
     def _encode(self, payload: Payload) -> Payload:
         raw = payload.SerializeToString(deterministic=True)
@@ -154,18 +173,34 @@ class DeflateCodec(PayloadCodec):
         return Payload(metadata={"encoding": ENCODING}, data=packed)
 
     def _decode(self, payload: Payload) -> Payload:
+        return self._inflate(payload, None)[0]
+
+    def _inflate(self, payload: Payload, limit: int | None) -> tuple[Payload, int]:
+        """The payload decoded, and how many bytes it inflated to; past ``limit`` (None:
+        no limit) bytes it stops inflating and raises :class:`InflatedTooLarge`."""
         encoding = payload.metadata.get("encoding", b"")
         dictionary = _DICTIONARIES.get(encoding)
         if dictionary is None:
-            return payload
+            return payload, 0
         inflate = zlib.decompressobj(-15, dictionary)
-        raw = inflate.decompress(payload.data) + inflate.flush()
+        if limit is None:
+            raw = inflate.decompress(payload.data) + inflate.flush()
+        else:
+            # One byte past the limit says it is exceeded; what is left is never inflated
+            # (flush() would inflate the unconsumed rest).
+            raw = inflate.decompress(payload.data, limit + 1)
+            if len(raw) > limit or inflate.unconsumed_tail:
+                raise InflatedTooLarge(
+                    f"the payloads inflate past {self.max_decoded_bytes} bytes; decode fewer "
+                    "at a time"
+                )
+            raw += inflate.flush()
         if not inflate.eof:
             raise ValueError(
                 f"a {encoding.decode()} payload is truncated ({len(payload.data)} bytes):"
                 " it was damaged in storage or transit"
             )
-        return Payload.FromString(raw)
+        return Payload.FromString(raw), len(raw)
 
 
 class _CompactJSON(PydanticJSONPlainPayloadConverter):
