@@ -63,7 +63,16 @@ from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.skills import LOAD_SKILL, SKILL_META, answer_load_skill
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import TenantStore
-from wakeful.tool_results import CAPPED_META, READ_RESULT, page, shorten
+from wakeful.tool_results import (
+    CAPPED_META,
+    HANDLE_METAS,
+    READ_RESULT,
+    RESULT_BLOB_META,
+    Count,
+    page,
+    result_token_cap,
+    shorten,
+)
 from wakeful.typed_tools import ToolRetry
 
 
@@ -88,15 +97,27 @@ class ToolActivities:
         self.left_running = left_running
 
     @staticmethod
-    def _page(ts: TenantStore, args: dict[str, Any]) -> tuple[bool, str]:
-        """``read_result``: a page of a stored tool result of this tenant (is_error, text)."""
+    def _page(
+        ts: TenantStore, agent: str, args: dict[str, Any], max_tokens: int, count: Count
+    ) -> tuple[bool, str]:
+        """``read_result``: a page of one of the agent's own stored tool results (is_error,
+        text). A handle is a blob's hash, and the tenant's blobs hold every agent's windows
+        and prompts: only a hash that one of this agent's tool results names is read."""
         handle, offset = args.get("handle"), args.get("offset", 0)
         if not isinstance(handle, str) or not isinstance(offset, int) or offset < 0:
             return True, "read_result needs handle (a string) and offset (an integer >= 0)"
-        try:
-            return False, page(ts.get_blob(handle), offset)
-        except StoreError:
-            return True, f"no stored tool result has the handle {handle!r}"
+        missing = (
+            f"read_result: no such result: no tool result of yours has the handle {handle!r};"
+            " use the handle a shortened result's note names"
+        )
+        with ts.unit() as uow:
+            if not uow.events.holds_result(agent, handle, HANDLE_METAS):
+                return True, missing
+            try:
+                text = uow.blobs.get_blob(handle)
+            except StoreError:
+                return True, missing
+        return False, page(text, offset, max_tokens=max_tokens, count=count)
 
     @staticmethod
     def _remember(ts: TenantStore, inp: RunToolIn, args: dict[str, Any]) -> tuple[bool, str]:
@@ -191,6 +212,11 @@ class ToolActivities:
             )
         args = next(c.input for c in reply.tool_calls if c.id == call.id)
         agent = self.deps.agents.get(wake.tenant, wake.agent)
+        # The reply's results share a part of the agent's window, in its tokens: a result
+        # of the current wake is never evicted, so one larger than the window parks the wake.
+        window = self.deps.policy(agent.policy).budget.input_budget
+        max_tokens = result_token_cap(window, len(reply.tool_calls))
+        count = self.deps.counter.count
         ctx = ToolContext(
             tenant=wake.tenant,
             agent=wake.agent,
@@ -211,7 +237,7 @@ class ToolActivities:
             extra: dict[str, str] = {}
             try:
                 if call.name == READ_RESULT:
-                    raise _Paged(self._page(ts, args))
+                    raise _Paged(self._page(ts, wake.agent, args, max_tokens, count))
                 if call.name == REMEMBER_DECISION and agent.decisions:
                     raise _Paged(self._remember(ts, inp, args))
                 skills = self.deps.skills_for(agent) if call.name == LOAD_SKILL else ()
@@ -262,7 +288,8 @@ class ToolActivities:
         with activity.shield_thread_cancel_exception(), ts.unit() as uow:
             result_hash = uow.blobs.put_blob("tool_result", text)
             whole = len(text)
-            text = shorten(text, limit, result_hash)  # stored whole; the window gets a part
+            # Stored whole; the window gets a part.
+            text = shorten(text, limit, result_hash, max_tokens=max_tokens, count=count)
             (event,) = uow.events.append_events(
                 wake.agent,
                 [
@@ -277,7 +304,7 @@ class ToolActivities:
                         tool_name=call.name,
                         is_error=is_error,
                         event_time=inp.at,
-                        meta={"result_blob": result_hash}
+                        meta={RESULT_BLOB_META: result_hash}
                         | ({CAPPED_META: str(whole)} if len(text) < whole else {})
                         | ({"retry": "1"} if retry else {})
                         | extra
