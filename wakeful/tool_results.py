@@ -26,12 +26,12 @@ from wakeful.compiler.blocks import CAPPED_META
 
 __all__ = [
     "CAPPED_META",
-    "Count",
     "HANDLE_METAS",
     "PAGE_CHARS",
     "READ_RESULT",
     "RESULT_BLOB_META",
     "RESULT_SHARE",
+    "Count",
     "page",
     "read_result_schema",
     "result_token_cap",

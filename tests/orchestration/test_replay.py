@@ -22,7 +22,11 @@ LocalActivity(5)``, as every worker after a restart did.
 
 ``agent_intent_spend_workflow`` (``python -m tests.histories.record_intent_spend``): a wake
 whose goal a model classified, its cost counted in the wake's spend (patch
-``intent-spend-1``)."""
+``intent-spend-1``).
+
+``agent_tool_attempts_workflow`` (``python -m tests.histories.record_tool_attempts``): a
+tool and a local tool that each fail once and succeed on their second attempt, counted by the
+workflow (patch ``tool-attempts-1``): the store's and the worker's failures are not."""
 
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ from temporalio.worker import Replayer
 
 from wakeful.worker.codec import ENCODING, ENCODING_Z1, data_converter
 from wakeful.worker.worker import WORKFLOWS
-from wakeful.workflows.cycle import INTENT_SPEND
+from wakeful.workflows.cycle import INTENT_SPEND, TOOL_ATTEMPTS
 from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
@@ -51,6 +55,7 @@ NAMES = (
     "agent_lifecycle_workflow_6",
     "agent_local_timeout_workflow",
     "agent_intent_spend_workflow",
+    "agent_tool_attempts_workflow",
 )
 
 
@@ -125,6 +130,31 @@ def _patches(name: str) -> set[str]:
 def test_the_intent_spend_history_takes_its_patch_branch() -> None:
     """A model classified the goal: the wake's spend counted that call."""
     assert INTENT_SPEND in _patches("agent_intent_spend_workflow")
+
+
+def test_the_tool_attempts_history_counts_the_tools_own_failures_in_the_workflow() -> None:
+    """Each tool's first attempt failed non-retryable, and the workflow waited on a timer
+    before the second: once as an activity, once as a local activity."""
+    name = "agent_tool_attempts_workflow"
+    assert TOOL_ATTEMPTS in _patches(name)
+    events = _history(name).events
+    failed = [
+        e.activity_task_failed_event_attributes.failure
+        for e in events
+        if e.HasField("activity_task_failed_event_attributes")
+    ]
+    assert [(f.message, f.application_failure_info.non_retryable) for f in failed] == [
+        ("upstream 503", True)
+    ]
+    local_failures = [
+        e.marker_recorded_event_attributes.failure.message
+        for e in events
+        if e.HasField("marker_recorded_event_attributes")
+        and e.marker_recorded_event_attributes.HasField("failure")
+    ]
+    assert local_failures == ["upstream 503"]
+    kinds = [e["eventType"] for e in json.loads((HISTORIES / f"{name}.json").read_text())["events"]]
+    assert kinds.count("EVENT_TYPE_TIMER_FIRED") == 2
 
 
 def test_the_lifecycle_history_covers_the_idle_hours() -> None:
