@@ -274,6 +274,12 @@ class RunToolIn(_Msg):
         description="Who approved the call, for a tool that needs approval ('' when the "
         "decision named no one); recorded on its result.",
     )
+    tool_attempt: int | None = Field(
+        None,
+        description="Which of the tool's own attempts this is, when the workflow counts them "
+        "(the store's and the worker's failures are not counted, and the activity raises the "
+        "tool's own non-retryable); None: Temporal counts every failed attempt.",
+    )
 
 
 class RunToolOut(_Msg):

@@ -93,6 +93,7 @@ class Tool:
     max_retries: int = 2
     # A longer result is stored whole; the window gets its head and tail and a handle the
     # model pages through with the built-in ``read_result`` tool (wakeful.tool_results).
+    # The agent's window caps it too, in tokens: a reply's results share a quarter of it.
     max_result_chars: int = 40_000
     # A person approves each call before it runs (``wakeful approve``): the wake waits for
     # the decision durably (no worker slot held), at most ``approval_timeout_s`` (None: as

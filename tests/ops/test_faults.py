@@ -26,7 +26,13 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message, open_deps, restart_agent, running_worker
+from tests.e2e.harness import (
+    message,
+    open_deps,
+    restart_agent,
+    running_worker,
+    start_attempts,
+)
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.contracts import CALL_MODEL, RUN_TOOL
 from wakeful.substrate.store import Store
@@ -123,6 +129,75 @@ async def test_postgres_stopped_mid_wake_the_wake_resumes_and_records_once(
         assert [c.call_index for c in ts.model_calls(result.wake_id)] == [0, 1]
         (only,) = ts.wakes(agent.name)
         assert only.status == "done" and ts.latest_handoff(agent.name) is not None
+    finally:
+        store.close()
+
+
+async def _until_a_tool_attempt_ended(client: Client, tenant: str, agent: str) -> None:
+    """Wait until a run_tool attempt failed: Temporal retries it (a pending attempt >= 2) or
+    it failed for good (its failure is in the history)."""
+    handle = client.get_workflow_handle(workflow_id(tenant, agent))
+    while True:
+        described = await handle.describe()
+        for pending in described.raw_description.pending_activities:
+            if pending.activity_type.name == RUN_TOOL and pending.attempt >= 2:
+                return
+        history = await handle.fetch_history()
+        if any(e.HasField("activity_task_failed_event_attributes") for e in history.events):
+            return
+        await asyncio.sleep(0.2)
+
+
+async def test_a_store_outage_uses_up_none_of_a_tools_attempts_and_never_reaches_the_model(
+    temporal_dev: WorkflowEnvironment,
+    own_postgres: EmbeddedStack,
+    sim: SimulatorServer,
+    tmp_path: Path,
+) -> None:
+    """A tool with one attempt ran, and the store was down when its result was to be
+    written. That failure was the store's, not the tool's: the call is retried until the
+    store is back, without running the tool again, and ends with the tool's own result; the
+    transcript never hears of the outage (no driver message, no socket path)."""
+    endpoints = own_postgres.up()
+    store = Store.connect(endpoints.database_url)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    base = restart_agent(f"fault-{uuid.uuid4().hex[:8]}", tmp_path, markers)
+    agent = replace(base, tools=(replace(base.tools[0], max_attempts=1),))
+    register_agent(store.tenant(agent.tenant), agent)
+    client = temporal_dev.client
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    try:
+        async with (
+            open_deps(store, AgentRegistry([agent]), sim, uuid.uuid4().hex) as deps,
+            build_worker(client, deps, queue),
+        ):
+            pending = asyncio.create_task(
+                wake(client, agent.runtime(), message("slow_scan the fleet"), queue)
+            )
+            await asyncio.wait_for(_until("started-*", markers), 60)
+            postmaster = own_postgres.status().postgres.pid
+            await asyncio.to_thread(own_postgres.down)
+            (markers / "release").touch()  # the tool returns; its result cannot be stored
+            await asyncio.wait_for(
+                _until_a_tool_attempt_ended(client, agent.tenant, agent.name), 90
+            )
+            await asyncio.wait_for(_gone(postmaster), 30)
+            await asyncio.to_thread(own_postgres.up)
+            result = await asyncio.wait_for(pending, 120)
+            history = await client.get_workflow_handle(
+                workflow_id(agent.tenant, agent.name)
+            ).fetch_history()
+        assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
+        ts = store.tenant(agent.tenant)
+        (outcome,) = [e for e in ts.events(agent.name) if e.kind == "tool_result"]
+        assert (outcome.is_error, outcome.text) == (False, "scan complete: 3 services healthy")
+        transcript = "\n".join(e.text for e in ts.events(agent.name))
+        for leak in ("OperationalError", ".s.PGSQL", "failed for good", str(tmp_path)):
+            assert leak not in transcript
+        assert len(list(markers.glob("started-*"))) == 1  # the tool ran once
+        attempts = start_attempts(history, RUN_TOOL)
+        assert max(attempts) > agent.tools[0].max_attempts  # the store's failures not counted
     finally:
         store.close()
 

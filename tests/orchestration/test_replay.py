@@ -26,7 +26,11 @@ whose goal a model classified, its cost counted in the wake's spend (patch
 
 ``agent_child_ceiling_workflow`` (``python -m tests.histories.record_child_ceiling``): a
 capped agent's fan-out, its children run one at a time under what the wake had left of
-its cap (patch ``child-ceiling-1``)."""
+its cap (patch ``child-ceiling-1``).
+
+``agent_tool_attempts_workflow`` (``python -m tests.histories.record_tool_attempts``): a
+tool and a local tool that each fail once and succeed on their second attempt, counted by the
+workflow (patch ``tool-attempts-1``): the store's and the worker's failures are not."""
 
 from __future__ import annotations
 
@@ -42,7 +46,7 @@ from temporalio.worker import Replayer
 
 from wakeful.worker.codec import ENCODING, ENCODING_Z1, data_converter
 from wakeful.worker.worker import WORKFLOWS
-from wakeful.workflows.cycle import CHILD_CEILING, INTENT_SPEND
+from wakeful.workflows.cycle import CHILD_CEILING, INTENT_SPEND, TOOL_ATTEMPTS
 from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
@@ -56,6 +60,7 @@ NAMES = (
     "agent_local_timeout_workflow",
     "agent_intent_spend_workflow",
     "agent_child_ceiling_workflow",
+    "agent_tool_attempts_workflow",
 )
 
 
@@ -141,6 +146,31 @@ def test_the_child_ceiling_history_runs_its_children_one_at_a_time() -> None:
     children = [k for k in kinds if "CHILD_WORKFLOW_EXECUTION" in k]
     one = ["START_CHILD_WORKFLOW_EXECUTION_INITIATED", "CHILD_WORKFLOW_EXECUTION_STARTED"]
     assert children == [*one, "CHILD_WORKFLOW_EXECUTION_COMPLETED"] * 3
+
+
+def test_the_tool_attempts_history_counts_the_tools_own_failures_in_the_workflow() -> None:
+    """Each tool's first attempt failed non-retryable, and the workflow waited on a timer
+    before the second: once as an activity, once as a local activity."""
+    name = "agent_tool_attempts_workflow"
+    assert TOOL_ATTEMPTS in _patches(name)
+    events = _history(name).events
+    failed = [
+        e.activity_task_failed_event_attributes.failure
+        for e in events
+        if e.HasField("activity_task_failed_event_attributes")
+    ]
+    assert [(f.message, f.application_failure_info.non_retryable) for f in failed] == [
+        ("upstream 503", True)
+    ]
+    local_failures = [
+        e.marker_recorded_event_attributes.failure.message
+        for e in events
+        if e.HasField("marker_recorded_event_attributes")
+        and e.marker_recorded_event_attributes.HasField("failure")
+    ]
+    assert local_failures == ["upstream 503"]
+    kinds = [e["eventType"] for e in json.loads((HISTORIES / f"{name}.json").read_text())["events"]]
+    assert kinds.count("EVENT_TYPE_TIMER_FIRED") == 2
 
 
 def test_the_lifecycle_history_covers_the_idle_hours() -> None:

@@ -36,12 +36,15 @@ prompt's notice that tool results are data, never instructions.
 
 from __future__ import annotations
 
+import threading
 import traceback
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import CancelledError
+from temporalio.exceptions import ApplicationError, CancelledError
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.tool_thread import (
@@ -54,16 +57,28 @@ from wakeful.activities.tool_thread import (
 )
 from wakeful.activities.wake import step_key
 from wakeful.agents import FINAL_RESULT, Agent, Tool, ToolContext
+from wakeful.compiler.blocks import content_hash
 from wakeful.contracts import ANSWER_MAX_CHARS, RUN_TOOL, RunToolIn, RunToolOut
 from wakeful.decisions import REMEMBER_DECISION, parse_remember
 from wakeful.errors import StoreError, UserError
+from wakeful.failures import exception_text, is_infrastructure, model_text
 from wakeful.mcp_tools import McpConnectionError, McpPool, server_of
 from wakeful.providers.base import ModelReply
 from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.skills import LOAD_SKILL, SKILL_META, answer_load_skill
+from wakeful.substrate.pg_safe import pg_text
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import TenantStore
-from wakeful.tool_results import CAPPED_META, READ_RESULT, page, shorten
+from wakeful.tool_results import (
+    CAPPED_META,
+    HANDLE_METAS,
+    READ_RESULT,
+    RESULT_BLOB_META,
+    Count,
+    page,
+    result_token_cap,
+    shorten,
+)
 from wakeful.typed_tools import ToolRetry
 
 
@@ -86,17 +101,30 @@ class ToolActivities:
         self.deps = deps
         self.redaction = redaction if redaction is not None else default_policy()
         self.left_running = left_running
+        self.unrecorded = Unrecorded()
 
     @staticmethod
-    def _page(ts: TenantStore, args: dict[str, Any]) -> tuple[bool, str]:
-        """``read_result``: a page of a stored tool result of this tenant (is_error, text)."""
+    def _page(
+        ts: TenantStore, agent: str, args: dict[str, Any], max_tokens: int, count: Count
+    ) -> tuple[bool, str]:
+        """``read_result``: a page of one of the agent's own stored tool results (is_error,
+        text). A handle is a blob's hash, and the tenant's blobs hold every agent's windows
+        and prompts: only a hash that one of this agent's tool results names is read."""
         handle, offset = args.get("handle"), args.get("offset", 0)
         if not isinstance(handle, str) or not isinstance(offset, int) or offset < 0:
             return True, "read_result needs handle (a string) and offset (an integer >= 0)"
-        try:
-            return False, page(ts.get_blob(handle), offset)
-        except StoreError:
-            return True, f"no stored tool result has the handle {handle!r}"
+        missing = (
+            f"read_result: no such result: no tool result of yours has the handle {handle!r};"
+            " use the handle a shortened result's note names"
+        )
+        with ts.unit() as uow:
+            if not uow.events.holds_result(agent, handle, HANDLE_METAS):
+                return True, missing
+            try:
+                text = uow.blobs.get_blob(handle)
+            except StoreError:
+                return True, missing
+        return False, page(text, offset, max_tokens=max_tokens, count=count)
 
     @staticmethod
     def _remember(ts: TenantStore, inp: RunToolIn, args: dict[str, Any]) -> tuple[bool, str]:
@@ -167,6 +195,39 @@ class ToolActivities:
 
     @activity.defn(name=RUN_TOOL)
     def run_tool(self, inp: RunToolIn) -> RunToolOut:
+        counted = inp.tool_attempt is not None  # the workflow counts the tool's own attempts
+        try:
+            return self._run_tool(inp)
+        except CancelledError:
+            raise
+        except RetryableToolError as exc:  # the tool's own failure: its message is redacted
+            if counted:
+                raise ApplicationError(
+                    model_text(str(exc)), type=type(exc).__name__, non_retryable=True
+                ) from None
+            raise RetryableToolError(model_text(str(exc))) from None
+        except Exception as exc:
+            if is_infrastructure(exc):
+                # The store failed, not the tool: retried (without limit, and not counted,
+                # when the workflow counts), and never recorded as the tool's result.
+                activity.logger.warning(
+                    "tool %s: the store failed (%s); the call is retried",
+                    inp.tool_call.name,
+                    type(exc).__name__,
+                )
+                raise
+            if not counted:
+                raise
+            # Counted by the workflow, and read by the model once they run out: in words fit
+            # for it (without the exception's chain, which Temporal would carry along).
+            activity.logger.warning(
+                "tool %s: %s", inp.tool_call.name, traceback.format_exc(limit=-3)
+            )
+            raise ApplicationError(
+                exception_text(exc), type=type(exc).__name__, non_retryable=True
+            ) from None
+
+    def _run_tool(self, inp: RunToolIn) -> RunToolOut:
         wake, call = inp.wake, inp.tool_call
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "result", call.id)
@@ -174,6 +235,7 @@ class ToolActivities:
         with activity.shield_thread_cancel_exception(), ts.unit() as uow:
             e = uow.events.event_by_step(key)
             if e is not None:
+                self.unrecorded.pop(key)
                 return RunToolOut(
                     event_id=e.id,
                     result_hash=e.content_hash,
@@ -189,8 +251,53 @@ class ToolActivities:
                 for e in uow.events.events(wake.agent, wake_id=wake.wake_id)
                 if e.kind == "tool_result" and e.tool_name == call.name and e.meta.get("retry")
             )
+        # A tool that ran in this worker but whose result the store could not take (it was
+        # down) is not run again: its outcome is recorded now.
+        done = self.unrecorded.get(key)
+        if done is None:
+            done = self._call(inp, reply, wrong)
+            self.unrecorded.put(key, done)
+        with activity.shield_thread_cancel_exception(), ts.unit() as uow:
+            result_hash = uow.blobs.put_blob("tool_result", done.whole)
+            (event,) = uow.events.append_events(
+                wake.agent,
+                [
+                    EventIn(
+                        step_key=key,
+                        kind="tool_result",
+                        role="user",
+                        text=done.shown,
+                        session_id=wake.session_id,
+                        wake_id=wake.wake_id,
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        is_error=done.is_error,
+                        event_time=inp.at,
+                        meta=done.meta | {RESULT_BLOB_META: result_hash},
+                    )
+                ],
+            )
+        self.unrecorded.pop(key)
+        return RunToolOut(
+            event_id=event.id,
+            result_hash=result_hash,
+            is_error=event.is_error,
+            reused=False,
+            **_answer(call.name, event.text, event.is_error),
+        )
+
+    def _call(self, inp: RunToolIn, reply: ModelReply, wrong: int) -> _Outcome:
+        """Run the call (a built-in tool, an MCP server's or the agent's own) and make its
+        result as it is recorded: redacted, and shortened for the window."""
+        wake, call = inp.wake, inp.tool_call
+        ts = self.deps.store.tenant(wake.tenant)
         args = next(c.input for c in reply.tool_calls if c.id == call.id)
         agent = self.deps.agents.get(wake.tenant, wake.agent)
+        # The reply's results share a part of the agent's window, in its tokens: a result
+        # of the current wake is never evicted, so one larger than the window parks the wake.
+        window = self.deps.policy(agent.policy).budget.input_budget
+        max_tokens = result_token_cap(window, len(reply.tool_calls))
+        count = self.deps.counter.count
         ctx = ToolContext(
             tenant=wake.tenant,
             agent=wake.agent,
@@ -198,7 +305,7 @@ class ToolActivities:
             tool_call_id=call.id,
             workdir=agent.workdir,
         )
-        is_error = retry = False
+        is_error = retry = in_tool = False
         with self.deps.telemetry.tool_span(
             call.name,
             call.id,
@@ -211,7 +318,7 @@ class ToolActivities:
             extra: dict[str, str] = {}
             try:
                 if call.name == READ_RESULT:
-                    raise _Paged(self._page(ts, args))
+                    raise _Paged(self._page(ts, wake.agent, args, max_tokens, count))
                 if call.name == REMEMBER_DECISION and agent.decisions:
                     raise _Paged(self._remember(ts, inp, args))
                 skills = self.deps.skills_for(agent) if call.name == LOAD_SKILL else ()
@@ -229,6 +336,7 @@ class ToolActivities:
                         f" this wake, more than its max_retries={tool.max_retries}; do not"
                         " call it again in this wake"
                     )
+                in_tool = True  # from here on, an exception is the tool's own
                 text = self._run_in_thread(
                     (wake.tenant, wake.agent, call.name),
                     lambda: tool.fn(args, ctx),
@@ -247,57 +355,73 @@ class ToolActivities:
                 activity.logger.warning("tool %s: %s", call.name, text)
             except RetryableToolError as exc:
                 # Its message reaches Temporal's history and, once retries run out, the
-                # model: redacted like any other tool output.
-                raise RetryableToolError(self.redaction.redact(str(exc)).text) from None
+                # model: redacted like any other tool output, without host paths.
+                message = model_text(self.redaction.redact(str(exc)).text, agent.workdir)
+                raise RetryableToolError(message) from None
             except Exception as exc:  # the model sees the failure and can recover
+                if not in_tool and is_infrastructure(exc):
+                    raise  # the store failed under a built-in tool: not the tool's failure
                 is_error = True
-                text = f"{type(exc).__name__}: {exc}"
+                text = exception_text(exc, agent.workdir)
                 # The innermost frames: the outer ones are the thread plumbing.
                 activity.logger.info(
                     "tool %s failed: %s", call.name, traceback.format_exc(limit=-2)
                 )
             self.deps.telemetry.record_tool(span, is_error=is_error, output=text)
         redacted = self.redaction.redact(text)
-        text = redacted.text
-        with activity.shield_thread_cancel_exception(), ts.unit() as uow:
-            result_hash = uow.blobs.put_blob("tool_result", text)
-            whole = len(text)
-            text = shorten(text, limit, result_hash)  # stored whole; the window gets a part
-            (event,) = uow.events.append_events(
-                wake.agent,
-                [
-                    EventIn(
-                        step_key=key,
-                        kind="tool_result",
-                        role="user",
-                        text=text,
-                        session_id=wake.session_id,
-                        wake_id=wake.wake_id,
-                        tool_call_id=call.id,
-                        tool_name=call.name,
-                        is_error=is_error,
-                        event_time=inp.at,
-                        meta={"result_blob": result_hash}
-                        | ({CAPPED_META: str(whole)} if len(text) < whole else {})
-                        | ({"retry": "1"} if retry else {})
-                        | extra
-                        # who let a call that needs approval run: the audit trail
-                        | ({APPROVED_BY: inp.approved_by} if inp.approved_by is not None else {})
-                        | ({"redacted": redacted.summary()} if redacted.changed else {}),
-                    )
-                ],
-            )
-        return RunToolOut(
-            event_id=event.id,
-            result_hash=result_hash,
-            is_error=event.is_error,
-            reused=False,
-            **_answer(call.name, event.text, event.is_error),
+        whole = pg_text(redacted.text)  # what the store keeps, and its handle
+        shown = shorten(whole, limit, content_hash(whole), max_tokens=max_tokens, count=count)
+        meta = (
+            ({CAPPED_META: str(len(whole))} if len(shown) < len(whole) else {})
+            | ({"retry": "1"} if retry else {})
+            | extra
+            # who let a call that needs approval run: the audit trail
+            | ({APPROVED_BY: inp.approved_by} if inp.approved_by is not None else {})
+            | ({"redacted": redacted.summary()} if redacted.changed else {})
         )
+        return _Outcome(whole=whole, shown=shown, is_error=is_error, meta=meta)
 
 
 APPROVED_BY = "approved_by"  # a tool result's meta: who approved the call ('' for no name)
 DEFAULT_RESULT_CHARS = 40_000  # Tool.max_result_chars' default, for a call of no tool
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """A call's result as it is recorded: whole (stored as a blob), as the window shows it,
+    and its event's meta (less the blob's hash)."""
+
+    whole: str
+    shown: str
+    is_error: bool
+    meta: dict[str, str]
+
+
+class Unrecorded:
+    """Outcomes of calls that ran in this worker and are not recorded yet, by step key: a
+    retry after the store failed to take one records it instead of running the tool again.
+    Bounded: past ``MAX_UNRECORDED`` the oldest is dropped (its call then runs again)."""
+
+    def __init__(self) -> None:
+        self._outcomes: OrderedDict[str, _Outcome] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> _Outcome | None:
+        with self._lock:
+            return self._outcomes.get(key)
+
+    def put(self, key: str, outcome: _Outcome) -> None:
+        with self._lock:
+            self._outcomes[key] = outcome
+            while len(self._outcomes) > MAX_UNRECORDED:
+                self._outcomes.popitem(last=False)
+
+    def pop(self, key: str) -> None:
+        with self._lock:
+            self._outcomes.pop(key, None)
+
+
+MAX_UNRECORDED = 256
 
 
 class _Paged(Exception):

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, TextClause, bindparam, func, select, text
+from sqlalchemy import Select, TextClause, bindparam, func, or_, select, text
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.substrate import schema as t
@@ -193,6 +193,19 @@ class EventsRepo(TenantRepo):
             .order_by(e.id)
         )
         return [(event_id, meta or {}) for event_id, meta in self.conn.execute(q)]
+
+    def holds_result(self, agent: str, handle: str, meta_keys: Sequence[str]) -> bool:
+        """Whether one of the agent's own tool results names the stored blob ``handle``
+        under one of ``meta_keys`` (``read_result`` reads no other blob: a handle never
+        reaches another agent's windows, prompts or results)."""
+        e = t.events.c
+        named = or_(*(e.meta[key].astext == handle for key in meta_keys))
+        q = (
+            select(e.id)
+            .where(e.tenant == self.tenant, e.agent == agent, e.kind == "tool_result", named)
+            .limit(1)
+        )
+        return self.conn.execute(q).first() is not None
 
     def events_with_positions(
         self, agent: str, *, after_id: int, upto_id: int, limit: int

@@ -159,6 +159,7 @@ class TenantStore:
     session_events_after = _one_shot(lambda u: u.events, EventsRepo.session_events_after)
     last_retired_revision = _one_shot(lambda u: u.events, EventsRepo.last_retired_revision)
     tool_result_meta = _one_shot(lambda u: u.events, EventsRepo.tool_result_meta)
+    holds_result = _one_shot(lambda u: u.events, EventsRepo.holds_result)
 
     # --- vector index cursors -----------------------------------------------------------
     index_cursor = _one_shot(lambda u: u.cursors, IndexCursorsRepo.index_cursor)

@@ -33,7 +33,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
-    from wakeful.agents import AgentRuntime, ApprovalPolicy
+    from wakeful.agents import AgentRuntime, ApprovalPolicy, ToolLimits
     from wakeful.compiler.blocks import Goal
     from wakeful.contracts import (
         CALL_MODEL,
@@ -67,6 +67,7 @@ with workflow.unsafe.imports_passed_through():
         ToolResultIn,
         WakeRef,
     )
+    from wakeful.failures import model_text
     from wakeful.wake_trace import wake_scope
     from wakeful.workflows import retries as p
     from wakeful.workflows.approvals import Approvals, denial_text, timeout_text
@@ -80,6 +81,7 @@ __all__ = [
     "INTENT_SPEND",
     "LOCAL_TOOLS",
     "TOKEN_PRECHECK",
+    "TOOL_ATTEMPTS",
     "WakeCycle",
     "act",
     "add_usage",
@@ -101,6 +103,9 @@ CHILD_SPEND = "child-spend-1"
 CHILD_CEILING = "child-ceiling-1"
 # Patch id: a wake's spend counts the model call that classified its goal's intents.
 INTENT_SPEND = "intent-spend-1"
+# Patch id: a tool's max_attempts counts its own failures only; the store's and the
+# worker's are retried without limit and never reach the transcript.
+TOOL_ATTEMPTS = "tool-attempts-1"
 
 R = TypeVar("R")
 
@@ -465,39 +470,15 @@ class WakeCycle:
                 at=workflow.now(),
                 approved_by=approved_by,
             )
-            timeout = timedelta(seconds=limits.timeout_s if limits else 60)
-            retry = p.tool_retry(limits.max_attempts if limits else 3)
             try:
-                # The patch is asked only for a local tool, so histories of runs that never
-                # had one replay without its marker.
-                if limits is not None and limits.local and workflow.patched(LOCAL_TOOLS):
-                    out = await workflow.execute_local_activity(
-                        RUN_TOOL,
-                        arg,
-                        result_type=RunToolOut,
-                        start_to_close_timeout=timeout,
-                        retry_policy=retry,
-                    )
-                else:
-                    out = await act(
-                        RUN_TOOL,
-                        arg,
-                        RunToolOut,
-                        start_to_close=timeout,
-                        retry=retry,
-                        heartbeat=(
-                            timedelta(seconds=limits.heartbeat_s)
-                            if limits and limits.heartbeat_s
-                            else None
-                        ),
-                        # Remote steps only: a local tool's marker would grow every
-                        # wake's history by the summary (``bench history``).
-                        summary=f"tool {call.name}",
-                    )
+                out = await self._run_tool(call, arg, limits)
                 if call.name == self.rt.output_tool and not out.is_error:
                     self.answer = WakeAnswer(out.answer, out.answer_chars, out.result_hash)
             except ACTIVITY_FAILURES as err:
-                failed.append(_result(call, f"{call.name} failed for good: {failure(err)}"))
+                # The tool's own failure (the store's and the worker's never get here in
+                # runs that count attempts), in words fit for the model: no host paths.
+                why = model_text(failure(err))
+                failed.append(_result(call, f"{call.name} failed for good: {why}"))
             self.budget.tool_calls += 1
         if delegated:
             if self.parked_by is not None:
@@ -522,6 +503,57 @@ class WakeCycle:
                 ),
                 RecordToolResultsOut,
             )
+
+    async def _run_tool(
+        self, call: ToolCallRef, arg: RunToolIn, limits: ToolLimits | None
+    ) -> RunToolOut:
+        """Run one tool call; raise its failure once the tool has failed ``max_attempts``
+        times. Runs with the ``TOOL_ATTEMPTS`` marker count only the tool's own failures:
+        Temporal retries the store's and the worker's without limit (``TOOL_INFRA_RETRY``),
+        the activity raises the tool's own non-retryable, and they are retried here. Runs
+        without it let Temporal count every failed attempt, as they did."""
+        max_attempts = limits.max_attempts if limits else 3
+        if not workflow.patched(TOOL_ATTEMPTS):
+            return await self._tool_activity(call, arg, limits, p.tool_retry(max_attempts))
+        attempt = 1
+        while True:
+            try:
+                counted = arg.model_copy(update={"tool_attempt": attempt})
+                return await self._tool_activity(call, counted, limits, p.TOOL_INFRA_RETRY)
+            except ACTIVITY_FAILURES as err:
+                if attempt >= max_attempts or _failure_type(err) in p.DETERMINISTIC_ERRORS:
+                    raise
+                await workflow.sleep(p.tool_backoff(attempt))
+                attempt += 1
+
+    async def _tool_activity(
+        self, call: ToolCallRef, arg: RunToolIn, limits: ToolLimits | None, retry: RetryPolicy
+    ) -> RunToolOut:
+        timeout = timedelta(seconds=limits.timeout_s if limits else 60)
+        # The patch is asked only for a local tool, so histories of runs that never had one
+        # replay without its marker.
+        if limits is not None and limits.local and workflow.patched(LOCAL_TOOLS):
+            local: RunToolOut = await workflow.execute_local_activity(
+                RUN_TOOL,
+                arg,
+                result_type=RunToolOut,
+                start_to_close_timeout=timeout,
+                retry_policy=retry,
+            )
+            return local
+        return await act(
+            RUN_TOOL,
+            arg,
+            RunToolOut,
+            start_to_close=timeout,
+            retry=retry,
+            heartbeat=(
+                timedelta(seconds=limits.heartbeat_s) if limits and limits.heartbeat_s else None
+            ),
+            # Remote steps only: a local tool's marker would grow every wake's history by
+            # the summary (``bench history``).
+            summary=f"tool {call.name}",
+        )
 
     # --- approvals ------------------------------------------------------------------------
 
@@ -593,6 +625,17 @@ class WakeAnswer(NamedTuple):
     text: str
     chars: int
     ref: str
+
+
+def _failure_type(err: BaseException) -> str:
+    """The type Temporal gives the innermost application failure of ``err`` ('' if none)."""
+    at: BaseException | None = err
+    found = ""
+    while at is not None:
+        if isinstance(at, ApplicationError):
+            found = at.type or ""
+        at = at.__cause__
+    return found
 
 
 def _result(call: ToolCallRef, text: str) -> ToolResultIn:

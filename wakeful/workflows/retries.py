@@ -9,9 +9,11 @@
 * Model calls retry what the provider says is transient (408/409/429/5xx) and wait at least
   its ``retry-after`` (the activity raises ``ApplicationError(next_retry_delay=...)``); a 400
   is raised non-retryable and fails at once, ending the wake with ``model_error``.
-* Tools retry under their own limits (``ToolLimits``); long tools heartbeat. Model calls,
-  tools, keep-warm calls and trigger deliveries are ordinary activities: any worker may run
-  them, and each attempt is visible in the history.
+* Tools retry under their own limits (``ToolLimits``): ``max_attempts`` counts the tool's
+  own failures only; the store's and the worker's are retried without limit
+  (``TOOL_INFRA_RETRY``). Long tools heartbeat. Model calls, tools, keep-warm calls and
+  trigger deliveries are ordinary activities: any worker may run them, and each attempt is
+  visible in the history.
 * An agent may ask for its model calls to run as local activities (``local_model_calls``),
   under the same timeout and retry policy: a wake then costs no task-queue round trip per
   call (less latency, about half the server's work per wake). What it gives up: the call's
@@ -38,6 +40,8 @@ __all__ = [
     "MODEL_TIMEOUT",
     "STORE_RETRY",
     "STORE_TIMEOUT",
+    "TOOL_INFRA_RETRY",
+    "tool_backoff",
     "tool_retry",
 ]
 
@@ -84,8 +88,29 @@ DELIVER_TIMEOUT = timedelta(seconds=30)
 
 
 def tool_retry(max_attempts: int) -> RetryPolicy:
+    """A tool's retries as runs without the ``TOOL_ATTEMPTS`` patch make them: every failed
+    attempt counts, the store's and the worker's too."""
     return RetryPolicy(
         initial_interval=timedelta(seconds=1),
         maximum_interval=timedelta(seconds=30),
         maximum_attempts=max_attempts,
     )
+
+
+# A tool call's retries of the store's and the worker's failures (a database outage, a worker
+# that died mid-call: the attempt times out): without limit, like the substrate steps', and
+# never counted against the tool's ``max_attempts``. The tool's own failures come back
+# non-retryable (the activity marks them so: ``wakeful.failures``), and the workflow retries
+# them itself, ``TOOL_BACKOFF`` apart, up to the tool's ``max_attempts``.
+TOOL_INFRA_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=0,
+    non_retryable_error_types=[*DETERMINISTIC_ERRORS, "RetryableToolError"],
+)
+
+
+def tool_backoff(failed: int) -> timedelta:
+    """The wait before a tool's next attempt once ``failed`` attempts failed (1 s, doubling,
+    at most 30 s: what ``tool_retry`` waits)."""
+    return timedelta(seconds=min(2 ** (failed - 1), 30))
