@@ -11,7 +11,12 @@ choices that were made. Three writers share it, each marked in a decision's ``so
 * ``person`` — ``wakeful decisions add|supersede|retire`` and the store's API.
 
 A decision written under a **key** (a stable name: ``db.engine``) supersedes the decision
-live on that key, so the registry holds one current answer per key.
+live on that key, so the registry holds one current answer per key. A person's decision
+stands until a person changes it: another writer's decision on its key is a *proposal*
+(``proposal_for``), never live, until a person accepts or retires it.
+
+Whoever writes, :func:`check_decision` is the one check of what a decision may say: the
+store runs it on every write (``RegistryRepo.record_decision``).
 
 The tool is opt-in: its schema is one more tool block in the stable prefix, and adding it
 to every agent would change every existing agent's prefix (a cache miss on its next wake)
