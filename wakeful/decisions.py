@@ -37,6 +37,7 @@ __all__ = [
     "DecisionFields",
     "RememberArgs",
     "check_decision",
+    "check_decision_id",
     "check_key",
     "check_text",
     "is_builtin_decision_tool",
@@ -56,6 +57,13 @@ def check_key(key: object) -> str:
     if not isinstance(key, str) or not _KEY.fullmatch(key):
         raise UserError(f"decision key {_shown(key)} is not valid: a key is {KEY_RULE}")
     return key
+
+
+def check_decision_id(decision_id: object) -> str:
+    """A decision id given by its writer (``DEC-12``): the shape a key has."""
+    if not isinstance(decision_id, str) or not _KEY.fullmatch(decision_id):
+        raise UserError(f"decision id {_shown(decision_id)} is not valid: an id is {KEY_RULE}")
+    return decision_id
 
 
 def _shown(value: object, limit: int = 60) -> str:

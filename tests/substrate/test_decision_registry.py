@@ -131,6 +131,7 @@ def test_registering_a_taken_id_returns_the_decision_that_holds_it(tenant: Tenan
         ({"key": "db.engine", "text": "x", "rationale": "z" * 3000}, "rationale has 3,000"),
         ({"key": "db.engine", "text": " "}, "text must be a non-empty string"),
         ({"key": "db.engine", "text": "x", "source": "robot"}, "source 'robot' is not one of"),
+        ({"key": "db.engine", "text": "x", "decision_id": "<i>D</i>"}, "decision id '<i>D</i>'"),
     ],
 )
 def test_every_write_is_checked_at_the_store(

@@ -20,7 +20,7 @@ from typing import Any, get_args
 from sqlalchemy import Connection, and_, bindparam, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
-from wakeful.decisions import check_decision
+from wakeful.decisions import check_decision, check_decision_id
 from wakeful.errors import UserError
 from wakeful.substrate import schema as t
 from wakeful.substrate.agents_repo import AgentsRepo
@@ -88,6 +88,8 @@ class RegistryRepo(TenantRepo):
         was wrong, and nothing is written.
         """
         key, text, rationale = check_decision(key, text, rationale)
+        if decision_id is not None:
+            check_decision_id(decision_id)
         if source not in _SOURCES:
             raise UserError(f"decision source {source!r} is not one of {', '.join(_SOURCES)}")
         if decision_id is not None:  # a retry returns before it moves the revision
