@@ -6,6 +6,10 @@ revision first: that holds the agent's row lock until commit, so two writers on 
 serialised — the second sees the first's decision live and supersedes it, never both live
 at once.
 
+A person's decision stands until a person changes it: the model's (or consolidation's)
+decision on its key is stored as a proposal (``proposal_for``), never live, which a person
+accepts (:meth:`RegistryRepo.accept_proposal`) or retires.
+
 Nothing is deleted or overwritten: a superseded decision points at its successor, a retired
 one says by whom and when, and an expired one is retired by the compile that first saw it
 past its expiry (``retired_by = "expired@<compile step>"``), which names it in its ledger.
@@ -176,8 +180,9 @@ class RegistryRepo(TenantRepo):
         a person's decision with its key, text and rationale, which supersedes the
         decision it was proposed over and the proposal itself."""
         proposal = self.decision(agent, decision_id)
-        if proposal.status(at or datetime.now(UTC)) != "proposed":
-            _require_current(proposal, at or datetime.now(UTC))  # names what it is
+        when = at or datetime.now(UTC)
+        if proposal.status(when) != "proposed":
+            _require_current(proposal, when)  # names what it is instead
             raise UserError(f"decision {decision_id!r} is live, not a proposal; nothing to accept")
         assert proposal.key is not None  # proposals are made on a key
         return self.record_decision(
