@@ -11,7 +11,12 @@ choices that were made. Three writers share it, each marked in a decision's ``so
 * ``person`` — ``wakeful decisions add|supersede|retire`` and the store's API.
 
 A decision written under a **key** (a stable name: ``db.engine``) supersedes the decision
-live on that key, so the registry holds one current answer per key.
+live on that key, so the registry holds one current answer per key. A person's decision
+stands until a person changes it: another writer's decision on its key is a *proposal*
+(``proposal_for``), never live, until a person accepts or retires it.
+
+Whoever writes, :func:`check_decision` is the one check of what a decision may say: the
+store runs it on every write (``RegistryRepo.record_decision``).
 
 The tool is opt-in: its schema is one more tool block in the stable prefix, and adding it
 to every agent would change every existing agent's prefix (a cache miss on its next wake)
@@ -21,7 +26,7 @@ and offer the model a tool most agents have no use for.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from wakeful.errors import UserError
 from wakeful.tool_spec import Tool, ToolContext
@@ -29,7 +34,10 @@ from wakeful.tool_spec import Tool, ToolContext
 __all__ = [
     "KEY_RULE",
     "REMEMBER_DECISION",
+    "DecisionFields",
     "RememberArgs",
+    "check_decision",
+    "check_decision_id",
     "check_key",
     "check_text",
     "is_builtin_decision_tool",
@@ -45,9 +53,24 @@ MAX_TEXT = 2_000  # a decision is a sentence or two; the registry is in every wi
 
 def check_key(key: object) -> str:
     """A decision key, or one line saying what a key may be."""
-    if not isinstance(key, str) or not _KEY.match(key):
-        raise UserError(f"decision key {key!r} is not valid: a key is {KEY_RULE}")
+    # fullmatch: ``$`` alone would let a key end in a newline.
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise UserError(f"decision key {_shown(key)} is not valid: a key is {KEY_RULE}")
     return key
+
+
+def check_decision_id(decision_id: object) -> str:
+    """A decision id given by its writer (``DEC-12``): the shape a key has."""
+    if not isinstance(decision_id, str) or not _KEY.fullmatch(decision_id):
+        raise UserError(f"decision id {_shown(decision_id)} is not valid: an id is {KEY_RULE}")
+    return decision_id
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """``value`` as an error names it: its repr, cut short when long (one line)."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value):,} characters)"
+    return repr(value)
 
 
 def check_text(text: object, field: str = "text") -> str:
@@ -59,6 +82,28 @@ def check_text(text: object, field: str = "text") -> str:
             f"the decision's {field} has {len(text):,} characters; keep it under {MAX_TEXT:,}"
         )
     return " ".join(text.split())  # one line: the registry renders one decision per line
+
+
+class DecisionFields(NamedTuple):
+    """A decision's key, text and rationale as the registry stores them."""
+
+    key: str
+    text: str
+    rationale: str | None
+
+
+def check_decision(key: object, text: object, rationale: object = None) -> DecisionFields:
+    """The one check of what a decision may say, whoever writes it (the CLI, the
+    ``remember_decision`` tool, a caller of the store's API): the store runs it on every
+    write, so nothing that bypasses the CLI reaches the registry unchecked. A key is
+    :data:`KEY_RULE`; the text and the rationale are one or two sentences (at most
+    :data:`MAX_TEXT` characters, whitespace folded to one line); an empty rationale is none.
+    Raises a one-line :class:`UserError` naming what was wrong."""
+    return DecisionFields(
+        key=check_key(key),
+        text=check_text(text),
+        rationale=None if rationale in (None, "") else check_text(rationale, "rationale"),
+    )
 
 
 class RememberArgs:
@@ -75,12 +120,8 @@ def parse_remember(args: dict[str, Any]) -> RememberArgs:
     extra = sorted(set(args) - {"key", "text", "rationale"})
     if extra:
         raise UserError(f"remember_decision takes key, text and rationale; not {', '.join(extra)}")
-    rationale = args.get("rationale")
-    return RememberArgs(
-        key=check_key(args.get("key")),
-        text=check_text(args.get("text")),
-        rationale=None if rationale in (None, "") else check_text(rationale, "rationale"),
-    )
+    fields = check_decision(args.get("key"), args.get("text"), args.get("rationale"))
+    return RememberArgs(key=fields.key, text=fields.text, rationale=fields.rationale)
 
 
 def _answered_by_the_activity(args: dict[str, Any], ctx: ToolContext) -> str:

@@ -9,6 +9,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,14 @@ from wakeful.compiler import EstimatingCounter
 from wakeful.contracts import RunToolIn, ToolCallRef
 from wakeful.decisions import REMEMBER_DECISION, remember_decision_tool
 from wakeful.providers.base import ModelReply, ToolCall, Usage
+from wakeful.substrate.registry_repo import registry_line
 from wakeful.substrate.store import Store, TenantStore
 
 
 def _activities(store: Store, tenant: TenantStore) -> ToolActivities:
     agent = Agent(name="a1", instructions="x", tenant=tenant.name, decisions=True)
+    # Registered, as a worker registers its agents: the registry refuses unknown ones.
+    tenant.upsert_agent("a1", model="m", provider="anthropic", instructions="x", spec={})
     deps = ActivityDeps(
         store=store,
         agents=AgentRegistry([agent]),
@@ -95,8 +99,9 @@ def worker_dies_before_the_result(store: Store) -> Iterator[None]:
 
 
 def test_a_retried_call_registers_one_decision(store: Store, tenant: TenantStore) -> None:
-    tenant.record_decision("a1", key="db.engine", text="Use PG 15.")
+    # The promotion rules' (a person's would stand: see the test after this one).
     acts = _activities(store, tenant)
+    tenant.record_decision("a1", key="db.engine", text="Use PG 15.", source="consolidation")
     inp = _call(tenant, {"key": "db.engine", "text": "Use PG 16.", "rationale": "LTS"})
     with worker_dies_before_the_result(store), pytest.raises(RuntimeError, match="died"):
         ActivityEnvironment().run(acts.run_tool, inp)
@@ -105,13 +110,57 @@ def test_a_retried_call_registers_one_decision(store: Store, tenant: TenantStore
     entries = tenant.all_decisions("a1")
     tool = [d for d in entries if d.source == "tool"]
     assert len(tool) == 1 and tool[0].superseded_by is None and tool[0].rationale == "LTS"
-    assert [(d.decision_id, d.superseded_by) for d in entries if d.source == "person"] == [
+    assert [(d.decision_id, d.superseded_by) for d in entries if d.source != "tool"] == [
         ("P-1", tool[0].decision_id)
     ]
     assert not out.is_error
     (result,) = [e for e in tenant.events("a1") if e.kind == "tool_result"]
     assert result.text.startswith(f"Recorded {tool[0].decision_id} under key 'db.engine'")
     assert "it replaces P-1" in result.text  # the same answer the first attempt would give
+
+
+def test_the_model_proposes_over_a_persons_decision(store: Store, tenant: TenantStore) -> None:
+    """A person's decision stands until a person changes it: the model's decision on its
+    key is a proposal the model is told about and sees as pending, and the person's stays
+    live; a second proposal replaces the first, and a person may accept it."""
+    acts = _activities(store, tenant)
+    person = tenant.record_decision("a1", key="db.engine", text="Use PG 18.", source="person")
+    out = ActivityEnvironment().run(
+        acts.run_tool, _call(tenant, {"key": "db.engine", "text": "Use PG 17."})
+    )
+    assert not out.is_error
+    first = next(d for d in tenant.all_decisions("a1") if d.source == "tool")
+    assert (first.proposal_for, first.superseded_by) == (person.decision_id, None)
+    later = datetime.now(UTC) + timedelta(minutes=1)
+    assert first.status(later) == "proposed"
+    assert tenant.decision("a1", person.decision_id).superseded_by is None
+    assert [d.decision_id for d in tenant.live_decisions("a1", later)] == [person.decision_id]
+    (result,) = [e for e in tenant.events("a1") if e.kind == "tool_result"]
+    assert f"as a proposal: the decision on that key, {person.decision_id}, is a person's" in (
+        result.text
+    )
+    # The window's registry holds the person's decision and the proposal, marked pending.
+    shown = [registry_line(d) for d in tenant.live_decisions("a1", later, proposals=True)]
+    assert shown == [
+        f"[{first.decision_id}] db.engine: Use PG 17. (proposed, pending a person:"
+        f" {person.decision_id} is a person's decision and holds until a person accepts this)",
+        f"[{person.decision_id}] db.engine: Use PG 18.",
+    ]
+    # The model's next decision on the key (by the store's API, as the tool writes it).
+    tenant.record_decision(
+        "a1", key="db.engine", text="Use PG 17.1.", source="tool", decision_id="DEC-999"
+    )
+    second = tenant.decision("a1", first.decision_id).superseded_by
+    assert second is not None and tenant.decision("a1", second).proposal_for == person.decision_id
+    assert tenant.decision("a1", person.decision_id).superseded_by is None
+    accepted = tenant.accept_proposal("a1", second)
+    assert (accepted.source, accepted.text, accepted.proposal_for) == (
+        "person",
+        "Use PG 17.1.",
+        None,
+    )
+    assert tenant.decision("a1", person.decision_id).superseded_by == accepted.decision_id
+    assert tenant.decision("a1", second).superseded_by == accepted.decision_id
 
 
 @pytest.mark.parametrize(

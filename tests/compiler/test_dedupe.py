@@ -127,3 +127,43 @@ def test_recorded_evidence_keeps_the_first_calls_bytes_when_the_wake_repeats_it(
 
     before = content(first)
     assert content(second)[: len(before)] == before
+
+
+def test_recorded_evidence_holds_a_block_only_while_its_content_is_as_recorded() -> None:
+    """A block the wake's recorded evidence lists with its content hash is left out while
+    its content is the same; one whose content changed since (a layer keeping its id: a
+    ``git status``) is evidence again, sent as it is now after the wake's content, with
+    the stable prefix and the earlier bytes unchanged. Evidence recorded with ids only
+    holds its blocks by id, as it always did."""
+    from wakeful.compiler import Role
+    from wakeful.compiler.evidence import EVIDENCE_HASHES_META, EVIDENCE_META
+
+    from .factory import turn
+
+    call0 = base_blocks()
+    first = compile_(snapshot(call0))
+    assert len(first.evidence_hashes) == len(first.evidence_blocks) > 0
+    ask = max((b for b in call0 if b.wake_id == "wake-7"), key=lambda b: b.seq)
+
+    def recorded(hashes: bool) -> Any:
+        meta = {EVIDENCE_META: " ".join(first.evidence_blocks)}
+        if hashes:
+            meta[EVIDENCE_HASHES_META] = " ".join(first.evidence_hashes)
+        return turn(
+            "evidence-7", ask.seq + 1, text=first.evidence_text, wake_id="wake-7", meta=meta
+        )
+
+    reply = turn("reply", 21, Role.ASSISTANT, text="Looking.", wake_id="wake-7")
+    same = compile_(snapshot([*call0, recorded(True), reply]))
+    assert same.evidence_text == ""  # as recorded: nothing to send again
+    changed = [
+        b.model_copy(update={"text": "db-2 disks are 4 TB now."}) if b.id == "mem-1" else b
+        for b in call0
+    ]
+    fresh = compile_(snapshot([*changed, recorded(True), reply]))
+    assert fresh.evidence_blocks == ("mem-1",)
+    assert "db-2 disks are 4 TB now." in fresh.evidence_text
+    assert fresh.stable_prefix_hash == first.stable_prefix_hash == same.stable_prefix_hash
+    assert fresh.request_json.index("Looking.") < fresh.request_json.index("4 TB now.")
+    older = compile_(snapshot([*changed, recorded(False), reply]))
+    assert older.evidence_text == "" and "4 TB now." not in older.request_json

@@ -146,3 +146,43 @@ async def test_an_agents_query_source_gets_the_goal_as_classified_and_replays(
     outcome = recompile(ts, rec)
     assert outcome.identical and outcome.snapshot_identical, outcome.summary()
     assert len(runbook.asked) == 1  # the replay read the stored block, not the source
+
+
+@dataclass
+class GitStatus:
+    """A layer whose one block keeps its id and changes between wakes: ``git status`` as
+    each wake finds it (the Nth wake to ask sees N files changed)."""
+
+    name: str = "git-status"
+    stability: Stability = Stability.DYNAMIC
+    substrate: bool = False
+    wakes: list[str] = field(default_factory=list)
+
+    def blocks(self, ctx: SourceContext) -> Sequence[Block]:
+        if ctx.current_wake_id not in self.wakes:
+            self.wakes.append(ctx.current_wake_id or "")
+        n = self.wakes.index(ctx.current_wake_id or "") + 1
+        text = f"git status: {n} file{'s' if n > 1 else ''} changed"
+        return [Block(id="git:status", kind=BlockKind.TASK_FRAME, text=text, source="git")]
+
+
+async def test_a_layers_current_content_reaches_every_wake_of_a_session(
+    store: Store, agent: Agent, run_wakes: RunWakes
+) -> None:
+    """The first wake records the block with its evidence; the second wake of the session
+    sends the block's content as it is now (not only the old one, in the first wake's
+    recorded evidence), after the cached prefix, which stays the same."""
+    a = replace(agent, context_sources=(GitStatus(),))
+    ts = store.tenant(a.tenant)
+    first, second = await run_wakes(a, message("what changed?"), message("and now?"))
+    assert first.status == second.status == "done", (first.error, second.error)
+    (w1,) = [w for w in ts.wakes(a.name) if w.wake_id == first.wake_id]
+    (w2,) = [w for w in ts.wakes(a.name) if w.wake_id == second.wake_id]
+    assert w1.session_id == w2.session_id  # one session
+    before, after = ts.compiles(first.wake_id)[0], ts.compiles(second.wake_id)[0]
+    window = ts.get_blob(after.window_hash)
+    assert "git status: 2 files changed" in window
+    # The new content comes after the second wake's ask: the cached prefix holds.
+    assert window.index("and now?") < window.index("git status: 2 files changed")
+    assert before.stable_prefix_hash == after.stable_prefix_hash
+    assert "git status: 1 file changed" in ts.get_blob(before.window_hash)

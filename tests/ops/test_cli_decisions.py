@@ -91,3 +91,51 @@ def test_list_is_oldest_first(env: dict[str, str], store: Store) -> None:
     listed = run(["decisions", "list", "clerk", "--json"], env)
     assert listed.exit_code == 0, listed.output
     assert [d["decision_id"] for d in json.loads(listed.stdout)] == [f"P-{n}" for n in range(1, 12)]
+
+
+def test_what_the_store_refuses_is_one_short_line(env: dict[str, str]) -> None:
+    """The CLI's checks are the store's (``wakeful.decisions.check_decision``): a key of
+    HTML or of 5,000 characters, a text of 100,000, are one short line each and exit 2."""
+    for args, says in (
+        (["add", "clerk", "<script>x</script>", "x"], "decision key '<script>x</script>'"),
+        (["add", "clerk", "k" * 5000, "x"], "(5,000 characters) is not valid"),
+        (["add", "clerk", "k", "y" * 100_000], "has 100,000 characters; keep it under 2,000"),
+        (["add", "clerk", "k", "x", "--rationale", "z" * 3000], "rationale has 3,000"),
+    ):
+        done = wakeful(env, *args)
+        refused(done, says)
+        assert len(done.stderr) < 300, done.stderr[:400]
+    added = ok_json(env, "add", "clerk", "k", "x")
+    refused(wakeful(env, "supersede", "clerk", added["decision_id"], "y" * 100_000), "100,000")
+    assert [d["decision_id"] for d in ok_json(env, "list", "clerk", "--all")] == ["P-1"]
+
+
+def test_a_proposal_is_listed_and_a_person_accepts_or_declines_it(
+    env: dict[str, str], store: Store
+) -> None:
+    """What the model records on a person's key is listed as a proposal; the person's
+    decision stays live until the person accepts one (or retires it: declined)."""
+    person = ok_json(env, "add", "clerk", "db.engine", "Use Postgres 18.")
+    ts = store.tenant(env["WAKEFUL_TENANT"])
+    ts.record_decision(
+        "clerk", key="db.engine", text="Use Postgres 17.", source="tool", decision_id="DEC-5"
+    )
+    listed = {d["decision_id"]: d for d in ok_json(env, "list", "clerk")}
+    assert listed["P-1"]["status"] == "live"
+    assert (listed["DEC-5"]["status"], listed["DEC-5"]["proposal_for"]) == ("proposed", "P-1")
+    text = wakeful(env, "list", "clerk").stdout
+    assert "[proposed over P-1: accept or retire it]" in text
+    refused(wakeful(env, "supersede", "clerk", "DEC-5", "x"), "'DEC-5' is a proposal over 'P-1'")
+    refused(wakeful(env, "accept", "clerk", person["decision_id"]), "live, not a proposal")
+    accepted = ok_json(env, "accept", "clerk", "DEC-5")
+    assert (accepted["decision_id"], accepted["source"], accepted["text"]) == (
+        "P-2",
+        "person",
+        "Use Postgres 17.",
+    )
+    assert sorted(accepted["replaces"]) == ["DEC-5", "P-1"]
+    ts.record_decision(
+        "clerk", key="db.engine", text="Use Postgres 16.", source="tool", decision_id="DEC-6"
+    )
+    assert wakeful(env, "retire", "clerk", "DEC-6").returncode == 0  # declined
+    assert [d["decision_id"] for d in ok_json(env, "list", "clerk")] == ["P-2"]

@@ -16,6 +16,12 @@ AT = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 AGENT = "ops"
 
 
+@pytest.fixture(autouse=True)
+def _agent(tenant: TenantStore) -> None:
+    """The registry is written for an agent that exists (the store refuses others)."""
+    tenant.upsert_agent(AGENT, model="m", provider="anthropic", instructions="i", spec={})
+
+
 def _live(ts: TenantStore, at: datetime = AT, revision: int | None = None) -> dict[str, str]:
     return {d.decision_id: d.text for d in ts.live_decisions(AGENT, at, revision=revision)}
 
@@ -45,7 +51,8 @@ def test_a_decision_on_a_live_key_supersedes_the_one_before(tenant: TenantStore)
 def test_a_retried_write_with_its_id_writes_once_and_supersedes_once(
     tenant: TenantStore,
 ) -> None:
-    tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 15.")
+    # Not a person's: the model's decision supersedes it (a person's it would only propose).
+    tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 15.", source="consolidation")
     kw = {"key": "db.engine", "text": "Use Postgres 16.", "source": "tool"}
     one = tenant.record_decision(AGENT, decision_id="DEC-7", source_event=7, **kw)  # type: ignore[arg-type]
     revision = tenant.knowledge_revision(AGENT)
@@ -112,3 +119,42 @@ def test_registering_a_taken_id_returns_the_decision_that_holds_it(tenant: Tenan
     again = tenant.register_decision(DecisionRecord(decision_id="D-7", agent=AGENT, text="Float."))
     assert (first.text, again.text) == ("Pin.", "Pin.")
     assert again.created_at is not None and again == tenant.decision(AGENT, "D-7")
+
+
+@pytest.mark.parametrize(
+    ("write", "says"),
+    [
+        ({"key": "<b>db</b>", "text": "x"}, "decision key '<b>db</b>' is not valid"),
+        ({"key": "k" * 5000, "text": "x"}, "(5,000 characters) is not valid: a key is 1-100"),
+        ({"key": "db.engine\n", "text": "x"}, "decision key 'db.engine\\n' is not valid"),
+        ({"key": "db.engine", "text": "y" * 100_000}, "has 100,000 characters; keep it under"),
+        ({"key": "db.engine", "text": "x", "rationale": "z" * 3000}, "rationale has 3,000"),
+        ({"key": "db.engine", "text": " "}, "text must be a non-empty string"),
+        ({"key": "db.engine", "text": "x", "source": "robot"}, "source 'robot' is not one of"),
+        ({"key": "db.engine", "text": "x", "decision_id": "<i>D</i>"}, "decision id '<i>D</i>'"),
+    ],
+)
+def test_every_write_is_checked_at_the_store(
+    tenant: TenantStore, write: dict[str, str], says: str
+) -> None:
+    """The store, not only the CLI, refuses what a decision may not say: one short line,
+    and nothing written (no decision, no revision)."""
+    before = tenant.knowledge_revision(AGENT)
+    with pytest.raises(UserError) as refused:
+        tenant.record_decision(AGENT, **write)  # type: ignore[arg-type]
+    line = str(refused.value)
+    assert says in line and "\n" not in line and len(line) < 300, line
+    assert tenant.all_decisions(AGENT) == []
+    assert tenant.knowledge_revision(AGENT) == before
+
+
+def test_a_decision_for_an_unknown_agent_is_refused(tenant: TenantStore) -> None:
+    with pytest.raises(UserError, match="no agent 'ghost' in tenant"):
+        tenant.record_decision("ghost", key="db.engine", text="Use Postgres 16.")
+    assert tenant.all_decisions("ghost") == []
+    assert tenant.knowledge_revision("ghost") == 0
+
+
+def test_the_store_keeps_the_text_on_one_line(tenant: TenantStore) -> None:
+    rec = tenant.record_decision(AGENT, key="db.engine", text="Use\nPostgres  16.", rationale="")
+    assert (rec.text, rec.rationale) == ("Use Postgres 16.", None)

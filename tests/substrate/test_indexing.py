@@ -18,7 +18,7 @@ from wakeful.substrate.indexing import (
     retrieval_query,
     retrieved_blocks,
 )
-from wakeful.substrate.records import EventIn
+from wakeful.substrate.records import DecisionRecord, EventIn
 from wakeful.substrate.retrieval import RetrievalHit
 from wakeful.substrate.snapshot import event_block
 from wakeful.substrate.store import TenantStore
@@ -267,3 +267,85 @@ def test_gather_leaves_out_what_a_summary_in_the_window_replaced(tenant: TenantS
     )
     found = [int(h.chunk_id.removeprefix("ev:")) for h in after]
     assert found and not [e for e in found if ids[0] <= e <= ids[2]]
+
+
+def test_a_retrieved_decision_that_no_longer_holds_says_what_holds_now(
+    tenant: TenantStore, tmp_path: Path
+) -> None:
+    """On the Qdrant Edge engine and Postgres: a turn that stated a decision since
+    superseded, a turn quoting it and the tool result naming its id come back marked with
+    the decision that holds now; a retired one is marked retired; the rest is as stored."""
+    tenant.upsert_agent("a1", model="m", provider="anthropic", instructions="i", spec={})
+    said = [
+        ("user", "Decision: use Postgres 17 for the orders database, starting Monday."),
+        ("assistant", "Understood, I will use Postgres 17 for the orders database."),
+        ("user", "The orders database backups run nightly at 02:00."),
+        ("user", "Freeze the orders database schema until the audit ends."),
+    ]
+    stored = tenant.append_events(
+        "a1",
+        [
+            EventIn(
+                step_key=f"k{i}",
+                kind="turn",
+                role=role,  # type: ignore[arg-type]
+                text=text,
+                session_id="s1",
+                event_time=T0 + timedelta(minutes=i),
+            )
+            for i, (role, text) in enumerate(said)
+        ]
+        + [
+            tool_event(
+                "tool_result",
+                "r",
+                "Recorded DEC-90 under key 'orders.db'.",
+                call_id="c9",
+                tool="remember_decision",
+                at=T0 + timedelta(minutes=9),
+                session_id="s1",
+            )
+        ],
+    )
+    first, _, plain, freeze, result = stored
+    tenant.register_decision(
+        DecisionRecord(
+            decision_id="D-1",
+            agent="a1",
+            text="Use Postgres 17 for the orders database.",
+            source_event=first.id,
+        )
+    )
+    tenant.record_decision(
+        "a1", key="orders.db", text="Use Postgres 17.", source="tool", decision_id="DEC-90"
+    )
+    now = tenant.supersede_with("a1", "D-1", text="Use Postgres 18 for the orders database.")
+    tenant.record_decision("a1", key="orders.db", text="Use Postgres 18.")  # supersedes DEC-90
+    tenant.register_decision(
+        DecisionRecord(
+            decision_id="D-2",
+            agent="a1",
+            text="Freeze the orders database schema until the audit ends.",
+            source_event=freeze.id,
+        )
+    )
+    tenant.retire_decision("a1", "D-2", by="person")
+    vectors = EdgeVectorStore(tmp_path / "shard")
+    try:
+        index = EventIndex(vectors, EMB, count_tokens=words)
+        hits = _gather(index, tenant, "orders database Postgres", upto=result.id, cap=500)
+    finally:
+        vectors.close()
+    by_event = {h.chunk_id: h for h in hits}
+    holds = f"superseded; now {now.decision_id}: Use Postgres 18 for the orders database.]"
+    for e in stored[:2]:  # the source turn, and the turn that quotes it
+        h = by_event[f"ev:{e.id}"]
+        marks, _, text = h.text.rpartition("\n")
+        assert "[decision D-1 no longer holds: " + holds in marks.splitlines(), h.text
+        # It says "use Postgres 17" too, which DEC-90 on orders.db decided.
+        assert "[decision DEC-90 (orders.db) no longer holds" in marks
+        assert text == e.text and h.tokens == words(h.text)
+    recorded = by_event[f"ev:{result.id}"].text
+    assert recorded.startswith("[decision DEC-90 (orders.db) no longer holds: superseded; now P-2")
+    assert by_event[f"ev:{freeze.id}"].text.startswith("[decision D-2 no longer holds: retired]")
+    assert by_event[f"ev:{plain.id}"].text == plain.text  # states no decision: as stored

@@ -279,6 +279,7 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
             lambda: b.supersede_with(AGENT, "D-1", text="b", at=NOW)
         ),
         "retire_decision": lambda b: _refused(lambda: b.retire_decision(AGENT, "D-1", at=NOW)),
+        "accept_proposal": lambda b: _refused(lambda: b.accept_proposal(AGENT, "D-1", at=NOW)),
         "expire_decisions": lambda b: b.expire_decisions(
             AGENT, NOW + timedelta(days=3650), step="wf:w-shared:0:compile"
         ),

@@ -33,7 +33,7 @@ from wakeful.compiler.blocks import (
     Goal,
 )
 from wakeful.compiler.canonical import canonical_json
-from wakeful.compiler.evidence import EVIDENCE_META
+from wakeful.compiler.evidence import EVIDENCE_HASHES_META, EVIDENCE_META
 from wakeful.compiler.intents import Classified, classify_goal
 from wakeful.compiler.ledger import Ledger
 from wakeful.compiler.triggers import firing
@@ -240,7 +240,10 @@ def evidence_event(wake: WakeRef, call_index: int, window: CompiledWindow, at: d
         session_id=wake.session_id,
         wake_id=wake.wake_id,
         event_time=at,
-        meta={EVIDENCE_META: " ".join(window.evidence_blocks)},
+        meta={
+            EVIDENCE_META: " ".join(window.evidence_blocks),
+            EVIDENCE_HASHES_META: " ".join(window.evidence_hashes),
+        },
     )
 
 

@@ -149,6 +149,12 @@ class ToolActivities:
             decision_id=f"DEC-{called.id}",
             source_event=called.id,
         )
+        if rec.proposal_for is not None:  # a person's decision holds the key
+            return False, (
+                f"Recorded {rec.decision_id} under key {rec.key!r} as a proposal: the"
+                f" decision on that key, {rec.proposal_for}, is a person's and holds until a"
+                " person changes it. A person will see your proposal and may accept it."
+            )
         replaced = [
             d.decision_id
             for d in ts.all_decisions(wake.agent)

@@ -4,11 +4,14 @@ wakeful decisions list ops                      live decisions: id, key, source,
 wakeful decisions list ops --all                superseded, retired and expired ones too
 wakeful decisions add ops db.engine "Use Postgres 16." --rationale "..." [--expires 2027-01-01]
 wakeful decisions supersede ops P-1 "Use Postgres 17."   a new decision on P-1's key
-wakeful decisions retire ops P-2                ends a decision without a successor
+wakeful decisions retire ops P-2                ends a decision (or declines a proposal)
+wakeful decisions accept ops DEC-67             takes the model's proposal as your decision
 
 Decisions written here are the ``person``'s (the model's are ``tool``, the promotion rules'
 ``consolidation``). A decision added on a key that has a current decision supersedes it.
-The registry is in every window the agent compiles from then on.
+A person's decision stands until a person changes it: what the model records on its key is
+a proposal, listed here as ``proposed`` (and shown to the model as pending) until a person
+accepts or retires it. The registry is in every window the agent compiles from then on.
 
 Exit codes: 0 done (or listed), 2 misuse (no such agent or decision, a bad key, a decision
 already superseded or retired, an expiry in the past), 3 the database is unreachable.
@@ -51,14 +54,15 @@ def list_(
     ),
     json_out: bool = JSON,
 ) -> None:
-    """The agent's live decisions (with --all, every decision it ever had)."""
+    """The agent's live decisions and pending proposals (with --all, every decision it
+    ever had)."""
     ts = _tenant(agent)
     now = datetime.now(UTC)
     # Oldest first (ids sort as text: P-10 would come before P-2).
     entries = sorted(ts.all_decisions(agent), key=lambda d: (d.created_at or now, d.decision_id))
     rows = [_row(d, now) for d in entries]
     if not all_:
-        rows = [r for r in rows if r["status"] == "live"]
+        rows = [r for r in rows if r["status"] in ("live", "proposed")]
     if json_out:
         emit_json(rows)
         return
@@ -87,15 +91,12 @@ def add(
     json_out: bool = JSON,
 ) -> None:
     """Add a decision on KEY; the decision current on KEY (if any) is superseded by it."""
-    from wakeful.decisions import check_key, check_text
-
-    key, text = check_key(key), check_text(text)
-    why = None if rationale is None else check_text(rationale, "rationale")
     now = datetime.now(UTC)
     until = None if expires is None else _expiry(expires, now)
     ts = _tenant(agent)
+    # The store checks the key, the text and the rationale (wakeful.decisions.check_decision).
     rec = ts.record_decision(
-        agent, key=key, text=text, rationale=why, source="person", expires_at=until
+        agent, key=key, text=text, rationale=rationale, source="person", expires_at=until
     )
     _done(ts, agent, rec, now, json_out)
 
@@ -110,13 +111,23 @@ def supersede(
     json_out: bool = JSON,
 ) -> None:
     """Replace a live decision with a new one on its key."""
-    from wakeful.decisions import check_text
-
-    text = check_text(text)
-    why = None if rationale is None else check_text(rationale, "rationale")
     now = datetime.now(UTC)
     ts = _tenant(agent)
-    rec = ts.supersede_with(agent, decision_id, text=text, rationale=why, at=now)
+    rec = ts.supersede_with(agent, decision_id, text=text, rationale=rationale, at=now)
+    _done(ts, agent, rec, now, json_out)
+
+
+@app.command("accept")
+@friendly
+def accept(
+    agent: str = AGENT,
+    decision_id: str = typer.Argument(..., help="The proposal taken (see `list`)."),
+    json_out: bool = JSON,
+) -> None:
+    """Take a proposal as your decision: it replaces the decision it was proposed over."""
+    now = datetime.now(UTC)
+    ts = _tenant(agent)
+    rec = ts.accept_proposal(agent, decision_id, at=now)
     _done(ts, agent, rec, now, json_out)
 
 
@@ -175,10 +186,13 @@ def _row(d: DecisionRecord, now: datetime) -> dict[str, Any]:
         "superseded_by": d.superseded_by,
         "retired_at": d.retired_at,
         "retired_by": d.retired_by,
+        "proposal_for": d.proposal_for,
     }
 
 
 def _state(r: dict[str, Any]) -> str:
+    if r["status"] == "proposed":
+        return f"proposed over {r['proposal_for']}: accept or retire it"
     if r["status"] == "superseded":
         return f"superseded by {r['superseded_by']}"
     if r["status"] == "retired":

@@ -217,4 +217,6 @@ def record(
         ledger=ledger,
         evidence_text=evidence,
         evidence_blocks=tuple(p.block.id for p in layout.evidence) if evidence else (),
+        # The block as given (a collapsed one is placed with its note as text).
+        evidence_hashes=tuple(p.facts.block.hash for p in layout.evidence) if evidence else (),
     )

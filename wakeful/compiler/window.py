@@ -37,3 +37,8 @@ class CompiledWindow(BaseModel):
     evidence_blocks: tuple[str, ...] = Field(
         (), description="Ids of the blocks the evidence was made of, in window order."
     )
+    evidence_hashes: tuple[str, ...] = Field(
+        (),
+        description="The content hash of each of those blocks as its source gave it (same "
+        "order): a later compile leaves out a block only while its content is the same.",
+    )

@@ -24,8 +24,9 @@ a replay rebuilds the same blocks without asking the vector store again.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
@@ -36,7 +37,7 @@ from wakeful.compiler.policy import WindowPolicy
 from wakeful.errors import UserError
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.lexical import Bm25Encoder
-from wakeful.substrate.records import StoredEvent
+from wakeful.substrate.records import EXPIRED_BY, DecisionRecord, StoredEvent
 from wakeful.substrate.retrieval import RetrievalConfig, RetrievalHit, Retriever
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.vectors.base import CollectionSpec, FusionMode, VectorPoint, VectorStore
@@ -264,10 +265,79 @@ class EventIndex:
                 count_tokens=count,
             )
         # Neighbours are read back after the filter above: filter them too.
-        return [h for h in packed if keep(h.chunk_id, h.source_hash, h.text)]
+        kept_hits = [h for h in packed if keep(h.chunk_id, h.source_hash, h.text)]
+        return _mark_ended(kept_hits, ts.all_decisions(agent), count) if kept_hits else []
 
     def close(self) -> None:
         self.vectors.close()
+
+
+def _mark_ended(
+    hits: list[RetrievalHit], decisions: Sequence[DecisionRecord], count: TokenCounter
+) -> list[RetrievalHit]:
+    """The hits, each that states a decision which no longer holds marked with what holds
+    now: a retrieved turn saying "Use Postgres 17" while the registry holds 18 would
+    otherwise read as current. A hit states a decision when it is the decision's source
+    event, names its id ("Recorded DEC-12 ..."), or contains its text. The mark goes first,
+    so a reader meets it before the old words; the hit's tokens are counted again."""
+    by_id = {d.decision_id: d for d in decisions}
+    ended = [
+        d
+        for d in decisions
+        if d.proposal_for is None and (d.superseded_by is not None or d.retired_by is not None)
+    ]
+    if not ended:
+        return hits
+    out = []
+    for h in hits:
+        event = event_id_of(h.chunk_id)
+        said = _folded(h.text)
+        marks = [
+            _ended_note(d, by_id)
+            for d in ended
+            if (event is not None and d.source_event == event)
+            or re.search(rf"(?<![\w-]){re.escape(d.decision_id)}(?![\w-])", h.text)
+            or _states(said, d.text)
+        ]
+        if marks:
+            text = "\n".join(marks) + "\n" + h.text
+            h = h.model_copy(update={"text": text, "tokens": count(text)})
+        out.append(h)
+    return out
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+# Shorter decision texts ("Yes.") would be found in unrelated turns.
+_MIN_STATED = 12
+
+
+def _states(folded_hit: str, decision_text: str) -> bool:
+    core = _folded(decision_text).rstrip(".!;: ")
+    return len(core) >= _MIN_STATED and core in folded_hit
+
+
+def _ended_note(d: DecisionRecord, by_id: Mapping[str, DecisionRecord]) -> str:
+    """``[decision DEC-3 (db.engine) no longer holds: superseded; now P-5: Use Postgres
+    18.]``, following the successors to the one that holds now."""
+    name = f"{d.decision_id}" + (f" ({d.key})" if d.key else "")
+    head = f"[decision {name} no longer holds: "
+    now, seen = d, {d.decision_id}
+    while now.superseded_by is not None and now.superseded_by in by_id:
+        now = by_id[now.superseded_by]
+        if now.decision_id in seen:  # a cycle would be a corrupt registry: stop at it
+            break
+        seen.add(now.decision_id)
+    if now is d:
+        if d.superseded_by is not None:
+            return head + f"superseded by {d.superseded_by}]"
+        expired = d.retired_by is not None and d.retired_by.startswith(EXPIRED_BY)
+        return head + ("expired]" if expired else "retired]")
+    if now.superseded_by is None and now.retired_by is None:
+        return head + f"superseded; now {now.decision_id}: {now.text}]"
+    return head + f"superseded by {d.superseded_by}, since ended too]"
 
 
 def _present(blocks: Iterable[Block]) -> tuple[set[int], set[str]]:

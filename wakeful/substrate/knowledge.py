@@ -129,12 +129,15 @@ class KnowledgeRepo(TenantRepo):
         )
 
     def live_decisions(
-        self, agent: str, at: datetime, *, revision: int | None = None
+        self, agent: str, at: datetime, *, revision: int | None = None, proposals: bool = False
     ) -> list[DecisionRecord]:
-        """Decisions live at ``at``: not expired, superseded or retired (as of ``revision``)."""
+        """Decisions live at ``at``: not expired, superseded or retired (as of ``revision``);
+        with ``proposals``, the pending proposals too (``proposal_for`` set), which are
+        never live decisions themselves."""
         params = {"tenant": self.tenant, "agent": agent, "at": at, "rev": revision}
         q = _LIVE_DECISIONS if revision is None else _DECISIONS_AT_REVISION
-        return [_decision(r._mapping) for r in self.conn.execute(q, params)]
+        rows = [_decision(r._mapping) for r in self.conn.execute(q, params)]
+        return rows if proposals else [d for d in rows if d.proposal_for is None]
 
     # --- memories -----------------------------------------------------------------------
 

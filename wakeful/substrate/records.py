@@ -168,8 +168,13 @@ class DecisionRecord(BaseModel):
     source: DecisionSource = "consolidation"
     retired_at: datetime | None = None
     retired_by: str | None = None
+    # A proposal: the person's decision it would replace. A person's decision stands until
+    # a person changes it, so the model's decision on its key waits for one (never live).
+    proposal_for: str | None = None
 
-    def status(self, at: datetime) -> Literal["live", "superseded", "retired", "expired"]:
+    def status(
+        self, at: datetime
+    ) -> Literal["live", "proposed", "superseded", "retired", "expired"]:
         """Where the decision stands at ``at`` (an announced expiry is ``expired`` too)."""
         if self.superseded_by is not None:
             return "superseded"
@@ -179,7 +184,7 @@ class DecisionRecord(BaseModel):
             return "retired"
         if self.expires_at is not None and self.expires_at <= at:
             return "expired"
-        return "live"
+        return "live" if self.proposal_for is None else "proposed"
 
 
 # ``retired_by`` of a decision the compile retired at its expiry: "expired@<compile step>".

@@ -6,6 +6,10 @@ revision first: that holds the agent's row lock until commit, so two writers on 
 serialised — the second sees the first's decision live and supersedes it, never both live
 at once.
 
+A person's decision stands until a person changes it: the model's (or consolidation's)
+decision on its key is stored as a proposal (``proposal_for``), never live, which a person
+accepts (:meth:`RegistryRepo.accept_proposal`) or retires.
+
 Nothing is deleted or overwritten: a superseded decision points at its successor, a retired
 one says by whom and when, and an expired one is retired by the compile that first saw it
 past its expiry (``retired_by = "expired@<compile step>"``), which names it in its ledger.
@@ -15,13 +19,15 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 from sqlalchemy import Connection, and_, bindparam, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
+from wakeful.decisions import check_decision, check_decision_id
 from wakeful.errors import UserError
 from wakeful.substrate import schema as t
+from wakeful.substrate.agents_repo import AgentsRepo
 from wakeful.substrate.records import EXPIRED_BY, DecisionRecord, DecisionSource
 from wakeful.substrate.revisions import bump_revision
 from wakeful.substrate.tenant_repo import TenantRepo
@@ -38,6 +44,7 @@ __all__ = [
 # The ledger entry of a compile that retired decisions at their expiry.
 EXPIRED_ENTRY = "registry.expired"
 
+_SOURCES: tuple[str, ...] = get_args(DecisionSource)
 _PERSON_ID = re.compile(r"^P-(\d+)$")
 _d = t.decisions.c
 
@@ -79,11 +86,21 @@ class RegistryRepo(TenantRepo):
         With ``decision_id`` the write is idempotent: a retry finds the decision written and
         changes nothing (its first write already superseded the old one). Without, the id is
         the agent's next ``P-<n>``.
+
+        What it may say is checked here (:func:`wakeful.decisions.check_decision`), for
+        every writer alike, and the agent must exist: a bad write is one line naming what
+        was wrong, and nothing is written.
         """
+        key, text, rationale = check_decision(key, text, rationale)
+        if decision_id is not None:
+            check_decision_id(decision_id)
+        if source not in _SOURCES:
+            raise UserError(f"decision source {source!r} is not one of {', '.join(_SOURCES)}")
         if decision_id is not None:  # a retry returns before it moves the revision
             done = decision_row(self.conn, self.tenant, agent, decision_id)
             if done is not None:
                 return _record(done)
+        AgentsRepo(self.conn, self.tenant).get_agent(agent)  # an unknown agent: one line
         rev = bump_revision(self.conn, self.tenant, agent)  # the agent's lock: writers queue
         if decision_id is None:
             decision_id = _next_person_id(self.conn, self.tenant, agent)
@@ -91,6 +108,18 @@ class RegistryRepo(TenantRepo):
             done = decision_row(self.conn, self.tenant, agent, decision_id)
             if done is not None:
                 return _record(done)
+        on_key = or_(_d.key == key, _d.decision_id == (replaces or decision_id))
+        current = and_(_d.superseded_by.is_(None), _d.retired_at.is_(None))
+        # A person's decision stands until a person changes it: another writer's decision
+        # on its key is a proposal (named after it), and the person's entry stays live.
+        person = None
+        if source != "person":
+            person = self.conn.execute(
+                select(_d.decision_id)
+                .where(_d.tenant == self.tenant, _d.agent == agent, on_key, current)
+                .where(_d.proposal_for.is_(None), _d.source == "person")
+                .order_by(_BY_ID)
+            ).scalar()
         self.conn.execute(
             insert(t.decisions).values(
                 tenant=self.tenant,
@@ -103,15 +132,19 @@ class RegistryRepo(TenantRepo):
                 source_event=source_event,
                 expires_at=expires_at,
                 recorded_rev=rev,
+                proposal_for=person,
             )
         )
+        # What this decision replaces: for a proposal, the earlier proposals on the key (a
+        # newer one stands for them); otherwise everything current on it, proposals too (a
+        # person's decision on the key settles them).
+        replaced = update(t.decisions).where(_d.tenant == self.tenant, _d.agent == agent)
+        if person is not None:
+            replaced = replaced.where(_d.proposal_for.is_not(None))
         self.conn.execute(
-            update(t.decisions)
-            .where(_d.tenant == self.tenant, _d.agent == agent)
-            .where(or_(_d.key == key, _d.decision_id == (replaces or decision_id)))
-            .where(_d.decision_id != decision_id)
-            .where(_d.superseded_by.is_(None), _d.retired_at.is_(None))
-            .values(superseded_by=decision_id, superseded_rev=rev)
+            replaced.where(on_key, current, _d.decision_id != decision_id).values(
+                superseded_by=decision_id, superseded_rev=rev
+            )
         )
         row = decision_row(self.conn, self.tenant, agent, decision_id)
         assert row is not None
@@ -140,6 +173,27 @@ class RegistryRepo(TenantRepo):
             replaces=old.decision_id,
         )
 
+    def accept_proposal(
+        self, agent: str, decision_id: str, *, at: datetime | None = None
+    ) -> DecisionRecord:
+        """A person takes a proposal (current at ``at``, default now) as their decision:
+        a person's decision with its key, text and rationale, which supersedes the
+        decision it was proposed over and the proposal itself."""
+        proposal = self.decision(agent, decision_id)
+        when = at or datetime.now(UTC)
+        if proposal.status(when) != "proposed":
+            _require_current(proposal, when)  # names what it is instead
+            raise UserError(f"decision {decision_id!r} is live, not a proposal; nothing to accept")
+        assert proposal.key is not None  # proposals are made on a key
+        return self.record_decision(
+            agent,
+            key=proposal.key,
+            text=proposal.text,
+            rationale=proposal.rationale,
+            source="person",
+            replaces=proposal.decision_id,
+        )
+
     def retire_decision(
         self, agent: str, decision_id: str, *, by: str = "person", at: datetime | None = None
     ) -> DecisionRecord:
@@ -150,7 +204,7 @@ class RegistryRepo(TenantRepo):
         if row is None:
             self.decision(agent, decision_id)  # raises, naming it
         assert row is not None
-        _require_current(_record(row), at)
+        _require_current(_record(row), at, proposal=True)  # a proposal declined, too
         self.conn.execute(
             update(t.decisions)
             .where(_d.tenant == self.tenant, _d.agent == agent, _d.decision_id == decision_id)
@@ -198,11 +252,16 @@ _EXPIRE = (
 )
 
 
-def _require_current(d: DecisionRecord, at: datetime) -> None:
+def _require_current(d: DecisionRecord, at: datetime, *, proposal: bool = False) -> None:
     state = d.status(at)
     if state == "superseded":
         raise UserError(f"decision {d.decision_id!r} is already superseded by {d.superseded_by!r}")
-    if state != "live":
+    if state == "proposed" and not proposal:
+        raise UserError(
+            f"decision {d.decision_id!r} is a proposal over {d.proposal_for!r}, not a live"
+            f" decision; accept it (`wakeful decisions accept`) or retire it"
+        )
+    if state not in ("live", "proposed"):
         raise UserError(f"decision {d.decision_id!r} is already {state}")
 
 
@@ -247,4 +306,10 @@ def registry_line(d: DecisionRecord) -> str:
     rationale after. Decisions without either render as they always have."""
     key = f"{d.key}: " if d.key else ""
     why = f" (why: {d.rationale})" if d.rationale else ""
-    return f"[{d.decision_id}] {key}{d.text}{why}"
+    pending = (
+        f" (proposed, pending a person: {d.proposal_for} is a person's decision and holds"
+        " until a person accepts this)"
+        if d.proposal_for
+        else ""
+    )
+    return f"[{d.decision_id}] {key}{d.text}{why}{pending}"

@@ -189,6 +189,9 @@ decisions = Table(
     Column("retired_at", DateTime(timezone=True)),
     Column("retired_by", Text),
     Column("retired_rev", BigInteger),
+    # A proposal: a decision the model (or consolidation) made on a key a person decided.
+    # Never live; it names the person's decision it would replace (see registry_repo).
+    Column("proposal_for", Text),
     PrimaryKeyConstraint("tenant", "agent", "decision_id"),
     Index("ix_decisions_key", "tenant", "agent", "key"),
 )

@@ -13,7 +13,7 @@ that the history a window begins with — the provider's cached prefix — stays
 from __future__ import annotations
 
 from wakeful.compiler.blocks import CAPPED_META, Block, BlockKind, Role
-from wakeful.compiler.evidence import EVIDENCE_META
+from wakeful.compiler.evidence import EVIDENCE_HASHES_META, EVIDENCE_META
 from wakeful.substrate.records import StoredEvent
 
 RECENT_LIMIT = 200  # raw events a snapshot loads at least (when there are that many)
@@ -53,7 +53,10 @@ def _block_meta(e: StoredEvent) -> dict[str, str]:
     # the one message it was (``compiler.render.base``). A wake's recorded evidence lists
     # the blocks it holds (``compiler.evidence``).
     if e.kind == "evidence":
-        return {EVIDENCE_META: e.meta.get(EVIDENCE_META, "")}
+        held = {EVIDENCE_META: e.meta.get(EVIDENCE_META, "")}
+        if EVIDENCE_HASHES_META in e.meta:  # recorded since content hashes were kept
+            held[EVIDENCE_HASHES_META] = e.meta[EVIDENCE_HASHES_META]
+        return held
     if e.kind == "tool_result" and CAPPED_META in e.meta:  # shown in part: read_result
         return {CAPPED_META: e.meta[CAPPED_META]}
     return {"reply": e.meta["reply"]} if "reply" in e.meta else {}

@@ -169,6 +169,8 @@ class _Builtin:
 
 
 def _decisions(ctx: SourceContext) -> list[Block]:
+    # Pending proposals too, each saying it is one: the model sees that what it recorded
+    # over a person's decision waits for that person, and that the person's holds.
     return [
         Block(
             id=f"decision:{d.decision_id}",
@@ -176,10 +178,12 @@ def _decisions(ctx: SourceContext) -> list[Block]:
             text=registry_line(d),
             source=f"decisions:{d.decision_id}",
             seq=d.source_event or 0,
-            load_bearing=True,
+            load_bearing=d.proposal_for is None,
             importance=1.0,
         )
-        for d in ctx.store.live_decisions(ctx.agent, ctx.as_of, revision=ctx.revision)
+        for d in ctx.store.live_decisions(
+            ctx.agent, ctx.as_of, revision=ctx.revision, proposals=True
+        )
     ]
 
 

@@ -184,6 +184,7 @@ class TenantStore:
     record_decision = _one_shot(lambda u: u.registry, RegistryRepo.record_decision)
     supersede_with = _one_shot(lambda u: u.registry, RegistryRepo.supersede_with)
     retire_decision = _one_shot(lambda u: u.registry, RegistryRepo.retire_decision)
+    accept_proposal = _one_shot(lambda u: u.registry, RegistryRepo.accept_proposal)
     expire_decisions = _one_shot(lambda u: u.registry, RegistryRepo.expire_decisions)
 
     # --- consolidation ------------------------------------------------------------------

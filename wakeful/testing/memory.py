@@ -309,13 +309,16 @@ class MemoryStore:
             row.ended = rev
 
     def live_decisions(
-        self, agent: str, at: datetime, *, revision: int | None = None
+        self, agent: str, at: datetime, *, revision: int | None = None, proposals: bool = False
     ) -> list[DecisionRecord]:
-        """Decisions live at ``at``: not expired, superseded or retired (as of ``revision``)."""
+        """Decisions live at ``at``: not expired, superseded or retired (as of ``revision``);
+        with ``proposals``, the pending proposals too."""
         out = []
         for _, row in sorted(self._of(agent).decisions.items()):
             d = row.record
             if d.expires_at is not None and d.expires_at <= at:
+                continue
+            if d.proposal_for is not None and not proposals:
                 continue
             if revision is None:
                 live = (

@@ -716,6 +716,7 @@ def knowledge_page(v: data.KnowledgeView) -> str:
                 d.source_event if d.source_event is not None else "–",
                 _when(d.created_at), _when(d.expires_at) or "never",
                 _state((d.superseded_by is not None, f"superseded by {d.superseded_by}"),
+                       (d.status(v.now) == "proposed", f"proposed over {d.proposal_for}"),
                        (d.status(v.now) == "retired", f"retired by {d.retired_by}"),
                        (_expired(d.expires_at, v.now), "expired")),
             )
