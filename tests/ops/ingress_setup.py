@@ -1,12 +1,14 @@
 """An ingress in front of an agent: its settings, and the live stack a delivery is woken on.
 
-The ingress runs in-process (httpx's ASGI transport); ``LiveIngress`` adds a worker on a
+The ingress runs in-process (httpx's ASGI transport), or served by uvicorn on a real socket
+as ``wakeful ingress serve`` serves it (:func:`served`); ``LiveIngress`` adds a worker on a
 task queue of its own, so a delivery becomes a real wake on the simulator.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import uvicorn
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import running_worker
@@ -26,12 +29,34 @@ from wakeful.idempotency import trigger_key
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
+from wakeful.worker.ingress_server import server_config
 from wakeful.worker.settings import Settings
 
 MakeIngress = Callable[..., httpx.AsyncClient]
 
-# A failure timeout only: a wake on the simulator takes a second or two.
+# Failure timeouts only: a wake on the simulator takes a second or two, a server starts in
+# a fraction of one.
 WAKE_WITHIN_S = 90
+START_WITHIN_S = 30
+
+
+@asynccontextmanager
+async def served(app: Any, host: str = "127.0.0.1", **config: Any) -> AsyncIterator[str]:
+    """``app`` served by uvicorn with the ingress's server configuration (``config``: the
+    keyword arguments of ``server_config``) on a free port of ``host``; yields its base URL."""
+    server = uvicorn.Server(server_config(app, log_level="warning", **config))
+    sock = socket.socket()
+    sock.bind((host, 0))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        async with asyncio.timeout(START_WITHIN_S):
+            while not server.started:  # polled: uvicorn offers no event to wait on
+                await asyncio.sleep(0.01)
+        yield f"http://{host}:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
 
 
 def ingress_settings(agent: Agent, **overrides: Any) -> Settings:

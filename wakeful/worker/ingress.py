@@ -22,6 +22,8 @@ anyway is never buffered:
       large body is cut off too)
 401   signature wrong
 403   the signature is valid under another tenant's secret
+400   the JSON nests deeper than 32 levels of arrays and objects (counted before it is
+      parsed, so no depth exhausts the parser's stack)
 422   body is not UTF-8 JSON (a BOM, UTF-16 or UTF-32 included), holds a lone surrogate, is
       not a valid event (see ``ingress_events``), or has no idempotency key
 404   no such agent in the tenant (only answered to authenticated callers)
@@ -188,7 +190,7 @@ class _Ingress:
                 header_key = sig.message_id  # a Standard Webhooks delivery's webhook-id
             key = idempotency_key(event, header_key)
         except EventError as err:
-            raise _Refused(422, err.code, err.message) from None
+            raise _Refused(err.status, err.code, err.message) from None
         try:
             runtime = await run_in_threadpool(self.runtime_of, tenant, agent)
         except UnknownAgentError:
@@ -313,6 +315,7 @@ _ANSWERS: dict[int | str, dict[str, Any]] = {
     401: {"description": "Missing, malformed, stale or wrong signature."},
     403: {"description": "Signed with another tenant's secret."},
     404: {"description": "No such agent, or an invalid tenant or agent name."},
+    400: {"description": "The JSON nests deeper than 32 levels."},
     409: {"description": "Idempotency key already claimed by a different event."},
     413: {"description": "Body too large."},
     422: {"description": "Not UTF-8 JSON, not a valid event, or no idempotency key."},

@@ -15,14 +15,14 @@ The body is JSON ``{"call_id": "...", "approved": true|false, "reason": "...", "
 404   invalid tenant or agent name, or the agent is not running
 409   no call with that id waits for approval (unknown, decided already or timed out): a
       replayed request inside the window lands here, so it decides nothing twice
-413   body too large; 422 body is not a decision
+400   the JSON nests deeper than 32 levels (counted before it is parsed)
+413   body too large; 422 body is not a decision (not UTF-8 JSON, or not the fields below)
 503   Temporal is unreachable; retry later
 ====  =====================================================================================
 """
 
 from __future__ import annotations
 
-import json
 from typing import Protocol
 
 from fastapi import FastAPI, Request
@@ -42,6 +42,7 @@ from wakeful.worker.ingress_auth import (
     verify_body,
 )
 from wakeful.worker.ingress_body import Refused, check_length, read_body
+from wakeful.worker.ingress_json import TooDeep, loads
 from wakeful.worker.settings import Settings
 
 
@@ -86,7 +87,9 @@ async def _decide(ingress: _Ingress, request: Request, tenant: str, agent: str) 
     except Refused as err:
         return _answer(err.status, err.code, err.message)
     try:
-        decision = ApprovalDecision.model_validate(json.loads(body))
+        decision = ApprovalDecision.model_validate(loads(body.decode("utf-8")))
+    except TooDeep as err:
+        return _answer(400, "too_deep", str(err))
     except (ValueError, ValidationError):  # JSONDecodeError and UnicodeDecodeError too
         return _answer(
             422,
