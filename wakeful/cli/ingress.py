@@ -93,7 +93,12 @@ def serve(
         f"ingress listening on http://{shown}:{port} (tenants: {', '.join(tenants) or 'none'};"
         f" task queue {s.task_queue!r})"
     )
-    config = server_config(app_, log_level=log_level)  # read deadline, connection limits
+    config = server_config(  # read deadlines, connection limits
+        app_,
+        log_level=log_level,
+        header_timeout_s=s.ingress_header_timeout_s,
+        max_connections_per_client=s.ingress_max_connections_per_client,
+    )
     try:
         run_server(config, sock, "ingress")
     finally:

@@ -240,6 +240,22 @@ class Settings(BaseSettings):
     )
     ingress_host: str = Field("127.0.0.1", description="Address the ingress binds.")
     ingress_port: int = Field(8080, ge=1, le=65535, description="Port the ingress binds.")
+    ingress_header_timeout_s: float = Field(
+        5.0,
+        gt=0,
+        le=3600,
+        description="Seconds a connection to the ingress has to send a request's line and "
+        "headers (from opening, or from the first byte of the next request on a kept-alive "
+        "connection); an idle or trickling connection is closed then.",
+    )
+    ingress_max_connections_per_client: int = Field(
+        32,
+        ge=0,
+        description="Connections one client address may hold open to the ingress at once; "
+        "more are closed as they open, so one client cannot take every connection slot. 0: "
+        "no per-client limit (behind a reverse proxy, where every client is the proxy's "
+        "address, limit clients at the proxy instead).",
+    )
 
     # --- telemetry ------------------------------------------------------------------
     # The standard OTEL_* variables are read too (the WAKEFUL_OTEL_* name wins). By default
