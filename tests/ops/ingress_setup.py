@@ -21,7 +21,15 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import running_worker
 from tests.ops.hooks import post
-from tests.ops.webhook_secrets import OTHER_SECRET, OTHER_TENANT, SECRET
+from tests.ops.webhook_secrets import (
+    APPROVER,
+    APPROVER_TOKEN,
+    OTHER_APPROVER,
+    OTHER_APPROVER_TOKEN,
+    OTHER_SECRET,
+    OTHER_TENANT,
+    SECRET,
+)
 from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger, WakeResult
@@ -60,11 +68,14 @@ async def served(app: Any, host: str = "127.0.0.1", **config: Any) -> AsyncItera
 
 
 def ingress_settings(agent: Agent, **overrides: Any) -> Settings:
-    """The agent's tenant is the default tenant; ``acme`` is another tenant with its own secret."""
+    """The agent's tenant is the default tenant; ``acme`` is another tenant with its own
+    secret. Each has one approver."""
     values: dict[str, Any] = {
         "tenant": agent.tenant,
         "webhook_secret": SECRET,
         "webhook_tenant_secrets": {OTHER_TENANT: OTHER_SECRET},
+        "approval_tokens": {APPROVER: APPROVER_TOKEN},
+        "approval_tenant_tokens": {OTHER_TENANT: {OTHER_APPROVER: OTHER_APPROVER_TOKEN}},
         "webhook_max_body_bytes": 4096,
         "task_queue": f"q-{uuid.uuid4().hex[:8]}",
     }

@@ -2,7 +2,8 @@
 
 Python's json parser recurses once per level, so ``[[[[...]]]]`` a few thousand levels deep
 exhausts the stack; the ingress counts the depth before parsing instead of answering 500.
-Sent as the attack sent it: signed, to uvicorn on a real socket.
+Sent as the attack sent it, to uvicorn on a real socket: a signed delivery, and an
+approval with an approver's token.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 
 from tests.ops.hooks import post
 from tests.ops.ingress_setup import ingress_settings
+from tests.ops.webhook_secrets import APPROVER_TOKEN
 from wakeful.agents import Agent
 from wakeful.worker.ingress_json import MAX_JSON_DEPTH, TooDeep, check_depth
 
@@ -46,7 +48,8 @@ async def test_a_deeply_nested_approval_is_400(
     serve_ingress: ServeIngress, agent: Agent, body: bytes
 ) -> None:
     ingress = await serve_ingress(ingress_settings(agent))
-    _one_line_400(await post(ingress, f"/approvals/{agent.name}", body))
+    headers = {"Authorization": f"Bearer {APPROVER_TOKEN}"}  # an approver's, as it must be
+    _one_line_400(await ingress.post(f"/approvals/{agent.name}", content=body, headers=headers))
 
 
 @pytest.mark.parametrize(

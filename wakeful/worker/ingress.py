@@ -7,6 +7,9 @@ Routes:
 * ``POST /hooks/{tenant}/{agent}`` — a delivery for another tenant, signed with that
   tenant's entry in ``WAKEFUL_WEBHOOK_TENANT_SECRETS``. The tenant is part of the URL (not
   a header) so a sender is configured with one URL and one secret and nothing else;
+* ``POST /approvals/{agent}`` and ``/approvals/{tenant}/{agent}`` — an approver's decision
+  on a waiting tool call, with a token of its own, never the webhook secret
+  (``ingress_approvals``);
 * ``GET /healthz`` — the process is up; ``GET /readyz`` — Postgres and Temporal answer.
 
 Every delivery is checked in this order, and the first failure answers. Everything before
@@ -76,6 +79,7 @@ from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.substrate.store import Store
 from wakeful.worker.client import deliver
 from wakeful.worker.ingress_approvals import add_approval_routes
+from wakeful.worker.ingress_approvers import Approvers
 from wakeful.worker.ingress_auth import (
     SIGNATURE_HEADER,
     STANDARD_HEADERS,
@@ -134,6 +138,7 @@ class _Ingress:
     ) -> None:
         self.settings = settings
         self.secrets = TenantSecrets.from_settings(settings)
+        self.approvers = Approvers.from_settings(settings)
         self.store = store
         self.redaction = redaction
         self.clock = clock
@@ -382,7 +387,7 @@ def create_app(
         """Deliver an event to an agent of the named tenant."""
         return await guarded(request, tenant, agent)
 
-    add_approval_routes(app, ingress, settings.tenant)  # signed decisions on waiting calls
+    add_approval_routes(app, ingress, settings.tenant)  # approvers' decisions on waiting calls
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
