@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from typing import Any
 
 __all__ = ["MAX_JSON_DEPTH", "TooDeep", "check_depth", "loads"]
 
 MAX_JSON_DEPTH = 32
-# A JSON string (escapes included) or one bracket: what the depth count has to tell apart.
-_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+# A JSON string, escapes included: its brackets are text, not nesting.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 class TooDeep(ValueError):
@@ -30,19 +33,15 @@ class TooDeep(ValueError):
 
 def check_depth(text: str, limit: int = MAX_JSON_DEPTH) -> None:
     """Raise :class:`TooDeep` if the JSON ``text`` opens more than ``limit`` arrays or
-    objects inside one another. Brackets inside strings do not count; the scan stops at the
-    first level past the limit, so a hostile body costs a few dozen steps."""
+    objects inside one another. Brackets inside strings do not count. Strings and other
+    characters are dropped by regular expressions and the brackets summed by iterators, all
+    in C rather than a Python step per character: a 256 KB body full of brackets takes tens
+    of milliseconds, a few times what parsing it takes."""
     if text.count("[") + text.count("{") <= limit:
         return  # it cannot nest deeper than it has brackets
-    depth = 0
-    for match in _STRING_OR_BRACKET.finditer(text):
-        token = match.group()
-        if token in ("[", "{"):
-            depth += 1
-            if depth > limit:
-                raise TooDeep(limit)
-        elif token in ("]", "}"):
-            depth -= 1
+    brackets = _NOT_BRACKETS.sub("", _STRING.sub("", text))
+    if max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit:
+        raise TooDeep(limit)
 
 
 def loads(text: str, **kwargs: Any) -> Any:
