@@ -7,7 +7,8 @@ the real Temporal dev server; a worker joins only in the tests that need a wake 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import fresh_demo_agent
 from tests.ops.cli_env import clear_wakeful_env, make_env
-from tests.ops.ingress_setup import LiveIngress, MakeIngress
+from tests.ops.ingress_setup import LiveIngress, MakeIngress, served
 from tests.ops.pg_stack import stoppable_postgres
 from wakeful.agents import Agent
 from wakeful.substrate.store import Store
@@ -55,6 +56,27 @@ async def make_ingress(
     yield make
     for client in opened:
         await client.aclose()
+
+
+@pytest.fixture
+async def serve_ingress(
+    temporal_dev: WorkflowEnvironment, store: Store
+) -> AsyncIterator[Callable[..., Awaitable[httpx.AsyncClient]]]:
+    """Serve an ingress for given settings with uvicorn on a real socket, as ``wakeful
+    ingress serve`` does (keyword arguments: ``server_config``'s); answers a client of it.
+    Every server is stopped after the test."""
+
+    async def client_factory() -> Client:
+        return temporal_dev.client
+
+    async with AsyncExitStack() as stack:
+
+        async def serve(settings: Settings, **config: Any) -> httpx.AsyncClient:
+            app = create_app(settings, client_factory, store)
+            url = await stack.enter_async_context(served(app, **config))
+            return await stack.enter_async_context(httpx.AsyncClient(base_url=url))
+
+        yield serve
 
 
 @pytest.fixture

@@ -11,8 +11,10 @@ from tests.ops.module_exports import listed_exports
 MODULES = [
     "wakeful.redaction",
     "wakeful.worker.ingress",
+    "wakeful.worker.ingress_approvers",
     "wakeful.worker.ingress_auth",
     "wakeful.worker.ingress_events",
+    "wakeful.worker.ingress_json",
     "wakeful.worker.ingress_receipts",
     "wakeful.worker.ingress_probe",
 ]

@@ -1,8 +1,14 @@
-"""``wakeful approvals list`` and ``wakeful approve``: decide tool calls that wait for a person.
+"""``wakeful approvals list``, ``wakeful approve`` and ``wakeful approvals token``: decide tool
+calls that wait for a person.
 
 A tool marked ``requires_approval`` pauses its wake until someone decides. The agent's
 workflow knows which calls wait (its ``approvals`` query); the arguments are read from the
 transcript in the substrate, shown as a short preview and a hash.
+
+``wakeful approve`` decides with the Temporal access of whoever runs it, so ``--by`` is
+recorded as given. Over HTTP (the ingress's ``POST /approvals/...``) an approver is named by
+a token of its own, which ``wakeful approvals token NAME`` makes: the decision is recorded
+as that approver's, whatever the request says.
 
 Exit codes: 0 decided (or listed), 2 misuse (no such agent, no call with that id waiting:
 unknown, decided already or timed out), 3 a server is unreachable or no worker polls the
@@ -14,11 +20,13 @@ from __future__ import annotations
 import asyncio
 import getpass
 import hashlib
+import json
+import secrets
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from wakeful.cli.common import JSON, emit_json, endpoints, friendly, settings
+from wakeful.cli.common import JSON, emit_json, endpoints, friendly, progress, settings
 
 # The contracts, the substrate and Temporal are imported inside the commands that use them,
 # so `wakeful --help` loads none of them.
@@ -91,13 +99,47 @@ def _row(ts: TenantStore, agent: str, p: PendingApproval) -> dict[str, Any]:
     }
 
 
+@app.command("token")
+@friendly
+def token(
+    name: str = typer.Argument(..., help="The approver's name, recorded with each decision."),
+    tenant: str | None = typer.Option(
+        None, "--tenant", help="An approver of this tenant (default: WAKEFUL_TENANT)."
+    ),
+) -> None:
+    """A new approver token for ``POST /approvals/...`` on the ingress, as the JSON to add to
+    WAKEFUL_APPROVAL_TOKENS (or, with --tenant, WAKEFUL_APPROVAL_TENANT_TOKENS)."""
+    from wakeful.errors import ConfigError
+    from wakeful.names import check_tenant
+    from wakeful.worker.settings import APPROVER_RULE, is_approver_name
+
+    if not is_approver_name(name):
+        raise ConfigError(f"approver name {name[:80]!r} is invalid: use {APPROVER_RULE}")
+    secret = secrets.token_hex(32)  # 64 characters: over MIN_APPROVAL_TOKEN_CHARS
+    if tenant is None:
+        typer.echo(json.dumps({name: secret}))
+        variable = "WAKEFUL_APPROVAL_TOKENS"
+    else:
+        typer.echo(json.dumps({check_tenant(tenant, "--tenant"): {name: secret}}))
+        variable = "WAKEFUL_APPROVAL_TENANT_TOKENS"
+    progress(
+        f"add this entry to the ingress's {variable}; {name} sends it as "
+        "'Authorization: Bearer <token>' to POST /approvals/..."
+    )
+
+
 @friendly
 def approve(
     agent: str = typer.Argument(..., help="Agent name."),
     call_id: str = typer.Argument(..., help="The waiting tool call (`wakeful approvals list`)."),
     deny: bool = typer.Option(False, "--deny", help="Deny the call: the tool does not run."),
     reason: str = typer.Option("", "--reason", help="Why (the model reads it on a denial)."),
-    by: str | None = typer.Option(None, "--by", help="Who decides (default: the OS user)."),
+    by: str | None = typer.Option(
+        None,
+        "--by",
+        help="Who decides (default: the OS user); recorded as given, as this command acts "
+        "with your Temporal access.",
+    ),
 ) -> None:
     """Approve a tool call waiting for a person (or deny it with --deny --reason ...).
 

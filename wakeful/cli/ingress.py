@@ -55,7 +55,8 @@ def serve(
     ),
     log_level: str = typer.Option("info", help="uvicorn log level."),
 ) -> None:
-    """Serve POST /hooks/{agent} and /hooks/{tenant}/{agent}, /healthz and /readyz.
+    """Serve POST /hooks/{agent} and /hooks/{tenant}/{agent}, POST /approvals/{agent} and
+    /approvals/{tenant}/{agent}, /healthz and /readyz.
 
     Uses the configured Postgres and Temporal, or the embedded stack when no URL is set.
     """
@@ -65,6 +66,7 @@ def serve(
     from wakeful.substrate.store import Store
     from wakeful.worker.client import connect
     from wakeful.worker.ingress import create_app
+    from wakeful.worker.ingress_approvers import Approvers
     from wakeful.worker.ingress_auth import TenantSecrets
     from wakeful.worker.ingress_server import server_config
 
@@ -79,6 +81,9 @@ def serve(
             "warning: no webhook secret is configured (WAKEFUL_WEBHOOK_SECRET, "
             "WAKEFUL_WEBHOOK_TENANT_SECRETS): every delivery will be refused with 401"
         )
+    # Approvals need tokens of their own (`wakeful approvals token NAME`); without any, every
+    # POST /approvals/... is refused with 401, which the listening line says.
+    approving = Approvers.from_settings(s).tenants
     ep = endpoints(s, create=True)
     store = Store.connect(ep.database_url)
 
@@ -91,9 +96,15 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     progress(
         f"ingress listening on http://{shown}:{port} (tenants: {', '.join(tenants) or 'none'};"
+        f" approvals for: {', '.join(approving) or 'none (WAKEFUL_APPROVAL_TOKENS)'};"
         f" task queue {s.task_queue!r})"
     )
-    config = server_config(app_, log_level=log_level)  # read deadline, connection limits
+    config = server_config(  # read deadlines, connection limits
+        app_,
+        log_level=log_level,
+        header_timeout_s=s.ingress_header_timeout_s,
+        max_connections_per_client=s.ingress_max_connections_per_client,
+    )
     try:
         run_server(config, sock, "ingress")
     finally:

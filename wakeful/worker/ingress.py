@@ -7,6 +7,9 @@ Routes:
 * ``POST /hooks/{tenant}/{agent}`` — a delivery for another tenant, signed with that
   tenant's entry in ``WAKEFUL_WEBHOOK_TENANT_SECRETS``. The tenant is part of the URL (not
   a header) so a sender is configured with one URL and one secret and nothing else;
+* ``POST /approvals/{agent}`` and ``/approvals/{tenant}/{agent}`` — an approver's decision
+  on a waiting tool call, with a token of its own, never the webhook secret
+  (``ingress_approvals``);
 * ``GET /healthz`` — the process is up; ``GET /readyz`` — Postgres and Temporal answer.
 
 Every delivery is checked in this order, and the first failure answers. Everything before
@@ -22,6 +25,8 @@ anyway is never buffered:
       large body is cut off too)
 401   signature wrong
 403   the signature is valid under another tenant's secret
+400   the JSON nests deeper than 32 levels of arrays and objects (counted before it is
+      parsed, so no depth exhausts the parser's stack)
 422   body is not UTF-8 JSON (a BOM, UTF-16 or UTF-32 included), holds a lone surrogate, is
       not a valid event (see ``ingress_events``), or has no idempotency key
 404   no such agent in the tenant (only answered to authenticated callers)
@@ -74,6 +79,7 @@ from wakeful.redaction import RedactionPolicy, default_policy
 from wakeful.substrate.store import Store
 from wakeful.worker.client import deliver
 from wakeful.worker.ingress_approvals import add_approval_routes
+from wakeful.worker.ingress_approvers import Approvers
 from wakeful.worker.ingress_auth import (
     SIGNATURE_HEADER,
     STANDARD_HEADERS,
@@ -132,6 +138,7 @@ class _Ingress:
     ) -> None:
         self.settings = settings
         self.secrets = TenantSecrets.from_settings(settings)
+        self.approvers = Approvers.from_settings(settings)
         self.store = store
         self.redaction = redaction
         self.clock = clock
@@ -188,7 +195,7 @@ class _Ingress:
                 header_key = sig.message_id  # a Standard Webhooks delivery's webhook-id
             key = idempotency_key(event, header_key)
         except EventError as err:
-            raise _Refused(422, err.code, err.message) from None
+            raise _Refused(err.status, err.code, err.message) from None
         try:
             runtime = await run_in_threadpool(self.runtime_of, tenant, agent)
         except UnknownAgentError:
@@ -313,6 +320,7 @@ _ANSWERS: dict[int | str, dict[str, Any]] = {
     401: {"description": "Missing, malformed, stale or wrong signature."},
     403: {"description": "Signed with another tenant's secret."},
     404: {"description": "No such agent, or an invalid tenant or agent name."},
+    400: {"description": "The JSON nests deeper than 32 levels."},
     409: {"description": "Idempotency key already claimed by a different event."},
     413: {"description": "Body too large."},
     422: {"description": "Not UTF-8 JSON, not a valid event, or no idempotency key."},
@@ -379,7 +387,7 @@ def create_app(
         """Deliver an event to an agent of the named tenant."""
         return await guarded(request, tenant, agent)
 
-    add_approval_routes(app, ingress, settings.tenant)  # signed decisions on waiting calls
+    add_approval_routes(app, ingress, settings.tenant)  # approvers' decisions on waiting calls
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

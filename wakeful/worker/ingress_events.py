@@ -43,6 +43,7 @@ from wakeful.routing import (
     RoutePath,
     routing,
 )
+from wakeful.worker.ingress_json import MAX_JSON_DEPTH, TooDeep, loads
 
 __all__ = [
     "EVENT_SCHEMA",
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-MAX_DEPTH = 32
+MAX_DEPTH = MAX_JSON_DEPTH
 _KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"  # visible ASCII, no spaces
 _TYPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -109,12 +110,14 @@ EVENT_SCHEMA: dict[str, Any] = {
 
 
 class EventError(Exception):
-    """A body that is not a valid event; ``code`` is ``bad_json`` or ``invalid_event``."""
+    """A body that is not a valid event; ``code`` is ``bad_json`` or ``invalid_event``
+    (answered 422), or ``too_deep`` (answered 400, as on every JSON route of the ingress)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, status: int = 422) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.status = status
 
 
 class WebhookEvent(BaseModel):
@@ -157,18 +160,18 @@ def parse_event(body: bytes) -> WebhookEvent:
     """
     document = _utf8(body)
     try:
-        decoded = json.loads(document, parse_constant=_no_constants)
+        decoded = loads(document, parse_constant=_no_constants)
+    except TooDeep as err:
+        raise EventError("too_deep", str(err), status=400) from None
     except (json.JSONDecodeError, ValueError) as err:
         raise EventError(
             "bad_json", f"body is not valid UTF-8 JSON ({_json_reason(err)}); send one JSON object"
         ) from None
-    except RecursionError:
-        raise EventError("bad_json", f"body nests deeper than {MAX_DEPTH} levels") from None
     if not isinstance(decoded, dict):
         raise EventError("invalid_event", f"body must be a JSON object, not {_json_type(decoded)}")
     depth, surrogate_at = _walk(decoded)
-    if depth > MAX_DEPTH:
-        raise EventError("invalid_event", f"body nests deeper than {MAX_DEPTH} levels")
+    if depth > MAX_DEPTH:  # the parse refused deeper bodies; this stays as the walk's bound
+        raise EventError("too_deep", str(TooDeep(MAX_DEPTH)), status=400)
     if surrogate_at is not None:
         raise EventError(
             "invalid_event",

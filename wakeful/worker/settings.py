@@ -20,7 +20,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from wakeful.errors import ConfigError
@@ -34,21 +41,34 @@ if TYPE_CHECKING:
 EMBEDDER_KINDS = ("hashing", "openai", "sentence-transformers", "wordllama")
 
 __all__ = [
+    "APPROVER_RULE",
     "EMBEDDER_KINDS",
     "ENV_PREFIX",
+    "MIN_APPROVAL_TOKEN_CHARS",
     "STATE_DIR_NAME",
     "Settings",
     "env_var_names",
     "find_state_dir",
+    "is_approver_name",
     "load_settings",
     "unknown_env_vars",
 ]
 
 ENV_PREFIX = "WAKEFUL_"
 STATE_DIR_NAME = ".wakeful"
+# Who may approve a waiting tool call over HTTP: a name, and a bearer token of its own.
+APPROVER_RULE = "1-64 characters of A-Z a-z 0-9 _ . @ + -, starting with a letter or digit"
+_APPROVER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
+MIN_APPROVAL_TOKEN_CHARS = 32
+_APPROVAL_TOKEN = re.compile(r"[\x21-\x7e]{32,512}")  # MIN_APPROVAL_TOKEN_CHARS or more
 # WAKEFUL_* names Wakeful reads that are not settings: the agents a container's worker
 # serves (docker-compose, deploy/wakeful.env.example) and the test suite's snapshot switch.
 _NOT_SETTINGS = frozenset({"WAKEFUL_AGENTS", "WAKEFUL_UPDATE_SNAPSHOTS"})
+
+
+def is_approver_name(name: str) -> bool:
+    """Whether ``name`` can name an approver (:data:`APPROVER_RULE`)."""
+    return _APPROVER.fullmatch(name) is not None
 
 
 def _also(field: str, plain: str) -> AliasChoices:
@@ -238,8 +258,36 @@ class Settings(BaseSettings):
         description="How far a signature timestamp may be from now, in seconds; older or "
         "newer deliveries get 401 so a captured request cannot be replayed later.",
     )
+    approval_tokens: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description='Approvers of the default tenant\'s tool calls, as JSON: {"name": "token"}. '
+        "A POST /approvals/... with 'Authorization: Bearer <token>' decides as that name. "
+        f"Each token is {MIN_APPROVAL_TOKEN_CHARS}-512 visible ASCII characters (`openssl "
+        "rand -hex 32`), one per approver, and never a webhook secret. Unset: the ingress refuses "
+        "every approval for the tenant.",
+    )
+    approval_tenant_tokens: dict[str, dict[str, SecretStr]] = Field(
+        default_factory=dict,
+        description='Approvers of other tenants, as JSON: {"tenant": {"name": "token"}}.',
+    )
     ingress_host: str = Field("127.0.0.1", description="Address the ingress binds.")
     ingress_port: int = Field(8080, ge=1, le=65535, description="Port the ingress binds.")
+    ingress_header_timeout_s: float = Field(
+        5.0,
+        gt=0,
+        le=3600,
+        description="Seconds a connection to the ingress has to send a request's line and "
+        "headers (from opening, or from the first byte of the next request on a kept-alive "
+        "connection); an idle or trickling connection is closed then.",
+    )
+    ingress_max_connections_per_client: int = Field(
+        32,
+        ge=0,
+        description="Connections one client address may hold open to the ingress at once; "
+        "more are closed as they open, so one client cannot take every connection slot. 0: "
+        "no per-client limit (behind a reverse proxy, where every client is the proxy's "
+        "address, limit clients at the proxy instead).",
+    )
 
     # --- telemetry ------------------------------------------------------------------
     # The standard OTEL_* variables are read too (the WAKEFUL_OTEL_* name wins). By default
@@ -353,6 +401,52 @@ class Settings(BaseSettings):
         if bad:
             raise ValueError(f"tenant name {bad[0]!r} is invalid: use {NAME_RULE}")
         return value
+
+    @field_validator("approval_tokens")
+    @classmethod
+    def _approvers(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
+        for name, token in value.items():
+            if not is_approver_name(name):
+                raise ValueError(f"approver name {name[:80]!r} is invalid: use {APPROVER_RULE}")
+            if not _APPROVAL_TOKEN.fullmatch(token.get_secret_value()):
+                raise ValueError(
+                    f"the token of approver {name!r} must be {MIN_APPROVAL_TOKEN_CHARS}-512 "
+                    "visible ASCII characters without spaces (e.g. `openssl rand -hex 32`)"
+                )
+        return value
+
+    @field_validator("approval_tenant_tokens")
+    @classmethod
+    def _tenant_approvers(
+        cls, value: dict[str, dict[str, SecretStr]]
+    ) -> dict[str, dict[str, SecretStr]]:
+        bad = sorted(t for t in value if not is_name(t))
+        if bad:
+            raise ValueError(f"tenant name {bad[0]!r} is invalid: use {NAME_RULE}")
+        for approvers in value.values():
+            cls._approvers(approvers)
+        return value
+
+    @model_validator(mode="after")
+    def _approval_tokens_are_their_own(self) -> Settings:
+        # A token names one approver, and is not a credential of anything else: a webhook
+        # sender holding its secret must not be able to approve with it.
+        tokens = [t.get_secret_value() for t in self.approval_tokens.values()] + [
+            t.get_secret_value()
+            for approvers in self.approval_tenant_tokens.values()
+            for t in approvers.values()
+        ]
+        if len(set(tokens)) != len(tokens):
+            raise ValueError("two approvers share a token: give each approver a token of its own")
+        secrets = {s.get_secret_value() for s in self.webhook_tenant_secrets.values()}
+        if self.webhook_secret is not None:
+            secrets.add(self.webhook_secret.get_secret_value())
+        if secrets.intersection(tokens):
+            raise ValueError(
+                "an approval token is also a webhook secret: approvals need a credential of "
+                "their own (e.g. `openssl rand -hex 32`)"
+            )
+        return self
 
     @field_validator("state_dir", "qdrant_path", "policy_dir", "skills_dir")
     @classmethod
