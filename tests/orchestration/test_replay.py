@@ -22,7 +22,11 @@ LocalActivity(5)``, as every worker after a restart did.
 
 ``agent_intent_spend_workflow`` (``python -m tests.histories.record_intent_spend``): a wake
 whose goal a model classified, its cost counted in the wake's spend (patch
-``intent-spend-1``)."""
+``intent-spend-1``).
+
+``agent_typed_answer_workflow`` (``python -m tests.histories.record_typed_answer``): an agent
+with ``output_type`` whose first reply was text, asked again and answering through
+``final_result`` (patch ``typed-answer-1``)."""
 
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ from temporalio.worker import Replayer
 
 from wakeful.worker.codec import ENCODING, ENCODING_Z1, data_converter
 from wakeful.worker.worker import WORKFLOWS
-from wakeful.workflows.cycle import INTENT_SPEND
+from wakeful.workflows.cycle import INTENT_SPEND, TYPED_ANSWER
 from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
@@ -51,6 +55,7 @@ NAMES = (
     "agent_lifecycle_workflow_6",
     "agent_local_timeout_workflow",
     "agent_intent_spend_workflow",
+    "agent_typed_answer_workflow",
 )
 
 
@@ -125,6 +130,20 @@ def _patches(name: str) -> set[str]:
 def test_the_intent_spend_history_takes_its_patch_branch() -> None:
     """A model classified the goal: the wake's spend counted that call."""
     assert INTENT_SPEND in _patches("agent_intent_spend_workflow")
+
+
+def test_the_typed_answer_history_takes_its_patch_branch() -> None:
+    """A text reply did not end the wake: it compiled and called the model again."""
+    name = "agent_typed_answer_workflow"
+    assert TYPED_ANSWER in _patches(name)
+    markers = [
+        json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
+        for e in _history(name).events
+        if e.HasField("marker_recorded_event_attributes")
+        and "data" in e.marker_recorded_event_attributes.details
+    ]
+    compiles = [m for m in markers if m.get("activity_type") == "wakeful.compile"]
+    assert len(compiles) >= 2, markers
 
 
 def test_the_lifecycle_history_covers_the_idle_hours() -> None:
