@@ -153,6 +153,11 @@ class CompileIn(_Msg):
         description="Open the wake first (what start_wake does): sent with a wake's first "
         "compile, which always follows it, so the wake costs one step fewer.",
     )
+    reminder: str | None = Field(
+        None,
+        description="A user turn recorded in the wake before it compiles: what the previous "
+        "reply lacked (an agent with output_type answered in text, not by its answer tool).",
+    )
 
 
 class BreakpointRef(_Msg):
@@ -377,6 +382,9 @@ class WakeResult(_Msg):
     def output_as(self, output_type: type[T]) -> T:
         """The typed answer of an agent with ``output_type``, validated again from
         ``output`` (the output tool's canonical JSON)."""
+        if self.status != "done" and not self.output:
+            why = f": {self.error}" if self.error else ""
+            raise UserError(f"wake {self.number} ended {self.status}, without an answer{why}")
         if self.output_truncated:
             raise UserError(
                 f"the answer of wake {self.number} is longer than a result carries; read it"

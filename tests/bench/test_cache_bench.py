@@ -13,7 +13,10 @@ from benchmarks.cache_bench import run
 from wakeful.cli.main import app
 
 DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "bench" / "locomo-dev.json"
-pytestmark = pytest.mark.skipif(not DATASET.is_file(), reason=f"no LoCoMo file at {DATASET}")
+pytestmark = pytest.mark.skipif(
+    not DATASET.is_file(),
+    reason=f"no LoCoMo file at {DATASET} (benchmark data, kept outside the repository)",
+)
 
 FIELDS = {
     "cost_usd",

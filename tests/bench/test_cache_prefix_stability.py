@@ -28,7 +28,10 @@ from wakeful.tokenizers import BpeCounter
 DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "bench" / "locomo-dev.json"
 
 
-@pytest.mark.skipif(not DATASET.exists(), reason="the LoCoMo file is not here")
+@pytest.mark.skipif(
+    not DATASET.exists(),
+    reason=f"no LoCoMo file at {DATASET} (benchmark data, kept outside the repository)",
+)
 def test_every_call_reads_back_the_whole_previous_request_across_wakes_tools_and_retrieval() -> (
     None
 ):

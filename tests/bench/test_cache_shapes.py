@@ -16,7 +16,10 @@ from wakeful.testing.simulator.tokens import count_tokens
 
 DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "bench" / "locomo-dev.json"
 LOCOMO = [s for s in SHAPES if s != "synthetic"]
-pytestmark = pytest.mark.skipif(not DATASET.is_file(), reason=f"no LoCoMo file at {DATASET}")
+pytestmark = pytest.mark.skipif(
+    not DATASET.is_file(),
+    reason=f"no LoCoMo file at {DATASET} (benchmark data, kept outside the repository)",
+)
 
 
 @pytest.fixture(scope="module")

@@ -11,17 +11,19 @@ from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
 from benchmarks import peers_bench
+from tests.bench.locomo_fixture import write_dev_file
 from wakeful.cli.main import app
 from wakeful.substrate.store import Store
 
-DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "bench" / "locomo-dev.json"
 SYSTEMS = ("wakeful", "pydantic_ai", "openai_agents")
 
 
 async def test_bench_peers_runs_the_conversation_through_all_three_systems(
-    temporal_dev: WorkflowEnvironment, store: Store
+    temporal_dev: WorkflowEnvironment, store: Store, tmp_path: Path
 ) -> None:
-    report = await peers_bench.measure(temporal_dev.client, store, turns=3, dataset=DATASET)
+    # A LoCoMo-shaped dialogue made here: the test needs its shape, not the real data set.
+    dataset = write_dev_file(tmp_path / "locomo-dev.json")
+    report = await peers_bench.measure(temporal_dev.client, store, turns=3, dataset=dataset)
     assert set(report) == {*SYSTEMS, "checks", "setup"}
     for name in SYSTEMS:
         system = report[name]

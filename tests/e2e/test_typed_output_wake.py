@@ -106,3 +106,75 @@ def test_an_agent_without_output_type_answers_in_text() -> None:
     agent = Agent(name="plain", instructions="Talk.")
     assert "final_result" not in [t.name for t in agent.tools]
     assert agent.runtime().output_tool is None and "tool_choice" not in agent.spec()
+
+
+def _judge(**fields: Any) -> Agent:
+    return Agent(
+        name="judge",
+        instructions="Judge failed deploys.",
+        tenant=f"typed-out-{uuid.uuid4().hex[:8]}",
+        output_type=Verdict,
+        **fields,
+    )
+
+
+async def test_a_text_reply_is_asked_again_then_the_wake_ends_no_answer(
+    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
+) -> None:
+    agent = _judge()
+    steps = [{"text": "It looks bad."}, {"text": "Very bad."}, {"text": "Still text."}]
+    result = await _wake(temporal_dev, store, sim, agent, steps)
+
+    assert (result.status, result.model_calls, result.output) == ("no_answer", 3, "")
+    assert "final_result" in result.error
+    with pytest.raises(UserError, match=r"ended no_answer, without an answer"):
+        result.output_as(Verdict)
+    ts = store.tenant(agent.tenant)
+    asked = [
+        e.text
+        for e in ts.events(agent.name, wake_id=result.wake_id)
+        if e.kind == "turn" and e.role == "user" and "final_result" in e.text
+    ]
+    assert len(asked) == 2  # the model was asked again after each of the first two
+    last = json.loads(ts.get_blob(ts.compiles(result.wake_id)[-1].window_hash))
+    assert "answer by calling the final_result tool" in json.dumps(last["messages"][-1])
+    (row,) = [w for w in ts.wakes(agent.name) if w.wake_id == result.wake_id]
+    assert row.status == "no_answer"
+
+
+async def test_a_text_reply_then_a_valid_answer_is_done(
+    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
+) -> None:
+    agent = _judge()
+    steps = [{"text": "Let me think."}, _answer(service="api", severity="low", page_someone=False)]
+    result = await _wake(temporal_dev, store, sim, agent, steps)
+    assert (result.status, result.model_calls) == ("done", 2)
+    assert result.output_as(Verdict).service == "api"
+
+
+@pytest.mark.parametrize(("provider", "model"), [("anthropic", None), ("openai", "gpt-5")])
+async def test_an_unscripted_simulator_answers_each_wake_with_a_valid_value(
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    sim: SimulatorServer,
+    provider: str,
+    model: str | None,
+) -> None:
+    """Offline, with no script: the simulator honours tool_choice and answers through
+    final_result; the next wake's answer is to its own ask, not the previous answer."""
+    agent = _judge(provider=provider, **({"model": model} if model else {}))
+    register_agent(store.tenant(agent.tenant), agent)
+    registry = AgentRegistry([agent])
+    key = uuid.uuid4().hex
+    async with running_worker(temporal_dev.client, store, registry, sim, key) as queue:
+        first = await wake(
+            temporal_dev.client, agent.runtime(), message("billing deploy failed"), queue
+        )
+        second = await wake(
+            temporal_dev.client, agent.runtime(), message("what about search?"), queue
+        )
+    for result in (first, second):
+        assert (result.status, result.model_calls) == ("done", 1), result
+        result.output_as(Verdict)
+    assert "billing deploy failed" in first.output_as(Verdict).service
+    assert "what about search?" in second.output_as(Verdict).service

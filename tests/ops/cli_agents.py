@@ -1,7 +1,8 @@
 """Agent registries for CLI tests (tenant from the env).
 
 ``tests.ops.cli_agents:registry`` is ``clerk`` alone; ``:with_responses`` adds ``scribe``,
-served through OpenAI's Responses API.
+served through OpenAI's Responses API; ``:with_gate`` adds ``gatekeeper``, whose tool
+waits for approval.
 """
 
 from __future__ import annotations
@@ -30,3 +31,22 @@ def with_responses(tenant: str | None = None) -> AgentRegistry:
         tenant=tenant,
     )
     return AgentRegistry([_clerk(tenant), scribe])
+
+
+def with_gate(tenant: str | None = None) -> AgentRegistry:
+    """``clerk`` and ``gatekeeper``, whose ``ship`` tool waits for a person's approval: a
+    wake that calls it stays open (holding no worker) until someone decides."""
+    from wakeful.typed_tools import tool
+
+    @tool(requires_approval=True)
+    def ship(service: str) -> str:
+        """Ship a service to production.
+
+        Args:
+            service: The service's name.
+        """
+        return f"shipped {service}"
+
+    tenant = tenant or os.environ["WAKEFUL_TENANT"]
+    gate = Agent(name="gatekeeper", instructions="Ship when asked.", tools=(ship,), tenant=tenant)
+    return AgentRegistry([_clerk(tenant), gate])

@@ -1,11 +1,15 @@
 """The README's agent example, as it stands: its code block defines a registry whose agent,
 woken on the dev server against the provider simulator, calls the example's tool and
-finishes the wake."""
+finishes the wake; and the README's test of that agent passes as printed."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import subprocess
+import sys
+import tomllib
 import uuid
 from pathlib import Path
 from types import ModuleType
@@ -22,10 +26,12 @@ from wakeful.worker.serve import register_agent
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
+def _block_after(text: str, marker: str) -> str:
+    return re.findall(r"```python\n(.*?)```", text[text.index(marker) :], flags=re.S)[0]
+
+
 def _example() -> ModuleType:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("Save this as `triage_agents.py`:")
-    code = re.findall(r"```python\n(.*?)```", text[start:], flags=re.S)[0]
+    code = _block_after(README.read_text(encoding="utf-8"), "Save this as `triage_agents.py`:")
     module = ModuleType("triage_agents")
     exec(compile(code, "README.md", "exec"), module.__dict__)
     return module
@@ -54,24 +60,43 @@ async def test_the_readme_agent_runs_its_tool_in_a_wake(
     assert tool_result.text == '{"failed_step":"migrate","service":"billing","status":"failed"}'
 
 
-async def test_the_readme_agent_test_passes_as_written(
-    temporal_dev: WorkflowEnvironment, pg_url: str, sim: SimulatorServer
-) -> None:
-    """The README's test of its agent, run against this suite's servers (the README's
-    version starts its own: ``tests/e2e/test_agent_test_env.py`` covers that path)."""
+def test_the_readme_agent_test_passes_as_printed(tmp_path: Path) -> None:
+    """The README's test of its agent, run as a user would: ``triage_agents.py`` and the
+    test saved as printed in a fresh folder, and ``pytest`` run there in a subprocess (no
+    configuration of this repository's applies there: no ``asyncio_mode``). The test starts
+    its own servers, as printed."""
     text = README.read_text(encoding="utf-8")
-    start = text.index("**Test your agent**")
-    code = re.findall(r"```python\n(.*?)```", text[start:], flags=re.S)[0]
-    example = _example()
-    example.agent = dataclasses.replace(example.agent, tenant=f"readme-{uuid.uuid4().hex[:8]}")
-    code = code.replace("from triage_agents import agent\n", "")
-    code = code.replace(
-        "AgentTestEnv.start(agent)",
-        "AgentTestEnv.start(agent, temporal=temporal, database_url=database_url, sim=sim)",
+    (tmp_path / "triage_agents.py").write_text(
+        _block_after(text, "Save this as `triage_agents.py`:"), encoding="utf-8"
     )
-    module = ModuleType("test_triage")
-    module.__dict__.update(
-        agent=example.agent, temporal=temporal_dev.client, database_url=pg_url, sim=sim
+    (tmp_path / "test_triage.py").write_text(
+        _block_after(text, "**Test your agent**"), encoding="utf-8"
     )
-    exec(compile(code, "README.md", "exec"), module.__dict__)
-    await module.test_triage_reads_the_deploy_status()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WAKEFUL_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_triage.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout, done.stdout
+
+
+def test_the_extra_the_readme_names_for_agent_tests_brings_what_they_need() -> None:
+    """``pip install 'wakeful[testing]'``, as the README says before its test: the servers,
+    the simulator's HTTP server, pytest and pytest-asyncio."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("**Test your agent**") :].split("```python", 1)[0]
+    (extra,) = re.findall(r"pip install 'wakeful\[([a-z]+)\]'", section)
+    project = tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    wants = project["project"]["optional-dependencies"][extra]
+    names = {re.split(r"[<>=\[]", w, maxsplit=1)[0] for w in wants}
+    assert {"pytest", "pytest-asyncio"} <= names, wants
+    assert any(
+        w.startswith("wakeful[")
+        and {"embedded", "server"} <= set(w[len("wakeful[") : -1].split(","))
+        for w in wants
+    ), wants

@@ -30,7 +30,11 @@ its cap (patch ``child-ceiling-1``).
 
 ``agent_tool_attempts_workflow`` (``python -m tests.histories.record_tool_attempts``): a
 tool and a local tool that each fail once and succeed on their second attempt, counted by the
-workflow (patch ``tool-attempts-1``): the store's and the worker's failures are not."""
+workflow (patch ``tool-attempts-1``): the store's and the worker's failures are not.
+
+``agent_typed_answer_workflow`` (``python -m tests.histories.record_typed_answer``): an agent
+with ``output_type`` whose first reply was text, asked again and answering through
+``final_result`` (patch ``typed-answer-1``)."""
 
 from __future__ import annotations
 
@@ -46,7 +50,7 @@ from temporalio.worker import Replayer
 
 from wakeful.worker.codec import ENCODING, ENCODING_Z1, data_converter
 from wakeful.worker.worker import WORKFLOWS
-from wakeful.workflows.cycle import CHILD_CEILING, INTENT_SPEND, TOOL_ATTEMPTS
+from wakeful.workflows.cycle import CHILD_CEILING, INTENT_SPEND, TOOL_ATTEMPTS, TYPED_ANSWER
 from wakeful.workflows.state import AgentInput, AgentState
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
@@ -61,6 +65,7 @@ NAMES = (
     "agent_intent_spend_workflow",
     "agent_child_ceiling_workflow",
     "agent_tool_attempts_workflow",
+    "agent_typed_answer_workflow",
 )
 
 
@@ -171,6 +176,20 @@ def test_the_tool_attempts_history_counts_the_tools_own_failures_in_the_workflow
     assert local_failures == ["upstream 503"]
     kinds = [e["eventType"] for e in json.loads((HISTORIES / f"{name}.json").read_text())["events"]]
     assert kinds.count("EVENT_TYPE_TIMER_FIRED") == 2
+
+
+def test_the_typed_answer_history_takes_its_patch_branch() -> None:
+    """A text reply did not end the wake: it compiled and called the model again."""
+    name = "agent_typed_answer_workflow"
+    assert TYPED_ANSWER in _patches(name)
+    markers = [
+        json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
+        for e in _history(name).events
+        if e.HasField("marker_recorded_event_attributes")
+        and "data" in e.marker_recorded_event_attributes.details
+    ]
+    compiles = [m for m in markers if m.get("activity_type") == "wakeful.compile"]
+    assert len(compiles) >= 2, markers
 
 
 def test_the_lifecycle_history_covers_the_idle_hours() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
+import selectors
+import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -119,44 +122,66 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_module_entry_point_serves_a_script(tmp_path: Path) -> None:
+def _first_line(proc: subprocess.Popen[str], within_s: float = 60) -> str:
+    """The process's first line on stderr (``within_s`` is a failure timeout: a server that
+    never says it is up fails the test instead of hanging it)."""
+    assert proc.stderr is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stderr, selectors.EVENT_READ)
+        assert selector.select(timeout=within_s), "the simulator never said it was up"
+    return proc.stderr.readline()
+
+
+def test_module_entry_point_serves_a_script_and_says_where(tmp_path: Path) -> None:
+    """``python -m wakeful.testing.simulator``: one line once it answers, naming the URL for
+    each SDK; Ctrl-C stops it quietly."""
     path = tmp_path / "s.json"
     path.write_text('[{"text": "from a file"}]', encoding="utf-8")
-    port = _free_port()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "wakeful.testing.simulator",
-            "--port",
-            str(port),
-            "--script",
-            str(path),
-        ],
-        stdout=subprocess.DEVNULL,
+        [sys.executable, "-m", "wakeful.testing.simulator", "--port", "0", "--script", str(path)],
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        text=True,
     )
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60  # a loaded machine starts Python slowly; only a bound
-        while True:
-            try:
-                httpx.get(url + "/healthz", timeout=0.5)
-                break
-            except httpx.TransportError:
-                if proc.poll() is not None:
-                    pytest.fail(proc.stderr.read().decode() if proc.stderr else "exited")
-                assert time.monotonic() < deadline, "the simulator never answered /healthz"
-                time.sleep(0.05)
+        said = _first_line(proc)  # written once the server answers
+        found = re.match(r"provider simulator on (http://127\.0\.0\.1:\d+) \(", said)
+        assert found is not None, said + proc.stderr.read()
+        url = found.group(1)
+        assert f"ANTHROPIC_BASE_URL={url}, OPENAI_BASE_URL={url}/v1" in said
         reply = httpx.post(
             url + "/v1/messages", headers={"x-api-key": "cli"}, json=_message("cli")[1]
         ).json()
         assert reply["content"][0]["text"] == "from a file"
+        proc.send_signal(signal.SIGINT)
+        out, rest = proc.communicate(timeout=30)
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        if proc.stderr:
-            proc.stderr.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, out, rest) == (0, "", "")
+
+
+def test_the_simulator_and_the_console_default_to_different_ports() -> None:
+    """Both are started by hand on one machine (the README's offline agent, ``wakeful ui``):
+    their default ports differ, as each command's help says."""
+    sim = subprocess.run(
+        [sys.executable, "-m", "wakeful.testing.simulator", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    ui = subprocess.run(
+        [sys.executable, "-m", "wakeful.cli.main", "ui", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=os.environ | {"COLUMNS": "200", "NO_COLOR": "1"},
+    )
+    sim_port = re.search(r"default (\d+)\)", " ".join(sim.stdout.split()))
+    ui_port = re.search(r"\[default: (\d+)\]", ui.stdout)
+    assert sim_port is not None and ui_port is not None, sim.stdout + ui.stdout
+    assert sim_port.group(1) != ui_port.group(1)
 
 
 def test_split_tool_traffic_is_rejected_like_the_apis() -> None:

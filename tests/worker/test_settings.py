@@ -25,7 +25,10 @@ _PLAIN = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_B
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Each test sees only the variables it sets, never the developer's shell (nor their
-    Temporal profiles file, which fills in the Temporal address and namespace)."""
+    Temporal profiles file, which fills in the Temporal address and namespace), and runs in
+    a folder of its own: the state directory is found from the working directory up, and a
+    checkout where the demo ran holds one."""
+    monkeypatch.chdir(tmp_path)
     for name in list(os.environ):
         if name.startswith(("WAKEFUL_", "OTEL_", "TEMPORAL_")) or name in _PLAIN:
             monkeypatch.delenv(name)

@@ -78,6 +78,21 @@ class CompileActivities:
             here = ts.within(uow)  # for the helpers written against the store's methods
             if inp.open is not None:
                 open_wake(here, inp.open)
+            if inp.reminder is not None:  # idempotent on its step key, like every write
+                here.append_events(
+                    wake.agent,
+                    [
+                        EventIn(
+                            step_key=step_key(wake, inp.call_index, "reminder"),
+                            kind="turn",
+                            role="user",
+                            text=inp.reminder,
+                            session_id=wake.session_id,
+                            wake_id=wake.wake_id,
+                            event_time=inp.now,
+                        )
+                    ],
+                )
             # Decisions past their expiry are retired by this compile and named in its
             # ledger (``registry.expired``): a rule never leaves the window unannounced.
             expired = uow.registry.expire_decisions(wake.agent, inp.now, step=key)

@@ -293,8 +293,16 @@ def _trigger(
         )
         progress(f"waiting for the wake of {agent!r} (Ctrl-C stops waiting, not the wake)")
         try:
-            return await asyncio.wait_for(wake(client, runtime, t, s.task_queue), timeout)
+            # In this task, not wait_for's own: a Ctrl-C that cancels it leaves no task
+            # behind whose error is never retrieved (printed as a traceback at exit).
+            async with asyncio.timeout(timeout):
+                return await wake(client, runtime, t, s.task_queue)
         except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError) as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                # Ctrl-C: asyncio.run cancelled the wait, and the SDK answered that with
+                # its own error; cancelled it stays, so the run ends as interrupted.
+                raise asyncio.CancelledError from None
             # The SDK answers a wait cut short (our timeout, or the workflow's run ending
             # under it) with its own error: say which it was, and what to do.
             why = await no_result(client, runtime, s.task_queue, timeout, exc)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 
+from wakeful.cli.command import in_hints
 from wakeful.errors import UserError, WakefulError
 
 # The command line imports the substrate, the worker, Temporal and the SDKs inside the
@@ -54,7 +55,7 @@ def friendly(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except WakefulError as exc:
-            typer.echo(f"error: {one_line(str(exc))}", err=True)
+            typer.echo(f"error: {in_hints(one_line(str(exc)))}", err=True)
             raise typer.Exit(EXIT_USAGE if isinstance(exc, UserError) else EXIT_RUNTIME) from None
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
@@ -64,7 +65,7 @@ def friendly(fn: Callable[P, R]) -> Callable[P, R]:
             message = _unreachable(exc)
             if message is None:
                 raise
-            typer.echo(f"error: {message}", err=True)
+            typer.echo(f"error: {in_hints(message)}", err=True)
             raise typer.Exit(EXIT_RUNTIME) from None
 
     return wrapper

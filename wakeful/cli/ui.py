@@ -9,6 +9,7 @@ import typer
 from wakeful.cli.common import friendly, open_store, progress, settings
 from wakeful.errors import ConfigError
 from wakeful.extras import require
+from wakeful.worker import ports
 
 TOKEN_ENV = "WAKEFUL_UI_TOKEN"
 
@@ -19,7 +20,7 @@ def ui(
         "127.0.0.1", help="Address to bind; any other than the loopback needs a token."
     ),
     port: int = typer.Option(
-        8765, help="Port to bind; 0 takes any free one (the address is printed)."
+        ports.UI_PORT, help="Port to bind; 0 takes any free one (the address is printed)."
     ),
     token: str | None = typer.Option(
         None,

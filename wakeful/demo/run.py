@@ -17,6 +17,7 @@ from pydantic import SecretStr
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import AgentRegistry
+from wakeful.cli.command import wakeful_command
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger, WakeResult
 from wakeful.demo.agent import PLAN, demo_agent, seed_workspace
@@ -130,12 +131,20 @@ async def run_demo(
     total = sum(r.cost_usd for r in rows)
     echo(f"\n{len(results)} wakes, {len(rows)} model calls, total ${total:.4f}")
     last = results[-1]
+    cmd = wakeful_command()  # as it works here, with the virtualenv active or not
     echo(
-        f"\nInspect: wakeful explain {agent.name} --wake {last.number}"
-        f"   wakeful diff {agent.name} --wake {last.number} --vs {last.number - 1}"
-        f"   wakeful handoff show {agent.name}"
+        f"\nInspect: {cmd} explain {agent.name} --wake {last.number}"
+        f"   {cmd} diff {agent.name} --wake {last.number} --vs {last.number - 1}"
+        f"   {cmd} handoff show {agent.name}"
     )
     echo(f"State: {settings.state_dir.resolve()}  (workspace: {workdir})")
+    running = [n for n in ("postgres", "temporal") if n in endpoints.embedded]
+    if running:
+        names = " and ".join({"postgres": "Postgres", "temporal": "Temporal"}[n] for n in running)
+        echo(
+            f"The embedded {names} keep running for the commands above;"
+            f" `{cmd} stack down` stops them (the state stays)."
+        )
     store.close()
     return results
 

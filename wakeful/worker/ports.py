@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 __all__ = [
     "DEFAULT_TEMPORAL_PORT",
+    "SIMULATOR_PORT",
+    "UI_PORT",
     "find_free_port",
     "is_port_free",
     "libpq_url",
@@ -23,6 +25,9 @@ __all__ = [
 ]
 
 DEFAULT_TEMPORAL_PORT = 7233
+# Default ports of the loopback servers a person starts by hand: two, so both can run.
+UI_PORT = 8765  # wakeful ui
+SIMULATOR_PORT = 8766  # python -m wakeful.testing.simulator
 
 _SQLALCHEMY_SCHEME = "postgresql+psycopg"
 _POSTGRES_SCHEMES = ("postgres", "postgresql", _SQLALCHEMY_SCHEME)

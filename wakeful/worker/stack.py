@@ -74,6 +74,10 @@ class _TemporalRecord(BaseModel):
 class _StackFile(BaseModel):
     version: int = 1
     temporal: _TemporalRecord | None = None
+    # Set by down(), cleared by an up() that may create: until then the commands that only
+    # use a project say the stack is down instead of starting it again behind the person's
+    # back.
+    stopped: bool = False
 
 
 class EmbeddedStack:
@@ -116,6 +120,12 @@ class EmbeddedStack:
             self._dir.mkdir(parents=True, exist_ok=True)
             with self._locked():
                 state = self._read()
+                if state.stopped and not create:
+                    raise ConfigError(
+                        f"the embedded stack of {self._dir} is down (`wakeful stack down`"
+                        " stopped it): start it with `wakeful stack up`"
+                    )
+                state.stopped = False
                 try:
                     if "temporal" in embedded:
                         # Spawned first so it boots while Postgres starts on the other core.
@@ -165,6 +175,7 @@ class EmbeddedStack:
                     update={"pid": None, "create_time": None}
                 )
             EmbeddedPostgres(self._pgdata, self._settings).down()
+            state.stopped = True
             self._write(state)
 
     def status(self) -> StackStatus:

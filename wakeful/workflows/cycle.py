@@ -82,6 +82,7 @@ __all__ = [
     "LOCAL_TOOLS",
     "TOKEN_PRECHECK",
     "TOOL_ATTEMPTS",
+    "TYPED_ANSWER",
     "WakeCycle",
     "act",
     "add_usage",
@@ -106,6 +107,11 @@ INTENT_SPEND = "intent-spend-1"
 # Patch id: a tool's max_attempts counts its own failures only; the store's and the
 # worker's are retried without limit and never reach the transcript.
 TOOL_ATTEMPTS = "tool-attempts-1"
+# Patch id: an agent with output_type that replies in text is asked again for its answer
+# (at most TEXT_REPLIES_ASKED_AGAIN times), then the wake ends ``no_answer``; it ended
+# ``done`` with the text, whatever output_as then read from it.
+TYPED_ANSWER = "typed-answer-1"
+TEXT_REPLIES_ASKED_AGAIN = 2
 
 R = TypeVar("R")
 
@@ -212,6 +218,7 @@ class WakeCycle:
         # A child's: what it may spend of its parent's caps in this wake (None: no cap).
         self.ceiling = ceiling
         self.compiled: CompileOut | None = None  # the latest compile (its day's spend)
+        self.reminder: str | None = None  # recorded by the next compile (TYPED_ANSWER)
         # call_model needs the provider and model, not the tool limits: sent without them,
         # the runtime does not repeat them in every model call's history event.
         self.model_rt = rt.model_copy(update={"tools": ()})
@@ -254,6 +261,9 @@ class WakeCycle:
 
     async def _loop(self) -> str:
         rt, wake, b = self.rt, self.wake, self.budget
+        # Asked only for an agent with output_type: histories of others need no marker.
+        typed = rt.output_tool is not None and workflow.patched(TYPED_ANSWER)
+        text_replies = 0
         for index in range(rt.max_model_calls_per_wake):
             if self.stop():
                 return "stopped"
@@ -269,11 +279,12 @@ class WakeCycle:
                         annotations=self.annotations if index == 0 else None,
                         open=self.opening,
                         ttls=self.ttls,
+                        reminder=self.reminder,
                     ),
                     CompileOut,
                     start_to_close=p.COMPILE_TIMEOUT,
                 )
-                self.opening = None
+                self.opening = self.reminder = None
                 self.compiled = compiled
                 # Only histories with such a call (none before it existed) ask for the marker.
                 if compiled.intents_cost_usd and workflow.patched(INTENT_SPEND):
@@ -301,7 +312,8 @@ class WakeCycle:
                         window_hash=compiled.window_hash,
                         at=started if merged else None,
                         record=merged,
-                        finish=merged,
+                        # A typed answer comes through a tool: a text reply closes no wake.
+                        finish=merged and not typed,
                         tool_calls=b.tool_calls,
                     )
                 )
@@ -328,6 +340,19 @@ class WakeCycle:
                     ),
                     RecordOutputOut,
                 )
+            if not reply.tool_calls and typed:
+                if text_replies == TEXT_REPLIES_ASKED_AGAIN:
+                    self.error = (
+                        f"the model replied in text {text_replies + 1} times; an agent with"
+                        f" output_type answers by calling {rt.output_tool}"
+                    )
+                    return "no_answer"
+                text_replies += 1
+                self.reminder = (
+                    f"Your reply is not an answer: answer by calling the {rt.output_tool}"
+                    " tool, with the answer as its arguments."
+                )
+                continue
             if not reply.tool_calls:
                 # the wake's answer (a capped copy; see WakeResult)
                 self.answer = WakeAnswer(reply.answer, reply.answer_chars, reply.output_hash)

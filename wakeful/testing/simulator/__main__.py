@@ -1,6 +1,8 @@
-"""``python -m wakeful.testing.simulator --port P [--script FILE]``: serve until stopped.
+"""``python -m wakeful.testing.simulator [--port P] [--script FILE]``: serve until stopped.
 
-Time in a separate process is skipped through ``POST /_sim/advance``.
+It listens on port 8766 by default (``wakeful ui`` takes 8765, so both can run) and says
+so in one line once it answers. Time in a separate process is skipped through
+``POST /_sim/advance``.
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ import argparse
 import sys
 
 from wakeful.extras import MissingExtraError, require
-from wakeful.testing.simulator.core import Simulator
 from wakeful.testing.simulator.script import Script
+from wakeful.worker.ports import SIMULATOR_PORT
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -18,7 +20,12 @@ def main(argv: list[str] | None = None) -> None:
         prog="wakeful-sim", description="Loopback Anthropic/OpenAI simulator (no network)."
     )
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=SIMULATOR_PORT,
+        help=f"Port to bind (default {SIMULATOR_PORT}); 0 takes any free one (it is printed).",
+    )
     parser.add_argument("--script", help="YAML/JSON script of replies (see script.py)")
     args = parser.parse_args(argv)
     try:
@@ -26,13 +33,32 @@ def main(argv: list[str] | None = None) -> None:
     except MissingExtraError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    import uvicorn
-
-    from wakeful.testing.simulator.app import UVICORN_OPTIONS, create_app
+    from wakeful.testing.simulator.server import SimulatorServer
 
     script = Script.load(args.script) if args.script else Script()
-    app = create_app(Simulator(script=script))
-    uvicorn.run(app, host=args.host, port=args.port, **UVICORN_OPTIONS)
+    server = SimulatorServer(script, port=args.port, host=args.host)
+    try:
+        server.start()
+    except OSError as exc:
+        print(
+            f"error: cannot listen on {args.host}:{args.port} ({exc.strerror}): pass another"
+            " --port",
+            file=sys.stderr,
+        )
+        raise SystemExit(3) from None
+    url = server.base_url
+    print(
+        f"provider simulator on {url} (ANTHROPIC_BASE_URL={url}, OPENAI_BASE_URL={url}/v1);"
+        " Ctrl-C stops it",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -25,6 +25,12 @@ them to ``stop`` / ``tool_calls`` / ``length``.
 The default *planner* responder: after tool results it summarises them; when the last user
 message names one of the request's tools it calls that tool (arguments from a JSON object
 after the name, ``key=value`` pairs, or the first path-like word); otherwise it echoes.
+It honours the request's ``tool_choice`` as the providers do: when a tool must be called
+(Anthropic ``any`` or ``tool``, OpenAI ``required`` or a named function) its reply calls
+one - the named tool, else the agent's answer tool (``final_result``), else a tool the
+message names, else the first - with the arguments the message gives and placeholders for
+the other required ones, made from the tool's schema (so a typed answer validates); under
+``none`` it calls no tool. Scripted steps are sent as written, whatever the request asks.
 A consolidation prompt (opening ``# Consolidate history span``) is answered with an
 extractive summary (see :mod:`wakeful.testing.simulator.summarise`), and a handoff prompt
 (opening ``# Write session handoff note``) with a JSON note (see
@@ -44,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from wakeful.testing.simulator.handoff import handoff_text
 from wakeful.testing.simulator.summarise import summary_text
+from wakeful.tool_spec import FINAL_RESULT
 
 __all__ = [
     "Conversation",
@@ -52,6 +59,7 @@ __all__ = [
     "ScriptedCall",
     "SimReply",
     "Step",
+    "example_value",
     "planner_reply",
 ]
 
@@ -132,6 +140,9 @@ class Conversation:
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     last_user_text: str = ""
     tool_results: list[str] = field(default_factory=list)
+    # The request's tool_choice: must the reply call a tool, and which one (None: any).
+    must_call: bool = False
+    forced_tool: str | None = None
 
 
 def reply_from_step(step: Step) -> SimReply:
@@ -167,6 +178,88 @@ def _arguments(tool: str, schema: dict[str, Any], text: str) -> dict[str, Any]:
 
 
 def planner_reply(conversation: Conversation, *, echo_only: bool = False) -> SimReply:
+    """The planner's reply, calling a tool when the request's ``tool_choice`` requires."""
+    reply = _planned(conversation, echo_only=echo_only)
+    forced = conversation.forced_tool
+    called = [name for name, _ in reply.tool_calls]
+    if not conversation.must_call or (called and (forced is None or called == [forced])):
+        return reply
+    return _forced_call(conversation, reply.text)
+
+
+def _forced_call(conversation: Conversation, said: str) -> SimReply:
+    """A reply calling the tool the request requires (see the module's docstring)."""
+    tools, text = conversation.tools, conversation.last_user_text
+    named = [
+        n
+        for n in sorted(tools, key=len, reverse=True)
+        if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)
+    ]
+    order = [conversation.forced_tool, FINAL_RESULT if FINAL_RESULT in tools else None, *named]
+    name = next((n for n in order if n), None) or (sorted(tools)[0] if tools else None)
+    if name is None:  # a provider refuses a required tool call without tools
+        return SimReply(said)
+    schema = tools.get(name) or {}
+    args = _arguments(name, schema, text)
+    props = schema.get("properties") or {}
+    for key in schema.get("required") or []:
+        if args.get(key) in (None, ""):
+            args[key] = example_value(props.get(key, {}), schema, said or text)
+    return SimReply(f"Calling {name}.", ((name, args),), "tool_use")
+
+
+def example_value(schema: Any, root: dict[str, Any], text: str, depth: int = 0) -> Any:
+    """A value ``schema`` accepts: its const, default or first enum value, else the least of
+    its type (an empty list, zero, false) or, for a string, ``text`` (cut to its bounds).
+    ``root`` holds the ``$defs`` a ``$ref`` points into."""
+    if not isinstance(schema, dict) or depth > 16:
+        return None
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        return example_value(target, root, text, depth + 1)
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        options = [o for o in schema.get(key) or [] if o.get("type") != "null"]
+        if options:
+            return example_value(options[0], root, text, depth + 1)
+    kind = schema.get("type", "object" if "properties" in schema else "string")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {
+            k: example_value(props.get(k, {}), root, text, depth + 1)
+            for k in schema.get("required") or []
+        }
+    if kind == "array":
+        item = example_value(schema.get("items", {}), root, text, depth + 1)
+        return [item] * int(schema.get("minItems", 0))
+    if kind in ("integer", "number"):
+        if "minimum" in schema:
+            return schema["minimum"]
+        return schema["exclusiveMinimum"] + 1 if "exclusiveMinimum" in schema else 0
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return _example_string(schema, text)
+
+
+def _example_string(schema: dict[str, Any], text: str) -> str:
+    formats = {"date-time": "2026-01-01T00:00:00Z", "date": "2026-01-01", "time": "00:00:00"}
+    value = formats.get(str(schema.get("format")), text.strip()[:200] or "answer")
+    value = value[: int(schema.get("maxLength", len(value)))]
+    return value.ljust(int(schema.get("minLength", 0)), ".")
+
+
+def _planned(conversation: Conversation, *, echo_only: bool) -> SimReply:
     if conversation.tool_results:
         summary = "; ".join(r[:200] for r in conversation.tool_results)
         return SimReply(f"Tool results received: {summary}")

@@ -42,10 +42,11 @@ class SimulatorServer:
         *,
         clock: Callable[[], float] | None = None,
         port: int = 0,
+        host: str = "127.0.0.1",
         startup_timeout: float = 10.0,
     ) -> None:
         self.simulator = Simulator(script=script, clock=clock)
-        self._port = port
+        self._port, self._host = port, host
         self._startup_timeout = startup_timeout
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -60,7 +61,8 @@ class SimulatorServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        return f"http://{host}:{self.port}"
 
     @property
     def openai_base_url(self) -> str:
@@ -69,9 +71,14 @@ class SimulatorServer:
     def start(self) -> SimulatorServer:
         import uvicorn
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self._port))
+        try:
+            sock.bind((self._host, self._port))
+        except OSError:
+            sock.close()
+            raise
         self._socket = sock
         self._bound_port = int(sock.getsockname()[1])
         config = uvicorn.Config(
@@ -93,10 +100,15 @@ class SimulatorServer:
         if not self._server.started:
             self.stop()
             raise StackError(
-                f"the provider simulator on 127.0.0.1:{self._bound_port} did not start within "
+                f"the provider simulator on {self._host}:{self._bound_port} did not start within "
                 f"{self._startup_timeout:g}s; check that the port is free"
             )
         return self
+
+    def wait(self) -> None:
+        """Block until the server stops (it serves from a thread; Ctrl-C interrupts)."""
+        if self._thread is not None:
+            self._thread.join()
 
     def stop(self) -> None:
         if self._server is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from wakeful.compiler.framing import DATA_NOTICE
 from wakeful.testing.simulator.anthropic_cache import AnthropicCacheResult
 from wakeful.testing.simulator.script import Conversation, SimReply
 from wakeful.testing.simulator.state import SimError
@@ -88,23 +89,47 @@ def validate_tool_pairing(body: dict[str, Any]) -> None:
             )
 
 
+def _is_data(text: str) -> bool:
+    """Text the compiler sends beside tool results that asks nothing: the data notice, and
+    framed evidence, summaries and notes."""
+    return text == DATA_NOTICE or text.lstrip().startswith(
+        ("<evidence", "<summary", "<handoff_note")
+    )
+
+
 def conversation(body: dict[str, Any]) -> Conversation:
     tools = {
         str(t["name"]): dict(t.get("input_schema") or {})
         for t in body.get("tools") or []
         if isinstance(t, dict) and "name" in t
     }
-    view = Conversation(tools=tools)
+    choice = body.get("tool_choice")
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    if kind == "none":
+        tools = {}
+    view = Conversation(
+        tools=tools,
+        must_call=kind in ("any", "tool") and bool(tools),
+        forced_tool=str(choice["name"]) if kind == "tool" and isinstance(choice, dict) else None,
+    )
     messages = body.get("messages") or []
     if not messages:
         return view
     last = messages[-1]
     content = last.get("content")
     if last.get("role") == "user" and isinstance(content, list):
-        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-        view.tool_results = [_text_of(b.get("content", "")) for b in results]
-        texts = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        blocks = [b for b in content if isinstance(b, dict)]
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        texts = [b for b in blocks if b.get("type") == "text"]
         view.last_user_text = _text_of(texts)
+        # The results of an earlier wake's last call share the message of the next wake's
+        # ask (a wake that ended in a tool call, the answer tool's): that ask is answered.
+        after = blocks[blocks.index(results[-1]) + 1 :] if results else []
+        asks = [b for b in after if b.get("type") == "text" and not _is_data(_text_of([b]))]
+        if asks:
+            view.last_user_text = _text_of(asks)
+        else:
+            view.tool_results = [_text_of(b.get("content", "")) for b in results]
     elif last.get("role") == "user":
         view.last_user_text = _text_of(content)
     return view

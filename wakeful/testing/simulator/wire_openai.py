@@ -91,13 +91,28 @@ def validate_tool_pairing(body: dict[str, Any]) -> None:
         raise _unanswered(pending)
 
 
+def _with_choice(tools: dict[str, dict[str, Any]], choice: Any) -> Conversation:
+    """The view's tools under the request's ``tool_choice``: ``none`` hides them,
+    ``required`` asks for a call, a named function for a call of it (the Chat shape nests
+    the name under ``function``; the Responses shape does not)."""
+    if choice == "none":
+        return Conversation()
+    forced: str | None = None
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        fn = choice.get("function")
+        name = fn.get("name") if isinstance(fn, dict) else choice.get("name")
+        forced = str(name) if name else None
+    must = (choice == "required" or forced is not None) and bool(tools)
+    return Conversation(tools=tools, must_call=must, forced_tool=forced)
+
+
 def chat_conversation(body: dict[str, Any]) -> Conversation:
     tools: dict[str, dict[str, Any]] = {}
     for tool in body.get("tools") or []:
         fn = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(fn, dict) and "name" in fn:
             tools[str(fn["name"])] = dict(fn.get("parameters") or {})
-    view = Conversation(tools=tools)
+    view = _with_choice(tools, body.get("tool_choice"))
     messages = list(body.get("messages") or [])
     trailing: list[str] = []
     while messages and messages[-1].get("role") == "tool":
@@ -115,7 +130,7 @@ def responses_conversation(body: dict[str, Any]) -> Conversation:
         for t in body.get("tools") or []
         if isinstance(t, dict) and t.get("type") == "function" and "name" in t
     }
-    view = Conversation(tools=tools)
+    view = _with_choice(tools, body.get("tool_choice"))
     items = body.get("input")
     if isinstance(items, str):
         view.last_user_text = items
