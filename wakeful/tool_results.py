@@ -15,6 +15,7 @@ from typing import Any
 
 # An event's meta: the whole result's length, in characters (its block carries it too).
 from wakeful.compiler.blocks import CAPPED_META
+from wakeful.compiler.oversize import head_and_tail
 
 __all__ = ["CAPPED_META", "PAGE_CHARS", "READ_RESULT", "page", "read_result_schema", "shorten"]
 
@@ -24,17 +25,9 @@ PAGE_CHARS = 8_000  # what one read_result call returns at most
 
 def shorten(text: str, limit: int, handle: str) -> str:
     """``text`` within ``limit`` characters: its head (three quarters of the room) and its
-    tail, with a line between them saying what is left out and how to read it."""
-    if len(text) <= limit:
-        return text
-    head = text[: limit * 3 // 4]
-    tail = text[len(text) - limit // 4 :]
-    omitted = len(text) - len(head) - len(tail)
-    note = (
-        f"\n\n[... {omitted:,} of {len(text):,} characters omitted. Read on with"
-        f' read_result(handle="{handle}", offset={len(head)}) ...]\n\n'
-    )
-    return head + note + tail
+    tail, with a line between them saying what is left out and how to read it (the form
+    the compiler shows an oversized user turn in, too: ``compiler.oversize``)."""
+    return head_and_tail(text, limit, handle)
 
 
 def read_result_schema() -> dict[str, Any]:
