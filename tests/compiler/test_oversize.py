@@ -3,6 +3,8 @@ whole text; the rest of the window is as it was (``compiler/oversize.py``)."""
 
 from __future__ import annotations
 
+import json
+
 from wakeful.compiler import Block, Budget, CompiledWindow, WindowPolicy
 from wakeful.compiler.blocks import CAPPED_META, ON_DEMAND_META, BlockKind, Role
 from wakeful.compiler.oversize import (
@@ -10,6 +12,7 @@ from wakeful.compiler.oversize import (
     WHOLE_TEXT_META,
     event_token_limit,
     head_and_tail,
+    summary_token_limit,
 )
 from wakeful.tool_results import shorten
 
@@ -121,3 +124,20 @@ def test_a_tool_result_is_shortened_in_the_form_it_always_was() -> None:
         "x" * 30 + "\n\n[... 60 of 100 characters omitted. ...]\n\n" + "x" * 10
     )
     assert CAPPED_META == "capped"
+
+
+def test_a_summary_stored_over_its_share_is_shown_in_part() -> None:
+    # One written before the gate held summaries to their share: the agent is not stuck
+    # with it in every window.
+    blocks = [
+        block("sum-big", BlockKind.SUMMARY, f"Summary of e1..e1:\n{HOOK}", seq=9)
+        if b.id == "sum-1"
+        else b
+        for b in base_blocks()
+    ]
+    window = compile_(snapshot(blocks))
+    (row,) = [r for r in window.ledger.rows if r.block_id == "sum-big"]
+    limit = summary_token_limit(WindowPolicy.default().budget)
+    assert row.status == "included" and row.tokens <= limit + 16
+    text = sent(window) + json.dumps(window.request["system"])
+    assert "characters omitted. ...]" in text and HOOK[-300:] in text

@@ -69,7 +69,8 @@ class Breakpoint(BaseModel):
 # step moves the boundary to the newest kept tokens, not to a multiple of the step. 10: a
 # stale or repeated tool result is collapsed to a note (``live_output.py``), its call kept.
 # 11: a wake_bridge breakpoint also when the last wake is exactly the lookback long.
-# 12: a user turn over its share of the window is shown head and tail (``oversize.py``).
+# 12: a user turn or summary over its share of the window is shown head and tail
+# (``oversize.py``).
 COMPILER_VERSION = 12
 
 

@@ -11,7 +11,10 @@ as a blob (:data:`WHOLE_TEXT_META`, the handle) — how to read on with the buil
 
 A turn's share is ``budget.allocations.ask`` of the input budget, the room the current
 wake is given to grow in (at least :data:`MIN_EVENT_TOKENS`): the turn that opens a wake
-then fits beside what the window must hold anyway. A shortened block carries
+then fits beside what the window must hold anyway. A summary's is half the summaries
+allocation (:func:`summary_token_limit`, the most consolidation's gate lets one take): one
+stored before the gate held summaries to it is shown head and tail too, with no handle
+(its whole text stays in the summaries table). A shortened block carries
 ``CAPPED_META`` (its whole length), so ``read_result`` joins the window's tools while it is
 in the snapshot (``clearing.py``). What is shortened, and how, follows from the snapshot
 and the budget alone.
@@ -32,12 +35,16 @@ __all__ = [
     "event_token_limit",
     "head_and_tail",
     "shorten_oversized",
+    "summary_token_limit",
 ]
 
 # A user turn's meta: the blob holding its whole text (the handle ``read_result`` reads).
 WHOLE_TEXT_META = "text_blob"
 # However small the window's ask share, a turn of this many tokens is shown whole.
 MIN_EVENT_TOKENS = 256
+# Two summaries this large fill the summaries allocation, so the newest session summary and
+# a period summary always fit side by side.
+SUMMARY_BUCKET_SHARE = 0.5
 # Room a note takes besides the kept text (its counted size is checked anyway).
 _NOTE_TOKENS = 64
 
@@ -65,6 +72,11 @@ def event_token_limit(spec: Budget) -> int:
     return max(MIN_EVENT_TOKENS, int(spec.input_budget * spec.allocations.ask))
 
 
+def summary_token_limit(spec: Budget) -> int:
+    """The most tokens one summary may take in a window of ``spec``."""
+    return int(spec.input_budget * spec.allocations.summaries * SUMMARY_BUCKET_SHARE)
+
+
 def fit_tokens(text: str, limit: int, handle: str | None, count: Callable[[str], int]) -> str:
     """``text`` shown head and tail within ``limit`` tokens (itself when it fits)."""
     tokens = count(text)
@@ -79,25 +91,35 @@ def fit_tokens(text: str, limit: int, handle: str | None, count: Callable[[str],
         chars = chars * 7 // 8  # tokens are not spread evenly: take less and count again
 
 
-def _oversizable(block: Block) -> bool:
-    return (
+def _limit(block: Block, turns: int, summaries: int) -> int | None:
+    """The most tokens ``block`` may take (None: any number)."""
+    if CAPPED_META in block.meta:
+        return None
+    if block.kind is BlockKind.SUMMARY:
+        return summaries
+    if (
         block.kind is BlockKind.TURN
         and block.role is Role.USER
         and EVIDENCE_META not in block.meta  # a wake's evidence is sent as recorded
-        and CAPPED_META not in block.meta
-    )
+    ):
+        return turns
+    return None
 
 
 def shorten_oversized(
     snapshot: Snapshot, snap: Sequence[Facts], spec: Budget, count: Callable[[str], int]
 ) -> Snapshot:
-    """The snapshot with each user turn over its share shown head and tail; the very same
-    object when none is."""
-    limit = event_token_limit(spec)
+    """The snapshot with each user turn and summary over its share shown head and tail;
+    the very same object when none is."""
+    turns, summaries = event_token_limit(spec), summary_token_limit(spec)
+    smallest = min(turns, summaries)
     shortened: dict[int, Block] = {}
     for n, f in enumerate(snap):
+        if f.tokens <= smallest:
+            continue
         block = f.block
-        if f.tokens <= limit or not _oversizable(block):
+        limit = _limit(block, turns, summaries)
+        if limit is None or f.tokens <= limit:
             continue
         text = fit_tokens(block.text, limit, block.meta.get(WHOLE_TEXT_META), count)
         if text != block.text:

@@ -39,7 +39,8 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from wakeful.compiler.policy import Budget
+# The most tokens a summary may take in a window: the compiler shows a larger one in part.
+from wakeful.compiler.oversize import summary_token_limit as summary_token_limit
 from wakeful.compiler.tokens import EstimatingCounter
 from wakeful.consolidation.facts import extract_facts, parse_fact
 from wakeful.consolidation.items import SpanItem
@@ -67,9 +68,6 @@ MAX_SUMMARY_SHARE = 0.5
 # ...unless it is this short: a few lines restating a short span cost any window little, and
 # the ratio alone would refuse the faithful restatement of two sentences.
 SMALL_SUMMARY_TOKENS = 256
-# ...and of the summaries bucket's share of the input budget: two summaries this large
-# fill it, so the newest session summary and a period summary always fit side by side.
-SUMMARY_BUCKET_SHARE = 0.5
 
 
 class GateCheck(BaseModel):
@@ -119,11 +117,6 @@ class GateInput(BaseModel):
         description="The most tokens a summary may take in the agent's window (None: no "
         "window to fit; see summary_token_limit).",
     )
-
-
-def summary_token_limit(budget: Budget) -> int:
-    """The most tokens one summary may take in a window of ``budget``."""
-    return int(budget.input_budget * budget.allocations.summaries * SUMMARY_BUCKET_SHARE)
 
 
 def estimate_tokens(text: str) -> int:
