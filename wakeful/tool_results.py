@@ -23,6 +23,7 @@ from typing import Any
 
 # An event's meta: the whole result's length, in characters (its block carries it too).
 from wakeful.compiler.blocks import CAPPED_META
+from wakeful.compiler.oversize import WHOLE_TEXT_META, cut_between
 
 __all__ = [
     "CAPPED_META",
@@ -41,8 +42,9 @@ __all__ = [
 READ_RESULT = "read_result"
 # A tool result's meta: the hash of its whole text, the handle its note names.
 RESULT_BLOB_META = "result_blob"
-# The meta keys of a tool result whose blobs ``read_result`` may read for its agent.
-HANDLE_METAS: tuple[str, ...] = (RESULT_BLOB_META,)
+# The meta keys of an event (a tool result, a user turn shown in part) whose blobs
+# ``read_result`` may read for its agent.
+HANDLE_METAS: tuple[str, ...] = (RESULT_BLOB_META, WHOLE_TEXT_META)
 PAGE_CHARS = 8_000  # what one read_result call returns at most
 # The share of the agent's input budget that the results of one model reply may take.
 RESULT_SHARE = 0.25
@@ -68,7 +70,8 @@ def shorten(
 ) -> str:
     """``text`` within ``limit`` characters (and ``max_tokens`` tokens as ``count`` counts
     them): its head (three quarters of the room) and its tail, with a line between them
-    saying what is left out and how to read it."""
+    saying what is left out and how to read it (the form the compiler shows an oversized
+    user turn in, too: ``compiler.oversize``)."""
     if len(text) <= limit and (max_tokens is None or count is None or count(text) <= max_tokens):
         return text
     room = min(limit, len(text))
@@ -78,14 +81,7 @@ def shorten(
         tokens = max(0, max_tokens - _NOTE_TOKENS)
         head_chars = _fitting(lambda n: count(text[:n]), head_chars, tokens * 3 // 4)
         tail_chars = _fitting(lambda n: count(text[len(text) - n :]), tail_chars, tokens // 4)
-    head = text[:head_chars]
-    tail = text[len(text) - tail_chars :] if tail_chars else ""
-    omitted = len(text) - len(head) - len(tail)
-    note = (
-        f"\n\n[... {omitted:,} of {len(text):,} characters omitted. Read on with"
-        f' read_result(handle="{handle}", offset={len(head)}) ...]\n\n'
-    )
-    return head + note + tail
+    return cut_between(text, head_chars, tail_chars, handle)
 
 
 _NOTE_TOKENS = 60  # what shorten's note takes, with room to spare

@@ -4,7 +4,9 @@ summary."""
 from __future__ import annotations
 
 from tests.consolidation.helpers import tool_pair, turn
-from wakeful.consolidation.gate import GateInput, run_gate
+from wakeful.compiler.policy import Budget
+from wakeful.consolidation.gate import GateInput, estimate_tokens, run_gate, summary_token_limit
+from wakeful.consolidation.items import SpanItem
 
 SPAN = (
     turn(1, "Morning! Can you look at the checkout graphs?"),
@@ -100,3 +102,59 @@ def test_superseded_values_are_exempt() -> None:
 
 def test_an_empty_summary_fails() -> None:
     assert "non_empty" in failures("   ")
+
+
+# One webhook event of numbered log lines: an extractive summary that keeps every line
+# with a number keeps most of it, and passes every loss check.
+LINES = [f"{n:06d} parcel scanned at depot {n % 40}.\n" for n in range(500)]
+LOG = "".join(LINES)
+
+
+def test_a_summary_as_large_as_its_span_fails_though_it_loses_nothing() -> None:
+    span = GateInput(items=(turn(1, LOG),))
+    everything = "Summary of e1..e1:\n" + "".join(f"- {line}" for line in LINES)
+    result = run_gate(span, everything)  # every number and sentence kept: no loss at all
+    assert [c.name for c in result.checks if not c.passed] == ["size"]
+    assert "size" not in failures("".join(LINES[:5]), span)
+
+
+def test_a_summary_not_much_smaller_than_its_span_fails() -> None:
+    span = GateInput(items=(turn(1, LOG),))
+    kept = "".join(LINES[:375])  # three quarters of the event, numbers and all
+    got = failures(kept, span)
+    assert list(got) == ["size"]  # (not read further: the dropped lines go unlisted)
+    (why,) = got["size"]
+    assert why.endswith(f"over 50% of the {run_tokens(LOG):,} it replaces")
+    result = run_gate(span, kept)
+    assert not result.passed
+    assert result.reasons == [f"size: {why}"]  # recorded as the commit records any rejection
+
+
+def test_a_summary_over_its_share_of_the_window_fails() -> None:
+    limit = summary_token_limit(Budget(context_limit=16_384, output_reserve=4_096))
+    assert limit == int((16_384 - 4_096) * 0.10 * 0.5)  # half the summaries allocation
+    span = GateInput(items=(turn(1, LOG),), window_tokens=limit)
+    summary = LOG[:4_000]  # well under half the span, but 1,000 tokens
+    assert failures(summary, span)["size"] == (
+        f"{run_tokens(summary):,} tokens, over its share of the window ({limit:,})",
+    )
+    assert "size" not in failures(summary, GateInput(items=(turn(1, LOG),)))
+
+
+def test_a_rollup_is_held_to_the_size_of_the_summaries_it_merges() -> None:
+    kids = (summary_item(1, LOG[:8_000]), summary_item(2, LOG[8_000:16_000]))
+    assert "size" in failures(LOG[:12_000], GateInput(items=kids))
+    assert "size" not in failures(LOG[:6_000], GateInput(items=kids))
+
+
+def test_a_short_summary_of_a_short_span_passes_the_size_check() -> None:
+    # Two lines restating one: over half of it, but a few tokens cost any window little.
+    assert "size" not in failures(FAITHFUL)
+
+
+def run_tokens(text: str) -> int:
+    return estimate_tokens(text)
+
+
+def summary_item(n: int, text: str) -> SpanItem:
+    return SpanItem(id=n, kind="summary", text=text, at=turn(1, "x").at)

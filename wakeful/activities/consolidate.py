@@ -17,6 +17,7 @@ from temporalio.exceptions import ApplicationError
 
 from wakeful.activities.deps import ActivityDeps
 from wakeful.compiler.ledger import Ledger
+from wakeful.compiler.oversize import WHOLE_TEXT_META, head_and_tail
 from wakeful.consolidation import hygiene as hy
 from wakeful.consolidation.contracts import (
     CAPTURE,
@@ -35,7 +36,7 @@ from wakeful.consolidation.contracts import (
     SpanIn,
 )
 from wakeful.consolidation.facts import extract_facts
-from wakeful.consolidation.gate import GateInput, run_gate
+from wakeful.consolidation.gate import GateInput, run_gate, summary_token_limit
 from wakeful.consolidation.items import SpanItem
 from wakeful.consolidation.prompt import build_prompt, request_body
 from wakeful.consolidation.rules import promotions
@@ -48,7 +49,7 @@ from wakeful.consolidation.spans import (
     select_spans,
 )
 from wakeful.consolidation.text import contains_token, registry_ids
-from wakeful.errors import ProviderError
+from wakeful.errors import ProviderError, UnknownAgentError
 from wakeful.providers.base import ModelReply
 from wakeful.substrate.records import (
     ConsolidationLogRecord,
@@ -74,6 +75,18 @@ def item_of(e: StoredEvent) -> SpanItem:
         tool_call_id=e.tool_call_id,
         tool_name=e.tool_name,
     )
+
+
+def shown_item(e: StoredEvent, limit: int) -> SpanItem:
+    """An event as a summary is drafted from and judged against: a turn longer than
+    ``limit`` characters (the policy's ``span_max_chars``) by its head and tail, with the
+    handle of its whole text (``compiler.oversize``), so that one huge webhook asks the
+    summariser for no more than a full span does."""
+    item = item_of(e)
+    if e.kind != "turn" or len(e.text) <= limit:
+        return item
+    text = head_and_tail(e.text, limit, e.meta.get(WHOLE_TEXT_META))
+    return item.model_copy(update={"text": text})
 
 
 def view_of(m: MemoryRecord) -> hy.MemoryView:
@@ -116,13 +129,23 @@ class ConsolidateActivities:
 
     def _items(self, ts: TenantStore, a: AgentIn, span: Span) -> list[SpanItem]:
         if span.source == "events":
-            return [item_of(e) for e in ts.events_by_ids(a.agent, span.ids)]
+            limit = a.policy.span_max_chars
+            return [shown_item(e, limit) for e in ts.events_by_ids(a.agent, span.ids)]
         kids = {s.id: s for s in ts.summaries_by_ids(a.agent, span.ids)}
         return [
             SpanItem(id=i, kind="summary", text=kids[i].text, at=kids[i].created_at or a.now)
             for i in span.ids
             if i in kids
         ]
+
+    def _summary_room(self, a: AgentIn) -> int | None:
+        """The most tokens a summary may take in the agent's window (its policy's budget);
+        None for an agent this worker does not serve (no window to fit it to)."""
+        try:
+            agent = self.deps.agents.get(a.tenant, a.agent)
+        except UnknownAgentError:
+            return None
+        return summary_token_limit(self.deps.policy(agent.policy).budget)
 
     # --- triggers -------------------------------------------------------------------------
 
@@ -339,8 +362,10 @@ class ConsolidateActivities:
                 registry=live,
                 superseded_values=tuple(f.old for f in replaced),
                 current_values=tuple(f.new for f in replaced),
+                window_tokens=self._summary_room(a),
             ),
             summary,
+            count=self.deps.counter.count,
         )
         reasons += gate.reasons
         status: str = "rejected"

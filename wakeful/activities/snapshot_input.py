@@ -22,6 +22,7 @@ from wakeful.compiler.blocks import (
     Goal,
     Snapshot,
 )
+from wakeful.compiler.oversize import WHOLE_TEXT_META
 from wakeful.skills import LOAD_SKILL, load_skill_schema
 from wakeful.substrate.query_sources import EventRetrieval, QueryContext, QuerySource, ask
 from wakeful.substrate.snapshot import RECENT_PAGE
@@ -60,21 +61,22 @@ def _tool_block(
 
 
 def profile_blocks(
-    agent_name: str, tools: list[dict[str, Any]], *, skills: bool = False
+    agent_name: str, tools: list[dict[str, Any]], *, skills: bool = False, reader: bool = False
 ) -> list[Block]:
     """The agent's tools, in declaration order (the compiler adds its instructions); for an
-    agent with skills the built-in ``load_skill``; and for an agent with tools the built-in
-    ``read_result``, which the compiler sends only while a shortened or cleared result is in
-    the window (``compiler.clearing``).
+    agent with skills the built-in ``load_skill``; and for an agent with tools (or, with
+    ``reader``, any agent) the built-in ``read_result``, which the compiler sends only while
+    a shortened or cleared result, or a user turn shown in part, is in the window
+    (``compiler.clearing``, ``compiler.oversize``).
 
     Built from the agent's stored spec, so a past compile can be rebuilt without the code.
     """
     blocks = [_tool_block(tool, f"agent:{agent_name}:tools", i) for i, tool in enumerate(tools)]
     if skills and all(t["name"] != LOAD_SKILL for t in tools):
         blocks.append(_tool_block(load_skill_schema(), "wakeful:tools", len(blocks)))
-    if blocks and all(t["name"] != READ_RESULT for t in tools):
-        reader = read_result_schema()
-        blocks.append(_tool_block(reader, "wakeful:tools", len(blocks), {ON_DEMAND_META: "1"}))
+    if (blocks or reader) and all(t["name"] != READ_RESULT for t in tools):
+        schema = read_result_schema()
+        blocks.append(_tool_block(schema, "wakeful:tools", len(blocks), {ON_DEMAND_META: "1"}))
     return blocks
 
 
@@ -156,7 +158,9 @@ def gather_snapshot(
     events = with_tool_facts(events, tools)
     if not tools and any(CAPPED_META in b.meta for b in events):  # (tools since removed)
         tools = [read_result_schema()]
-    blocks = profile_blocks(name, tools, skills=bool(spec.get("skills")))
+    # A long user turn has a handle to read it by, should a window show it in part.
+    whole = any(WHOLE_TEXT_META in b.meta for b in events)
+    blocks = profile_blocks(name, tools, skills=bool(spec.get("skills")), reader=whole)
     blocks += events + stored
     blocks += retrieved
     blocks += [Block.model_validate(b) for b in spec.get(QUERY_BLOCKS, ())]

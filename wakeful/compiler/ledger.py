@@ -71,7 +71,9 @@ class Breakpoint(BaseModel):
 # 11: a wake_bridge breakpoint also when the last wake is exactly the lookback long.
 # 12: a wake's recorded evidence holds a block only while its content is as recorded
 # (``evidence.EVIDENCE_HASHES_META``); a block whose content changed is evidence again.
-COMPILER_VERSION = 12
+# 13: a user turn or summary over its share of the window is shown head and tail
+# (``oversize.py``).
+COMPILER_VERSION = 13
 
 
 class Ledger(BaseModel):

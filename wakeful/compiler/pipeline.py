@@ -7,7 +7,8 @@ The passes run in this fixed order; each is one module with its own tests:
     3. dedupe     exact duplicates and supersession keys                  (dedupe.py)
     4. freshness  stale blocks excluded or flagged                        (freshness.py)
     5. collapse   resolved and cleared tool output to a one-line note     (collapse.py,
-                  clearing.py: old tool output is cleared in large steps)
+                  clearing.py: old tool output is cleared in large steps; oversize.py:
+                  a user turn over its share of the window is shown head and tail)
     6. rank       recency × importance × relevance                        (rank.py)
     7. budget     per-bucket allocations, pressure, BudgetError           (budget.py)
     8. place      window order, evidence edges-first                      (place.py)
@@ -36,6 +37,7 @@ from wakeful.compiler.evidence import without_recorded
 from wakeful.compiler.freshness import freshness
 from wakeful.compiler.live_output import settle_tool_output
 from wakeful.compiler.lookup import FactsTable
+from wakeful.compiler.oversize import shorten_oversized
 from wakeful.compiler.partition import get_partition, update
 from wakeful.compiler.place import place
 from wakeful.compiler.policy import WindowPolicy
@@ -88,6 +90,17 @@ def prepare(
     table: FactsTable = cache.state((counter.name, *ranking.model_dump().values()), FactsTable)
     counts = cache.counts_for(counter)
     snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
+
+    def count(text: str) -> int:
+        tokens = counts.get(text)
+        if tokens is None:
+            tokens = counts[text] = counter.count(text)
+        return tokens
+
+    shown = shorten_oversized(snapshot, snap, policy.budget, count)
+    if shown is not snapshot:
+        snapshot = shown
+        snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
     cleared = settle_tool_output(
         clear_tool_output(snapshot, snap, policy.eviction), policy.eviction, now
     )

@@ -18,6 +18,16 @@ span then stays in the compile and the reasons are recorded. The checks, all mod
                   closely matches a span sentence flips its polarity.
 ``probes``        every probe question (see :mod:`wakeful.consolidation.probes`) is
                   answerable from the summary.
+``size``          checked first (a summary that fails it is not read further): the
+                  summary is much smaller than what it replaces — at most
+                  :data:`MAX_SUMMARY_SHARE` of its span's tokens (a rollup: of the summaries
+                  it merges; one of :data:`SMALL_SUMMARY_TOKENS` or fewer passes), and at
+                  most ``window_tokens``, its share of the agent's window
+                  (:func:`summary_token_limit`). A summary every later window carries must
+                  earn its place: one as large as its span saves nothing and costs a model
+                  call and a cache rewrite, and one larger than its share crowds out the
+                  history it was written to make room for (an extractive summary of one
+                  huge event can be most of the event).
 
 A summary may cite a registry entry by id instead of repeating it: the texts of the entries
 it cites count as part of the summary, because the registry is always in the window.
@@ -25,8 +35,13 @@ it cites count as part of the summary, because the registry is always in the win
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel, ConfigDict, Field
 
+# The most tokens a summary may take in a window: the compiler shows a larger one in part.
+from wakeful.compiler.oversize import summary_token_limit as summary_token_limit
+from wakeful.compiler.tokens import EstimatingCounter
 from wakeful.consolidation.facts import extract_facts, parse_fact
 from wakeful.consolidation.items import SpanItem
 from wakeful.consolidation.probes import Probe, answers, probes_for
@@ -44,6 +59,15 @@ from wakeful.consolidation.text import (
 
 MATCH_SHARE = 0.6  # share of a span sentence's words a summary sentence must restate
 POLARITY_MATCH = 0.75  # Jaccard at which a summary sentence is "the same" as a span sentence
+# A summary takes at most this share of the tokens it replaces. Half: each level of the
+# hierarchy (turn span, session, period) at least halves what it rolls up, so all the
+# summaries of any stretch of history together stay under the size of that history, and
+# a summary that only trims its span (keeping every number of a long log, say) is
+# refused, the span left raw for the compiler to show or leave out.
+MAX_SUMMARY_SHARE = 0.5
+# ...unless it is this short: a few lines restating a short span cost any window little, and
+# the ratio alone would refuse the faithful restatement of two sentences.
+SMALL_SUMMARY_TOKENS = 256
 
 
 class GateCheck(BaseModel):
@@ -63,8 +87,9 @@ class GateResult(BaseModel):
 
     @property
     def reasons(self) -> list[str]:
+        verb = {"invented": "new ", "size": ""}
         return [
-            f"{c.name}: {'new' if c.name == 'invented' else 'missing'} {', '.join(c.missing)}"
+            f"{c.name}: {verb.get(c.name, 'missing ')}{', '.join(c.missing)}"
             for c in self.checks
             if not c.passed
         ]
@@ -86,6 +111,17 @@ class GateInput(BaseModel):
     current_values: tuple[str, ...] = Field(
         (), description="The values that replaced them: a summary may state these."
     )
+    window_tokens: int | None = Field(
+        None,
+        ge=0,
+        description="The most tokens a summary may take in the agent's window (None: no "
+        "window to fit; see summary_token_limit).",
+    )
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free count, for callers without the agent's counter."""
+    return EstimatingCounter().count(text)
 
 
 def _load_bearing(sentence: str, item: SpanItem) -> bool:
@@ -156,8 +192,31 @@ def check_probes(probes: list[Probe], text: str) -> GateCheck:
     return GateCheck(name="probes", passed=not missing, missing=tuple(missing))
 
 
-def run_gate(span: GateInput, summary: str) -> GateResult:
-    """Judge ``summary`` against its span; the result lists every miss."""
+def check_size(span: GateInput, summary: str, count: Callable[[str], int]) -> GateCheck:
+    replaced = sum(count(i.text) for i in span.items if i.kind != "evidence")
+    tokens = count(summary)
+    missing = []
+    if tokens > max(SMALL_SUMMARY_TOKENS, replaced * MAX_SUMMARY_SHARE):
+        missing.append(
+            f"{tokens:,} tokens, over {MAX_SUMMARY_SHARE:.0%} of the {replaced:,} it replaces"
+        )
+    if span.window_tokens is not None and tokens > span.window_tokens:
+        missing.append(f"{tokens:,} tokens, over its share of the window ({span.window_tokens:,})")
+    return GateCheck(name="size", passed=not missing, missing=tuple(missing))
+
+
+def run_gate(
+    span: GateInput, summary: str, *, count: Callable[[str], int] = estimate_tokens
+) -> GateResult:
+    """Judge ``summary`` against its span, sizes counted with ``count`` (the agent's token
+    counter); the result lists every miss.
+
+    A summary too large to keep is not read further: the verdict is no whatever else it
+    lost, and the loss checks cost the product of its and its span's sentences (minutes,
+    for one as large as a 256 KiB webhook)."""
+    size = check_size(span, summary, count)
+    if not size.passed:
+        return GateResult(passed=False, checks=(size,))
     cited = [t for i, t in sorted(span.registry.items()) if contains_token(summary, i)]
     text = "\n".join([summary, *cited])
     items = list(span.items)
@@ -171,6 +230,7 @@ def run_gate(span: GateInput, summary: str) -> GateResult:
         check_invented(span, summary, cited),
         check_negations(span, text, summary),
         check_probes(probes, text),
+        size,
     ]
     passed = all(c.passed for c in checks)
     return GateResult(passed=passed, checks=tuple(checks), probes=len(probes))

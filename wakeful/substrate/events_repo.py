@@ -5,6 +5,10 @@ unit of work's: :mod:`wakeful.substrate.unit_of_work`); every statement binds it
 Appends are idempotent on ``step_key``: a retry returns the events as first stored. The one
 change an event row ever sees is its retirement by consolidation
 (:mod:`wakeful.substrate.consolidation_repo`).
+
+A long user turn (a webhook's text, say) is also stored whole as a blob, named in its meta
+(``WHOLE_TEXT_META``): a window too small for it shows its head and tail, and the model
+reads on from that handle with ``read_result`` (``compiler.oversize``).
 """
 
 from __future__ import annotations
@@ -17,13 +21,19 @@ from typing import Any
 from sqlalchemy import Select, TextClause, bindparam, func, or_, select, text
 
 from wakeful.compiler.blocks import content_hash
+from wakeful.compiler.oversize import WHOLE_TEXT_META
 from wakeful.substrate import schema as t
+from wakeful.substrate.blobs import BlobsRepo
 from wakeful.substrate.pg_safe import pg_json
 from wakeful.substrate.records import EventIn, StoredEvent
 from wakeful.substrate.tail import tail_start
 from wakeful.substrate.tenant_repo import TenantRepo
 
-__all__ = ["EventsRepo", "event_from_row", "stored_row"]
+__all__ = ["WHOLE_TEXT_CHARS", "EventsRepo", "event_from_row", "stored_row"]
+
+# A user turn longer than this is stored whole as a blob besides its row: a window's share
+# for one turn (``compiler.oversize``) is rarely smaller, and shorter turns are not copied.
+WHOLE_TEXT_CHARS = 4_000
 
 
 class EventsRepo(TenantRepo):
@@ -39,6 +49,7 @@ class EventsRepo(TenantRepo):
         """
         if not items:
             return []
+        items = self._with_whole_texts(items)
         columns: dict[str, list[Any]] = {name: [] for name in _APPEND_COLUMNS}
         for e in items:
             row = stored_row(e)
@@ -61,6 +72,27 @@ class EventsRepo(TenantRepo):
             )
             by_key.update({r.step_key: event_from_row(r._mapping) for r in found})
         return [by_key[k] for k in keys]
+
+    def _with_whole_texts(self, items: Sequence[EventIn]) -> Sequence[EventIn]:
+        """``items`` with each long user turn's text stored as a blob and named in its meta
+        (the blob is content-addressed: a retried append writes nothing new)."""
+        long = [
+            n
+            for n, e in enumerate(items)
+            if e.kind == "turn"
+            and e.role == "user"
+            and len(e.text) > WHOLE_TEXT_CHARS
+            and WHOLE_TEXT_META not in e.meta
+        ]
+        if not long:
+            return items
+        blobs = BlobsRepo(self.conn, self.tenant)
+        digests = blobs.put_blobs([("event_text", items[n].text) for n in long])
+        out = list(items)
+        for n, digest in zip(long, digests, strict=True):
+            meta = {**items[n].meta, WHOLE_TEXT_META: digest}
+            out[n] = items[n].model_copy(update={"meta": meta})
+        return out
 
     def events(
         self,
@@ -195,14 +227,16 @@ class EventsRepo(TenantRepo):
         return [(event_id, meta or {}) for event_id, meta in self.conn.execute(q)]
 
     def holds_result(self, agent: str, handle: str, meta_keys: Sequence[str]) -> bool:
-        """Whether one of the agent's own tool results names the stored blob ``handle``
-        under one of ``meta_keys`` (``read_result`` reads no other blob: a handle never
-        reaches another agent's windows, prompts or results)."""
+        """Whether one of the agent's own tool results or user turns (a turn too long for
+        its window is shown in part, with a handle) names the stored blob ``handle`` under
+        one of ``meta_keys`` (``read_result`` reads no other blob: a handle never reaches
+        another agent's windows, prompts or results)."""
         e = t.events.c
         named = or_(*(e.meta[key].astext == handle for key in meta_keys))
         q = (
             select(e.id)
-            .where(e.tenant == self.tenant, e.agent == agent, e.kind == "tool_result", named)
+            .where(e.tenant == self.tenant, e.agent == agent, e.kind.in_(("tool_result", "turn")))
+            .where(named)
             .limit(1)
         )
         return self.conn.execute(q).first() is not None

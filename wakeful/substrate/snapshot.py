@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from wakeful.compiler.blocks import CAPPED_META, Block, BlockKind, Role
 from wakeful.compiler.evidence import EVIDENCE_HASHES_META, EVIDENCE_META
+from wakeful.compiler.oversize import WHOLE_TEXT_META
 from wakeful.substrate.records import StoredEvent
 
 RECENT_LIMIT = 200  # raw events a snapshot loads at least (when there are that many)
@@ -59,6 +60,8 @@ def _block_meta(e: StoredEvent) -> dict[str, str]:
         return held
     if e.kind == "tool_result" and CAPPED_META in e.meta:  # shown in part: read_result
         return {CAPPED_META: e.meta[CAPPED_META]}
+    if e.kind == "turn" and WHOLE_TEXT_META in e.meta:  # the handle, if shown in part
+        return {WHOLE_TEXT_META: e.meta[WHOLE_TEXT_META]}
     return {"reply": e.meta["reply"]} if "reply" in e.meta else {}
 
 
