@@ -130,6 +130,7 @@ class Facts:
     __slots__ = (
         "arguments",
         "block",
+        "call_key",
         "digest",
         "fields",
         "flags",
@@ -206,6 +207,7 @@ class Facts:
         self.shown: tuple[Block, str] | None = None
         self.framed: tuple[Block, bool | None, str] | None = None
         self.arguments: tuple[Block, str] | None = None  # a call's, as sent (render.base)
+        self.call_key: str | None = None  # what a call asked (live_output.call_key)
         # the last exclusion this compile made of the block, and its ledger row
         self.xrow: tuple[Any, LedgerRow] | None = None
         # The ledger row of a block the budget left out: the same every compile.
@@ -308,6 +310,22 @@ def make_facts(
         segment,
         static_rank_key(block, ranking),
     )
+
+
+# How a pass derives a block from another (``clearing.py``, ``live_output.py``): the result
+# is marked resolved, its ``stale_after`` dropped when the flag says so, and these meta
+# entries added in this order. Hashable, so that a derived block's facts are kept by source
+# and derivation (``lookup.FactsTable.derived``) rather than made again every compile.
+Derivation = tuple[bool, tuple[tuple[str, str], ...]]
+
+
+def derive_block(block: Block, derivation: Derivation) -> Block:
+    """The block a pass shows in place of ``block``: resolved, with the derivation's meta."""
+    drop_stale, meta = derivation
+    update: dict[str, Any] = {"resolved": True, "meta": {**block.meta, **dict(meta)}}
+    if drop_stale:
+        update = {"resolved": True, "stale_after": None, "meta": update["meta"]}
+    return block.model_copy(update=update)
 
 
 def duplicate_ids_error(facts: list[Facts]) -> UserError:

@@ -26,19 +26,21 @@ saves work; it never changes the output.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Snapshot
 from wakeful.compiler.budget import budget
-from wakeful.compiler.clearing import clear_tool_output
+from wakeful.compiler.clearing import cleared_results, unneeded_on_demand
 from wakeful.compiler.encode import JsonMemo
 from wakeful.compiler.evidence import without_recorded
 from wakeful.compiler.freshness import freshness
-from wakeful.compiler.live_output import settle_tool_output
+from wakeful.compiler.live_output import settled_results
 from wakeful.compiler.lookup import FactsTable
 from wakeful.compiler.partition import get_partition, update
 from wakeful.compiler.place import place
-from wakeful.compiler.policy import WindowPolicy
+from wakeful.compiler.policy import Ranking, WindowPolicy
 from wakeful.compiler.rank import min_relevance
 from wakeful.compiler.record import record
 from wakeful.compiler.render import PROVIDER_ALIASES, RENDERERS, Renderer
@@ -49,6 +51,8 @@ from wakeful.compiler.triggers import gate, trigger_rules
 from wakeful.compiler.window import CompiledWindow
 from wakeful.compiler.work import Exclusion, Facts, Work
 from wakeful.errors import ConfigError, UserError
+
+T = TypeVar("T")
 
 
 def resolve_provider(provider: str) -> str:
@@ -72,6 +76,85 @@ def instructions_block(snapshot: Snapshot) -> Block:
     )
 
 
+class _Derived:
+    """What clearing and live output made of one snapshot's facts, kept on the agent's
+    partition: the next compile of the very same facts, wake, eviction and ``now`` takes it
+    as it is."""
+
+    __slots__ = ("current", "eviction", "now", "out", "snapshot", "source")
+
+    def __init__(
+        self,
+        source: list[Facts],
+        current: str | None,
+        eviction: object,
+        now: datetime,
+        out: list[Facts],
+        snapshot: Snapshot,
+    ) -> None:
+        self.source, self.current, self.eviction, self.now = source, current, eviction, now
+        self.out, self.snapshot = out, snapshot
+
+
+def _without(items: Sequence[T], indexes: list[int]) -> list[T]:
+    """``items`` less those at the (ascending) ``indexes``, spliced in slices."""
+    out: list[T] = []
+    start = 0
+    for n in indexes:
+        out += items[start:n]
+        start = n + 1
+    out += items[start:]
+    return out
+
+
+def derive(
+    part: Partition,
+    table: FactsTable,
+    snap: list[Facts],
+    snapshot: Snapshot,
+    policy: WindowPolicy,
+    now: datetime,
+    counts: dict[str, int],
+    counter: TokenCounter,
+) -> tuple[list[Facts], Snapshot]:
+    """The snapshot's facts with old tool output cleared (``clearing.py``), stale and
+    repeated results settled (``live_output.py``) and unneeded on-demand tools left out,
+    and the snapshot whose blocks line up with them. A derived block's facts are made once
+    per source and derivation (``FactsTable.derived``): unchanged blocks derive the same
+    facts, so the partition sees no change in them."""
+    eviction, current = policy.eviction, snapshot.current_wake_id
+    memo: _Derived | None = part.derived
+    if (
+        memo is not None
+        and memo.source is snap
+        and memo.current == current
+        and memo.eviction is eviction
+        and memo.now == now
+    ):
+        return memo.out, memo.snapshot
+    ranking: Ranking = policy.ranking
+    out = snap
+    cleared = cleared_results(snap, current, eviction)
+    if cleared:
+        out = list(snap)
+        for n, derivation in cleared:
+            out[n] = table.derived(snap[n], derivation, counts, counter, ranking)
+    settled = settled_results(out, current, eviction, now)
+    if settled:
+        out = list(out) if out is snap else out
+        for n, derivation in settled:
+            out[n] = table.derived(out[n], derivation, counts, counter, ranking)
+    left_out = unneeded_on_demand(out)
+    if left_out:
+        out = _without(out, left_out)
+        blocks = tuple(_without(snapshot.blocks, left_out))
+        snapshot = snapshot.model_copy(update={"blocks": blocks})
+    if memo is not None and out is not snap and out == memo.out:
+        out = memo.out  # the same facts as last time: the partition's fast path
+    part.derived = _Derived(snap, current, eviction, now, out, snapshot)
+    return out, snapshot
+
+
 def prepare(
     snapshot: Snapshot,
     goal: Goal,
@@ -86,14 +169,16 @@ def prepare(
         raise UserError("now must be timezone-aware (UTC)")
     ranking = policy.ranking
     table: FactsTable = cache.state((counter.name, *ranking.model_dump().values()), FactsTable)
+    table.work = cache.work
     counts = cache.counts_for(counter)
-    snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
-    cleared = settle_tool_output(
-        clear_tool_output(snapshot, snap, policy.eviction), policy.eviction, now
-    )
-    if cleared is not snapshot:
-        snapshot = cleared
+    agent = snapshot.agent
+    part = get_partition(table, agent.tenant, agent.name, policy, counter)
+    try:
         snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
+        snap, snapshot = derive(part, table, snap, snapshot, policy, now, counts, counter)
+    except BaseException:
+        part.derived = None
+        raise
     instructions = table.synthetic(instructions_block(snapshot), counts, counter, ranking)
     rules = [
         (table.synthetic(block, counts, counter, ranking), name)
@@ -106,14 +191,12 @@ def prepare(
         injected.update(named)
         return excluded
 
-    agent = snapshot.agent
-    part = get_partition(table, agent.tenant, agent.name, policy, counter)
     try:
         update(
             part, snap, [instructions, *(f for f, _ in rules)], snapshot.current_wake_id, triggers
         )
     except BaseException:
-        del table.partitions[(agent.tenant, agent.name)]
+        table.partitions.pop((agent.tenant, agent.name), None)
         raise
     injected.update((f, name) for f, name in rules)
     facts = list(part.facts)
