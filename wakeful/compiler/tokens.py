@@ -76,8 +76,11 @@ class CountingCache:
     agent's partition of its last snapshot (see ``partition.py``). A worker that keeps one
     cache for its lifetime compiles the next call of an agent from the difference between
     snapshots. Nothing in the output depends on the cache. Counts and facts are bounded by
-    ``max_entries``; on overflow they are cleared, which only costs speed. Not thread-safe:
-    one compile at a time per cache.
+    ``max_entries``; on overflow they are cleared, which only costs speed. One compile at a
+    time per agent: compiles of different agents may share the cache from several threads
+    (each agent's state is its own; the shared tables are dicts changed one operation at a
+    time, where a lost race costs only work done again). ``work`` counts are then
+    approximate.
     """
 
     __slots__ = ("_counts", "_state", "counted", "max_entries", "work")
