@@ -11,19 +11,22 @@ rewrite the prompt cache after the current wake.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
-from operator import attrgetter, contains
+from operator import attrgetter, contains, is_not
 
-from wakeful.compiler.blocks import Block, BlockKind, Snapshot
+from wakeful.compiler.blocks import EVIDENCE_META, Block, BlockKind, Snapshot
+from wakeful.compiler.facts import Facts
 
-__all__ = ["EVIDENCE_META", "is_evidence", "recorded_ids", "without_recorded"]
+__all__ = ["EVIDENCE_META", "held_by_evidence", "is_evidence", "recorded_ids", "without_recorded"]
 
-# The meta key of a wake's recorded evidence; its value is the ids of the blocks it holds,
-# space-separated (``CompiledWindow.evidence_blocks``).
-EVIDENCE_META = "evidence"
+# EVIDENCE_META, the meta key of a wake's recorded evidence: its value is the ids of the
+# blocks it holds, space-separated (``CompiledWindow.evidence_blocks``). The pipeline finds
+# them on the facts (``Facts.holds``), which are kept from one compile to the next.
 
 _META = attrgetter("meta")
+_HOLDS = attrgetter("holds")
+_ID = attrgetter("id")
 
 
 def is_evidence(block: Block) -> bool:
@@ -50,3 +53,16 @@ def without_recorded(snapshot: Snapshot) -> Snapshot:
         return snapshot
     kept = tuple(b for b in snapshot.blocks if b.id not in held or is_evidence(b))
     return snapshot.model_copy(update={"blocks": kept})
+
+
+def held_by_evidence(snap: Sequence[Facts]) -> list[int]:
+    """The indexes of the blocks the recorded evidence among ``snap`` holds, ascending
+    (what :func:`without_recorded` leaves out), found at C speed on the facts."""
+    holders = list(compress(snap, map(is_not, map(_HOLDS, snap), repeat(None))))
+    if not holders:
+        return []
+    held: set[str] = set()
+    for f in holders:
+        held.update(f.holds.split())  # type: ignore[union-attr]
+    found = compress(range(len(snap)), map(held.__contains__, map(_ID, snap)))
+    return [n for n in found if snap[n].holds is None]

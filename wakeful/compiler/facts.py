@@ -15,7 +15,7 @@ import math
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from wakeful.compiler.blocks import Block, BlockKind, Segment, Stability
+from wakeful.compiler.blocks import EVIDENCE_META, Block, BlockKind, Segment, Stability
 from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.framing import (
     evidence_group,
@@ -136,6 +136,7 @@ class Facts:
         "flags",
         "framed",
         "group",
+        "holds",
         "id",
         "is_call",
         "key",
@@ -208,6 +209,12 @@ class Facts:
         self.framed: tuple[Block, bool | None, str] | None = None
         self.arguments: tuple[Block, str] | None = None  # a call's, as sent (render.base)
         self.call_key: str | None = None  # what a call asked (live_output.call_key)
+        # A wake's recorded evidence: the ids of the blocks it holds (``evidence.py``).
+        self.holds: str | None = (
+            block.meta.get(EVIDENCE_META)
+            if kind is BlockKind.TURN and EVIDENCE_META in block.meta
+            else None
+        )
         # the last exclusion this compile made of the block, and its ledger row
         self.xrow: tuple[Any, LedgerRow] | None = None
         # The ledger row of a block the budget left out: the same every compile.

@@ -34,7 +34,7 @@ from wakeful.compiler.blocks import Block, BlockKind, Goal, Snapshot
 from wakeful.compiler.budget import budget
 from wakeful.compiler.clearing import cleared_results, unneeded_on_demand
 from wakeful.compiler.encode import JsonMemo
-from wakeful.compiler.evidence import without_recorded
+from wakeful.compiler.evidence import held_by_evidence
 from wakeful.compiler.freshness import freshness
 from wakeful.compiler.live_output import settled_results
 from wakeful.compiler.lookup import FactsTable
@@ -117,9 +117,10 @@ def derive(
     counts: dict[str, int],
     counter: TokenCounter,
 ) -> tuple[list[Facts], Snapshot]:
-    """The snapshot's facts with old tool output cleared (``clearing.py``), stale and
-    repeated results settled (``live_output.py``) and unneeded on-demand tools left out,
-    and the snapshot whose blocks line up with them. A derived block's facts are made once
+    """The snapshot's facts less those its recorded evidence holds (``evidence.py``), with
+    old tool output cleared (``clearing.py``), stale and repeated results settled
+    (``live_output.py``) and unneeded on-demand tools left out, and the snapshot whose
+    blocks line up with them. A derived block's facts are made once
     per source and derivation (``FactsTable.derived``): unchanged blocks derive the same
     facts, so the partition sees no change in them."""
     eviction, current = policy.eviction, snapshot.current_wake_id
@@ -133,6 +134,11 @@ def derive(
     ):
         return memo.out, memo.snapshot
     ranking: Ranking = policy.ranking
+    source = snap
+    held = held_by_evidence(snap)  # sent as the recorded evidence instead (evidence.py)
+    if held:
+        snap = _without(snap, held)
+        snapshot = snapshot.model_copy(update={"blocks": tuple(_without(snapshot.blocks, held))})
     out = snap
     cleared = cleared_results(snap, current, eviction)
     if cleared:
@@ -151,7 +157,7 @@ def derive(
         snapshot = snapshot.model_copy(update={"blocks": blocks})
     if memo is not None and out is not snap and out == memo.out:
         out = memo.out  # the same facts as last time: the partition's fast path
-    part.derived = _Derived(snap, current, eviction, now, out, snapshot)
+    part.derived = _Derived(source, current, eviction, now, out, snapshot)
     return out, snapshot
 
 
@@ -228,7 +234,7 @@ def compile_window(
     """
     name = resolve_provider(provider or snapshot.agent.provider)
     cache = cache or CountingCache()
-    work = prepare(without_recorded(snapshot), goal, policy, now, counter, cache)
+    work = prepare(snapshot, goal, policy, now, counter, cache)
     freshness(work)
     min_relevance(work)
     try:
