@@ -78,10 +78,12 @@ def instructions_block(snapshot: Snapshot) -> Block:
 
 class _Derived:
     """What clearing and live output made of one snapshot's facts, kept on the agent's
-    partition: the next compile of the very same facts, wake, eviction and ``now`` takes it
-    as it is."""
+    partition: the next compile of the same facts (the same objects, in the same order),
+    wake, eviction and ``now`` takes it as it is. It holds facts, which live on in the
+    cache anyway, and no block: a worker's blocks are new every compile, and holding them
+    would only move the cost of freeing them into the next one."""
 
-    __slots__ = ("current", "eviction", "now", "out", "snapshot", "source")
+    __slots__ = ("current", "eviction", "left_out", "now", "out", "source")
 
     def __init__(
         self,
@@ -90,10 +92,10 @@ class _Derived:
         eviction: object,
         now: datetime,
         out: list[Facts],
-        snapshot: Snapshot,
+        left_out: list[int],
     ) -> None:
         self.source, self.current, self.eviction, self.now = source, current, eviction, now
-        self.out, self.snapshot = out, snapshot
+        self.out, self.left_out = out, left_out
 
 
 def _without(items: Sequence[T], indexes: list[int]) -> list[T]:
@@ -127,38 +129,45 @@ def derive(
     memo: _Derived | None = part.derived
     if (
         memo is not None
-        and memo.source is snap
         and memo.current == current
         and memo.eviction is eviction
         and memo.now == now
+        and (memo.source is snap or memo.source == snap)  # by identity of the facts, in C
     ):
-        return memo.out, memo.snapshot
+        return memo.out, _lined_up(snapshot, memo.left_out)
     ranking: Ranking = policy.ranking
-    source = snap
     held = held_by_evidence(snap)  # sent as the recorded evidence instead (evidence.py)
-    if held:
-        snap = _without(snap, held)
-        snapshot = snapshot.model_copy(update={"blocks": tuple(_without(snapshot.blocks, held))})
-    out = snap
-    cleared = cleared_results(snap, current, eviction)
+    out = _without(snap, held) if held else snap
+    cleared = cleared_results(out, current, eviction)
     if cleared:
-        out = list(snap)
+        out = list(out)
         for n, derivation in cleared:
-            out[n] = table.derived(snap[n], derivation, counts, counter, ranking)
+            out[n] = table.derived(out[n], derivation, counts, counter, ranking)
     settled = settled_results(out, current, eviction, now)
     if settled:
         out = list(out) if out is snap else out
         for n, derivation in settled:
             out[n] = table.derived(out[n], derivation, counts, counter, ranking)
-    left_out = unneeded_on_demand(out)
-    if left_out:
-        out = _without(out, left_out)
-        blocks = tuple(_without(snapshot.blocks, left_out))
-        snapshot = snapshot.model_copy(update={"blocks": blocks})
+    on_demand = unneeded_on_demand(out)
+    if on_demand:
+        out = _without(out, on_demand)
+    # The snapshot indexes left out, ascending: those held, then the on-demand tools
+    # (indexes after leaving the held ones out, so mapped back through what is kept).
+    left_out = held
+    if on_demand:
+        kept = _without(list(range(len(snap))), held) if held else range(len(snap))
+        left_out = sorted([*held, *(kept[n] for n in on_demand)])
     if memo is not None and out is not snap and out == memo.out:
         out = memo.out  # the same facts as last time: the partition's fast path
-    part.derived = _Derived(source, current, eviction, now, out, snapshot)
-    return out, snapshot
+    part.derived = _Derived(snap, current, eviction, now, out, left_out)
+    return out, _lined_up(snapshot, left_out)
+
+
+def _lined_up(snapshot: Snapshot, left_out: list[int]) -> Snapshot:
+    """The snapshot less the blocks at ``left_out``: its blocks line up with the facts."""
+    if not left_out:
+        return snapshot
+    return snapshot.model_copy(update={"blocks": tuple(_without(snapshot.blocks, left_out))})
 
 
 def prepare(
