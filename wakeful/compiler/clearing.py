@@ -150,10 +150,11 @@ def _previous_boundary(history: _History, eviction: Eviction) -> int:
 
 
 def cleared_results(
-    snap: Sequence[Facts], current: str | None, eviction: Eviction
+    snap: Sequence[Facts], current: str | None, eviction: Eviction, now: object = None
 ) -> list[tuple[int, Derivation]]:
     """The snapshot indexes of the tool results cleared, in order, each with its
-    derivation (:data:`CLEARED`, or :data:`CLEARED_END` for the one the breakpoint follows)."""
+    derivation (:data:`CLEARED`, or :data:`CLEARED_END` for the one the breakpoint follows).
+    Clearing does not depend on ``now`` (taken to share live output's signature)."""
     history = _history(snap, current)
     boundary = _boundary(history, eviction)
     if not boundary:
@@ -166,7 +167,7 @@ def cleared_results(
     results = list(compress(range(upto), map(eq, map(_KIND, facts), repeat(_TOOL_RESULT))))
     resolved = map(_RESOLVED, map(facts.__getitem__, results))
     cleared = list(compress(results, map(not_, resolved)))
-    out = [(history.index[k], CLEARED) for k in cleared]
+    out = list(zip(map(history.index.__getitem__, cleared), repeat(CLEARED)))
     last = bisect_right(cleared, bisect_right(positions, marked) - 1) - 1
     if last >= 0:
         out[last] = (out[last][0], CLEARED_END)

@@ -28,6 +28,9 @@ _DICT = attrgetter("__dict__")
 _FIELDS = attrgetter("fields")
 _STRICT = attrgetter("strict")
 _MAX_SYNTHETIC = 1024
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+_NOT_DERIVED = (None, None)
 
 
 class _Miss:
@@ -188,6 +191,23 @@ class FactsTable:
         self.work.blocks_derived += 1
         self.derivations[key] = (source, f)
         return f
+
+    def derived_all(
+        self,
+        sources: list[Facts],
+        derivations: list[Derivation],
+        counts: dict[str, int],
+        counter: TokenCounter,
+        ranking: Ranking,
+    ) -> list[Facts]:
+        """:meth:`derived` of each source and derivation; those derived before are found
+        at C speed (a history clears many results, the same ones compile after compile)."""
+        keys = list(zip(map(id, sources), derivations, strict=True))
+        held = list(map(self.derivations.get, keys, repeat(_NOT_DERIVED)))
+        out: list[Any] = list(map(_SECOND, held))
+        for k in compress(range(len(keys)), map(is_not, map(_FIRST, held), sources)):
+            out[k] = self.derived(sources[k], derivations[k], counts, counter, ranking)
+        return out
 
     def synthetic(
         self, block: Block, counts: dict[str, int], counter: TokenCounter, ranking: Ranking

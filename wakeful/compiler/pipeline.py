@@ -138,16 +138,13 @@ def derive(
     ranking: Ranking = policy.ranking
     held = held_by_evidence(snap)  # sent as the recorded evidence instead (evidence.py)
     out = _without(snap, held) if held else snap
-    cleared = cleared_results(out, current, eviction)
-    if cleared:
-        out = list(out)
-        for n, derivation in cleared:
-            out[n] = table.derived(out[n], derivation, counts, counter, ranking)
-    settled = settled_results(out, current, eviction, now)
-    if settled:
-        out = list(out) if out is snap else out
-        for n, derivation in settled:
-            out[n] = table.derived(out[n], derivation, counts, counter, ranking)
+    for changes in (cleared_results, settled_results):
+        derived = changes(out, current, eviction, now)
+        if derived:
+            at, how = map(list, zip(*derived, strict=True))
+            made = table.derived_all(list(map(out.__getitem__, at)), how, counts, counter, ranking)
+            out = list(out) if out is snap else out
+            list(map(out.__setitem__, at, made))  # in C: many results clear at once
     on_demand = unneeded_on_demand(out)
     if on_demand:
         out = _without(out, on_demand)
