@@ -44,10 +44,10 @@ run over attributes of the facts, at C speed.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from functools import partial
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, compress, count, repeat
 from operator import attrgetter, contains, eq, is_, is_not, ne, not_
 
 from wakeful.compiler.blocks import (
@@ -68,6 +68,7 @@ __all__ = [
     "CLEARED_END_META",
     "CLEARED_META",
     "ON_DEMAND_META",
+    "ClearingMemo",
     "cleared_results",
     "clearing_boundary",
     "unneeded_on_demand",
@@ -94,11 +95,21 @@ class _History:
 
     __slots__ = ("facts", "index", "positions", "wakes")
 
-    def __init__(self, index: list[int], facts: list[Facts]) -> None:
+    def __init__(self, index: list[int], facts: list[Facts], start: int = 0) -> None:
         self.index = index
         self.facts = facts
         self.wakes: list[str | None] = list(map(_WAKE, facts))
-        self.positions = list(accumulate(map(_TOKENS, facts)))
+        self.positions = list(accumulate(map(_TOKENS, facts), initial=start))[1:]
+
+    def extended(self, keep: int, more: _History) -> _History:
+        """The first ``keep`` entries of this history followed by ``more`` (whose
+        positions continue from theirs)."""
+        out = _History([], [])
+        out.index = self.index[:keep] + more.index
+        out.facts = self.facts[:keep] + more.facts
+        out.wakes = self.wakes[:keep] + more.wakes
+        out.positions = self.positions[:keep] + more.positions
+        return out
 
     def wake_ends(self) -> list[int]:
         """Where each wake of the history ends, in order."""
@@ -113,13 +124,46 @@ class _History:
         return _History(list(compress(self.index, keep)), list(compress(self.facts, keep)))
 
 
-def _history(snap: Sequence[Facts], current: str | None) -> _History:
-    index = list(compress(range(len(snap)), map(is_, map(_SEGMENT, snap), repeat(Segment.RECENT))))
+class ClearingMemo:
+    """The last snapshot's facts and history, kept by the caller between compiles: the
+    next snapshot's history is recomputed only past the blocks the two share at their
+    start (a history grows at its end), since positions count from the start."""
+
+    __slots__ = ("current", "history", "snap")
+
+    def __init__(self) -> None:
+        self.snap: Sequence[Facts] = ()
+        self.current: str | None = None
+        self.history: _History | None = None
+
+
+def _scan(snap: Sequence[Facts], current: str | None, first: int, start: int) -> _History:
+    """The history among ``snap[first:]``, its positions continuing from ``start``."""
+    segments = map(_SEGMENT, snap[first:])
+    index = list(compress(range(first, len(snap)), map(is_, segments, repeat(Segment.RECENT))))
     facts = list(map(snap.__getitem__, index))
     if current is not None:
         keep = list(map(ne, map(_WAKE, facts), repeat(current)))
         index, facts = list(compress(index, keep)), list(compress(facts, keep))
-    return _History(index, facts)
+    return _History(index, facts, start)
+
+
+def _history(
+    snap: Sequence[Facts], current: str | None, memo: ClearingMemo | None = None
+) -> _History:
+    if memo is None:
+        return _scan(snap, current, 0, 0)
+    last = memo.history
+    if last is None or memo.current != current:
+        history = _scan(snap, current, 0, 0)
+    else:
+        shared = min(len(snap), len(memo.snap))
+        head = next(compress(count(), map(is_not, snap, memo.snap)), shared)
+        keep = bisect_left(last.index, head)  # entries before ``head``: the same blocks
+        start = last.positions[keep - 1] if keep else 0
+        history = last.extended(keep, _scan(snap, current, head, start))
+    memo.snap, memo.current, memo.history = snap, current, history
+    return history
 
 
 def _boundary(history: _History, eviction: Eviction) -> int:
@@ -150,12 +194,15 @@ def _previous_boundary(history: _History, eviction: Eviction) -> int:
 
 
 def cleared_results(
-    snap: Sequence[Facts], current: str | None, eviction: Eviction, now: object = None
+    snap: Sequence[Facts],
+    current: str | None,
+    eviction: Eviction,
+    memo: ClearingMemo | None = None,
 ) -> list[tuple[int, Derivation]]:
     """The snapshot indexes of the tool results cleared, in order, each with its
     derivation (:data:`CLEARED`, or :data:`CLEARED_END` for the one the breakpoint follows).
-    Clearing does not depend on ``now`` (taken to share live output's signature)."""
-    history = _history(snap, current)
+    ``memo`` (the caller's, from the last snapshot) only saves work."""
+    history = _history(snap, current, memo)
     boundary = _boundary(history, eviction)
     if not boundary:
         return []

@@ -32,7 +32,7 @@ from typing import TypeVar
 
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Snapshot
 from wakeful.compiler.budget import budget
-from wakeful.compiler.clearing import cleared_results, unneeded_on_demand
+from wakeful.compiler.clearing import ClearingMemo, cleared_results, unneeded_on_demand
 from wakeful.compiler.encode import JsonMemo
 from wakeful.compiler.evidence import held_by_evidence
 from wakeful.compiler.freshness import freshness
@@ -138,8 +138,12 @@ def derive(
     ranking: Ranking = policy.ranking
     held = held_by_evidence(snap)  # sent as the recorded evidence instead (evidence.py)
     out = _without(snap, held) if held else snap
-    for changes in (cleared_results, settled_results):
-        derived = changes(out, current, eviction, now)
+    if part.clearing is None:
+        part.clearing = ClearingMemo()
+    cleared = cleared_results(out, current, eviction, part.clearing)
+    for derived in (cleared, None):
+        if derived is None:  # live output reads the cleared facts
+            derived = settled_results(out, current, eviction, now)
         if derived:
             at, how = map(list, zip(*derived, strict=True))
             made = table.derived_all(list(map(out.__getitem__, at)), how, counts, counter, ranking)

@@ -39,6 +39,7 @@ class Partition:
         self.work = WorkCounts()  # the cache's own counts once a compile hands them in
         # What clearing and live output derived from the last snapshot (``derive.py``).
         self.derived: Any = None
+        self.clearing: Any = None  # the history clearing read last (clearing.ClearingMemo)
         self.reset()
 
     def reset(self) -> None:
