@@ -166,14 +166,15 @@ def _history(
     return history
 
 
-def _boundary(history: _History, eviction: Eviction) -> int:
-    """Where clearing ends for this history (see the module docstring)."""
+def _boundary(history: _History, eviction: Eviction, ends: list[int] | None = None) -> int:
+    """Where clearing ends for this history (see the module docstring); ``ends``: its
+    wake ends, when known."""
     at, keep = eviction.clear_tool_output_at, eviction.clear_tool_output_keep
     if at <= 0 or not eviction.collapse_resolved:
         return 0
     step = at - keep
     boundary = 0
-    for end in history.wake_ends():
+    for end in history.wake_ends() if ends is None else ends:
         if end >= at and end - keep >= boundary + step:
             boundary = end - keep
     return boundary
@@ -185,11 +186,21 @@ def clearing_boundary(snap: Sequence[Facts], current: str | None, eviction: Evic
     return _boundary(_history(snap, current), eviction)
 
 
-def _previous_boundary(history: _History, eviction: Eviction) -> int:
-    """The boundary of the previous wake's history: this one without its newest wake."""
-    newest = next(filter(partial(is_not, None), reversed(history.wakes)), None)
+def _previous_boundary(history: _History, eviction: Eviction, ends: list[int]) -> int:
+    """The boundary of the previous wake's history: this one without its newest wake
+    (``ends``: this one's wake ends)."""
+    wakes = history.wakes
+    newest = next(filter(partial(is_not, None), reversed(wakes)), None)
     if newest is None:
-        return _boundary(history, eviction)
+        return _boundary(history, eviction, ends)
+    if wakes[-1] == newest:
+        start = len(wakes) - 1
+        while start and wakes[start - 1] == newest:
+            start -= 1
+        try:
+            wakes.index(newest, 0, start)
+        except ValueError:  # the newest wake is the history's last stretch, and only there
+            return _boundary(history, eviction, ends[:-1])
     return _boundary(history.without(newest), eviction)
 
 
@@ -203,11 +214,12 @@ def cleared_results(
     derivation (:data:`CLEARED`, or :data:`CLEARED_END` for the one the breakpoint follows).
     ``memo`` (the caller's, from the last snapshot) only saves work."""
     history = _history(snap, current, memo)
-    boundary = _boundary(history, eviction)
+    ends = history.wake_ends()
+    boundary = _boundary(history, eviction, ends)
     if not boundary:
         return []
     # The end to mark: the previous boundary's on the wake that moved it (see above).
-    marked = min(boundary, _previous_boundary(history, eviction) or boundary)
+    marked = min(boundary, _previous_boundary(history, eviction, ends) or boundary)
     positions = history.positions
     upto = bisect_right(positions, boundary)
     facts = history.facts[:upto]
