@@ -130,7 +130,7 @@ def derive(
     if (
         memo is not None
         and memo.current == current
-        and memo.eviction is eviction
+        and (memo.eviction is eviction or memo.eviction == eviction)
         and memo.now == now
         and (memo.source is snap or memo.source == snap)  # by identity of the facts, in C
     ):
