@@ -88,8 +88,8 @@ def base_blocks() -> list[Block]:
 
 
 def snapshot(blocks: list[Block] | None = None, wake: str | None = WAKE, **kw: Any) -> Snapshot:
+    kw.setdefault("agent", AGENT)
     return Snapshot(
-        agent=AGENT,
         as_of=NOW,
         current_wake_id=wake,
         blocks=tuple(base_blocks() if blocks is None else blocks),

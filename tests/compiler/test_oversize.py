@@ -7,6 +7,7 @@ import json
 
 from wakeful.compiler import Block, Budget, CompiledWindow, WindowPolicy
 from wakeful.compiler.blocks import CAPPED_META, ON_DEMAND_META, BlockKind, Role
+from wakeful.compiler.ledger import COMPILER_VERSION
 from wakeful.compiler.oversize import (
     MIN_EVENT_TOKENS,
     WHOLE_TEXT_META,
@@ -107,7 +108,7 @@ def test_the_same_inputs_compile_to_the_same_bytes() -> None:
     snap = snapshot(blocks_with(HOOK, current=False))
     first, second = compile_(snap, SMALL), compile_(snap, SMALL)
     assert first.request_json == second.request_json
-    assert first.ledger.compiler_version == 12
+    assert first.ledger.compiler_version == COMPILER_VERSION
 
 
 def test_a_tool_result_is_shortened_in_the_form_it_always_was() -> None:

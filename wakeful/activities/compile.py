@@ -161,7 +161,7 @@ class CompileActivities:
         )
         retrieval_hash = None if retrieval is None else retrieval.digest
         with telemetry.compile_span(wake.agent, wake.wake_id, tenant=wake.tenant) as span:
-            with self.deps.compile_lock:
+            with self.deps.compile_locks(wake.tenant, wake.agent):
                 window = compile_window(
                     snapshot,
                     goal,

@@ -35,6 +35,24 @@ from wakeful.telemetry import Telemetry
 ProviderFactory = Callable[[str], ModelProvider]
 
 
+class CompileLocks:
+    """One lock per agent: an agent's compiles take turns (its partition in the shared
+    cache is one object that a compile brings up to date), while compiles of different
+    agents run side by side."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+
+    def __call__(self, tenant: str, agent: str) -> threading.Lock:
+        """The lock of one agent's compiles."""
+        with self._guard:
+            lock = self._locks.get((tenant, agent))
+            if lock is None:
+                lock = self._locks[(tenant, agent)] = threading.Lock()
+            return lock
+
+
 @dataclass
 class ActivityDeps:
     store: Store
@@ -44,9 +62,10 @@ class ActivityDeps:
     policies: dict[str, WindowPolicy] = field(default_factory=dict)
     recent_limit: int = 200
     # Token counts and block facts memoised across compiles: a worker tokenises a block once.
-    # Bounded (it holds texts); shared by the activity threads under ``compile_lock``.
+    # Bounded (it holds texts); shared by the activity threads, one compile per agent at a
+    # time (``compile_locks``).
     cache: CountingCache = field(default_factory=lambda: CountingCache(max_entries=50_000))
-    compile_lock: threading.Lock = field(default_factory=threading.Lock)
+    compile_locks: CompileLocks = field(default_factory=lambda: CompileLocks())
     # Snapshot tails kept between compiles: a compile reads only the events appended since.
     tail_cache: TailCache = field(default_factory=TailCache)
     # Block hashes of the blocks the tail cache hands out again, for the snapshot hash.

@@ -35,69 +35,149 @@ from the snapshot alone: the previous boundary is this one's history without its
 The tool schemas a snapshot marks :data:`ON_DEMAND_META` (the built-in ``read_result``) are
 sent only while a result shortened when it was recorded (``CAPPED_META``) is in the
 snapshot, so an agent pays for them only when they can help.
+
+Both work on the snapshot's facts and say *which* blocks change (:func:`cleared_results`,
+:func:`unneeded_on_demand`); the pipeline keeps the facts of each cleared copy by its source
+(``lookup.FactsTable.derived``), so a block cleared once is not summarised again. The scans
+run over attributes of the facts, at C speed.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from functools import partial
+from itertools import accumulate, compress, count, repeat
+from operator import attrgetter, contains, eq, is_, is_not, ne, not_
 
 from wakeful.compiler.blocks import (
     CAPPED_META,
     CLEARED_END_META,
     CLEARED_META,
     ON_DEMAND_META,
-    Block,
     BlockKind,
     Segment,
-    Snapshot,
 )
-from wakeful.compiler.facts import Facts
+from wakeful.compiler.facts import Derivation, Facts
 from wakeful.compiler.policy import Eviction
 
 __all__ = [
     "CAPPED_META",
+    "CLEARED",
+    "CLEARED_END",
     "CLEARED_END_META",
     "CLEARED_META",
     "ON_DEMAND_META",
-    "clear_tool_output",
+    "ClearingMemo",
+    "cleared_results",
     "clearing_boundary",
+    "unneeded_on_demand",
 ]
 
+# The derivations of a cleared result, and of the one the ``cleared`` breakpoint follows.
+CLEARED: Derivation = (False, ((CLEARED_META, "1"),))
+CLEARED_END: Derivation = (False, ((CLEARED_META, "1"), (CLEARED_END_META, "1")))
 
-def _history(snap: Sequence[Facts], current: str | None) -> list[tuple[int, Facts]]:
-    """The history's facts (``recent``, outside the current wake) with their indexes."""
-    return [
-        (n, f)
-        for n, f in enumerate(snap)
-        if f.segment is Segment.RECENT and (f.wake is None or f.wake != current)
-    ]
+_SEGMENT = attrgetter("segment")
+_WAKE = attrgetter("wake")
+_TOKENS = attrgetter("tokens")
+_KIND = attrgetter("kind_s")
+_BLOCK = attrgetter("block")
+_META = attrgetter("meta")
+_RESOLVED = attrgetter("block.resolved")
+_TOOL_RESULT = BlockKind.TOOL_RESULT.value
+_TOOL_SCHEMA = BlockKind.TOOL_SCHEMA.value
 
 
-def _boundary(history: Sequence[tuple[int, Facts]], eviction: Eviction) -> int:
-    """Where clearing ends for this history (see the module docstring)."""
+class _History:
+    """The history's facts (``recent``, outside the current wake), their indexes in the
+    snapshot, their wakes and where each ends (tokens from the history's start)."""
+
+    __slots__ = ("facts", "index", "positions", "wakes")
+
+    def __init__(self, index: list[int], facts: list[Facts], start: int = 0) -> None:
+        self.index = index
+        self.facts = facts
+        self.wakes: list[str | None] = list(map(_WAKE, facts))
+        self.positions = list(accumulate(map(_TOKENS, facts), initial=start))[1:]
+
+    def extended(self, keep: int, more: _History) -> _History:
+        """The first ``keep`` entries of this history followed by ``more`` (whose
+        positions continue from theirs)."""
+        out = _History([], [])
+        out.index = self.index[:keep] + more.index
+        out.facts = self.facts[:keep] + more.facts
+        out.wakes = self.wakes[:keep] + more.wakes
+        out.positions = self.positions[:keep] + more.positions
+        return out
+
+    def wake_ends(self) -> list[int]:
+        """Where each wake of the history ends, in order."""
+        wakes, positions = self.wakes, self.positions
+        if not wakes:
+            return []
+        changes = compress(range(1, len(wakes)), map(ne, wakes[1:], wakes))
+        return [*(positions[n - 1] for n in changes), positions[-1]]
+
+    def without(self, wake: str) -> _History:
+        keep = list(map(ne, self.wakes, repeat(wake)))
+        return _History(list(compress(self.index, keep)), list(compress(self.facts, keep)))
+
+
+class ClearingMemo:
+    """The last snapshot's facts and history, kept by the caller between compiles: the
+    next snapshot's history is recomputed only past the blocks the two share at their
+    start (a history grows at its end), since positions count from the start."""
+
+    __slots__ = ("current", "history", "snap")
+
+    def __init__(self) -> None:
+        self.snap: Sequence[Facts] = ()
+        self.current: str | None = None
+        self.history: _History | None = None
+
+
+def _scan(snap: Sequence[Facts], current: str | None, first: int, start: int) -> _History:
+    """The history among ``snap[first:]``, its positions continuing from ``start``."""
+    segments = map(_SEGMENT, snap[first:])
+    index = list(compress(range(first, len(snap)), map(is_, segments, repeat(Segment.RECENT))))
+    facts = list(map(snap.__getitem__, index))
+    if current is not None:
+        keep = list(map(ne, map(_WAKE, facts), repeat(current)))
+        index, facts = list(compress(index, keep)), list(compress(facts, keep))
+    return _History(index, facts, start)
+
+
+def _history(
+    snap: Sequence[Facts], current: str | None, memo: ClearingMemo | None = None
+) -> _History:
+    if memo is None:
+        return _scan(snap, current, 0, 0)
+    last = memo.history
+    if last is None or memo.current != current:
+        history = _scan(snap, current, 0, 0)
+    else:
+        shared = min(len(snap), len(memo.snap))
+        head = next(compress(count(), map(is_not, snap, memo.snap)), shared)
+        keep = bisect_left(last.index, head)  # entries before ``head``: the same blocks
+        start = last.positions[keep - 1] if keep else 0
+        history = last.extended(keep, _scan(snap, current, head, start))
+    memo.snap, memo.current, memo.history = snap, current, history
+    return history
+
+
+def _boundary(history: _History, eviction: Eviction, ends: list[int] | None = None) -> int:
+    """Where clearing ends for this history (see the module docstring); ``ends``: its
+    wake ends, when known."""
     at, keep = eviction.clear_tool_output_at, eviction.clear_tool_output_keep
     if at <= 0 or not eviction.collapse_resolved:
         return 0
     step = at - keep
     boundary = 0
-    for end in _wake_ends(history):
+    for end in history.wake_ends() if ends is None else ends:
         if end >= at and end - keep >= boundary + step:
             boundary = end - keep
     return boundary
-
-
-def _wake_ends(history: Sequence[tuple[int, Facts]]) -> list[int]:
-    """Where each wake of the history ends (tokens from its start), in order."""
-    ends: list[int] = []
-    position, wake = 0, None
-    for n, (_, f) in enumerate(history):
-        if n and f.wake != wake:
-            ends.append(position)
-        wake = f.wake
-        position += f.tokens
-    if history:
-        ends.append(position)
-    return ends
 
 
 def clearing_boundary(snap: Sequence[Facts], current: str | None, eviction: Eviction) -> int:
@@ -106,48 +186,61 @@ def clearing_boundary(snap: Sequence[Facts], current: str | None, eviction: Evic
     return _boundary(_history(snap, current), eviction)
 
 
-def _previous_boundary(history: list[tuple[int, Facts]], eviction: Eviction) -> int:
-    """The boundary of the previous wake's history: this one without its newest wake."""
-    newest = next((f.wake for _, f in reversed(history) if f.wake is not None), None)
+def _previous_boundary(history: _History, eviction: Eviction, ends: list[int]) -> int:
+    """The boundary of the previous wake's history: this one without its newest wake
+    (``ends``: this one's wake ends)."""
+    wakes = history.wakes
+    newest = next(filter(partial(is_not, None), reversed(wakes)), None)
     if newest is None:
-        return _boundary(history, eviction)
-    return _boundary([(n, f) for n, f in history if f.wake != newest], eviction)
+        return _boundary(history, eviction, ends)
+    if wakes[-1] == newest:
+        start = len(wakes) - 1
+        while start and wakes[start - 1] == newest:
+            start -= 1
+        try:
+            wakes.index(newest, 0, start)
+        except ValueError:  # the newest wake is the history's last stretch, and only there
+            return _boundary(history, eviction, ends[:-1])
+    return _boundary(history.without(newest), eviction)
 
 
-def clear_tool_output(snapshot: Snapshot, snap: Sequence[Facts], eviction: Eviction) -> Snapshot:
-    """The snapshot with its old tool output cleared and its unneeded on-demand tools
-    left out; the very same object when neither applies."""
-    blocks = snapshot.blocks
-    history = _history(snap, snapshot.current_wake_id)
-    boundary = _boundary(history, eviction)
-    cleared: dict[int, Block] = {}
-    if boundary:
-        # The end to mark: the previous boundary's on the wake that moved it (see above).
-        marked = min(boundary, _previous_boundary(history, eviction) or boundary)
-        position = 0
-        last = -1
-        for n, f in history:
-            position += f.tokens
-            if position > boundary:
-                break
-            block = f.block
-            if block.kind is BlockKind.TOOL_RESULT and not block.resolved:
-                meta = {**blocks[n].meta, CLEARED_META: "1"}
-                cleared[n] = blocks[n].model_copy(update={"resolved": True, "meta": meta})
-                if position <= marked:
-                    last = n
-        if last >= 0:
-            mark = {**cleared[last].meta, CLEARED_END_META: "1"}
-            cleared[last] = cleared[last].model_copy(update={"meta": mark})
-    reading = any(CAPPED_META in b.meta for b in blocks)
-    on_demand = not reading and any(
-        b.kind is BlockKind.TOOL_SCHEMA and ON_DEMAND_META in b.meta for b in blocks
-    )
-    if not cleared and not on_demand:
-        return snapshot
-    kept = tuple(
-        cleared.get(n, b)
-        for n, b in enumerate(blocks)
-        if reading or not (b.kind is BlockKind.TOOL_SCHEMA and ON_DEMAND_META in b.meta)
-    )
-    return snapshot.model_copy(update={"blocks": kept})
+def cleared_results(
+    snap: Sequence[Facts],
+    current: str | None,
+    eviction: Eviction,
+    memo: ClearingMemo | None = None,
+) -> list[tuple[int, Derivation]]:
+    """The snapshot indexes of the tool results cleared, in order, each with its
+    derivation (:data:`CLEARED`, or :data:`CLEARED_END` for the one the breakpoint follows).
+    ``memo`` (the caller's, from the last snapshot) only saves work."""
+    history = _history(snap, current, memo)
+    ends = history.wake_ends()
+    boundary = _boundary(history, eviction, ends)
+    if not boundary:
+        return []
+    # The end to mark: the previous boundary's on the wake that moved it (see above).
+    marked = min(boundary, _previous_boundary(history, eviction, ends) or boundary)
+    positions = history.positions
+    upto = bisect_right(positions, boundary)
+    facts = history.facts[:upto]
+    results = list(compress(range(upto), map(eq, map(_KIND, facts), repeat(_TOOL_RESULT))))
+    resolved = map(_RESOLVED, map(facts.__getitem__, results))
+    cleared = list(compress(results, map(not_, resolved)))
+    out = list(zip(map(history.index.__getitem__, cleared), repeat(CLEARED)))
+    last = bisect_right(cleared, bisect_right(positions, marked) - 1) - 1
+    if last >= 0:
+        out[last] = (out[last][0], CLEARED_END)
+    return out
+
+
+def unneeded_on_demand(snap: Sequence[Facts]) -> list[int]:
+    """Indexes of the on-demand tool schemas to leave out: all of them, unless a result
+    shortened when it was recorded is in the snapshot."""
+    schemas = list(compress(range(len(snap)), map(eq, map(_KIND, snap), repeat(_TOOL_SCHEMA))))
+    on_demand = [n for n in schemas if ON_DEMAND_META in snap[n].block.meta]
+    if not on_demand:
+        return []
+    metas = map(_META, map(_BLOCK, snap))
+    if any(map(contains, metas, repeat(CAPPED_META))):
+        return []
+    return on_demand

@@ -18,24 +18,32 @@ ids only, and holds its blocks by id as it did.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import compress, repeat
+from operator import attrgetter, contains, is_not
 
-from wakeful.compiler.blocks import Block, BlockKind, Snapshot
+from wakeful.compiler.blocks import EVIDENCE_META, Block, BlockKind, Snapshot
+from wakeful.compiler.facts import Facts
 
 __all__ = [
     "EVIDENCE_HASHES_META",
     "EVIDENCE_META",
+    "held_by_evidence",
     "is_evidence",
     "recorded",
     "recorded_ids",
     "without_recorded",
 ]
 
-# The meta key of a wake's recorded evidence; its value is the ids of the blocks it holds,
-# space-separated (``CompiledWindow.evidence_blocks``).
-EVIDENCE_META = "evidence"
+# EVIDENCE_META, the meta key of a wake's recorded evidence: its value is the ids of the
+# blocks it holds, space-separated (``CompiledWindow.evidence_blocks``). The pipeline finds
+# them on the facts (``Facts.holds``), which are kept from one compile to the next.
 # The content hashes of those blocks (``Block.hash``), space-separated, in the same order.
 EVIDENCE_HASHES_META = "evidence_hashes"
+
+_META = attrgetter("meta")
+_HOLDS = attrgetter("holds")
+_ID = attrgetter("id")
 
 
 def is_evidence(block: Block) -> bool:
@@ -46,7 +54,9 @@ def is_evidence(block: Block) -> bool:
 def recorded_ids(blocks: Iterable[Block]) -> set[str]:
     """Ids of the blocks that the recorded evidence among ``blocks`` holds."""
     out: set[str] = set()
-    for b in blocks:
+    blocks = list(blocks)
+    # The blocks whose meta has the key, found at C speed: a snapshot holds few of them.
+    for b in compress(blocks, map(contains, map(_META, blocks), repeat(EVIDENCE_META))):
         if is_evidence(b):
             out.update(b.meta[EVIDENCE_META].split())
     return out
@@ -87,3 +97,26 @@ def without_recorded(snapshot: Snapshot) -> Snapshot:
 
     kept = tuple(b for b in snapshot.blocks if not sent(b))
     return snapshot.model_copy(update={"blocks": kept})
+
+
+def held_by_evidence(snap: Sequence[Facts]) -> list[int]:
+    """The indexes of the blocks the recorded evidence among ``snap`` holds, ascending
+    (what :func:`without_recorded` leaves out), found at C speed on the facts."""
+    holders = list(compress(snap, map(is_not, map(_HOLDS, snap), repeat(None))))
+    if not holders:
+        return []
+    held: set[str] = set()
+    for f in holders:
+        held.update(f.holds.split())  # type: ignore[union-attr]
+    found = compress(range(len(snap)), map(held.__contains__, map(_ID, snap)))
+    held_now = [n for n in found if snap[n].holds is None]
+    if not held_now:
+        return held_now
+    # Held only while the content is as recorded (a layer's block may keep its id and
+    # change): checked on the few blocks held, not on the snapshot.
+    as_recorded = recorded(f.block for f in holders)
+    return [n for n in held_now if _as_recorded(as_recorded[snap[n].id], snap[n])]
+
+
+def _as_recorded(hashes: set[str] | None, f: Facts) -> bool:
+    return hashes is None or f.block.hash in hashes

@@ -15,7 +15,7 @@ import math
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from wakeful.compiler.blocks import Block, BlockKind, Segment, Stability
+from wakeful.compiler.blocks import EVIDENCE_META, Block, BlockKind, Segment, Stability
 from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.framing import (
     evidence_group,
@@ -130,11 +130,13 @@ class Facts:
     __slots__ = (
         "arguments",
         "block",
+        "call_key",
         "digest",
         "fields",
         "flags",
         "framed",
         "group",
+        "holds",
         "id",
         "is_call",
         "key",
@@ -206,6 +208,13 @@ class Facts:
         self.shown: tuple[Block, str] | None = None
         self.framed: tuple[Block, bool | None, str] | None = None
         self.arguments: tuple[Block, str] | None = None  # a call's, as sent (render.base)
+        self.call_key: str | None = None  # what a call asked (live_output.call_key)
+        # A wake's recorded evidence: the ids of the blocks it holds (``evidence.py``).
+        self.holds: str | None = (
+            block.meta.get(EVIDENCE_META)
+            if kind is BlockKind.TURN and EVIDENCE_META in block.meta
+            else None
+        )
         # the last exclusion this compile made of the block, and its ledger row
         self.xrow: tuple[Any, LedgerRow] | None = None
         # The ledger row of a block the budget left out: the same every compile.
@@ -308,6 +317,22 @@ def make_facts(
         segment,
         static_rank_key(block, ranking),
     )
+
+
+# How a pass derives a block from another (``clearing.py``, ``live_output.py``): the result
+# is marked resolved, its ``stale_after`` dropped when the flag says so, and these meta
+# entries added in this order. Hashable, so that a derived block's facts are kept by source
+# and derivation (``lookup.FactsTable.derived``) rather than made again every compile.
+Derivation = tuple[bool, tuple[tuple[str, str], ...]]
+
+
+def derive_block(block: Block, derivation: Derivation) -> Block:
+    """The block a pass shows in place of ``block``: resolved, with the derivation's meta."""
+    drop_stale, meta = derivation
+    update: dict[str, Any] = {"resolved": True, "meta": {**block.meta, **dict(meta)}}
+    if drop_stale:
+        update = {"resolved": True, "stale_after": None, "meta": update["meta"]}
+    return block.model_copy(update=update)
 
 
 def duplicate_ids_error(facts: list[Facts]) -> UserError:

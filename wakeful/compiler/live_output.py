@@ -23,12 +23,21 @@ and agents repeat calls often (``wakeful bench cache`` prices it), so clearing i
 The current wake is never touched, and a result already resolved (cleared in a step, say)
 keeps its note. Each fires once per result: the cache is rewritten from that result once,
 and the ledger names the rule (``record.py``).
+
+Like ``clearing.py`` this works on the snapshot's facts and says which results change and
+how (:func:`settled_results`); the pipeline keeps the facts of each settled copy by its
+source. A call's key (tool and canonical arguments) is kept on its facts, and the scans
+that find the candidates run at C speed, so a compile reads only the results that may
+settle.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from datetime import datetime
+from itertools import compress, repeat
+from operator import and_, attrgetter, eq
 
 from wakeful.compiler.blocks import (
     ASKS_META,
@@ -38,12 +47,12 @@ from wakeful.compiler.blocks import (
     Block,
     BlockKind,
     Role,
-    Snapshot,
 )
 from wakeful.compiler.canonical import canonical_json
+from wakeful.compiler.facts import PAIRED, RESOLVED, STALE_AFTER, Derivation, Facts
 from wakeful.compiler.policy import Eviction
 
-__all__ = ["ASKS_META", "REPEATED_META", "STALE_META", "collapse_rule", "settle_tool_output"]
+__all__ = ["ASKS_META", "REPEATED_META", "STALE_META", "collapse_rule", "settled_results"]
 
 # The policy path a collapsed result's ledger row names, by what collapsed it.
 _RULES = (
@@ -52,6 +61,14 @@ _RULES = (
     (ASKS_META, "eviction.resolve_after_asks"),
     (CLEARED_META, "eviction.clear_tool_output"),
 )
+
+_KIND = attrgetter("kind_s")
+_FLAGS = attrgetter("flags")
+_TOOL_CALL = BlockKind.TOOL_CALL.value
+_TOOL_RESULT = BlockKind.TOOL_RESULT.value
+_TURN = BlockKind.TURN.value
+_CURRENT_ASK = BlockKind.CURRENT_ASK.value
+_REPEATED: Derivation = (True, ((REPEATED_META, "1"),))
 
 
 def collapse_rule(meta: dict[str, str]) -> str:
@@ -63,42 +80,69 @@ def _call_key(call: Block) -> str:
     return f"{call.tool_name}\x00{canonical_json(call.tool_input or {})}"
 
 
-def settle_tool_output(snapshot: Snapshot, eviction: Eviction, now: datetime) -> Snapshot:
-    """The snapshot with its stale, repeated (and, when asked, old) tool results marked
-    resolved with the reason; the very same object when none is."""
-    blocks = snapshot.blocks
-    current = snapshot.current_wake_id
+def call_key(f: Facts) -> str:
+    """What a call asked (tool and arguments), spelled once per facts."""
+    key = f.call_key
+    if key is None:
+        key = f.call_key = _call_key(f.block)
+    return key
+
+
+def _of_kind(snap: Sequence[Facts], kind: str) -> list[int]:
+    return list(compress(range(len(snap)), map(eq, map(_KIND, snap), repeat(kind))))
+
+
+def settled_results(
+    snap: Sequence[Facts], current: str | None, eviction: Eviction, now: datetime
+) -> list[tuple[int, Derivation]]:
+    """The snapshot indexes of the stale, repeated (and, when asked, old) tool results, in
+    order, each with the derivation that marks it resolved with the reason."""
+    after, repeats = eviction.resolve_after_asks, eviction.resolve_repeated_calls
+    if after or repeats:
+        candidates = _of_kind(snap, _TOOL_RESULT)
+    else:  # only a stale result can settle: those with a stale_after
+        flagged = list(
+            compress(range(len(snap)), map(and_, map(_FLAGS, snap), repeat(STALE_AFTER)))
+        )
+        kinds = map(_KIND, map(snap.__getitem__, flagged))
+        candidates = list(compress(flagged, map(eq, kinds, repeat(_TOOL_RESULT))))
+    if not candidates:
+        return []
     calls: dict[str, tuple[int, str]] = {}  # call id -> (its position, what it asked)
     last: dict[str, int] = {}  # what a call asked -> the position of the last call asking it
+    if repeats:
+        for n in _of_kind(snap, _TOOL_CALL):
+            f = snap[n]
+            if f.flags & PAIRED:
+                key = call_key(f)
+                calls[f.pair] = (n, key)  # type: ignore[index]
+                last[key] = n
     asks: list[int] = []  # the positions of the asks
-    for n, b in enumerate(blocks):
-        if b.kind is BlockKind.TOOL_CALL and b.tool_call_id is not None:
-            key = _call_key(b)
-            calls[b.tool_call_id] = (n, key)
-            last[key] = n
-        elif b.kind is BlockKind.CURRENT_ASK or (b.kind is BlockKind.TURN and b.role is Role.USER):
-            asks.append(n)
-    after, repeats = eviction.resolve_after_asks, eviction.resolve_repeated_calls
-    settled: dict[int, Block] = {}
-    for n, b in enumerate(blocks):
-        if b.kind is not BlockKind.TOOL_RESULT or b.tool_call_id is None or b.resolved:
+    if after:
+        asks = sorted(
+            [
+                *_of_kind(snap, _CURRENT_ASK),
+                *(n for n in _of_kind(snap, _TURN) if snap[n].block.role is Role.USER),
+            ]
+        )
+    settled: list[tuple[int, Derivation]] = []
+    for n in candidates:
+        f = snap[n]
+        if not f.flags & PAIRED or f.flags & RESOLVED:
             continue
+        b = f.block
         if current is not None and b.wake_id == current:
             continue
-        reason: dict[str, str] | None = None
-        call = calls.get(b.tool_call_id)
+        reason: Derivation | None = None
+        call = calls.get(b.tool_call_id) if repeats else None  # type: ignore[arg-type]
         if b.stale_after is not None and b.stale_after <= now:
-            reason = {STALE_META: b.stale_after.isoformat()}
+            reason = (True, ((STALE_META, b.stale_after.isoformat()),))
         elif repeats and call is not None and last[call[1]] > call[0]:
-            reason = {REPEATED_META: "1"}
+            reason = _REPEATED
         elif after and len(asks) - bisect_right(asks, n) >= after:
-            reason = {ASKS_META: str(after)}
+            reason = (True, ((ASKS_META, str(after)),))
         if reason is not None:
-            # No stale_after on the copy: the note replaces the result, and freshness would
-            # otherwise drop the pair.
-            update = {"resolved": True, "stale_after": None, "meta": {**b.meta, **reason}}
-            settled[n] = b.model_copy(update=update)
-    if not settled:
-        return snapshot
-    kept = tuple(settled.get(n, b) for n, b in enumerate(blocks))
-    return snapshot.model_copy(update={"blocks": kept})
+            # No stale_after on the copy (the derivation's flag): the note replaces the
+            # result, and freshness would otherwise drop the pair.
+            settled.append((n, reason))
+    return settled

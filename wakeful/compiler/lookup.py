@@ -19,15 +19,18 @@ from operator import attrgetter, eq, is_, is_not, itemgetter, not_
 from typing import Any
 
 from wakeful.compiler.blocks import Block
-from wakeful.compiler.facts import Facts, make_facts, strict_key
+from wakeful.compiler.facts import Derivation, Facts, derive_block, make_facts, strict_key
 from wakeful.compiler.policy import Ranking
-from wakeful.compiler.tokens import TokenCounter
+from wakeful.compiler.tokens import TokenCounter, WorkCounts
 
 _ID = itemgetter("id")
 _DICT = attrgetter("__dict__")
 _FIELDS = attrgetter("fields")
 _STRICT = attrgetter("strict")
 _MAX_SYNTHETIC = 1024
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+_NOT_DERIVED = (None, None)
 
 
 class _Miss:
@@ -59,15 +62,28 @@ class FactsTable:
     (typed loosely to keep this module below it).
     """
 
-    __slots__ = ("by_id", "by_obj", "last", "max_entries", "partitions", "synth")
+    __slots__ = (
+        "by_id",
+        "by_obj",
+        "derivations",
+        "last",
+        "max_entries",
+        "partitions",
+        "synth",
+        "work",
+    )
 
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
         self.by_obj: dict[int, Facts] = {}
         self.by_id: dict[str, Facts] = {}
         self.synth: dict[str, Facts] = {}
+        # (id of the source facts, derivation) -> (source facts, derived facts): the source
+        # is held, so the id is its own while the entry lives.
+        self.derivations: dict[tuple[int, Derivation], tuple[Facts, Facts]] = {}
         self.last: tuple[tuple[Block, ...], list[Facts]] | None = None
         self.partitions: dict[tuple[str, str], Any] = {}
+        self.work = WorkCounts()  # the cache's own counts once a compile hands them in
 
     def _store(self, f: Facts) -> None:
         old = self.by_id.get(f.id)
@@ -148,9 +164,50 @@ class FactsTable:
                 same[k] = False
         for k in compress(range(n), map(not_, same)):
             f = make_facts(blocks[k], counts, counter, ranking)
+            self.work.facts_made += 1
             self._store(f)
             found[k] = f
         return found
+
+    def derived(
+        self,
+        source: Facts,
+        derivation: Derivation,
+        counts: dict[str, int],
+        counter: TokenCounter,
+        ranking: Ranking,
+    ) -> Facts:
+        """Facts of the block a pass derives from ``source`` (``facts.derive_block``),
+        made once per source and derivation: a pass that derives the same block again
+        every compile hands the partition the same facts, which it then leaves alone."""
+        key = (id(source), derivation)
+        held = self.derivations.get(key)
+        if held is not None and held[0] is source:
+            return held[1]
+        if len(self.derivations) >= self.max_entries:
+            self.derivations.clear()
+        f = make_facts(derive_block(source.block, derivation), counts, counter, ranking)
+        self.work.facts_made += 1
+        self.work.blocks_derived += 1
+        self.derivations[key] = (source, f)
+        return f
+
+    def derived_all(
+        self,
+        sources: list[Facts],
+        derivations: list[Derivation],
+        counts: dict[str, int],
+        counter: TokenCounter,
+        ranking: Ranking,
+    ) -> list[Facts]:
+        """:meth:`derived` of each source and derivation; those derived before are found
+        at C speed (a history clears many results, the same ones compile after compile)."""
+        keys = list(zip(map(id, sources), derivations, strict=True))
+        held = list(map(self.derivations.get, keys, repeat(_NOT_DERIVED)))
+        out: list[Any] = list(map(_SECOND, held))
+        for k in compress(range(len(keys)), map(is_not, map(_FIRST, held), sources)):
+            out[k] = self.derived(sources[k], derivations[k], counts, counter, ranking)
+        return out
 
     def synthetic(
         self, block: Block, counts: dict[str, int], counter: TokenCounter, ranking: Ranking
@@ -161,4 +218,5 @@ class FactsTable:
             if len(self.synth) >= _MAX_SYNTHETIC:
                 self.synth.clear()
             f = self.synth[block.id] = make_facts(block, counts, counter, ranking)
+            self.work.facts_made += 1
         return f

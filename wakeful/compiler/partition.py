@@ -119,7 +119,9 @@ def get_partition(
     part = parts.get((tenant, agent))
     if part is None or part.params != (policy.eviction, bool(policy.staleness.max_age_hours)):
         if len(parts) >= 64:
-            del parts[next(iter(parts))]
+            # Listed first: compiles of other agents may change the dict meanwhile.
+            parts.pop(next(iter(list(parts))), None)
         part = parts[(tenant, agent)] = Partition(policy, counter)
     part.counter = counter
+    part.work = table.work
     return part

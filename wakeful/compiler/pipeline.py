@@ -27,20 +27,22 @@ saves work; it never changes the output.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Snapshot
 from wakeful.compiler.budget import budget
-from wakeful.compiler.clearing import clear_tool_output
+from wakeful.compiler.clearing import ClearingMemo, cleared_results, unneeded_on_demand
 from wakeful.compiler.encode import JsonMemo
-from wakeful.compiler.evidence import without_recorded
+from wakeful.compiler.evidence import held_by_evidence
 from wakeful.compiler.freshness import freshness
-from wakeful.compiler.live_output import settle_tool_output
+from wakeful.compiler.live_output import settled_results
 from wakeful.compiler.lookup import FactsTable
 from wakeful.compiler.oversize import shorten_oversized
 from wakeful.compiler.partition import get_partition, update
 from wakeful.compiler.place import place
-from wakeful.compiler.policy import WindowPolicy
+from wakeful.compiler.policy import Ranking, WindowPolicy
 from wakeful.compiler.rank import min_relevance
 from wakeful.compiler.record import record
 from wakeful.compiler.render import PROVIDER_ALIASES, RENDERERS, Renderer
@@ -51,6 +53,8 @@ from wakeful.compiler.triggers import gate, trigger_rules
 from wakeful.compiler.window import CompiledWindow
 from wakeful.compiler.work import Exclusion, Facts, Work
 from wakeful.errors import ConfigError, UserError
+
+T = TypeVar("T")
 
 
 def resolve_provider(provider: str) -> str:
@@ -74,6 +78,101 @@ def instructions_block(snapshot: Snapshot) -> Block:
     )
 
 
+class _Derived:
+    """What clearing and live output made of one snapshot's facts, kept on the agent's
+    partition: the next compile of the same facts (the same objects, in the same order),
+    wake, eviction and ``now`` takes it as it is. It holds facts, which live on in the
+    cache anyway, and no block: a worker's blocks are new every compile, and holding them
+    would only move the cost of freeing them into the next one."""
+
+    __slots__ = ("current", "eviction", "left_out", "now", "out", "source")
+
+    def __init__(
+        self,
+        source: list[Facts],
+        current: str | None,
+        eviction: object,
+        now: datetime,
+        out: list[Facts],
+        left_out: list[int],
+    ) -> None:
+        self.source, self.current, self.eviction, self.now = source, current, eviction, now
+        self.out, self.left_out = out, left_out
+
+
+def _without(items: Sequence[T], indexes: list[int]) -> list[T]:
+    """``items`` less those at the (ascending) ``indexes``, spliced in slices."""
+    out: list[T] = []
+    start = 0
+    for n in indexes:
+        out += items[start:n]
+        start = n + 1
+    out += items[start:]
+    return out
+
+
+def derive(
+    part: Partition,
+    table: FactsTable,
+    snap: list[Facts],
+    snapshot: Snapshot,
+    policy: WindowPolicy,
+    now: datetime,
+    counts: dict[str, int],
+    counter: TokenCounter,
+) -> tuple[list[Facts], Snapshot]:
+    """The snapshot's facts less those its recorded evidence holds (``evidence.py``), with
+    old tool output cleared (``clearing.py``), stale and repeated results settled
+    (``live_output.py``) and unneeded on-demand tools left out, and the snapshot whose
+    blocks line up with them. A derived block's facts are made once
+    per source and derivation (``FactsTable.derived``): unchanged blocks derive the same
+    facts, so the partition sees no change in them."""
+    eviction, current = policy.eviction, snapshot.current_wake_id
+    memo: _Derived | None = part.derived
+    if (
+        memo is not None
+        and memo.current == current
+        and (memo.eviction is eviction or memo.eviction == eviction)
+        and memo.now == now
+        and (memo.source is snap or memo.source == snap)  # by identity of the facts, in C
+    ):
+        return memo.out, _lined_up(snapshot, memo.left_out)
+    ranking: Ranking = policy.ranking
+    held = held_by_evidence(snap)  # sent as the recorded evidence instead (evidence.py)
+    out = _without(snap, held) if held else snap
+    if part.clearing is None:
+        part.clearing = ClearingMemo()
+    cleared = cleared_results(out, current, eviction, part.clearing)
+    for derived in (cleared, None):
+        if derived is None:  # live output reads the cleared facts
+            derived = settled_results(out, current, eviction, now)
+        if derived:
+            at, how = map(list, zip(*derived, strict=True))
+            made = table.derived_all(list(map(out.__getitem__, at)), how, counts, counter, ranking)
+            out = list(out) if out is snap else out
+            list(map(out.__setitem__, at, made))  # in C: many results clear at once
+    on_demand = unneeded_on_demand(out)
+    if on_demand:
+        out = _without(out, on_demand)
+    # The snapshot indexes left out, ascending: those held, then the on-demand tools
+    # (indexes after leaving the held ones out, so mapped back through what is kept).
+    left_out = held
+    if on_demand:
+        kept = _without(list(range(len(snap))), held) if held else range(len(snap))
+        left_out = sorted([*held, *(kept[n] for n in on_demand)])
+    if memo is not None and out is not snap and out == memo.out:
+        out = memo.out  # the same facts as last time: the partition's fast path
+    part.derived = _Derived(snap, current, eviction, now, out, left_out)
+    return out, _lined_up(snapshot, left_out)
+
+
+def _lined_up(snapshot: Snapshot, left_out: list[int]) -> Snapshot:
+    """The snapshot less the blocks at ``left_out``: its blocks line up with the facts."""
+    if not left_out:
+        return snapshot
+    return snapshot.model_copy(update={"blocks": tuple(_without(snapshot.blocks, left_out))})
+
+
 def prepare(
     snapshot: Snapshot,
     goal: Goal,
@@ -88,8 +187,10 @@ def prepare(
         raise UserError("now must be timezone-aware (UTC)")
     ranking = policy.ranking
     table: FactsTable = cache.state((counter.name, *ranking.model_dump().values()), FactsTable)
+    table.work = cache.work
     counts = cache.counts_for(counter)
-    snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
+    agent = snapshot.agent
+    part = get_partition(table, agent.tenant, agent.name, policy, counter)
 
     def count(text: str) -> int:
         tokens = counts.get(text)
@@ -97,16 +198,18 @@ def prepare(
             tokens = counts[text] = counter.count(text)
         return tokens
 
-    shown = shorten_oversized(snapshot, snap, policy.budget, count)
-    if shown is not snapshot:
-        snapshot = shown
+    try:
         snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
-    cleared = settle_tool_output(
-        clear_tool_output(snapshot, snap, policy.eviction), policy.eviction, now
-    )
-    if cleared is not snapshot:
-        snapshot = cleared
-        snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
+        # A user turn or summary over its share of the window is shown head and tail
+        # (oversize.py); its facts are matched by value, so an unchanged one costs no work.
+        shown = shorten_oversized(snapshot, snap, policy.budget, count)
+        if shown is not snapshot:
+            snapshot = shown
+            snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
+        snap, snapshot = derive(part, table, snap, snapshot, policy, now, counts, counter)
+    except BaseException:
+        part.derived = None
+        raise
     instructions = table.synthetic(instructions_block(snapshot), counts, counter, ranking)
     rules = [
         (table.synthetic(block, counts, counter, ranking), name)
@@ -119,14 +222,12 @@ def prepare(
         injected.update(named)
         return excluded
 
-    agent = snapshot.agent
-    part = get_partition(table, agent.tenant, agent.name, policy, counter)
     try:
         update(
             part, snap, [instructions, *(f for f, _ in rules)], snapshot.current_wake_id, triggers
         )
     except BaseException:
-        del table.partitions[(agent.tenant, agent.name)]
+        table.partitions.pop((agent.tenant, agent.name), None)
         raise
     injected.update((f, name) for f, name in rules)
     facts = list(part.facts)
@@ -158,7 +259,7 @@ def compile_window(
     """
     name = resolve_provider(provider or snapshot.agent.provider)
     cache = cache or CountingCache()
-    work = prepare(without_recorded(snapshot), goal, policy, now, counter, cache)
+    work = prepare(snapshot, goal, policy, now, counter, cache)
     freshness(work)
     min_relevance(work)
     try:

@@ -48,7 +48,10 @@ class HashChains:
     def get(self, key: Hashable) -> _Chain | None:
         chain = self._chains.get(key)
         if chain is not None:
-            self._chains.move_to_end(key)
+            try:
+                self._chains.move_to_end(key)
+            except KeyError:  # dropped meanwhile by a compile of another agent
+                pass
         return chain
 
     def put(self, key: Hashable, chain: _Chain) -> None:
@@ -58,8 +61,11 @@ class HashChains:
         self._chains[key] = chain
         self._states += len(chain[1])
         self._chars += chain[2]
-        while self._states > self.max_states or self._chars > self.max_chars:
-            self._drop(self._chains.popitem(last=False)[1])
+        while self._chains and (self._states > self.max_states or self._chars > self.max_chars):
+            try:
+                self._drop(self._chains.popitem(last=False)[1])
+            except KeyError:  # emptied meanwhile by a compile of another agent
+                break
 
     def _drop(self, chain: _Chain | None) -> None:
         if chain is not None:

@@ -12,13 +12,14 @@ row, per unit head its collapse, pair key and keep-order entry in its segment's
 from __future__ import annotations
 
 from operator import attrgetter
+from typing import Any
 
 from wakeful.compiler.blocks import Segment
 from wakeful.compiler.facts import CLASS_RESOLVED, Exclusion, Facts
 from wakeful.compiler.ledger import LedgerRow
 from wakeful.compiler.policy import WindowPolicy
 from wakeful.compiler.streams import Entry, Stream
-from wakeful.compiler.tokens import TokenCounter
+from wakeful.compiler.tokens import TokenCounter, WorkCounts
 
 # The reason select gives the later calls (or results) of a repeated tool-call id.
 DUPLICATE = "duplicate_tool_id"
@@ -35,6 +36,10 @@ class Partition:
         self.eviction = policy.eviction
         self.max_age = bool(policy.staleness.max_age_hours)
         self.counter = counter
+        self.work = WorkCounts()  # the cache's own counts once a compile hands them in
+        # What clearing and live output derived from the last snapshot (``derive.py``).
+        self.derived: Any = None
+        self.clearing: Any = None  # the history clearing read last (clearing.ClearingMemo)
         self.reset()
 
     def reset(self) -> None:
@@ -94,6 +99,7 @@ class Partition:
 
     def touch(self, f: Facts) -> None:
         self.units[f] = None
+        self.work.entries_touched += 1
 
     def position(self) -> dict[Facts, int]:
         if self._pos is None:

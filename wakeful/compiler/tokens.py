@@ -50,6 +50,24 @@ class EstimatingCounter:
         return -(-size // self.bytes_per_token)
 
 
+@dataclass(slots=True)
+class WorkCounts:
+    """What compiles with one cache have done, counted where it is done: facts made (a
+    block summarised, ``facts.make_facts``), blocks derived (a cleared or settled copy of a
+    block, ``lookup.FactsTable.derived``) and partition entries touched (a block taken out
+    of or put into its groups and redone, ``state.Partition.touch``). Counts never change
+    the output; they let a test see that an incremental compile did work in proportion to
+    what changed rather than to the history.
+    """
+
+    facts_made: int = 0
+    blocks_derived: int = 0
+    entries_touched: int = 0
+
+    def snapshot(self) -> tuple[int, int, int]:
+        return (self.facts_made, self.blocks_derived, self.entries_touched)
+
+
 class CountingCache:
     """Memoised token counts (by content) and the compiler's incremental state.
 
@@ -58,17 +76,21 @@ class CountingCache:
     agent's partition of its last snapshot (see ``partition.py``). A worker that keeps one
     cache for its lifetime compiles the next call of an agent from the difference between
     snapshots. Nothing in the output depends on the cache. Counts and facts are bounded by
-    ``max_entries``; on overflow they are cleared, which only costs speed. Not thread-safe:
-    one compile at a time per cache.
+    ``max_entries``; on overflow they are cleared, which only costs speed. One compile at a
+    time per agent: compiles of different agents may share the cache from several threads
+    (each agent's state is its own; the shared tables are dicts changed one operation at a
+    time, where a lost race costs only work done again). ``work`` counts are then
+    approximate.
     """
 
-    __slots__ = ("_counts", "_state", "counted", "max_entries")
+    __slots__ = ("_counts", "_state", "counted", "max_entries", "work")
 
     def __init__(self, max_entries: int = 1_000_000) -> None:
         self.max_entries = max_entries
         self._counts: dict[str, dict[str, int]] = {}
         self._state: dict[tuple[Any, ...], Any] = {}
         self.counted = 0
+        self.work = WorkCounts()
 
     def counts_for(self, counter: TokenCounter) -> dict[str, int]:
         """The text -> tokens map of one counter (internal fast path)."""

@@ -1,0 +1,148 @@
+"""An incremental compile does work in proportion to what changed, not to the history.
+
+Counted, not timed: ``CountingCache.work`` counts the facts a compile made (blocks
+summarised, cleared and settled copies included) and the partition entries it touched. A
+history of 1k or 10k blocks that grows by one event must cost the same small number of
+each, on both paths a worker takes: the same block objects again (a retry, the tail cache)
+and blocks freshly built from loaded rows. Clearing, live output (stale and repeated
+results, results N asks back), the on-demand tool and dedupe are all in play, so a pass
+that re-derives the whole history on every compile shows here as counts that grow with it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from benchmarks.compile_history import reloaded
+from wakeful.compiler import (
+    Block,
+    BlockKind,
+    CountingCache,
+    EstimatingCounter,
+    Role,
+    Snapshot,
+    compile_window,
+    load_policy,
+)
+from wakeful.compiler.blocks import ON_DEMAND_META
+
+from .factory import AGENT, NOW, WAKE, block, goal, turn
+
+POLICY = load_policy(
+    "[eviction]\nclear_tool_output_at = 20000\nclear_tool_output_keep = 4000\n"
+    "resolve_repeated_calls = true\nresolve_after_asks = 40\n"
+)
+# Fixed bounds for one new event: the event itself, a result cleared or settled by the
+# move it causes, the blocks of their units and groups.
+MAX_FACTS = 8
+MAX_TOUCHED = 40
+
+
+def _wake(n: int) -> list[Block]:
+    """A past wake of eight blocks: an ask, two tool pairs (the second repeats an earlier
+    wake's call, one result goes stale), a memory and the reply."""
+    wake, seq = f"w-{n}", 10 * n
+    out = [turn(f"ask-{n}", seq, text=f"Check run {n}.", wake_id=wake)]
+    for k, query in enumerate((f"run {n}", f"run {n // 3}")):
+        call_id = f"tc-{n}-{k}"
+        out.append(
+            block(
+                f"call-{n}-{k}",
+                BlockKind.TOOL_CALL,
+                "",
+                seq=seq + 1 + 2 * k,
+                role=Role.ASSISTANT,
+                tool_call_id=call_id,
+                tool_name="read_log",
+                tool_input={"q": query},
+                wake_id=wake,
+            )
+        )
+        out.append(
+            block(
+                f"result-{n}-{k}",
+                BlockKind.TOOL_RESULT,
+                f"log of {query} (call {n}.{k})\n" + "step ok\n" * 40,
+                seq=seq + 2 + 2 * k,
+                role=Role.USER,
+                tool_call_id=call_id,
+                tool_name="read_log",
+                wake_id=wake,
+                stale_after=NOW - timedelta(hours=1) if n % 7 == 0 and k == 0 else None,
+            )
+        )
+    out.append(block(f"mem-{n}", BlockKind.MEMORY, f"run {n} is green", seq=seq + 6, relevance=0.5))
+    out.append(turn(f"reply-{n}", seq + 7, Role.ASSISTANT, text=f"Run {n} passed.", wake_id=wake))
+    return out
+
+
+def _history(size: int) -> list[Block]:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    blocks = [
+        block("tool:read_log", BlockKind.TOOL_SCHEMA, "Read a log.", tool_name="read_log",
+              tool_input=schema),
+        block("tool:read_result", BlockKind.TOOL_SCHEMA, "Read a stored result.",
+              tool_name="read_result", tool_input=schema, meta={ON_DEMAND_META: "1"}),
+    ]  # fmt: skip
+    n = 0
+    while len(blocks) < size:
+        blocks += _wake(n)
+        n += 1
+    return blocks
+
+
+def _live(k: int) -> Block:
+    return turn(f"live-{k}", 10**9 + k, text=f"live event {k}", wake_id=WAKE)
+
+
+def _snapshot(blocks: list[Block] | tuple[Block, ...]) -> Snapshot:
+    return Snapshot.model_construct(
+        agent=AGENT, as_of=NOW, session_id=None, current_wake_id=WAKE, blocks=tuple(blocks)
+    )
+
+
+def incremental_work(size: int, *, fresh: bool) -> tuple[int, int, int]:
+    """(facts made, blocks derived, entries touched) by the compile of a ``size``-block
+    history grown by one event, after a compile of it without that event."""
+    history = _history(size)
+    before = [*history, _live(0)]
+    after = [*before, _live(1)]
+    cache = CountingCache()
+
+    def compile_(blocks: list[Block]) -> object:
+        snap = _snapshot(reloaded(blocks) if fresh else blocks)
+        return compile_window(snap, goal(), POLICY, NOW, counter=EstimatingCounter(), cache=cache)
+
+    compile_(before)
+    start = cache.work.snapshot()
+    compile_(after)
+    end = cache.work.snapshot()
+    return (end[0] - start[0], end[1] - start[1], end[2] - start[2])
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["same-blocks", "fresh-blocks"])
+def test_one_new_event_costs_a_bounded_amount_at_1k_and_10k_blocks(fresh: bool) -> None:
+    for size in (1_000, 10_000):
+        made, _, touched = counts = incremental_work(size, fresh=fresh)
+        assert made <= MAX_FACTS and touched <= MAX_TOUCHED, (
+            f"one new event on {size} blocks made {made} facts and touched {touched}"
+            f" partition entries (facts made, derived, touched: {counts})"
+        )
+
+
+def test_the_history_exercises_clearing_and_live_output() -> None:
+    """The counted history really has cleared, stale, repeated and old results (else the
+    bounds above would say nothing about those passes)."""
+    blocks = [*_history(1_000), _live(0)]
+    window = compile_window(
+        _snapshot(blocks), goal(), POLICY, NOW, counter=EstimatingCounter(), cache=CountingCache()
+    )
+    rules = {row.rule for row in window.ledger.rows}
+    assert {
+        "eviction.clear_tool_output",
+        "tool.fresh_for",
+        "eviction.resolve_repeated_calls",
+        "eviction.resolve_after_asks",
+    } <= rules, rules
