@@ -39,6 +39,7 @@ import anthropic
 
 from benchmarks.cache_limit import Shortfall, call_limit
 from benchmarks.cache_locomo import DEFAULT_DATASET, SPLITS, load_split
+from benchmarks.cache_native import AnthropicCompaction, ClearToolUses, ResponsesCompaction
 from benchmarks.cache_reads import ReadTracker
 from benchmarks.cache_report import all_held, held_decisions, shape_report
 from benchmarks.cache_session import AgentSession, Turn
@@ -51,6 +52,8 @@ from benchmarks.cache_strategies import (
     SlidingWindow,
     Strategy,
     SummarizeThreshold,
+    document_tokens,
+    request_tokens,
 )
 from benchmarks.cache_substrate import EPOCH, MemorySubstrate
 from benchmarks.cache_timeline import Consolidation, timeline
@@ -90,6 +93,9 @@ class Tally:
     reads: ReadTracker = field(default_factory=ReadTracker)
     held: dict[str, list[int]] = field(default_factory=dict)
     evidence: list[int] = field(default_factory=lambda: [0, 0])  # question calls, answered
+    # [evidence tokens, window tokens] summed over the turns' requests, one counter each
+    evidence_tokens: list[int] = field(default_factory=lambda: [0, 0])
+    details: dict[str, Any] = field(default_factory=dict)  # the strategy's own report
 
 
 def _step(turn: Turn) -> Step:
@@ -200,7 +206,23 @@ async def _call(
     strategy.observe(ctx, usage)
     _charge(tally, session, "turn", plan.request, usage)
     held_decisions(tally, plan.request, session.decisions, ctx.turn.index)
+    evidence, window = _evidence(strategy, plan.request)
+    tally.evidence_tokens[0] += evidence
+    tally.evidence_tokens[1] += window
     tally.last_request = plan.request
+
+
+def _evidence(strategy: Strategy, request: dict[str, Any]) -> tuple[int, int]:
+    """The evidence a turn's request carries and its size: for Wakeful, what its ledger puts
+    in the evidence segment plus the wake's recorded evidence sent again (counted by its
+    own counter); for a baseline, the retrieved documents (the simulator's tokenizer)."""
+    if isinstance(strategy, Wakeful):
+        ledger = strategy.windows[-1].ledger
+        recorded = strategy.recorded_evidence_ids()
+        rows = ledger.included()
+        evidence = sum(r.tokens for r in rows if r.segment == "evidence" or r.block_id in recorded)
+        return evidence, ledger.input_tokens
+    return document_tokens(request), request_tokens(request)
 
 
 def run_shape(
@@ -222,6 +244,9 @@ def run_shape(
         FullHistorySystem(),
         SlidingWindow(window_turns),
         SummarizeThreshold(threshold),
+        ClearToolUses(),
+        AnthropicCompaction(),
+        ResponsesCompaction(),
     ]
     what: dict[str, str] = {}
     for variant in variants_of(policy) if variants else ():
@@ -238,6 +263,8 @@ def run_shape(
         what[f"wakeful_{variant.name}"] = variant.what
     try:
         tallies, shortfalls = asyncio.run(replay(session, strategies, say, shape.evidence))
+        for s in strategies:
+            tallies[s.name].details = s.details()
     finally:
         for s in strategies:
             if isinstance(s, Wakeful):
@@ -266,6 +293,9 @@ def _summary(shapes: dict[str, Any]) -> dict[str, Any]:
             "cheapest_keeping_facts": r["cheapest_keeping_facts"],
             "wakeful_cache_hit_ratio": w["cache_hit_ratio"],
             "wakeful_written_never_read_share": w["written_never_read_share"],
+            "wakeful_evidence_share_of_input": w["evidence_share_of_input"],
+            "cost_usd": {n: s["cost_usd"] for n, s in r["strategies"].items()},
+            "keeps_facts": {n: s["load_bearing_kept"] for n, s in r["strategies"].items()},
             "checks_met": f"{sum(checks)}/{len(checks)}",
         }
     return out
@@ -318,7 +348,8 @@ def run(
         )
     out: dict[str, Any] = {
         "split": split,
-        "conversations": list(SPLITS[split]),
+        "dataset": str(dataset),
+        "conversations": [c.sample_id for c in conversations],
         "splits": {k: list(v) for k, v in SPLITS.items()},
         "settings": {
             "seed": seed,

@@ -6,12 +6,14 @@ names the turns that answer them. The benchmark turns them into agent sessions
 (:mod:`benchmarks.cache_shapes`): speaker A is the user, speaker B the agent.
 
 The split keeps tuning honest: shapes are tuned on ``dev`` and reported on ``holdout``;
-the two never share a conversation.
+the two never share a conversation. Any LoCoMo-format file can be read; one that is not
+LoCoMo's own release is split by order (:func:`split_ids`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +33,7 @@ __all__ = [
     "Question",
     "load_split",
     "parse_conversation",
+    "split_ids",
 ]
 
 DEFAULT_DATASET = Path("../shared/bench/locomo-dev.json")
@@ -135,8 +138,23 @@ def parse_conversation(sample: dict[str, Any]) -> Conversation:
     )
 
 
+def split_ids(ids: Sequence[str], split: str) -> tuple[str, ...]:
+    """The conversations of ``split`` among a file's ``ids`` (in file order).
+
+    A file holding every conversation of both named splits (LoCoMo's own release) uses
+    :data:`SPLITS`. Any other LoCoMo-format file is split by order, as the named splits
+    are: its first three fifths (rounded up, leaving at least one) are ``dev``, the rest
+    ``holdout``.
+    """
+    if all(c in ids for s in SPLITS.values() for c in s):
+        return SPLITS[split]
+    dev = min(math.ceil(len(ids) * 3 / 5), len(ids) - 1)
+    return tuple(ids[:dev] if split == "dev" else ids[dev:])
+
+
 def load_split(path: Path | str, split: str) -> tuple[Conversation, ...]:
-    """The conversations of ``split`` ("dev" or "holdout"), in the split's order."""
+    """The conversations of ``split`` ("dev" or "holdout") in a LoCoMo-format file, in
+    the split's order (see :func:`split_ids`)."""
     if split not in SPLITS:
         raise UserError(f"unknown split {split!r}: use one of {', '.join(SPLITS)}")
     file = Path(path)
@@ -146,11 +164,13 @@ def load_split(path: Path | str, split: str) -> tuple[Conversation, ...]:
         samples = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UserError(f"LoCoMo file {file} is not JSON ({exc}): pass a LoCoMo file") from exc
+    if not isinstance(samples, list):
+        raise UserError(f"LoCoMo file {file} is not a list of samples: pass a LoCoMo file")
     by_id = {str(s.get("sample_id")): s for s in samples if isinstance(s, dict)}
-    missing = [c for c in SPLITS[split] if c not in by_id]
-    if missing:
+    if len(by_id) < 2:
         raise UserError(
-            f"LoCoMo file {file} lacks {', '.join(missing)} of the {split} split: "
-            "pass the LoCoMo dev file"
+            f"LoCoMo file {file} has {len(by_id)} conversation(s): the splits need at "
+            "least 2 (one dev, one holdout); pass a file with more"
         )
-    return tuple(parse_conversation(by_id[c]) for c in SPLITS[split])
+    chosen = split_ids(list(by_id), split)
+    return tuple(parse_conversation(by_id[c]) for c in chosen)

@@ -21,7 +21,13 @@ not, ``load_bearing_in_final_request`` the ones that are) and ``load_bearing_hel
 (per decision, the share of the calls after it was stated whose request held it);
 ``question_evidence_in_window``: of the calls that answer a question about an earlier
 session, the share whose request held every evidence turn's text (null without questions):
-a strategy is cheap for nothing if it cannot see the answer.
+a strategy is cheap for nothing if it cannot see the answer. ``evidence_tokens`` and
+``evidence_share_of_input``: the retrieved evidence the turns' requests carried, and its
+share of their input tokens (Wakeful: its evidence segment and the wake's recorded evidence
+sent again, by its own counter; a baseline: the retrieved documents); ``uncached_tokens``:
+input tokens billed at the base price, maintenance calls included; ``settings``: a
+provider-native baseline's parameters and what it did (:mod:`benchmarks.cache_native`).
+``cheapest_keeping_facts`` is chosen among every baseline, the providers' own included.
 """
 
 from __future__ import annotations
@@ -47,7 +53,16 @@ __all__ = [
     "strategy_report",
 ]
 
-BASELINES = ("full_history", "full_history_system", "sliding_window", "summarize_threshold")
+BASELINES = (
+    "full_history",
+    "full_history_system",
+    "sliding_window",
+    "summarize_threshold",
+    # the providers' own context management (benchmarks.cache_native)
+    "anthropic_clear_tool_uses",
+    "anthropic_compaction",
+    "openai_compaction",
+)
 CHECKS = {
     "max_cost_vs_full_history": 1.0,
     "max_written_never_read_share": 0.15,
@@ -65,6 +80,8 @@ class TallyLike(Protocol):
     reads: ReadTracker
     held: dict[str, list[int]]  # decision id -> [calls after it was stated, calls holding it]
     evidence: list[int]  # [calls of question wakes, calls whose request held the answer]
+    evidence_tokens: list[int]  # [evidence tokens, window tokens] over the turns' requests
+    details: dict[str, Any]  # the strategy's settings and what it did
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -137,8 +154,12 @@ def strategy_report(
         "question_evidence_in_window": (
             _ratio(tally.evidence[1], tally.evidence[0]) if tally.evidence[0] else None
         ),
+        "evidence_tokens": tally.evidence_tokens[0],
+        "evidence_share_of_input": _ratio(*tally.evidence_tokens),
+        "uncached_tokens": uncached + sum(u.input_tokens for _, u in tally.maintenance),
         "maintenance_calls": len(tally.maintenance),
         "maintenance_cost_usd": round(tally.maintenance_cost, 4),
+        **({"settings": tally.details} if tally.details else {}),
     }
 
 

@@ -38,6 +38,8 @@ __all__ = [
     "SlidingWindow",
     "Strategy",
     "SummarizeThreshold",
+    "document_tokens",
+    "request_body",
     "request_tokens",
 ]
 
@@ -85,8 +87,13 @@ class Strategy:
     def observe(self, ctx: CallContext, usage: Usage) -> None:
         """What the provider reported for the turn's request (a worker sees it too)."""
 
+    def details(self) -> dict[str, Any]:
+        """The strategy's settings and what it did, for the report (none by default)."""
+        return {}
 
-def _body(session: AgentSession, messages: list[dict[str, Any]]) -> dict[str, Any]:
+
+def request_body(session: AgentSession, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """A request of the session's model, system prompt and tools around ``messages``."""
     return {
         "model": session.model,
         "max_tokens": MAX_TOKENS,
@@ -94,6 +101,16 @@ def _body(session: AgentSession, messages: list[dict[str, Any]]) -> dict[str, An
         "tools": [dict(t) for t in session.tools],
         "messages": messages,
     }
+
+
+def document_tokens(request: dict[str, Any]) -> int:
+    """Tokens of the retrieved documents a baseline's request carries (its evidence)."""
+    return sum(
+        count_tokens(block_text(b))
+        for message in request["messages"]
+        for b in message["content"]
+        if b.get("type") == "text" and str(b.get("text", "")).startswith("<document id=")
+    )
 
 
 def request_tokens(request: dict[str, Any]) -> int:
@@ -109,7 +126,7 @@ class FullHistory(Strategy):
 
     def plan(self, ctx: CallContext) -> Plan:
         events = ctx.substrate.events(AGENT)
-        return Plan(_body(ctx.session, mark_last(render_events(events, ctx.docs))))
+        return Plan(request_body(ctx.session, mark_last(render_events(events, ctx.docs))))
 
 
 class FullHistorySystem(Strategy):
@@ -120,7 +137,7 @@ class FullHistorySystem(Strategy):
 
     def plan(self, ctx: CallContext) -> Plan:
         events = ctx.substrate.events(AGENT)
-        body = _body(ctx.session, mark_last(render_events(events, ctx.docs)))
+        body = request_body(ctx.session, mark_last(render_events(events, ctx.docs)))
         system = {"type": "text", "text": ctx.session.instructions}
         body["system"] = [{**system, "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
         return Plan(body)
@@ -138,7 +155,7 @@ class SlidingWindow(Strategy):
         events = ctx.substrate.events(AGENT)
         starts = [i for i, e in enumerate(events) if e.kind == "turn" and e.role == "assistant"]
         cut = starts[-self.n] if len(starts) >= self.n else 0
-        return Plan(_body(ctx.session, mark_last(render_events(events[cut:], ctx.docs))))
+        return Plan(request_body(ctx.session, mark_last(render_events(events[cut:], ctx.docs))))
 
 
 @dataclass
@@ -158,20 +175,20 @@ class SummarizeThreshold(Strategy):
 
     def plan(self, ctx: CallContext) -> Plan:
         events = [e for e in ctx.substrate.events(AGENT) if e.id > self.cut]
-        request = _body(ctx.session, mark_last(self._messages(ctx, events)))
+        request = request_body(ctx.session, mark_last(self._messages(ctx, events)))
         if request_tokens(request) <= self.threshold:
             return Plan(request)
         # Keep the newest whole wakes (always the current one) within keep * threshold.
         asks = [i for i, e in enumerate(events) if e.kind == "turn" and e.role == "user"]
         start = asks[-1]
         for i in reversed(asks[:-1]):
-            trial = _body(ctx.session, mark_last(render_events(events[i:], ctx.docs)))
+            trial = request_body(ctx.session, mark_last(render_events(events[i:], ctx.docs)))
             if request_tokens(trial) > self.keep * self.threshold:
                 break
             start = i
         if start == 0:
             return Plan(request)
-        compaction = _body(ctx.session, self._messages(ctx, events))
+        compaction = request_body(ctx.session, self._messages(ctx, events))
         compaction["messages"][-1]["content"].append(
             {"type": "text", "text": SUMMARIZE_INSTRUCTION}
         )
@@ -181,5 +198,5 @@ class SummarizeThreshold(Strategy):
         self.cut = events[start - 1].id
         self.compactions += 1
         kept = events[start:]
-        request = _body(ctx.session, mark_last(self._messages(ctx, kept)))
+        request = request_body(ctx.session, mark_last(self._messages(ctx, kept)))
         return Plan(request, (Maintenance("compaction", compaction, self.summary),))

@@ -194,6 +194,11 @@ class Wakeful(Strategy):
         """The policy of the latest call: the strategy's, with pacing's TTLs."""
         return self._policy
 
+    def recorded_evidence_ids(self) -> set[str]:
+        """Block ids of the evidence this strategy recorded with its wakes, which later
+        calls send again among the wake's turns."""
+        return {f"ev:{e.id}" for e in self._view.own} if self._view is not None else set()
+
     def view(self, shared: MemorySubstrate) -> StrategyView:
         if self._view is None or self._view.shared is not shared:
             self._view = StrategyView(shared)

@@ -30,6 +30,9 @@ FIELDS = {
     "load_bearing_kept",
     "load_bearing_missing",
     "load_bearing_held_share",
+    "evidence_tokens",
+    "evidence_share_of_input",
+    "uncached_tokens",
 }
 STRATEGIES = {
     "wakeful",
@@ -37,6 +40,9 @@ STRATEGIES = {
     "full_history_system",
     "sliding_window",
     "summarize_threshold",
+    "anthropic_clear_tool_uses",
+    "anthropic_compaction",
+    "openai_compaction",
 }
 CHECKS = {
     "cost_le_cheapest_keeping_facts",

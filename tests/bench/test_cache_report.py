@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from benchmarks.cache_bench import Tally
 from benchmarks.cache_report import (
+    BASELINES,
     all_held,
     held_decisions,
     kept_decisions,
@@ -66,3 +67,27 @@ def test_evidence_counts_only_when_every_turn_is_held() -> None:
     tally = Tally(evidence=[4, 3])
     assert strategy_report(tally, DECISIONS)["question_evidence_in_window"] == 0.75
     assert strategy_report(Tally(), DECISIONS)["question_evidence_in_window"] is None
+
+
+def test_evidence_share_uncached_tokens_and_a_baselines_settings_are_reported() -> None:
+    tally = Tally(
+        turns=[Usage(input_tokens=30, cache_read_input_tokens=170)],
+        maintenance=[("compaction", Usage(input_tokens=1000, cache_read_input_tokens=50))],
+        evidence_tokens=[40, 200],
+        details={"edit": "clear_tool_uses_20250919", "keep_tool_uses": 3},
+    )
+    r = strategy_report(tally, DECISIONS)
+    assert r["evidence_tokens"] == 40 and r["evidence_share_of_input"] == 0.2
+    assert r["uncached_tokens"] == 1030, "maintenance calls' uncached input counts too"
+    assert r["input_tokens"] == 30, "input_tokens stays the turns' own"
+    assert r["settings"] == {"edit": "clear_tool_uses_20250919", "keep_tool_uses": 3}
+    bare = strategy_report(Tally(), DECISIONS)
+    assert bare["evidence_share_of_input"] == 0.0 and "settings" not in bare
+
+
+def test_the_providers_own_context_management_counts_as_a_baseline() -> None:
+    assert {
+        "anthropic_clear_tool_uses",
+        "anthropic_compaction",
+        "openai_compaction",
+    } <= set(BASELINES)

@@ -227,5 +227,5 @@ def test_bad_input_is_named(tmp_path: Path, holdout: tuple[Conversation, ...]) -
     with pytest.raises(UserError, match="not found: pass --dataset"):
         load_split(tmp_path / "none.json", "dev")
     (tmp_path / "other.json").write_text('[{"sample_id": "conv-1", "conversation": {}}]')
-    with pytest.raises(UserError, match="lacks conv-42, conv-43 of the holdout split"):
+    with pytest.raises(UserError, match="has 1 conversation"):
         load_split(tmp_path / "other.json", "holdout")
