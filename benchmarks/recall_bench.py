@@ -329,6 +329,7 @@ def fold_report(
                 "chosen": grid[best],
                 "tuning_score": round(best_score, 4),
                 "budgets": {k: scored.report(k)["evidence_in_window"] for k in keys},
+                "by_category": {k: scored.report(k)["by_category"] for k in keys},
             }
         )
     budgets: dict[str, Any] = {}

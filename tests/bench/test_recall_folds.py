@@ -36,6 +36,7 @@ def test_each_fold_is_scored_with_the_setting_chosen_on_the_other_conversations(
     assert chosen == {"a": {"smoothing": 0.0}, "b": {"smoothing": 0.0}, "c": {}}
     scores = {f["held_out"]: f["budgets"]["1000"] for f in report["per_fold"]}
     assert scores == {"a": 0.6, "b": 0.6, "c": 0.2}  # never the held-out one's own best
+    assert report["per_fold"][2]["by_category"] == {"1000": {"1": 0.2}}
     budget = report["budgets"]["1000"]
     assert (budget["mean"], budget["worst"], budget["worst_fold"]) == (0.4667, 0.2, "c")
     assert budget["pooled"]["evidence_in_window"] == round(14 / 30, 4)
