@@ -16,6 +16,14 @@ shard in a temporary directory:
 ``evidence_in_window`` = gold ids in the window / gold ids (micro-averaged);
 ``all_evidence_in_window`` = questions with every gold id in the window / questions.
 
+With ``folds=True`` (``--folds``) the same questions are also asked under each retrieval
+configuration of :data:`FOLD_GRID`, and scored leave-one-conversation-out: for each
+conversation, the configuration with the best mean ``evidence_in_window`` over the budgets on
+the *other* conversations is chosen, and the held-out conversation is scored with it. The
+report gives, per budget, the mean and the worst fold, the held-out questions pooled by
+category, and which configuration each fold chose. That is how a result carries over to
+conversations the pipeline was never tuned on.
+
 Baselines, measured on the same index: ``bm25`` packs plain BM25 top-k turns, and
 ``recency`` the newest turns, until their text alone fills the budget. They get the whole
 budget for turn text (no instructions, no framing): a generous comparison.
@@ -45,16 +53,25 @@ from wakeful.compiler import (
     compile_window,
     load_policy,
 )
+from wakeful.compiler.blocks import Snapshot
 from wakeful.compiler.ledger import INCLUDED
 from wakeful.errors import UserError
 from wakeful.substrate.embedders import Embedder, HashingEmbedder
-from wakeful.substrate.indexing import EventIndex, retrieve_into
-from wakeful.substrate.retrieval import Retriever
+from wakeful.substrate.indexing import EventIndex, retrieve, with_hits
+from wakeful.substrate.retrieval import RetrievalConfig, Retriever
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.tokenizers import BpeCounter
 
-__all__ = ["INSTRUCTIONS", "POLICY_FILE", "recall_policy", "run", "temporary_store"]
+__all__ = [
+    "FOLD_GRID",
+    "INSTRUCTIONS",
+    "POLICY_FILE",
+    "fold_report",
+    "recall_policy",
+    "run",
+    "temporary_store",
+]
 
 POLICY_FILE = Path(__file__).parent / "policies" / "recall.toml"
 TENANT = "recall"
@@ -64,6 +81,18 @@ INSTRUCTIONS = (
     "Be brief; if the excerpts lack the answer, say so."
 )
 RECENT_LIMIT = 200
+# The retrieval knobs ``--folds`` tunes (fields of RetrievalConfig), each varied alone around
+# the defaults: the first entry is the default configuration, the one every plain run uses.
+# One knob at a time keeps the grid small enough to run on a shared machine (each entry asks
+# every question again; a setting that leaves a question's hits unchanged reuses its window);
+# ties go to the earlier entry, so a fold keeps the default unless another does better.
+FOLD_GRID: tuple[dict[str, Any], ...] = (
+    {},
+    {"smoothing": 0.0},
+    {"neighbour_lag": 0},
+    {"date_boost": 0.0},
+    {"when_boost": 0.0},
+)
 
 
 def _say(message: str) -> None:
@@ -119,6 +148,18 @@ class _Tally:
         self.found[(key, category)] += n
         self.full[key] += n == len(gold)
 
+    def merge(self, other: _Tally) -> None:
+        self.found.update(other.found)
+        self.full.update(other.full)
+        self.gold.update(other.gold)
+        self.questions += other.questions
+
+    def score(self, keys: Sequence[str]) -> float:
+        """Mean ``evidence_in_window`` over ``keys``: what a fold's choice maximises."""
+        total = max(sum(self.gold.values()), 1)
+        found = [sum(self.found[(k, c)] for c in self.gold) / total for k in keys]
+        return sum(found) / max(len(found), 1)
+
     def report(self, key: str) -> dict[str, Any]:
         total = sum(self.gold.values())
         found = {c: self.found[(key, c)] for c in self.gold}
@@ -172,21 +213,30 @@ def run(
     *,
     limit: int | None = None,
     embedder: str = "hashing",
+    folds: bool = False,
+    grid: Sequence[dict[str, Any]] = FOLD_GRID,
 ) -> dict[str, Any]:
     """Evidence recall of compiled windows at each budget, with the BM25 and recency
     baselines. ``limit`` caps the number of conversations (for quick runs); ``embedder`` is
-    a ``WAKEFUL_EMBEDDER`` value, built as the worker builds it."""
+    a ``WAKEFUL_EMBEDDER`` value, built as the worker builds it. ``folds`` adds the
+    leave-one-conversation-out report over the retrieval configurations of ``grid`` (its
+    first entry is the configuration the plain numbers use)."""
     samples = _load(dataset)[:limit]
     budgets = sorted({int(b) for b in budgets})
     if not budgets or budgets[0] <= 0:
         raise UserError(f"budgets must be positive token counts, got {budgets}")
+    configs = [RetrievalConfig(**overrides) for overrides in (grid if folds else [{}])]
+    if not configs:
+        raise UserError("the folds need at least one retrieval configuration")
     base = load_policy(POLICY_FILE.read_text(encoding="utf-8"), "toml")
     policies = {b: recall_policy(b, base) for b in budgets}
     counter = BpeCounter("o200k_base")
     count: Callable[[str], int] = lru_cache(maxsize=131_072)(counter.count)
     cache = CountingCache()
     chosen = make_embedder(embedder)
-    tally = _Tally()
+    # tallies[config][conversation]; the baselines are counted with the first configuration.
+    tallies: list[list[_Tally]] = [[] for _ in configs]
+    names: list[str] = []
     malformed = 0
     timings: defaultdict[str, float] = defaultdict(float)  # seconds per phase
     started = time.perf_counter()
@@ -197,15 +247,34 @@ def run(
         try:
             index = EventIndex(vectors, chosen, count_tokens=count)
             mode = index.mode.value
+            retrievers = [Retriever(vectors, chosen, c) for c in configs]
             bm25 = Retriever(vectors, chosen, DEFAULT_VARIANTS["bm25"])
-            for sample in samples:
+            for n, sample in enumerate(samples):
+                names.append(str(sample.get("sample_id", f"conversation-{n}")))
+                per_config = [_Tally() for _ in configs]
+                for row, tally in zip(tallies, per_config, strict=True):
+                    row.append(tally)
                 malformed += _conversation(
-                    ts, index, bm25, sample, policies, counter, count, cache, tally, timings
+                    ts,
+                    index,
+                    retrievers,
+                    bm25,
+                    names[-1],
+                    sample,
+                    policies,
+                    counter,
+                    count,
+                    cache,
+                    per_config,
+                    timings,
                 )
         finally:
             vectors.close()
     keys = [str(b) for b in budgets]
-    return {
+    tally = _Tally()
+    for one in tallies[0]:
+        tally.merge(one)
+    report: dict[str, Any] = {
         "n": tally.questions,
         "gold_ids": sum(tally.gold.values()),
         "dropped_gold_ids": malformed,
@@ -217,26 +286,91 @@ def run(
         "counter": counter.name,
         "embedder": chosen.name,
         "retrieval_mode": mode,
-        "seconds": {k: round(v, 1) for k, v in sorted(timings.items())}
-        | {"total": round(time.perf_counter() - started, 1)},
+    }
+    if folds:
+        report["folds"] = fold_report(names, tallies, [dict(g) for g in grid], keys)
+    report["seconds"] = {k: round(v, 1) for k, v in sorted(timings.items())} | {
+        "total": round(time.perf_counter() - started, 1)
+    }
+    return report
+
+
+def fold_report(
+    names: Sequence[str],
+    tallies: Sequence[Sequence[_Tally]],
+    grid: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+) -> dict[str, Any]:
+    """Leave-one-conversation-out scores from ``tallies[config][conversation]``.
+
+    For each conversation, the configuration with the best mean ``evidence_in_window`` over
+    ``keys`` on the other conversations (ties: the earlier one in ``grid``) scores it. One
+    configuration serves every budget, as one deployment would. With a single conversation
+    there is nothing to tune on: the first configuration is used.
+    """
+    per_fold: list[dict[str, Any]] = []
+    pooled = _Tally()
+    for held, name in enumerate(names):
+        best, best_score = 0, -1.0
+        for c, row in enumerate(tallies):
+            train = _Tally()
+            for other, tally in enumerate(row):
+                if other != held:
+                    train.merge(tally)
+            score = train.score(keys) if train.questions else 0.0
+            if score > best_score:
+                best, best_score = c, score
+        scored = tallies[best][held]
+        pooled.merge(scored)
+        per_fold.append(
+            {
+                "held_out": name,
+                "questions": scored.questions,
+                "chosen": grid[best],
+                "tuning_score": round(best_score, 4),
+                "budgets": {k: scored.report(k)["evidence_in_window"] for k in keys},
+                "by_category": {k: scored.report(k)["by_category"] for k in keys},
+            }
+        )
+    budgets: dict[str, Any] = {}
+    for k in keys:
+        scores = [f["budgets"][k] for f in per_fold]
+        worst = min(range(len(scores)), key=lambda i: scores[i]) if scores else None
+        budgets[k] = {
+            "mean": round(sum(scores) / max(len(scores), 1), 4),
+            "worst": scores[worst] if worst is not None else None,
+            "worst_fold": per_fold[worst]["held_out"] if worst is not None else None,
+            "pooled": pooled.report(k),
+        }
+    return {
+        "scheme": "leave one conversation out: the configuration with the best mean "
+        "evidence_in_window over the budgets on the other conversations scores the held-out one",
+        "tuned": sorted({key for g in grid for key in g}),
+        "grid": list(grid),
+        # One configuration: nothing is tuned, and each fold's score is that conversation's.
+        "fixed_configuration": len(grid) == 1,
+        "budgets": budgets,
+        "per_fold": per_fold,
     }
 
 
 def _conversation(
     ts: TenantStore,
     index: EventIndex,
+    retrievers: Sequence[Retriever],
     bm25: Retriever,
+    agent: str,
     sample: dict[str, Any],
     policies: dict[int, WindowPolicy],
     counter: BpeCounter,
     count: Callable[[str], int],
     cache: CountingCache,
-    tally: _Tally,
+    tallies: Sequence[_Tally],
     timings: defaultdict[str, float],
 ) -> int:
-    """Import, index and ask one conversation's questions; returns malformed gold ids."""
+    """Import, index and ask one conversation's questions under each retriever (tallied in
+    ``tallies``, one per retriever); returns malformed gold ids."""
     t0 = time.perf_counter()
-    agent = str(sample.get("sample_id", f"conversation-{tally.questions}"))
     conv = sample.get("conversation") or {}
     instructions = INSTRUCTIONS.format(a=conv.get("speaker_a", "A"), b=conv.get("speaker_b", "B"))
     spec = {
@@ -267,6 +401,7 @@ def _conversation(
         as_of=now,
         recent_limit=RECENT_LIMIT,
     )
+    baseline = tallies[0]
     malformed = asked = 0
     for qa in sample.get("qa", []):
         raw = qa.get("evidence") or []
@@ -277,32 +412,58 @@ def _conversation(
         asked += 1
         question = str(qa["question"])
         category = str(qa.get("category", "?"))
-        tally.question(category, gold)
         goal = Goal(kind=GoalKind.MESSAGE, text=question)
+        # Configurations often bring the same hits: compile each distinct window once.
+        windows: dict[tuple[int, tuple[str, ...]], set[str]] = {}
+        for retriever, tally in zip(retrievers, tallies, strict=True):
+            tally.question(category, gold)
+            index.retriever = retriever
+            for budget, policy in policies.items():
+                snapshot, key = _retrieve(index, ts, empty, question, policy, horizon, budget)
+                if key not in windows:
+                    window = compile_window(
+                        snapshot, goal, policy, now, counter=counter, cache=cache
+                    )
+                    windows[key] = _in_window(window, snapshot)
+                tally.add(str(budget), category, gold, windows[key])
         # One BM25 ranking deep enough for the largest budget; each budget takes its prefix.
-        deepest = max(policies)
-        ranked = bm25.candidates(question, tenant=ts.name, agent=agent, token_cap=deepest)
+        ranked = bm25.candidates(question, tenant=ts.name, agent=agent, token_cap=max(policies))
         top = [(c.hit.external_id or "", count(c.hit.text)) for c in ranked]
-        for budget, policy in policies.items():
-            snapshot, _ = retrieve_into(
-                index,
-                ts,
-                empty,
-                goal_text=question,
-                policy=policy,
-                max_event_id=horizon,
-                max_tokens=budget,
-            )
-            window = compile_window(snapshot, goal, policy, now, counter=counter, cache=cache)
-            tally.add(str(budget), category, gold, _in_window(window, snapshot))
-            tally.add(f"bm25:{budget}", category, gold, _pack(top, budget))
-            tally.add(f"recency:{budget}", category, gold, _pack(newest, budget))
+        for budget in policies:
+            baseline.add(f"bm25:{budget}", category, gold, _pack(top, budget))
+            baseline.add(f"recency:{budget}", category, gold, _pack(newest, budget))
+    index.retriever = retrievers[0]
     t3 = time.perf_counter()
     timings["import"] += t1 - t0
     timings["index"] += t2 - t1
     timings["questions"] += t3 - t2
     _say(
         f"{agent}: {turns} turns imported in {t1 - t0:.1f}s, indexed in {t2 - t1:.1f}s; "
-        f"{asked} questions x {len(policies)} budgets in {t3 - t2:.1f}s"
+        f"{asked} questions x {len(policies)} budgets x {len(retrievers)} configurations "
+        f"in {t3 - t2:.1f}s"
     )
     return malformed
+
+
+def _retrieve(
+    index: EventIndex,
+    ts: TenantStore,
+    empty: Snapshot,
+    question: str,
+    policy: WindowPolicy,
+    horizon: int,
+    budget: int,
+) -> tuple[Snapshot, tuple[int, tuple[str, ...]]]:
+    """The question's snapshot as the compile activity gathers it (``retrieve_into``), and
+    a key naming its window: the budget and the hits in order."""
+    hits, _ = retrieve(
+        index,
+        ts,
+        empty.agent.name,
+        empty.blocks,
+        goal_text=question,
+        policy=policy,
+        max_event_id=horizon,
+        max_tokens=budget,
+    )
+    return with_hits(empty, hits), (budget, tuple(h.chunk_id for h in hits))

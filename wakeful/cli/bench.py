@@ -144,11 +144,24 @@ def recall(
     embedder: str = typer.Option(
         "hashing", help="The retrieval embedder, as WAKEFUL_EMBEDDER names it (e.g. wordllama)."
     ),
+    folds: bool = typer.Option(
+        False,
+        "--folds",
+        help="Also score leave-one-conversation-out: retrieval settings chosen on the other "
+        "conversations score the one left out (mean and worst fold, per category).",
+    ),
 ) -> None:
     """Evidence recall: gold turns that reach the compiled window, vs BM25 and recency."""
     budgets = [int(x) for x in budget.split(",") if x.strip()]
     _report(
-        _run("recall_bench", dataset=dataset, budgets=budgets, limit=limit, embedder=embedder),
+        _run(
+            "recall_bench",
+            dataset=dataset,
+            budgets=budgets,
+            limit=limit,
+            embedder=embedder,
+            folds=folds,
+        ),
         json_out,
     )
 
