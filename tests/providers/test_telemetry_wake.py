@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from temporalio.testing import WorkflowEnvironment
 
 from tests.providers.traced_wake import checking_agent, traced_wake
+from wakeful.activities.compile_stages import STAGES
 from wakeful.agents import Tool, ToolContext
 from wakeful.substrate.store import Store
 from wakeful.telemetry import TelemetrySettings, setup_telemetry
@@ -84,6 +85,13 @@ async def test_a_wake_is_traced_with_genai_attributes_and_metered(
         assert span.context.trace_id == root.context.trace_id
         (link,) = span.links
         assert by_id[link.context.span_id].name == f"RunActivity:{activity}"
+    # The compile's stages likewise: beside the compile span, not its parents.
+    stages = [s for s in finished if s.name.startswith("wakeful.compile.")]
+    assert len(stages) == len(STAGES) * len(compiles)
+    for span in stages:
+        assert span.parent is not None and span.parent.span_id == root.context.span_id
+        (link,) = span.links
+        assert by_id[link.context.span_id].name == "RunActivity:wakeful.compile"
     assert root.start_time <= min(s.start_time for s in (*chats, *compiles, ping, boom))
     assert _by_name(finished, "RunWorkflow:AgentWorkflow")
 

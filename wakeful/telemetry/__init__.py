@@ -19,6 +19,9 @@ Spans (names follow the conventions' ``{operation} {target}`` form):
   the wake's activities hang under it, so workflow, activity and GenAI spans are one tree
   (``wake_trace.wake_scope``);
 * ``wakeful.compile {agent}`` - one compile;
+* ``wakeful.compile.{stage}`` - each stage of the compile activity, in order:
+  ``prepare_wake``, ``load_snapshot``, ``classify_goal``, ``ask_query_sources``,
+  ``compile`` (the one above runs within it) and ``record``;
 * ``retrieval {data source}`` - the retrieval of past events into a window;
 * ``chat {model}`` (kind CLIENT) - one model call: ``gen_ai.provider.name``,
   ``gen_ai.request.model``, ``gen_ai.response.model``, ``gen_ai.response.id``,

@@ -155,7 +155,11 @@ class Telemetry:
         attributes: Mapping[str, AttrValue],
         kind: SpanKind,
         wake: WakeRef | None = None,
+        *,
+        make_current: bool = True,
     ) -> Iterator[Span]:
+        """A span of ``name``; on ``wake``'s root when given. ``make_current=False``: not made
+        the current span, so the spans started within it keep their parent and link."""
         context: Context | None = None
         links: list[Link] = []
         if wake is not None:
@@ -165,6 +169,19 @@ class Telemetry:
             if current.is_valid:
                 links.append(Link(current))
             context = wake_context(*wake, within=current)
+        if not make_current:
+            span = self.tracer.start_span(
+                name, context=context, kind=kind, attributes=dict(attributes), links=links
+            )
+            try:
+                yield span
+            except BaseException as exc:
+                span.record_exception(exc)
+                self.mark_error(span, f"{type(exc).__name__}: {exc}")
+                raise
+            finally:
+                span.end()
+            return
         with self.tracer.start_as_current_span(
             name,
             context=context,
@@ -314,6 +331,23 @@ class Telemetry:
             {"gen_ai.agent.name": agent, "wakeful.wake_id": wake_id},
             SpanKind.INTERNAL,
             (tenant, wake_id) if tenant is not None else None,
+        )
+
+    def compile_stage_span(
+        self, stage: str, agent: str, wake_id: str, *, tenant: str
+    ) -> AbstractContextManager[Span]:
+        """One stage of a compile (``wakeful.compile.{stage}``: prepare_wake, load_snapshot,
+        classify_goal, ask_query_sources, compile, record), so each stage's time shows.
+
+        On the wake's root beside the spans started within the stage (``wakeful.compile``,
+        ``retrieval``), which it is not made the parent of: they stay children of the
+        root, linked to Temporal's activity span, as every Wakeful span of a wake is."""
+        return self._span(
+            f"wakeful.compile.{stage}",
+            {"gen_ai.agent.name": agent, "wakeful.wake_id": wake_id},
+            SpanKind.INTERNAL,
+            (tenant, wake_id),
+            make_current=False,
         )
 
     def retrieval_span(
