@@ -136,6 +136,10 @@ class CountingStore:
     def spec(self) -> CollectionSpec | None:
         return self.inner.spec
 
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
     def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
         self.inner.ensure_collection(spec, replace=replace)
 

@@ -2,7 +2,10 @@
 
 **Indexing is lazy.** Before the compile activity retrieves for an agent,
 :meth:`EventIndex.catch_up` embeds and upserts every event past the agent's cursor (the
-``index_cursors`` table) up to the compile's event horizon. Indexing there rather than where
+``index_cursors`` table, one cursor per agent and index) up to the compile's event horizon.
+Each vector store names the index it holds (``VectorStore.identity``): workers with a
+Qdrant Edge shard each keep a full replica through cursors of their own, and workers on one
+Qdrant server share its collection and one cursor. Indexing there rather than where
 events are appended is deliberate:
 
 * every writer is covered - wake activities, tool results, ``wakeful import``, webhook
@@ -146,9 +149,6 @@ class EventIndex:
             dim=embedder.dim,
             sparse_encoder=encoder.name,
         )
-        # The cursor names everything that decides a chunk's bytes: another embedder or
-        # analyzer is another index, indexed from the start.
-        self.key = f"{collection}|{embedder.name}|{encoder.name}|{max_chars}"
         self.retriever = Retriever(vectors, embedder, config)
         # Sparse, dense or hybrid: explicit in ``config``, else chosen by the embedder (BM25
         # alone for a lexical one). Stored with every retrieval record.
@@ -164,6 +164,12 @@ class EventIndex:
         # The index is derived from the event log: a shard built by another embedder or
         # analyzer (or in an older storage format) is dropped and rebuilt, never mixed in.
         vectors.ensure_collection(self.spec, replace=True)
+        # The cursor names everything that decides a chunk's bytes (another embedder or
+        # analyzer is another index, indexed from the start) and which index it is. Workers
+        # with a shard each keep a cursor each, so every shard is a full replica of the
+        # log, caught up before each retrieval; workers on one Qdrant server share one. A
+        # cursor shared by two shards would leave each with only what it happened to index.
+        self.key = f"{collection}|{embedder.name}|{encoder.name}|{max_chars}|{vectors.identity}"
 
     def catch_up(self, ts: TenantStore, agent: str, *, upto: int) -> int:
         """Index ``agent``'s events up to event id ``upto``; returns how many were indexed."""

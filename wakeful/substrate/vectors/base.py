@@ -225,6 +225,14 @@ class VectorStore(Protocol):
     @property
     def spec(self) -> CollectionSpec | None: ...
 
+    @property
+    def identity(self) -> str:
+        """Which index this is, once ``ensure_collection`` has opened it: equal for two
+        stores only when they hold the same points (one Qdrant server collection), and new
+        whenever the collection is created anew. The event index keeps one cursor per
+        identity, so every store it writes into is caught up whole."""
+        ...
+
     def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
         """Create the collection, or open it and check it was created with ``spec``.
 

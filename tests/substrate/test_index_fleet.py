@@ -1,0 +1,99 @@
+"""A fleet of workers on one Postgres keeps whole indexes, never a split one.
+
+Postgres is the truth and a vector index is derived from it. Each worker with a Qdrant Edge
+shard of its own keeps a full replica of what it serves, with a cursor of its own, caught
+up before each retrieval; workers on one Qdrant server share its collection and one cursor.
+A cursor shared by two shards would leave each holding only what it happened to index.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.substrate.test_indexing import seed, words
+from wakeful.substrate.embedders import HashingEmbedder
+from wakeful.substrate.indexing import EventIndex
+from wakeful.substrate.store import TenantStore
+from wakeful.substrate.vectors.edge import EdgeVectorStore
+from wakeful.substrate.vectors.server import ServerVectorStore
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Payload indexes have no effect in the local Qdrant:UserWarning"
+)
+
+QUERY = "what database do we run"
+
+
+def test_workers_with_shards_of_their_own_each_hold_every_event(
+    tenant: TenantStore, tmp_path: Path
+) -> None:
+    ids = seed(tenant)  # 6 indexable events of 7
+    embedder = HashingEmbedder(dim=64)
+    shards = [EdgeVectorStore(tmp_path / f"worker-{n}") for n in range(3)]
+    try:
+        fleet = [EventIndex(s, embedder, count_tokens=words) for s in shards]
+        # Wakes land on the workers in turn, each compiling at a later horizon.
+        fleet[0].catch_up(tenant, "a1", upto=ids[0])
+        fleet[1].catch_up(tenant, "a1", upto=ids[3])
+        fleet[2].catch_up(tenant, "a1", upto=ids[-1])
+        single = EventIndex(EdgeVectorStore(tmp_path / "alone"), embedder, count_tokens=words)
+        try:
+            expected = single.gather(tenant, "a1", query=QUERY, max_event_id=ids[-1], token_cap=100)
+        finally:
+            single.close()
+        for index, shard in zip(fleet, shards, strict=True):
+            hits = index.gather(tenant, "a1", query=QUERY, max_event_id=ids[-1], token_cap=100)
+            assert shard.count(tenant.name, "a1") == 6
+            assert hits == expected
+        assert len({s.identity for s in shards}) == 3
+    finally:
+        for s in shards:
+            s.close()
+
+
+def test_workers_on_one_qdrant_server_share_its_collection_and_cursor(
+    tenant: TenantStore,
+) -> None:
+    from qdrant_client import QdrantClient
+
+    ids = seed(tenant)
+    client = QdrantClient(location=":memory:")
+    try:
+        embedder = HashingEmbedder(dim=64)
+        first = EventIndex(ServerVectorStore(client=client), embedder, count_tokens=words)
+        second = EventIndex(ServerVectorStore(client=client), embedder, count_tokens=words)
+        assert first.vectors.identity == second.vectors.identity
+        assert first.catch_up(tenant, "a1", upto=ids[3]) == 4
+        # The second worker indexes only what the first has not: one index, one cursor.
+        assert second.catch_up(tenant, "a1", upto=ids[-1]) == 2
+        assert first.vectors.count(tenant.name, "a1") == 6
+    finally:
+        client.close()
+
+
+def test_a_copied_shard_is_another_index(tenant: TenantStore, tmp_path: Path) -> None:
+    """A shard directory copied for a new worker holds what the original held when copied;
+    sharing the original's cursor from then on would split the two. The copy gets an
+    identity of its own (bound to where it lives) and catches up through its own cursor."""
+    ids = seed(tenant)
+    embedder = HashingEmbedder(dim=64)
+    original = EdgeVectorStore(tmp_path / "a")
+    index = EventIndex(original, embedder, count_tokens=words)
+    index.catch_up(tenant, "a1", upto=ids[1])
+    made = original.identity
+    original.close()
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    a, b = EdgeVectorStore(tmp_path / "a"), EdgeVectorStore(tmp_path / "b")
+    try:
+        on_a = EventIndex(a, embedder, count_tokens=words)
+        on_b = EventIndex(b, embedder, count_tokens=words)
+        assert a.identity == made != b.identity
+        on_a.catch_up(tenant, "a1", upto=ids[-1])
+        on_b.catch_up(tenant, "a1", upto=ids[-1])
+        assert a.count(tenant.name, "a1") == b.count(tenant.name, "a1") == 6
+    finally:
+        a.close()
+        b.close()
