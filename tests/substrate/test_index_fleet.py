@@ -97,3 +97,48 @@ def test_a_copied_shard_is_another_index(tenant: TenantStore, tmp_path: Path) ->
     finally:
         a.close()
         b.close()
+
+
+def test_an_index_keeps_its_identity_until_it_is_made_anew(tmp_path: Path) -> None:
+    from qdrant_client import QdrantClient
+
+    from wakeful.substrate.vectors.server import _ID_KEY
+
+    embedder = HashingEmbedder(dim=64)
+    first = EdgeVectorStore(tmp_path / "shard")
+    EventIndex(first, embedder, count_tokens=words)
+    made = first.identity
+    first.close()
+    again = EdgeVectorStore(tmp_path / "shard")
+    try:
+        index = EventIndex(again, embedder, count_tokens=words)
+        assert again.identity == made and index.key.endswith(made)
+    finally:
+        again.close()
+    # Another embedder rebuilds the shard: a new index, indexed through a new cursor.
+    rebuilt = EdgeVectorStore(tmp_path / "shard")
+    try:
+        EventIndex(rebuilt, HashingEmbedder(dim=32), count_tokens=words)
+        assert rebuilt.identity != made
+    finally:
+        rebuilt.close()
+
+    client = QdrantClient(location=":memory:")
+    try:
+        server = ServerVectorStore(client=client)
+        name = EventIndex(server, embedder, count_tokens=words).spec.name
+        kept = server.identity
+        reopened = ServerVectorStore(client=client)
+        EventIndex(reopened, embedder, count_tokens=words)
+        assert reopened.identity == kept
+        # A collection made before collections carried an id is given one, kept from then on.
+        metadata = dict(client.get_collection(name).config.metadata or {})
+        client.update_collection(name, metadata=metadata | {_ID_KEY: ""})
+        older = ServerVectorStore(client=client)
+        EventIndex(older, embedder, count_tokens=words)
+        assert older.identity not in (kept, "qdrant:")
+        later = ServerVectorStore(client=client)
+        EventIndex(later, embedder, count_tokens=words)
+        assert later.identity == older.identity
+    finally:
+        client.close()
