@@ -142,3 +142,55 @@ def test_an_index_keeps_its_identity_until_it_is_made_anew(tmp_path: Path) -> No
         assert later.identity == older.identity
     finally:
         client.close()
+
+
+def test_a_shard_restored_at_the_same_path_elsewhere_catches_up_whole(
+    tenant: TenantStore, tmp_path: Path
+) -> None:
+    """A copy put where the original lives (a volume restored on another machine) keeps
+    the original's id. Its cursor says events are indexed that the copy never saw: the
+    index notices the missing points, takes another identity and catches up whole."""
+    ids = seed(tenant)
+    embedder = HashingEmbedder(dim=64)
+    shard = tmp_path / "shard"
+    original = EdgeVectorStore(shard)
+    EventIndex(original, embedder, count_tokens=words).catch_up(tenant, "a1", upto=ids[1])
+    original.close()
+    shutil.copytree(shard, tmp_path / "backup")
+    original = EdgeVectorStore(shard)
+    EventIndex(original, embedder, count_tokens=words).catch_up(tenant, "a1", upto=ids[-1])
+    made = original.identity
+    original.close()
+    shutil.rmtree(shard)
+    shutil.copytree(tmp_path / "backup", shard)  # the copy, at the original's path
+    copy = EdgeVectorStore(shard)
+    try:
+        index = EventIndex(copy, embedder, count_tokens=words)
+        assert copy.identity == made  # same path, same id: the cursor is the original's
+        hits = index.gather(tenant, "a1", query=QUERY, max_event_id=ids[-1], token_cap=100)
+        assert copy.count(tenant.name, "a1") == 6
+        assert copy.identity != made and index.key.endswith(copy.identity)
+        assert hits[0].external_id == "D2"
+    finally:
+        copy.close()
+
+
+def test_workers_on_one_server_never_take_each_others_work_for_a_copy(
+    tenant: TenantStore,
+) -> None:
+    """A worker on a Qdrant server finds the shared cursor moved by another worker: the
+    points behind it are in the collection they share, so the identity stays."""
+    from qdrant_client import QdrantClient
+
+    ids = seed(tenant)
+    client = QdrantClient(location=":memory:")
+    try:
+        embedder = HashingEmbedder(dim=64)
+        first = EventIndex(ServerVectorStore(client=client), embedder, count_tokens=words)
+        second = EventIndex(ServerVectorStore(client=client), embedder, count_tokens=words)
+        assert second.catch_up(tenant, "a1", upto=ids[1]) == 2
+        assert first.catch_up(tenant, "a1", upto=ids[3]) == 2
+        assert second.catch_up(tenant, "a1", upto=ids[-1]) == 2
+        assert first.key == second.key
+    finally:
+        client.close()

@@ -159,6 +159,12 @@ class CountingStore:
     def count(self, tenant: str, agent: str) -> int:
         return self.inner.count(tenant, agent)
 
+    def holds(self, tenant: str, chunk_id: str) -> bool:
+        return self.inner.holds(tenant, chunk_id)
+
+    def renew_identity(self) -> str:
+        return self.inner.renew_identity()
+
     def close(self) -> None:
         self.inner.close()
 

@@ -255,6 +255,16 @@ class VectorStore(Protocol):
 
     def count(self, tenant: str, agent: str) -> int: ...
 
+    def holds(self, tenant: str, chunk_id: str) -> bool:
+        """Whether the collection holds the chunk's point."""
+        ...
+
+    def renew_identity(self) -> str:
+        """Give the index a new :attr:`identity` (kept from then on) and return it: the
+        event index does so for a store that lacks points its cursor says it holds, such
+        as a copy of another worker's shard, so the two stop sharing a cursor."""
+        ...
+
     def close(self) -> None: ...
 
 

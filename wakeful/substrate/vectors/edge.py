@@ -329,6 +329,16 @@ class EdgeVectorStore:
         where = self._qe.Filter(must=self._scope(tenant, agent))
         return int(shard.count(self._qe.CountRequest(exact=True, filter=where)))
 
+    def holds(self, tenant: str, chunk_id: str) -> bool:
+        _, shard = self._require()
+        return bool(shard.retrieve([point_id(tenant, chunk_id)], False, False))
+
+    def renew_identity(self) -> str:
+        self._require()
+        (self._path / _IDENTITY_FILE).unlink(missing_ok=True)
+        self._identity = self._own_identity()
+        return self._identity
+
     def optimize(self) -> bool:
         """Build indexes now (HNSW, payload) and merge segments; blocks until done.
 

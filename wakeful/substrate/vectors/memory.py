@@ -128,6 +128,13 @@ class MemoryVectorStore:
     def count(self, tenant: str, agent: str) -> int:
         return len(self._scoped(tenant, agent))
 
+    def holds(self, tenant: str, chunk_id: str) -> bool:
+        return point_id(tenant, chunk_id) in self._points
+
+    def renew_identity(self) -> str:
+        self._identity = f"memory:{uuid.uuid4().hex}"
+        return self._identity
+
     def close(self) -> None:
         """Nothing to release; the data lives as long as the object."""
 

@@ -265,6 +265,21 @@ class ServerVectorStore:
         where = models.Filter(must=self._scope(tenant, agent))
         return self._client.count(spec.name, count_filter=where, exact=True).count
 
+    def holds(self, tenant: str, chunk_id: str) -> bool:
+        spec = require_spec(self._spec, "qdrant server vector store")
+        found = self._client.retrieve(
+            spec.name, [point_id(tenant, chunk_id)], with_payload=False, with_vectors=False
+        )
+        return bool(found)
+
+    def renew_identity(self) -> str:
+        spec = require_spec(self._spec, "qdrant server vector store")
+        metadata = dict(self._client.get_collection(spec.name).config.metadata or {})
+        metadata[_ID_KEY] = uuid.uuid4().hex
+        self._client.update_collection(spec.name, metadata=metadata)
+        self._identity = f"qdrant:{metadata[_ID_KEY]}"
+        return self._identity
+
     def close(self) -> None:
         self._client.close()
         self._spec = None
