@@ -136,6 +136,10 @@ class CountingStore:
     def spec(self) -> CollectionSpec | None:
         return self.inner.spec
 
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
     def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
         self.inner.ensure_collection(spec, replace=replace)
 
@@ -154,6 +158,12 @@ class CountingStore:
 
     def count(self, tenant: str, agent: str) -> int:
         return self.inner.count(tenant, agent)
+
+    def holds(self, tenant: str, chunk_id: str) -> bool:
+        return self.inner.holds(tenant, chunk_id)
+
+    def renew_identity(self) -> str:
+        return self.inner.renew_identity()
 
     def close(self) -> None:
         self.inner.close()

@@ -2,7 +2,10 @@
 
 **Indexing is lazy.** Before the compile activity retrieves for an agent,
 :meth:`EventIndex.catch_up` embeds and upserts every event past the agent's cursor (the
-``index_cursors`` table) up to the compile's event horizon. Indexing there rather than where
+``index_cursors`` table, one cursor per agent and index) up to the compile's event horizon.
+Each vector store names the index it holds (``VectorStore.identity``): workers with a
+Qdrant Edge shard each keep a full replica through cursors of their own, and workers on one
+Qdrant server share its collection and one cursor. Indexing there rather than where
 events are appended is deliberate:
 
 * every writer is covered - wake activities, tool results, ``wakeful import``, webhook
@@ -24,6 +27,7 @@ a replay rebuilds the same blocks without asking the vector store again.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -60,12 +64,16 @@ __all__ = [
 ]
 
 TokenCounter = Callable[[str], int]
+log = logging.getLogger(__name__)
 
 # Tool calls are the model's own JSON arguments: their results and the turns around them
 # carry what is worth finding again.
 INDEXED_KINDS: tuple[str, ...] = ("turn", "tool_result")
 _EVENT_BLOCKS = frozenset({BlockKind.TURN, BlockKind.TOOL_CALL, BlockKind.TOOL_RESULT})
 _NOTE_KINDS = frozenset({BlockKind.HANDOFF_NOTE, BlockKind.SUMMARY})
+# How many of an agent's newest events up to its cursor are searched for an indexable one
+# whose point the store must hold (see EventIndex._holds_upto).
+_HOLDS_PROBE = 32
 
 
 def chunk_id(event_id: int) -> str:
@@ -146,9 +154,6 @@ class EventIndex:
             dim=embedder.dim,
             sparse_encoder=encoder.name,
         )
-        # The cursor names everything that decides a chunk's bytes: another embedder or
-        # analyzer is another index, indexed from the start.
-        self.key = f"{collection}|{embedder.name}|{encoder.name}|{max_chars}"
         self.retriever = Retriever(vectors, embedder, config)
         # Sparse, dense or hybrid: explicit in ``config``, else chosen by the embedder (BM25
         # alone for a lexical one). Stored with every retrieval record.
@@ -164,6 +169,13 @@ class EventIndex:
         # The index is derived from the event log: a shard built by another embedder or
         # analyzer (or in an older storage format) is dropped and rebuilt, never mixed in.
         vectors.ensure_collection(self.spec, replace=True)
+        # The cursor names everything that decides a chunk's bytes (another embedder or
+        # analyzer is another index, indexed from the start) and which index it is. Workers
+        # with a shard each keep a cursor each, so every shard is a full replica of the
+        # log, caught up before each retrieval; workers on one Qdrant server share one. A
+        # cursor shared by two shards would leave each with only what it happened to index.
+        self._names = f"{collection}|{embedder.name}|{encoder.name}|{max_chars}"
+        self.key = f"{self._names}|{vectors.identity}"
 
     def catch_up(self, ts: TenantStore, agent: str, *, upto: int) -> int:
         """Index ``agent``'s events up to event id ``upto``; returns how many were indexed."""
@@ -175,10 +187,19 @@ class EventIndex:
         if known is not None and known >= upto:
             return 0  # cursors only move forward: nothing to read
         cursor = ts.index_cursor(agent, self.key)
-        if known is None and cursor and self.vectors.count(ts.name, agent) == 0:
-            # The cursor outlived the vectors (a deleted shard, a new server): start over.
-            ts.reset_index_cursor(agent, self.key)
-            cursor = 0
+        if cursor and (known is None or cursor > known) and not self._holds_upto(ts, agent, cursor):
+            # The store lacks points its cursor says it holds: a copy of another worker's
+            # shard, which shares the original's cursor and would hold only what it happened
+            # to index, or vectors lost behind the cursor. Another identity, another cursor:
+            # every agent is caught up into it from the start (upserts are idempotent).
+            log.warning(
+                "the vector index %s lacks events its cursor says it holds (a copied shard?): "
+                "indexing it again from the event log under a new identity",
+                self.key,
+            )
+            self.key = f"{self._names}|{self.vectors.renew_identity()}"
+            self._cursors.clear()
+            cursor = ts.index_cursor(agent, self.key)
         done = 0
         while cursor < upto:
             rows = ts.events_with_positions(agent, after_id=cursor, upto_id=upto, limit=self._batch)
@@ -199,6 +220,17 @@ class EventIndex:
         # Nothing lies between the cursor and ``upto`` now (or ever will: ids only grow).
         self._cursors[(ts.name, agent)] = max(cursor, upto)
         return done
+
+    def _holds_upto(self, ts: TenantStore, agent: str, cursor: int) -> bool:
+        """Whether the store holds the newest indexable event at or before ``cursor``
+        (checked when this process first meets the cursor, or finds it moved by another:
+        on a Qdrant server that is a worker sharing the collection, which wrote the point
+        before it moved the cursor)."""
+        recent = ts.recent_events(agent, max_id=cursor, limit=_HOLDS_PROBE)
+        for e in reversed(recent):
+            if e.kind in INDEXED_KINDS and e.text.strip():
+                return self.vectors.holds(ts.name, chunk_id(e.id))
+        return True  # nothing indexable among the newest: nothing to check against
 
     def gather(
         self,

@@ -110,8 +110,9 @@ def open_index(deps: ActivityDeps) -> None:
             raise
         raise ConfigError(
             f"the Qdrant Edge shard is open in another process ({exc}); stop the other "
-            "worker or demo using this state directory, or set WAKEFUL_QDRANT_URL to share "
-            "a Qdrant server between processes"
+            "worker or demo using this state directory, give this worker a shard of its own "
+            "(WAKEFUL_QDRANT_PATH), or set WAKEFUL_QDRANT_URL to share a Qdrant server "
+            "between processes"
         ) from exc
 
 

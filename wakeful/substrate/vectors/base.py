@@ -225,6 +225,14 @@ class VectorStore(Protocol):
     @property
     def spec(self) -> CollectionSpec | None: ...
 
+    @property
+    def identity(self) -> str:
+        """Which index this is, once ``ensure_collection`` has opened it: equal for two
+        stores only when they hold the same points (one Qdrant server collection), and new
+        whenever the collection is created anew. The event index keeps one cursor per
+        identity, so every store it writes into is caught up whole."""
+        ...
+
     def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
         """Create the collection, or open it and check it was created with ``spec``.
 
@@ -246,6 +254,16 @@ class VectorStore(Protocol):
     def delete(self, tenant: str, agent: str, chunk_ids: Sequence[str]) -> None: ...
 
     def count(self, tenant: str, agent: str) -> int: ...
+
+    def holds(self, tenant: str, chunk_id: str) -> bool:
+        """Whether the collection holds the chunk's point."""
+        ...
+
+    def renew_identity(self) -> str:
+        """Give the index a new :attr:`identity` (kept from then on) and return it: the
+        event index does so for a store that lacks points its cursor says it holds, such
+        as a copy of another worker's shard, so the two stop sharing a cursor."""
+        ...
 
     def close(self) -> None: ...
 

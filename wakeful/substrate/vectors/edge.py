@@ -2,7 +2,8 @@
 
 The directory contains the shard, ``collection.json`` (the :class:`CollectionSpec` it was
 created with; reopening checks the spec so vectors of another embedder are never mixed in) and
-``edge-format.json`` (how the shard stores sparse vectors). Hybrid queries use the engine's
+``edge-format.json`` (how the shard stores sparse vectors) and ``index-id.json`` (the
+shard's identity, see :attr:`EdgeVectorStore.identity`). Hybrid queries use the engine's
 own prefetch and reciprocal rank fusion.
 
 BM25's IDF is computed over the querying tenant's and agent's points only, so one tenant's
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,6 +60,7 @@ __all__ = ["EdgeVectorStore"]
 
 _SPEC_FILE = "collection.json"
 _FORMAT_FILE = "edge-format.json"
+_IDENTITY_FILE = "index-id.json"
 # 2: term-frequency sparse weights without an engine IDF modifier; IDF comes with the query.
 _FORMAT = {"version": 2, "sparse": "tf-weights, idf applied per scope at query time"}
 _SHARD_DIR = "shard"
@@ -89,6 +92,7 @@ class EdgeVectorStore:
         self._encoder = encoder or Bm25Encoder()
         self._spec: CollectionSpec | None = None
         self._shard: qe.EdgeShard | None = None
+        self._identity: str | None = None
         self._qe = _engine()
         # Per (tenant, agent): BM25 statistics and chunk positions (see edge_catalog).
         self._catalogs = Catalogs(max_scopes)
@@ -96,6 +100,16 @@ class EdgeVectorStore:
     @property
     def spec(self) -> CollectionSpec | None:
         return self._spec
+
+    @property
+    def identity(self) -> str:
+        """``edge:<id>``: an id made when the shard is created, bound to the directory it
+        lives in. A shard copied or moved to another directory is another index from then
+        on (it gets a new id, and catches up through a cursor of its own): two copies
+        sharing a cursor would each hold only what it happened to index."""
+        if self._identity is None:
+            raise RuntimeError(f"edge vector store at {self._path} is not open")
+        return self._identity
 
     def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
         check_encoder(spec, self._encoder)
@@ -113,7 +127,23 @@ class EdgeVectorStore:
             self._shard = self._create(spec)
             _write_json(self._path / _FORMAT_FILE, _FORMAT)
             _write_json(spec_file, spec.model_dump(mode="json"))
+            (self._path / _IDENTITY_FILE).unlink(missing_ok=True)
+        self._identity = self._own_identity()
         self._spec = spec
+
+    def _own_identity(self) -> str:
+        """The shard's id, made anew for a new shard, an older shard without one, or a
+        shard found in another directory than the one it was made in."""
+        where = str(self._path.resolve())
+        found = self._path / _IDENTITY_FILE
+        try:
+            stored = json.loads(found.read_text())
+        except (FileNotFoundError, ValueError):
+            stored = {}
+        if not isinstance(stored, dict) or stored.get("path") != where or not stored.get("id"):
+            stored = {"id": uuid.uuid4().hex, "path": where}
+            _write_json(found, stored)
+        return f"edge:{stored['id']}"
 
     def _holds(self, spec: CollectionSpec) -> bool:
         """Whether the shard on disk was created with ``spec``, in this storage format."""
@@ -126,7 +156,7 @@ class EdgeVectorStore:
         """Close and delete the shard and its files; ``ensure_collection`` creates it anew."""
         self.close()
         shutil.rmtree(self._path / _SHARD_DIR, ignore_errors=True)
-        for name in (_SPEC_FILE, _FORMAT_FILE):
+        for name in (_SPEC_FILE, _FORMAT_FILE, _IDENTITY_FILE):
             (self._path / name).unlink(missing_ok=True)
 
     def _check_format(self) -> None:
@@ -299,6 +329,16 @@ class EdgeVectorStore:
         where = self._qe.Filter(must=self._scope(tenant, agent))
         return int(shard.count(self._qe.CountRequest(exact=True, filter=where)))
 
+    def holds(self, tenant: str, chunk_id: str) -> bool:
+        _, shard = self._require()
+        return bool(shard.retrieve([point_id(tenant, chunk_id)], False, False))
+
+    def renew_identity(self) -> str:
+        self._require()
+        (self._path / _IDENTITY_FILE).unlink(missing_ok=True)
+        self._identity = self._own_identity()
+        return self._identity
+
     def optimize(self) -> bool:
         """Build indexes now (HNSW, payload) and merge segments; blocks until done.
 
@@ -316,6 +356,7 @@ class EdgeVectorStore:
             self._shard.close()
             self._shard = None
             self._spec = None
+            self._identity = None
 
 
 def _facts(record: Any) -> PointFacts:

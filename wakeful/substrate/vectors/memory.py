@@ -9,6 +9,7 @@ tests and small corpora.
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,15 +48,22 @@ class MemoryVectorStore:
         self._encoder = encoder or Bm25Encoder()
         self._spec: CollectionSpec | None = None
         self._points: dict[str, tuple[dict[str, Any], tuple[float, ...], SparseVector]] = {}
+        # The points live in this object alone: no other store holds the same index.
+        self._identity = f"memory:{uuid.uuid4().hex}"
 
     @property
     def spec(self) -> CollectionSpec | None:
         return self._spec
 
+    @property
+    def identity(self) -> str:
+        return self._identity
+
     def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
         check_encoder(spec, self._encoder)
         if self._spec is not None and self._spec != spec and replace:
             self._points.clear()
+            self._identity = f"memory:{uuid.uuid4().hex}"
         elif self._spec is not None:
             spec.check_compatible(self._spec)
         self._spec = spec
@@ -119,6 +127,13 @@ class MemoryVectorStore:
 
     def count(self, tenant: str, agent: str) -> int:
         return len(self._scoped(tenant, agent))
+
+    def holds(self, tenant: str, chunk_id: str) -> bool:
+        return point_id(tenant, chunk_id) in self._points
+
+    def renew_identity(self) -> str:
+        self._identity = f"memory:{uuid.uuid4().hex}"
+        return self._identity
 
     def close(self) -> None:
         """Nothing to release; the data lives as long as the object."""

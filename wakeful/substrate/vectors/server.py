@@ -8,6 +8,7 @@ queries use the server's prefetch and reciprocal rank fusion.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,6 +44,8 @@ from wakeful.substrate.vectors.base import (
 __all__ = ["ServerVectorStore"]
 
 _SPEC_KEY = "wakeful_collection_spec"
+# An id made with the collection: workers on one server share its index and its cursor.
+_ID_KEY = "wakeful_index_id"
 _DISTANCE = {Distance.COSINE: models.Distance.COSINE, Distance.DOT: models.Distance.DOT}
 
 
@@ -68,10 +71,20 @@ class ServerVectorStore:
         self._client = client or QdrantClient(url=url, api_key=api_key, timeout=timeout)
         self._encoder = encoder or Bm25Encoder()
         self._spec: CollectionSpec | None = None
+        self._identity: str | None = None
 
     @property
     def spec(self) -> CollectionSpec | None:
         return self._spec
+
+    @property
+    def identity(self) -> str:
+        """``qdrant:<id>``: an id kept in the collection's metadata, made when the
+        collection is created; every client of that collection, by whatever address it
+        reaches the server, sees the same one."""
+        if self._identity is None:
+            raise RuntimeError("the Qdrant server collection is not open")
+        return self._identity
 
     def ensure_collection(self, spec: CollectionSpec, *, replace: bool = False) -> None:
         check_encoder(spec, self._encoder)
@@ -93,7 +106,20 @@ class ServerVectorStore:
                 spec.check_compatible(CollectionSpec.model_validate(stored))
         else:
             self._create(spec)
+        self._identity = f"qdrant:{self._own_id(spec.name)}"
         self._spec = spec
+
+    def _own_id(self, name: str) -> str:
+        """The collection's id; one made by an older version has none, and is given one
+        (two clients racing to give it one leave the last; a client holding the other
+        only indexes the collection once more, never partly)."""
+        metadata = dict(self._client.get_collection(name).config.metadata or {})
+        found = metadata.get(_ID_KEY)
+        if isinstance(found, str) and found:
+            return found
+        metadata[_ID_KEY] = uuid.uuid4().hex
+        self._client.update_collection(name, metadata=metadata)
+        return str(metadata[_ID_KEY])
 
     def _create(self, spec: CollectionSpec) -> None:
         self._client.create_collection(
@@ -104,7 +130,7 @@ class ServerVectorStore:
             sparse_vectors_config={
                 SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)
             },
-            metadata={_SPEC_KEY: spec.model_dump(mode="json")},
+            metadata={_SPEC_KEY: spec.model_dump(mode="json"), _ID_KEY: uuid.uuid4().hex},
         )
         tenant_index = models.KeywordIndexParams(
             type=models.KeywordIndexType.KEYWORD, is_tenant=True
@@ -238,6 +264,21 @@ class ServerVectorStore:
         spec = require_spec(self._spec, "qdrant server vector store")
         where = models.Filter(must=self._scope(tenant, agent))
         return self._client.count(spec.name, count_filter=where, exact=True).count
+
+    def holds(self, tenant: str, chunk_id: str) -> bool:
+        spec = require_spec(self._spec, "qdrant server vector store")
+        found = self._client.retrieve(
+            spec.name, [point_id(tenant, chunk_id)], with_payload=False, with_vectors=False
+        )
+        return bool(found)
+
+    def renew_identity(self) -> str:
+        spec = require_spec(self._spec, "qdrant server vector store")
+        metadata = dict(self._client.get_collection(spec.name).config.metadata or {})
+        metadata[_ID_KEY] = uuid.uuid4().hex
+        self._client.update_collection(spec.name, metadata=metadata)
+        self._identity = f"qdrant:{metadata[_ID_KEY]}"
+        return self._identity
 
     def close(self) -> None:
         self._client.close()
