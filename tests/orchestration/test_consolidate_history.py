@@ -27,11 +27,13 @@ from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.client import wake
 from wakeful.workflows.consolidation import consolidation_workflow_id
 
+# One turn in four states a fact; the rest is talk a summary drops, so the summary is much
+# smaller than the span it replaces (the gate refuses one that is not).
 LINES = (
     "The payment queue drains steadily: batch {n} cleared and the workers keep up.",
-    "The day's release is v1.{n}.0 and it rolls out to the canary region first.",
-    "Gateway errors stay flat at 0.{n} percent; nothing to page about.",
-    "We agreed to keep the nightly export job on the old cluster for now.",
+    "Thanks, that matches what the dashboard shows this morning.",
+    "Good to hear; the canary region looks calm as well.",
+    "Sounds good, let's keep an eye on it through the day.",
 )
 
 

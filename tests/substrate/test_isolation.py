@@ -47,6 +47,7 @@ from wakeful.substrate.unit_of_work import UnitOfWork
 from wakeful.substrate.vectors.base import FusionMode, SeqKey, VectorPoint, VectorQuery, VectorStore
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.substrate.vectors.memory import MemoryVectorStore
+from wakeful.tool_results import HANDLE_METAS
 
 SECRET = "SECRET-A"
 AGENT = "a1"
@@ -238,6 +239,8 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
             AGENT, "s-shared", after_id=0, max_id=ev[-1]
         ),
         "last_retired_revision": lambda b: b.last_retired_revision(AGENT),
+        # B's agent of A's agent's name never holds A's blob as a handle of its own
+        "holds_result": lambda b: _is_false(b.holds_result(AGENT, a.only_a_blob, HANDLE_METAS)),
         "tool_result_meta": lambda b: (
             b.tool_result_meta(
                 AGENT, "load_skill", max_id=10**12, session_id="s-shared", wake_id=None
@@ -328,6 +331,11 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "logged": lambda b: b.logged("log"),
         "consolidation_log": lambda b: b.consolidation_log(AGENT),
     }
+
+
+def _is_false(answer: bool) -> str:
+    assert answer is False
+    return "no"
 
 
 def _raises(kind: type[Exception], fn: Callable[[], Any]) -> str:
