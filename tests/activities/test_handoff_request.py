@@ -8,6 +8,12 @@ from typing import Any
 from wakeful.activities.handoff_note import HEADER, cached_handoff_request
 
 ASK = f"{HEADER}\nsession: s1"
+
+
+def _count(text: str) -> int:
+    return len(text) // 4 + 1
+
+
 TOOLS = [{"name": "read_file", "input_schema": {"type": "object"}}]
 
 
@@ -31,7 +37,7 @@ def _anthropic(**extra: Any) -> dict[str, Any]:
 
 def test_an_anthropic_request_keeps_its_prefix_and_breakpoints_and_asks_after_the_reply() -> None:
     window = _anthropic()
-    request = cached_handoff_request("anthropic", window, "Done.", ASK, 1024)
+    request = cached_handoff_request("anthropic", window, "Done.", ASK, 1024, _count)
     assert request is not None
     assert request["tools"] == window["tools"] and request["system"] == window["system"]
     assert request["messages"][:1] == window["messages"]  # breakpoint kept, nothing moved
@@ -45,11 +51,13 @@ def test_an_anthropic_request_keeps_its_prefix_and_breakpoints_and_asks_after_th
 
 def test_anthropic_keeps_its_tool_choice_unless_it_forces_a_call() -> None:
     # The message cache is keyed on tool_choice: an unforced one stays as sent.
-    auto = cached_handoff_request("anthropic", _anthropic(tool_choice={"type": "auto"}), "", ASK, 9)
+    auto = cached_handoff_request(
+        "anthropic", _anthropic(tool_choice={"type": "auto"}), "", ASK, 9, _count
+    )
     assert auto is not None and auto["tool_choice"] == {"type": "auto"}
     assert auto["messages"][-1] == {"role": "user", "content": ASK}  # no empty reply turn
     forced = cached_handoff_request(
-        "anthropic", _anthropic(tool_choice={"type": "any"}), "", ASK, 9
+        "anthropic", _anthropic(tool_choice={"type": "any"}), "", ASK, 9, _count
     )
     assert forced is not None and "tool_choice" not in forced
 
@@ -62,7 +70,7 @@ def test_openai_shapes_are_told_to_call_no_tool() -> None:
         "tool_choice": "required",
         "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}],
     }
-    request = cached_handoff_request("openai", chat, "Done.", ASK, 1024)
+    request = cached_handoff_request("openai", chat, "Done.", ASK, 1024, _count)
     assert request is not None
     assert request["tool_choice"] == "none" and request["max_completion_tokens"] == 1024
     assert request["messages"][:2] == chat["messages"]
@@ -71,11 +79,20 @@ def test_openai_shapes_are_told_to_call_no_tool() -> None:
         "max_output_tokens": 8000,
         "input": [{"role": "user", "content": "hi"}],
     }
-    request = cached_handoff_request("openai-responses", responses, "Done.", ASK, 1024)
+    request = cached_handoff_request("openai-responses", responses, "Done.", ASK, 1024, _count)
     assert request is not None and "tool_choice" not in request  # no tools, nothing to refuse
     assert request["input"][-1] == {"role": "user", "content": ASK}
     assert request["max_output_tokens"] == 1024
 
 
 def test_a_request_with_no_turns_is_not_continued() -> None:
-    assert cached_handoff_request("anthropic", {"model": "m", "messages": []}, "x", ASK, 9) is None
+    empty = {"model": "m", "max_tokens": 8000, "messages": []}
+    assert cached_handoff_request("anthropic", empty, "x", ASK, 9, _count) is None
+
+
+def test_a_request_with_no_room_for_the_reply_the_ask_and_the_note_is_not_continued() -> None:
+    # The window's input filled the context but its output reserve: what is added must fit.
+    window = _anthropic(max_tokens=1500)
+    assert cached_handoff_request("anthropic", window, "Done.", ASK, 1024, _count) is not None
+    long_ask = ASK + "\n" + "x" * 4000  # about 1000 tokens
+    assert cached_handoff_request("anthropic", window, "Done.", long_ask, 1024, _count) is None

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -133,15 +133,25 @@ def handoff_request(provider: str, model: str, prompt: str, max_tokens: int) -> 
 
 
 def cached_handoff_request(
-    provider: str, window: dict[str, Any], last_reply: str, ask: str, max_tokens: int
+    provider: str,
+    window: dict[str, Any],
+    last_reply: str,
+    ask: str,
+    max_tokens: int,
+    count: Callable[[str], int],
 ) -> dict[str, Any] | None:
     """The agent's last request (``window``, as sent) continued by its reply and ``ask``,
-    with ``max_tokens`` as its output cap; None when the request has no turns to continue.
+    with ``max_tokens`` as its output cap; None when the request has no turns to continue,
+    or when the reply, the ask (as ``count`` counts them) and the note's cap would not fit
+    in the output reserve the window was compiled with (its input filled the rest).
 
     Tools, system, messages and their ``cache_control`` breakpoints are kept as sent, so
     the provider reads them from cache. Anthropic keys the message cache on ``tool_choice``
     too, so it is kept unless it forces a tool call (the note is text); OpenAI caches by
     prefix alone and is told to call no tool."""
+    reserve = next((window[k] for k in _MAX_OUTPUT_KEYS if isinstance(window.get(k), int)), 0)
+    if count(last_reply) + count(ask) + max_tokens > reserve:
+        return None
     request = copy.deepcopy(window)
     turns_key = "messages" if isinstance(request.get("messages"), list) else "input"
     turns = request.get(turns_key)

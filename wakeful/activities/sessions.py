@@ -176,10 +176,11 @@ class SessionActivities:
                 wake.session_id, inp.reason, items, registry, promoted, continued=True
             )
             request = hn.cached_handoff_request(
-                agent.provider, window, last_text, ask, NOTE_MAX_TOKENS
+                agent.provider, window, last_text, ask, NOTE_MAX_TOKENS, self.deps.counter.count
             )
         try:
-            if request is None:  # no stored request to continue: the transcript in the ask
+            # No stored request to continue (or no room after it): the transcript in the ask.
+            if request is None:
                 prompt = hn.build_prompt(wake.session_id, inp.reason, items, registry, promoted)
                 request = hn.handoff_request(agent.provider, agent.model, prompt, NOTE_MAX_TOKENS)
             reply = await asyncio.wait_for(
