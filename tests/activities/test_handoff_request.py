@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wakeful.activities.handoff_note import HEADER, cached_handoff_request
+from wakeful.activities.handoff_note import HEADER, cache_ttl_s, cached_handoff_request
 
 ASK = f"{HEADER}\nsession: s1"
 
@@ -96,3 +96,13 @@ def test_a_request_with_no_room_for_the_reply_the_ask_and_the_note_is_not_contin
     assert cached_handoff_request("anthropic", window, "Done.", ASK, 1024, _count) is not None
     long_ask = ASK + "\n" + "x" * 4000  # about 1000 tokens
     assert cached_handoff_request("anthropic", window, "Done.", long_ask, 1024, _count) is None
+
+
+def test_a_windows_prefix_stays_cached_for_its_longest_breakpoint_ttl() -> None:
+    assert cache_ttl_s("anthropic", _anthropic()) == 300  # ephemeral, no ttl: 5 minutes
+    hour = _anthropic()
+    hour["system"][0]["cache_control"]["ttl"] = "1h"
+    assert cache_ttl_s("anthropic", hour) == 3600
+    chat = {"model": "gpt-5", "messages": [], "prompt_cache_retention": "24h"}
+    assert cache_ttl_s("openai", chat) == 86_400
+    assert cache_ttl_s("openai", {"model": "gpt-5", "messages": []}) == 300

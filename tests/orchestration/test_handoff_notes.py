@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -286,3 +286,33 @@ _FILLER = " ".join(
     f"Context line {n}: the billing tables keep their indexes and the reports read them."
     for n in range(40)
 )
+
+
+async def test_a_session_ending_after_its_cache_went_cold_sends_the_transcript_in_the_ask(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """Past the prefix's TTL, re-sending the agent's request would write its cache again
+    for one call (above plain input on Anthropic): the note is asked with the transcript."""
+    _registered(store, agent)
+    async with serving_agent(temporal_skipping.client, store, agent, osim) as served:
+        last = [await served.ask(f"{ask} {_FILLER}") for ask in ASKS][-1]
+        key = served.key
+    ts = store.tenant(agent.tenant)
+    (wake,) = [w for w in ts.wakes(agent.name) if w.wake_id == last.wake_id]
+    assert wake.finished_at is not None
+    ref = WakeRef(
+        tenant=agent.tenant,
+        agent=agent.name,
+        wake_id=wake.wake_id,
+        session_id=wake.session_id,
+        workflow_id=workflow_id(agent.tenant, agent.name),
+        number=wake.number,
+    )
+    later = wake.finished_at + timedelta(hours=2)  # past the 1h breakpoints
+    acts = SessionActivities(make_deps(store, AgentRegistry([agent]), osim, key))
+    out = await ActivityEnvironment().run(
+        acts.end_session, EndSessionIn(wake=ref, reason="idle", at=later)
+    )
+    assert out.note == "model", out.note_reason
+    usage = ts.logged(f"{ts.handoffs(agent.name)[-1].step_key}:note").detail["usage"]  # type: ignore[union-attr]
+    assert usage["cache_read_input_tokens"] == 0 and usage["input_tokens"] > 0, usage

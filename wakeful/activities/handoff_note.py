@@ -37,11 +37,13 @@ from wakeful.consolidation.items import SpanItem
 from wakeful.consolidation.prompt import json_in_answer, request_body
 from wakeful.consolidation.text import contains_token, registry_ids
 from wakeful.substrate.records import DecisionRecord, HandoffBody
+from wakeful.workflows.pacing import ttl_seconds
 
 __all__ = [
     "HEADER",
     "SYSTEM",
     "build_prompt",
+    "cache_ttl_s",
     "cached_handoff_request",
     "check_note",
     "handoff_request",
@@ -171,6 +173,31 @@ def cached_handoff_request(
         request["tool_choice"] = "none"
     request.pop("stream", None)
     return request
+
+
+def cache_ttl_s(provider: str, window: dict[str, Any]) -> int:
+    """How long after it was sent ``window``'s prefix stays cached: its longest breakpoint
+    TTL, else the provider's default. Past it, continuing the request would write the cache
+    again (Anthropic bills that above plain input) for a single call."""
+    ttls: list[str | None] = [None]
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            control = node.get("cache_control")
+            if isinstance(control, dict) and isinstance(control.get("ttl"), str):
+                ttls.append(control["ttl"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(window)
+    retention = window.get("prompt_cache_retention")
+    if isinstance(retention, str) and retention != "in_memory":
+        ttls.append(retention)
+    known = [t for t in ttls if t is None or t in ("5m", "1h", "24h")]
+    return max(ttl_seconds(provider, t) for t in known)
 
 
 def parse_note(text: str) -> HandoffBody | str:
