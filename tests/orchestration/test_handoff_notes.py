@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 
 from tests.e2e.harness import make_deps
-from tests.orchestration.helpers import agent_handle, serving_agent
+from tests.orchestration.helpers import agent_handle, scout, serving_agent
 from wakeful.activities.handoff_note import check_note, parse_note
 from wakeful.activities.sessions import SessionActivities
 from wakeful.agents import Agent, AgentRegistry
@@ -30,6 +31,7 @@ from wakeful.substrate.records import (
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
+from wakeful.worker.serve import register_agent
 from wakeful.workflows.agent import AgentWorkflow
 from wakeful.workflows.state import workflow_id
 
@@ -236,3 +238,81 @@ def test_a_bad_handoff_notes_setting_is_refused_in_one_line() -> None:
         Agent(name="scout", instructions="x", handoff_notes="llm")  # type: ignore[arg-type]
     with pytest.raises(UserError, match="handoff_note_tokens"):
         Agent(name="scout", instructions="x", handoff_note_tokens=0)
+
+
+# --- the note call reads the session's transcript from the agent's cache ---------------------
+
+
+@pytest.mark.parametrize(
+    ("provider", "model"),
+    [
+        ("anthropic", "claude-sonnet-4-6"),
+        ("openai", "gpt-4o-mini"),
+        ("openai-responses", "gpt-4o-mini"),
+    ],
+)
+async def test_the_note_call_reads_the_sessions_transcript_from_the_agents_cache(
+    temporal_skipping: WorkflowEnvironment,
+    store: Store,
+    osim: SimulatorServer,
+    tmp_path: Path,
+    provider: str,
+    model: str,
+) -> None:
+    """The note is asked for after the agent's own last request (same tools, system and
+    messages), so its transcript is a cache read; only the ask after it is new input."""
+    a = scout(tmp_path, tenant=f"orch-{uuid.uuid4().hex[:10]}", provider=provider, model=model)
+    register_agent(store.tenant(a.tenant), a)
+    _registered(store, a)
+    # Turns long enough that the transcript outweighs the ask (which lists their openings).
+    long_asks = [f"{ask} {_FILLER}" for ask in ASKS]
+    async with serving_agent(temporal_skipping.client, store, a, osim) as served:
+        for ask in long_asks:
+            await served.ask(ask)
+        done = await served.ask("/handoff end of day")
+    assert done.status == "handoff"
+    note = _session_end(store, a)
+    logged = _logged(store, a, note)
+    assert logged.status == "model", logged.detail["reason"]
+    assert note.body.decisions == ["DEC-7"]
+    usage = logged.detail["usage"]
+    read, written = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
+    total = usage["input_tokens"] + read + written
+    # Before, the transcript was sent again under the note's own system text: all uncached.
+    assert usage["input_tokens"] + written < 0.2 * total, usage
+
+
+_FILLER = " ".join(
+    f"Context line {n}: the billing tables keep their indexes and the reports read them."
+    for n in range(40)
+)
+
+
+async def test_a_session_ending_after_its_cache_went_cold_sends_the_transcript_in_the_ask(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """Past the prefix's TTL, re-sending the agent's request would write its cache again
+    for one call (above plain input on Anthropic): the note is asked with the transcript."""
+    _registered(store, agent)
+    async with serving_agent(temporal_skipping.client, store, agent, osim) as served:
+        last = [await served.ask(f"{ask} {_FILLER}") for ask in ASKS][-1]
+        key = served.key
+    ts = store.tenant(agent.tenant)
+    (wake,) = [w for w in ts.wakes(agent.name) if w.wake_id == last.wake_id]
+    assert wake.finished_at is not None
+    ref = WakeRef(
+        tenant=agent.tenant,
+        agent=agent.name,
+        wake_id=wake.wake_id,
+        session_id=wake.session_id,
+        workflow_id=workflow_id(agent.tenant, agent.name),
+        number=wake.number,
+    )
+    later = wake.finished_at + timedelta(hours=2)  # past the 1h breakpoints
+    acts = SessionActivities(make_deps(store, AgentRegistry([agent]), osim, key))
+    out = await ActivityEnvironment().run(
+        acts.end_session, EndSessionIn(wake=ref, reason="idle", at=later)
+    )
+    assert out.note == "model", out.note_reason
+    usage = ts.logged(f"{ts.handoffs(agent.name)[-1].step_key}:note").detail["usage"]  # type: ignore[union-attr]
+    assert usage["cache_read_input_tokens"] == 0 and usage["input_tokens"] > 0, usage

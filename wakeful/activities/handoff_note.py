@@ -14,12 +14,20 @@ passes checks of the kind consolidation's gate applies to summaries (model-free,
 ``evidence``      evidence names events of the session (``e12``) only.
 
 Any miss, or a provider error, keeps the template note; the reason is recorded.
+
+The call is the agent's last request continued (:func:`cached_handoff_request`): the same
+tools, system and messages with their cache breakpoints, the model's last reply, then the
+ask for the note as a user turn. Its transcript is then a cache read, not a second copy
+under another system prompt; the ask lists the turns' labels and openings for evidence.
+A session with no stored request (or one of another shape) is asked with
+:func:`handoff_request`, the transcript in the prompt.
 """
 
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,11 +37,14 @@ from wakeful.consolidation.items import SpanItem
 from wakeful.consolidation.prompt import json_in_answer, request_body
 from wakeful.consolidation.text import contains_token, registry_ids
 from wakeful.substrate.records import DecisionRecord, HandoffBody
+from wakeful.workflows.pacing import ttl_seconds
 
 __all__ = [
     "HEADER",
     "SYSTEM",
     "build_prompt",
+    "cache_ttl_s",
+    "cached_handoff_request",
     "check_note",
     "handoff_request",
     "parse_note",
@@ -57,6 +68,12 @@ _RULES = (
     "Keep numbers and versions exactly as written; invent none.",
 )
 _EVIDENCE = re.compile(r"^e(\d+)$")
+# In an ask continuing the agent's own request the turns are in the conversation above:
+# each is listed by its label and opening only, so the ask stays small (and uncached).
+_OPENING_CHARS = 200
+_CONTINUED = "The session's turns are the conversation above; the list below gives their labels."
+# The output cap, by request shape (as the compiler's renderers name it).
+_MAX_OUTPUT_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
 
 def required_ids(
@@ -76,14 +93,19 @@ def build_prompt(
     items: Sequence[SpanItem],
     registry: Sequence[DecisionRecord],
     promoted: Sequence[str] = (),
+    *,
+    continued: bool = False,
 ) -> str:
     """The user message asking for the note of a session whose newest turns are ``items``;
-    the registry entries the note must name are marked ``(this session)``."""
+    the registry entries the note must name are marked ``(this session)``. ``continued``:
+    the ask follows the session's own conversation, so each turn is listed by its label
+    and opening, not whole."""
     required = set(required_ids(items, registry, promoted))
     lines = [
         HEADER,
         f"session: {session_id}",
         f"ended: {reason}",
+        *([_CONTINUED] if continued else []),
         *_RULES,
         "",
         "## Registry decisions",
@@ -98,7 +120,10 @@ def build_prompt(
         "## Session turns",
     ]
     for item in items:
-        text = item.text.strip().replace("\n", "\n  ")
+        text = item.text.strip()
+        if continued and len(text) > _OPENING_CHARS:
+            text = text[:_OPENING_CHARS].rstrip() + " ..."
+        text = text.replace("\n", "\n  ")
         lines.append(f"[{item.label} {item.role or item.kind}] {text}")
     lines += ["", "## Note"]
     return "\n".join(lines)
@@ -107,6 +132,72 @@ def build_prompt(
 def handoff_request(provider: str, model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
     # Same shapes as consolidation's request, with this task's system text.
     return request_body(provider, model, prompt, max_tokens, system=SYSTEM)
+
+
+def cached_handoff_request(
+    provider: str,
+    window: dict[str, Any],
+    last_reply: str,
+    ask: str,
+    max_tokens: int,
+    count: Callable[[str], int],
+) -> dict[str, Any] | None:
+    """The agent's last request (``window``, as sent) continued by its reply and ``ask``,
+    with ``max_tokens`` as its output cap; None when the request has no turns to continue,
+    or when the reply, the ask (as ``count`` counts them) and the note's cap would not fit
+    in the output reserve the window was compiled with (its input filled the rest).
+
+    Tools, system, messages and their ``cache_control`` breakpoints are kept as sent, so
+    the provider reads them from cache. Anthropic keys the message cache on ``tool_choice``
+    too, so it is kept unless it forces a tool call (the note is text); OpenAI caches by
+    prefix alone and is told to call no tool."""
+    reserve = next((window[k] for k in _MAX_OUTPUT_KEYS if isinstance(window.get(k), int)), 0)
+    if count(last_reply) + count(ask) + max_tokens > reserve:
+        return None
+    request = copy.deepcopy(window)
+    turns_key = "messages" if isinstance(request.get("messages"), list) else "input"
+    turns = request.get(turns_key)
+    if not isinstance(turns, list) or not turns:
+        return None
+    if last_reply.strip():
+        turns.append({"role": "assistant", "content": last_reply})
+    turns.append({"role": "user", "content": ask})
+    for key in _MAX_OUTPUT_KEYS:
+        if key in request:
+            request[key] = max_tokens
+    choice = request.get("tool_choice")
+    if provider == "anthropic":
+        if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+            del request["tool_choice"]
+    elif request.get("tools"):
+        request["tool_choice"] = "none"
+    request.pop("stream", None)
+    return request
+
+
+def cache_ttl_s(provider: str, window: dict[str, Any]) -> int:
+    """How long after it was sent ``window``'s prefix stays cached: its longest breakpoint
+    TTL, else the provider's default. Past it, continuing the request would write the cache
+    again (Anthropic bills that above plain input) for a single call."""
+    ttls: list[str | None] = [None]
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            control = node.get("cache_control")
+            if isinstance(control, dict) and isinstance(control.get("ttl"), str):
+                ttls.append(control["ttl"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(window)
+    retention = window.get("prompt_cache_retention")
+    if isinstance(retention, str) and retention != "in_memory":
+        ttls.append(retention)
+    known = [t for t in ttls if t is None or t in ("5m", "1h", "24h")]
+    return max(ttl_seconds(provider, t) for t in known)
 
 
 def parse_note(text: str) -> HandoffBody | str:

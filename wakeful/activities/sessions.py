@@ -44,6 +44,7 @@ from wakeful.contracts import (
     WakeResult,
 )
 from wakeful.errors import ProviderError, UnknownAgentError
+from wakeful.providers.base import ModelReply
 from wakeful.providers.pricing import cost_usd
 from wakeful.substrate.records import (
     ConsolidationLogRecord,
@@ -167,9 +168,24 @@ class SessionActivities:
         )
         if not items:
             return template, "template", "the session has no turns to summarise", {}
-        prompt = hn.build_prompt(wake.session_id, inp.reason, items, registry, promoted)
+        last = await asyncio.to_thread(_last_request, ts, inp)
+        request = None
+        # The agent's cached prefix, continued by the ask; not when the prefix has likely
+        # gone cold (keep-warm calls aside): rewriting it would cost more than the ask.
+        if last is not None:
+            window, last_text, sent_at = last
+            if (inp.at - sent_at).total_seconds() <= hn.cache_ttl_s(agent.provider, window):
+                ask = hn.build_prompt(
+                    wake.session_id, inp.reason, items, registry, promoted, continued=True
+                )
+                request = hn.cached_handoff_request(
+                    agent.provider, window, last_text, ask, NOTE_MAX_TOKENS, self.deps.counter.count
+                )
         try:
-            request = hn.handoff_request(agent.provider, agent.model, prompt, NOTE_MAX_TOKENS)
+            # No stored request to continue (or no room after it): the transcript in the ask.
+            if request is None:
+                prompt = hn.build_prompt(wake.session_id, inp.reason, items, registry, promoted)
+                request = hn.handoff_request(agent.provider, agent.model, prompt, NOTE_MAX_TOKENS)
             reply = await asyncio.wait_for(
                 self.deps.provider(agent.provider).complete(request), NOTE_TIMEOUT_S
             )
@@ -308,6 +324,23 @@ def _session_turns(
     kept.reverse()
     # Decisions promoted as the session ended were stamped after ``inp.at``: read them live.
     return kept, ts.live_decisions(wake.agent, max(inp.at, datetime.now(UTC)))
+
+
+def _last_request(
+    ts: TenantStore, inp: EndSessionIn
+) -> tuple[dict[str, Any], str, datetime] | None:
+    """The session's last model request, as sent, the text of its reply and when its wake
+    ended (just after it was sent: the last call is the wake's last step); None when the
+    session made no model call. Runs in a thread."""
+    wakes = [w for w in ts.wakes(inp.wake.agent) if w.session_id == inp.wake.session_id]
+    for w in reversed(wakes):  # the ending wake (a /handoff) may have made no call
+        calls = ts.model_calls(w.wake_id)
+        if calls:
+            call = max(calls, key=lambda c: c.call_index)
+            window: dict[str, Any] = json.loads(ts.get_blob(call.window_hash))
+            reply = ModelReply.model_validate_json(ts.get_blob(call.output_hash))
+            return window, reply.text, w.finished_at or w.started_at
+    return None
 
 
 def _union(lists: Any) -> list[str]:
