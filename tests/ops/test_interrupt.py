@@ -15,6 +15,7 @@ from collections.abc import Callable
 from temporalio.client import Client
 
 from tests.ops.cli_env import ROOT, cli_worker, run, simulated_worker_env, worker_command
+from tests.signals import default_sigint
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.workflows.agent import AgentWorkflow, workflow_id
 
@@ -50,6 +51,7 @@ def test_ctrl_c_on_a_waiting_trigger_prints_one_line_and_exits_130(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=default_sigint,
         )
         first = ""
         try:

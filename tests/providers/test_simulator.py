@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.signals import default_sigint
 from wakeful.testing.simulator import ManualClock, Script, Simulator, SimulatorServer
 from wakeful.testing.simulator.script import Conversation, planner_reply
 
@@ -142,6 +143,7 @@ def test_module_entry_point_serves_a_script_and_says_where(tmp_path: Path) -> No
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     try:
         said = _first_line(proc)  # written once the server answers
