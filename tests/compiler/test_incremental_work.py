@@ -122,6 +122,31 @@ def incremental_work(size: int, *, fresh: bool) -> tuple[int, int, int]:
     return (end[0] - start[0], end[1] - start[1], end[2] - start[2])
 
 
+def results_scanned(size: int, *, fresh: bool) -> int:
+    """History entries the clearing pass read in the compile of a ``size``-block history
+    grown by one live event (the boundary does not move), after a compile without it."""
+    before = [*_history(size), _live(0)]
+    after = [*before, _live(1)]
+    cache = CountingCache()
+
+    def compile_(blocks: list[Block]) -> None:
+        snap = _snapshot(reloaded(blocks) if fresh else blocks)
+        compile_window(snap, goal(), POLICY, NOW, counter=EstimatingCounter(), cache=cache)
+
+    compile_(before)
+    start = cache.work.results_scanned
+    compile_(after)
+    return cache.work.results_scanned - start
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["same-blocks", "fresh-blocks"])
+def test_one_new_event_does_not_rescan_the_cleared_history(fresh: bool) -> None:
+    """Finding the cleared results reads the history up to the clearing boundary; while
+    one event does not move the boundary, that is not redone."""
+    assert results_scanned(1_000, fresh=fresh) == 0
+    assert results_scanned(10_000, fresh=fresh) == 0
+
+
 @pytest.mark.parametrize("fresh", [False, True], ids=["same-blocks", "fresh-blocks"])
 def test_one_new_event_costs_a_bounded_amount_at_1k_and_10k_blocks(fresh: bool) -> None:
     for size in (1_000, 10_000):

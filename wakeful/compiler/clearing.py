@@ -129,12 +129,21 @@ class ClearingMemo:
     next snapshot's history is recomputed only past the blocks the two share at their
     start (a history grows at its end), since positions count from the start."""
 
-    __slots__ = ("current", "history", "snap")
+    __slots__ = ("cleared", "current", "history", "kept", "scanned", "snap")
 
     def __init__(self) -> None:
         self.snap: Sequence[Facts] = ()
         self.current: str | None = None
         self.history: _History | None = None
+        # Entries at the start of ``history`` that are the last history's own.
+        self.kept = 0
+        # The last answer of :func:`cleared_results`, with the boundary, the marked end
+        # and the number of history entries it was read from: the same again while those
+        # entries are unchanged and the boundary has not moved.
+        self.cleared: tuple[int, int, int, list[tuple[int, Derivation]]] | None = None
+        # History entries the last :func:`cleared_results` read (0 when it reused its
+        # last answer): counted by the caller, never part of the output.
+        self.scanned = 0
 
 
 def _scan(snap: Sequence[Facts], current: str | None, first: int, start: int) -> _History:
@@ -156,12 +165,14 @@ def _history(
     last = memo.history
     if last is None or memo.current != current:
         history = _scan(snap, current, 0, 0)
+        memo.kept = 0
     else:
         shared = min(len(snap), len(memo.snap))
         head = next(compress(count(), map(is_not, snap, memo.snap)), shared)
         keep = bisect_left(last.index, head)  # entries before ``head``: the same blocks
         start = last.positions[keep - 1] if keep else 0
         history = last.extended(keep, _scan(snap, current, head, start))
+        memo.kept = keep
     memo.snap, memo.current, memo.history = snap, current, history
     return history
 
@@ -216,12 +227,22 @@ def cleared_results(
     history = _history(snap, current, memo)
     ends = history.wake_ends()
     boundary = _boundary(history, eviction, ends)
+    if memo is not None:
+        memo.scanned = 0
     if not boundary:
+        if memo is not None:
+            memo.cleared = None
         return []
     # The end to mark: the previous boundary's on the wake that moved it (see above).
     marked = min(boundary, _previous_boundary(history, eviction, ends) or boundary)
     positions = history.positions
     upto = bisect_right(positions, boundary)
+    if memo is not None and memo.cleared is not None and upto <= memo.kept:
+        known = memo.cleared
+        if known[:3] == (boundary, marked, upto):
+            # The answer reads only the first ``upto`` entries (their facts, indexes and
+            # positions; the marked end is at most the boundary): the same as last time.
+            return list(known[3])
     facts = history.facts[:upto]
     results = list(compress(range(upto), map(eq, map(_KIND, facts), repeat(_TOOL_RESULT))))
     resolved = map(_RESOLVED, map(facts.__getitem__, results))
@@ -230,6 +251,8 @@ def cleared_results(
     last = bisect_right(cleared, bisect_right(positions, marked) - 1) - 1
     if last >= 0:
         out[last] = (out[last][0], CLEARED_END)
+    if memo is not None:
+        memo.cleared, memo.scanned = (boundary, marked, upto, list(out)), upto
     return out
 
 
