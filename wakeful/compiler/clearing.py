@@ -137,12 +137,13 @@ class ClearingMemo:
         self.history: _History | None = None
         # Entries at the start of ``history`` that are the last history's own.
         self.kept = 0
-        # The last answer of :func:`cleared_results`, with the boundary, the marked end
-        # and the number of history entries it was read from: the same again while those
-        # entries are unchanged and the boundary has not moved.
-        self.cleared: tuple[int, int, int, list[tuple[int, Derivation]]] | None = None
-        # History entries the last :func:`cleared_results` read (0 when it reused its
-        # last answer): counted by the caller, never part of the output.
+        # The last answer of :func:`cleared_results`: the number of history entries it
+        # was read from, the history indexes of the results cleared among them, the
+        # answer and which of its entries was marked (-1: none). Its part over entries
+        # that are still the last history's own is the same again.
+        self.cleared: tuple[int, list[int], list[tuple[int, Derivation]], int] | None = None
+        # History entries the last :func:`cleared_results` read (0 when none changed
+        # below the boundary): counted by the caller, never part of the output.
         self.scanned = 0
 
 
@@ -237,23 +238,30 @@ def cleared_results(
     marked = min(boundary, _previous_boundary(history, eviction, ends) or boundary)
     positions = history.positions
     upto = bisect_right(positions, boundary)
-    if memo is not None and memo.cleared is not None and upto <= memo.kept:
-        known = memo.cleared
-        if known[:3] == (boundary, marked, upto):
-            # The answer reads only the first ``upto`` entries (their facts, indexes and
-            # positions; the marked end is at most the boundary): the same as last time.
-            return list(known[3])
-    facts = history.facts[:upto]
-    results = list(compress(range(upto), map(eq, map(_KIND, facts), repeat(_TOOL_RESULT))))
+    # Entries before ``start`` are the last history's own and were read last time: their
+    # cleared results are the same. (The marked end is at most the boundary, so it too
+    # is found among the first ``upto`` entries.)
+    start, cleared, out = 0, list[int](), list[tuple[int, Derivation]]()
+    known = memo.cleared if memo is not None else None
+    if memo is not None and known is not None and min(known[0], upto) <= memo.kept:
+        start = min(known[0], upto)
+        kept = bisect_left(known[1], start)
+        cleared, out = known[1][:kept], known[2][:kept]
+        if 0 <= known[3] < kept:
+            out[known[3]] = (out[known[3]][0], CLEARED)
+    facts = history.facts
+    kinds = map(_KIND, facts[start:upto])
+    results = list(compress(range(start, upto), map(eq, kinds, repeat(_TOOL_RESULT))))
     resolved = map(_RESOLVED, map(facts.__getitem__, results))
-    cleared = list(compress(results, map(not_, resolved)))
-    out = list(zip(map(history.index.__getitem__, cleared), repeat(CLEARED)))
+    new = list(compress(results, map(not_, resolved)))
+    cleared += new
+    out += zip(map(history.index.__getitem__, new), repeat(CLEARED))
     last = bisect_right(cleared, bisect_right(positions, marked) - 1) - 1
     if last >= 0:
         out[last] = (out[last][0], CLEARED_END)
     if memo is not None:
-        memo.cleared, memo.scanned = (boundary, marked, upto, list(out)), upto
-    return out
+        memo.cleared, memo.scanned = (upto, cleared, out, last), upto - start
+    return list(out)
 
 
 def unneeded_on_demand(snap: Sequence[Facts]) -> list[int]:
