@@ -124,6 +124,10 @@ class _History:
         return _History(list(compress(self.index, keep)), list(compress(self.facts, keep)))
 
 
+# A cleared_results answer as kept for the next compile (see ClearingMemo.cleared).
+_Cleared = tuple[int, list[int], list[tuple[int, Derivation]], int, _History]
+
+
 class ClearingMemo:
     """The last snapshot's facts and history, kept by the caller between compiles: the
     next snapshot's history is recomputed only past the blocks the two share at their
@@ -139,9 +143,9 @@ class ClearingMemo:
         self.kept = 0
         # The last answer of :func:`cleared_results`: the number of history entries it
         # was read from, the history indexes of the results cleared among them, the
-        # answer and which of its entries was marked (-1: none). Its part over entries
-        # that are still the last history's own is the same again.
-        self.cleared: tuple[int, list[int], list[tuple[int, Derivation]], int] | None = None
+        # answer, which of its entries was marked (-1: none) and the history it was read
+        # from. Its part over entries that are still that history's own is the same again.
+        self.cleared: _Cleared | None = None
         # History entries the last :func:`cleared_results` read (0 when none changed
         # below the boundary): counted by the caller, never part of the output.
         self.scanned = 0
@@ -225,6 +229,7 @@ def cleared_results(
     """The snapshot indexes of the tool results cleared, in order, each with its
     derivation (:data:`CLEARED`, or :data:`CLEARED_END` for the one the breakpoint follows).
     ``memo`` (the caller's, from the last snapshot) only saves work."""
+    before = memo.history if memo is not None else None
     history = _history(snap, current, memo)
     ends = history.wake_ends()
     boundary = _boundary(history, eviction, ends)
@@ -243,7 +248,13 @@ def cleared_results(
     # is found among the first ``upto`` entries.)
     start, cleared, out = 0, list[int](), list[tuple[int, Derivation]]()
     known = memo.cleared if memo is not None else None
-    if memo is not None and known is not None and min(known[0], upto) <= memo.kept:
+    # (Only when ``memo.kept`` counts entries of the very history it was read from.)
+    if (
+        memo is not None
+        and known is not None
+        and known[4] is before
+        and min(known[0], upto) <= memo.kept
+    ):
         start = min(known[0], upto)
         kept = bisect_left(known[1], start)
         cleared, out = known[1][:kept], known[2][:kept]
@@ -260,7 +271,7 @@ def cleared_results(
     if last >= 0:
         out[last] = (out[last][0], CLEARED_END)
     if memo is not None:
-        memo.cleared, memo.scanned = (upto, cleared, out, last), upto - start
+        memo.cleared, memo.scanned = (upto, cleared, out, last, history), upto - start
     return list(out)
 
 
