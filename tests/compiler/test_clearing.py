@@ -7,6 +7,9 @@ import itertools
 
 from wakeful.compiler import BlockKind, GoalKind, Role, load_policy
 from wakeful.compiler.blocks import CAPPED_META, ON_DEMAND_META, Block
+from wakeful.compiler.clearing import ClearingMemo, _history, cleared_results
+from wakeful.compiler.facts import Facts, make_facts
+from wakeful.compiler.tokens import EstimatingCounter
 
 from .factory import WAKE, block, goal, turn
 from .factory import snapshot as make_snapshot
@@ -180,3 +183,25 @@ def test_a_step_clears_all_but_the_newest_kept_tokens() -> None:
             assert cleared == [f"result-{n}" for n in range(1, wakes)], wakes
         previous = cleared
     assert steps >= 2
+
+
+def _facts(blocks: list[Block]) -> list[Facts]:
+    counts: dict[str, int] = {}
+    return [make_facts(b, counts, EstimatingCounter(), POLICY.ranking) for b in blocks]
+
+
+def test_a_history_read_without_its_answer_is_not_taken_for_the_one_last_answered() -> None:
+    """The memo's last answer is reused only over the history it was read from: when a
+    compile stopped after reading a history (run 1's result now resolved) but before
+    clearing, the next one does not carry over that result as cleared."""
+    eviction = POLICY.eviction
+    wakes = [b for n in range(2, 30) for b in _wake(n)]
+    first = _facts([*_wake(1), *wakes])
+    settled = [b.model_copy(update={"resolved": True}) if b.id == "result-1" else b
+               for b in _wake(1)]  # fmt: skip
+    second = _facts([*settled, *wakes])
+    third = [*second, *_facts(_wake(30))]
+    memo = ClearingMemo()
+    assert cleared_results(first, None, eviction, memo)
+    _history(second, None, memo)  # read, then the compile stopped
+    assert cleared_results(third, None, eviction, memo) == cleared_results(third, None, eviction)

@@ -38,6 +38,7 @@ POLICY = load_policy(
 # move it causes, the blocks of their units and groups.
 MAX_FACTS = 8
 MAX_TOUCHED = 40
+WAKES = 60  # past wakes enough to move the clearing boundary at both sizes
 
 
 def _wake(n: int) -> list[Block]:
@@ -120,6 +121,44 @@ def incremental_work(size: int, *, fresh: bool) -> tuple[int, int, int]:
     compile_(after)
     end = cache.work.snapshot()
     return (end[0] - start[0], end[1] - start[1], end[2] - start[2])
+
+
+def results_scanned(size: int, *, fresh: bool, wakes: int = 0) -> int:
+    """History entries the clearing pass read in the compile of a ``size``-block history
+    grown by one live event (the boundary does not move) or, with ``wakes``, by that many
+    more past wakes, after a compile without them."""
+    history = _history(size)
+    before = [*history, _live(0)]
+    after = [*before, _live(1)]
+    if wakes:
+        after = [*history, *(b for k in range(wakes) for b in _wake(10**6 + k)), _live(0)]
+    cache = CountingCache()
+
+    def compile_(blocks: list[Block]) -> None:
+        snap = _snapshot(reloaded(blocks) if fresh else blocks)
+        compile_window(snap, goal(), POLICY, NOW, counter=EstimatingCounter(), cache=cache)
+
+    compile_(before)
+    start = cache.work.results_scanned
+    compile_(after)
+    return cache.work.results_scanned - start
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["same-blocks", "fresh-blocks"])
+def test_one_new_event_does_not_rescan_the_cleared_history(fresh: bool) -> None:
+    """Finding the cleared results reads the history up to the clearing boundary; while
+    one event does not move the boundary, that is not redone."""
+    assert results_scanned(1_000, fresh=fresh) == 0
+    assert results_scanned(10_000, fresh=fresh) == 0
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["same-blocks", "fresh-blocks"])
+def test_a_moved_boundary_reads_only_the_newly_cleared_history(fresh: bool) -> None:
+    """More past wakes move the clearing boundary: the pass reads the entries between the
+    old boundary and the new one (no more than were added), not the history before it."""
+    small = results_scanned(1_000, fresh=fresh, wakes=WAKES)
+    large = results_scanned(10_000, fresh=fresh, wakes=WAKES)
+    assert 0 < small <= WAKES * 8 and 0 < large <= WAKES * 8, (small, large)
 
 
 @pytest.mark.parametrize("fresh", [False, True], ids=["same-blocks", "fresh-blocks"])

@@ -124,17 +124,31 @@ class _History:
         return _History(list(compress(self.index, keep)), list(compress(self.facts, keep)))
 
 
+# A cleared_results answer as kept for the next compile (see ClearingMemo.cleared).
+_Cleared = tuple[int, list[int], list[tuple[int, Derivation]], int, _History]
+
+
 class ClearingMemo:
     """The last snapshot's facts and history, kept by the caller between compiles: the
     next snapshot's history is recomputed only past the blocks the two share at their
     start (a history grows at its end), since positions count from the start."""
 
-    __slots__ = ("current", "history", "snap")
+    __slots__ = ("cleared", "current", "history", "kept", "scanned", "snap")
 
     def __init__(self) -> None:
         self.snap: Sequence[Facts] = ()
         self.current: str | None = None
         self.history: _History | None = None
+        # Entries at the start of ``history`` that are the last history's own.
+        self.kept = 0
+        # The last answer of :func:`cleared_results`: the number of history entries it
+        # was read from, the history indexes of the results cleared among them, the
+        # answer, which of its entries was marked (-1: none) and the history it was read
+        # from. Its part over entries that are still that history's own is the same again.
+        self.cleared: _Cleared | None = None
+        # History entries the last :func:`cleared_results` read (0 when none changed
+        # below the boundary): counted by the caller, never part of the output.
+        self.scanned = 0
 
 
 def _scan(snap: Sequence[Facts], current: str | None, first: int, start: int) -> _History:
@@ -156,12 +170,14 @@ def _history(
     last = memo.history
     if last is None or memo.current != current:
         history = _scan(snap, current, 0, 0)
+        memo.kept = 0
     else:
         shared = min(len(snap), len(memo.snap))
         head = next(compress(count(), map(is_not, snap, memo.snap)), shared)
         keep = bisect_left(last.index, head)  # entries before ``head``: the same blocks
         start = last.positions[keep - 1] if keep else 0
         history = last.extended(keep, _scan(snap, current, head, start))
+        memo.kept = keep
     memo.snap, memo.current, memo.history = snap, current, history
     return history
 
@@ -213,24 +229,50 @@ def cleared_results(
     """The snapshot indexes of the tool results cleared, in order, each with its
     derivation (:data:`CLEARED`, or :data:`CLEARED_END` for the one the breakpoint follows).
     ``memo`` (the caller's, from the last snapshot) only saves work."""
+    before = memo.history if memo is not None else None
     history = _history(snap, current, memo)
     ends = history.wake_ends()
     boundary = _boundary(history, eviction, ends)
+    if memo is not None:
+        memo.scanned = 0
     if not boundary:
+        if memo is not None:
+            memo.cleared = None
         return []
     # The end to mark: the previous boundary's on the wake that moved it (see above).
     marked = min(boundary, _previous_boundary(history, eviction, ends) or boundary)
     positions = history.positions
     upto = bisect_right(positions, boundary)
-    facts = history.facts[:upto]
-    results = list(compress(range(upto), map(eq, map(_KIND, facts), repeat(_TOOL_RESULT))))
+    # Entries before ``start`` are the last history's own and were read last time: their
+    # cleared results are the same. (The marked end is at most the boundary, so it too
+    # is found among the first ``upto`` entries.)
+    start, cleared, out = 0, list[int](), list[tuple[int, Derivation]]()
+    known = memo.cleared if memo is not None else None
+    # (Only when ``memo.kept`` counts entries of the very history it was read from.)
+    if (
+        memo is not None
+        and known is not None
+        and known[4] is before
+        and min(known[0], upto) <= memo.kept
+    ):
+        start = min(known[0], upto)
+        kept = bisect_left(known[1], start)
+        cleared, out = known[1][:kept], known[2][:kept]
+        if 0 <= known[3] < kept:
+            out[known[3]] = (out[known[3]][0], CLEARED)
+    facts = history.facts
+    kinds = map(_KIND, facts[start:upto])
+    results = list(compress(range(start, upto), map(eq, kinds, repeat(_TOOL_RESULT))))
     resolved = map(_RESOLVED, map(facts.__getitem__, results))
-    cleared = list(compress(results, map(not_, resolved)))
-    out = list(zip(map(history.index.__getitem__, cleared), repeat(CLEARED)))
+    new = list(compress(results, map(not_, resolved)))
+    cleared += new
+    out += zip(map(history.index.__getitem__, new), repeat(CLEARED))
     last = bisect_right(cleared, bisect_right(positions, marked) - 1) - 1
     if last >= 0:
         out[last] = (out[last][0], CLEARED_END)
-    return out
+    if memo is not None:
+        memo.cleared, memo.scanned = (upto, cleared, out, last, history), upto - start
+    return list(out)
 
 
 def unneeded_on_demand(snap: Sequence[Facts]) -> list[int]:

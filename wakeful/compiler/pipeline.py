@@ -143,6 +143,7 @@ def derive(
     if part.clearing is None:
         part.clearing = ClearingMemo()
     cleared = cleared_results(out, current, eviction, part.clearing)
+    table.work.results_scanned += part.clearing.scanned
     for derived in (cleared, None):
         if derived is None:  # live output reads the cleared facts
             derived = settled_results(out, current, eviction, now)

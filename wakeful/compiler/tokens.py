@@ -63,6 +63,9 @@ class WorkCounts:
     facts_made: int = 0
     blocks_derived: int = 0
     entries_touched: int = 0
+    # History entries the clearing pass read to find the tool results it clears
+    # (``clearing.cleared_results``); none while the boundary stays where it was.
+    results_scanned: int = 0
 
     def snapshot(self) -> tuple[int, int, int]:
         return (self.facts_made, self.blocks_derived, self.entries_touched)
