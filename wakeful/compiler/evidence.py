@@ -5,7 +5,7 @@ The first call of a wake places the evidence it brings after the wake's content
 which the snapshot hands back as a user turn whose meta lists the blocks it holds
 (:data:`EVIDENCE_META`). Every later window sends that turn in place (the wake's later
 calls, and later wakes as history) and leaves out the blocks it holds
-(:func:`without_recorded`): sent again as new evidence they would repeat themselves and
+(:func:`held_by_evidence`): sent again as new evidence they would repeat themselves and
 rewrite the prompt cache after the current wake.
 
 A block is left out only while its content is what was recorded: the evidence lists each
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
-from operator import attrgetter, contains, is_not
+from operator import attrgetter, is_not
 
-from wakeful.compiler.blocks import EVIDENCE_META, Block, BlockKind, Snapshot
+from wakeful.compiler.blocks import EVIDENCE_META, Block, BlockKind
 from wakeful.compiler.facts import Facts
 
 __all__ = [
@@ -31,8 +31,6 @@ __all__ = [
     "held_by_evidence",
     "is_evidence",
     "recorded",
-    "recorded_ids",
-    "without_recorded",
 ]
 
 # EVIDENCE_META, the meta key of a wake's recorded evidence: its value is the ids of the
@@ -41,7 +39,6 @@ __all__ = [
 # The content hashes of those blocks (``Block.hash``), space-separated, in the same order.
 EVIDENCE_HASHES_META = "evidence_hashes"
 
-_META = attrgetter("meta")
 _HOLDS = attrgetter("holds")
 _ID = attrgetter("id")
 
@@ -49,17 +46,6 @@ _ID = attrgetter("id")
 def is_evidence(block: Block) -> bool:
     """Whether ``block`` is a wake's recorded evidence (sent as recorded, never merged)."""
     return block.kind is BlockKind.TURN and EVIDENCE_META in block.meta
-
-
-def recorded_ids(blocks: Iterable[Block]) -> set[str]:
-    """Ids of the blocks that the recorded evidence among ``blocks`` holds."""
-    out: set[str] = set()
-    blocks = list(blocks)
-    # The blocks whose meta has the key, found at C speed: a snapshot holds few of them.
-    for b in compress(blocks, map(contains, map(_META, blocks), repeat(EVIDENCE_META))):
-        if is_evidence(b):
-            out.update(b.meta[EVIDENCE_META].split())
-    return out
 
 
 def recorded(blocks: Iterable[Block]) -> dict[str, set[str] | None]:
@@ -81,27 +67,9 @@ def recorded(blocks: Iterable[Block]) -> dict[str, set[str] | None]:
     return out
 
 
-def without_recorded(snapshot: Snapshot) -> Snapshot:
-    """The snapshot less the blocks its recorded evidence holds (memories, retrieved chunks,
-    tool output without a call: whatever the evidence segment held), each as recorded: a
-    block whose content has changed since is kept, to be sent as it is now."""
-    held = recorded(snapshot.blocks)
-    if not held:
-        return snapshot
-
-    def sent(b: Block) -> bool:
-        if b.id not in held or is_evidence(b):
-            return False
-        hashes = held[b.id]
-        return hashes is None or b.hash in hashes
-
-    kept = tuple(b for b in snapshot.blocks if not sent(b))
-    return snapshot.model_copy(update={"blocks": kept})
-
-
 def held_by_evidence(snap: Sequence[Facts]) -> list[int]:
     """The indexes of the blocks the recorded evidence among ``snap`` holds, ascending
-    (what :func:`without_recorded` leaves out), found at C speed on the facts."""
+    (what the pipeline leaves out), found at C speed on the facts."""
     holders = list(compress(snap, map(is_not, map(_HOLDS, snap), repeat(None))))
     if not holders:
         return []
