@@ -308,6 +308,10 @@ class MemoryStore:
             row.record = row.record.model_copy(update={"superseded_by": by})
             row.ended = rev
 
+    def all_decisions(self, agent: str) -> list[DecisionRecord]:
+        """Every registry entry, superseded and expired ones too, by id."""
+        return [row.record.model_copy() for _, row in sorted(self._of(agent).decisions.items())]
+
     def live_decisions(
         self, agent: str, at: datetime, *, revision: int | None = None, proposals: bool = False
     ) -> list[DecisionRecord]:
