@@ -45,7 +45,7 @@ run over attributes of the facts, at C speed.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import partial
 from itertools import accumulate, compress, count, repeat
 from operator import attrgetter, contains, eq, is_, is_not, ne, not_
@@ -60,6 +60,7 @@ from wakeful.compiler.blocks import (
 )
 from wakeful.compiler.facts import Derivation, Facts
 from wakeful.compiler.policy import Eviction
+from wakeful.compiler.positions import Edit, Positions, without_positions
 
 __all__ = [
     "CAPPED_META",
@@ -93,13 +94,14 @@ class _History:
     """The history's facts (``recent``, outside the current wake), their indexes in the
     snapshot, their wakes and where each ends (tokens from the history's start)."""
 
-    __slots__ = ("facts", "index", "positions", "wakes")
+    __slots__ = ("changes", "facts", "index", "positions", "wakes")
 
     def __init__(self, index: list[int], facts: list[Facts], start: int = 0) -> None:
         self.index = index
         self.facts = facts
         self.wakes: list[str | None] = list(map(_WAKE, facts))
         self.positions = list(accumulate(map(_TOKENS, facts), initial=start))[1:]
+        self.changes: list[int] | None = None  # entries whose wake is not the one before's
 
     def extended(self, keep: int, more: _History) -> _History:
         """The first ``keep`` entries of this history followed by ``more`` (whose
@@ -109,15 +111,23 @@ class _History:
         out.facts = self.facts[:keep] + more.facts
         out.wakes = self.wakes[:keep] + more.wakes
         out.positions = self.positions[:keep] + more.positions
+        if self.changes is not None:  # those among the kept entries are the same
+            out.changes = self.changes[: bisect_left(self.changes, keep)]
+            out.changes += out._changes_from(max(keep, 1))
         return out
+
+    def _changes_from(self, first: int) -> list[int]:
+        wakes = self.wakes
+        return list(compress(range(first, len(wakes)), map(ne, wakes[first:], wakes[first - 1 :])))
 
     def wake_ends(self) -> list[int]:
         """Where each wake of the history ends, in order."""
         wakes, positions = self.wakes, self.positions
         if not wakes:
             return []
-        changes = compress(range(1, len(wakes)), map(ne, wakes[1:], wakes))
-        return [*(positions[n - 1] for n in changes), positions[-1]]
+        if self.changes is None:
+            self.changes = self._changes_from(1)
+        return [*(positions[n - 1] for n in self.changes), positions[-1]]
 
     def without(self, wake: str) -> _History:
         keep = list(map(ne, self.wakes, repeat(wake)))
@@ -163,7 +173,10 @@ def _scan(snap: Sequence[Facts], current: str | None, first: int, start: int) ->
 
 
 def _history(
-    snap: Sequence[Facts], current: str | None, memo: ClearingMemo | None = None
+    snap: Sequence[Facts],
+    current: str | None,
+    memo: ClearingMemo | None = None,
+    edit: Edit | None = None,
 ) -> _History:
     if memo is None:
         return _scan(snap, current, 0, 0)
@@ -172,8 +185,11 @@ def _history(
         history = _scan(snap, current, 0, 0)
         memo.kept = 0
     else:
-        shared = min(len(snap), len(memo.snap))
-        head = next(compress(count(), map(is_not, snap, memo.snap)), shared)
+        if edit is not None and edit[0] is memo.snap:  # how far the two agree is known
+            head = edit[1]
+        else:
+            shared = min(len(snap), len(memo.snap))
+            head = next(compress(count(), map(is_not, snap, memo.snap)), shared)
         keep = bisect_left(last.index, head)  # entries before ``head``: the same blocks
         start = last.positions[keep - 1] if keep else 0
         history = last.extended(keep, _scan(snap, current, head, start))
@@ -225,12 +241,14 @@ def cleared_results(
     current: str | None,
     eviction: Eviction,
     memo: ClearingMemo | None = None,
+    edit: Edit | None = None,
 ) -> list[tuple[int, Derivation]]:
     """The snapshot indexes of the tool results cleared, in order, each with its
     derivation (:data:`CLEARED`, or :data:`CLEARED_END` for the one the breakpoint follows).
-    ``memo`` (the caller's, from the last snapshot) only saves work."""
+    ``memo`` (the caller's, from the last snapshot) and ``edit`` (how ``snap`` was edited
+    from a list, ``positions.Edit``) only save work."""
     before = memo.history if memo is not None else None
-    history = _history(snap, current, memo)
+    history = _history(snap, current, memo, edit)
     ends = history.wake_ends()
     boundary = _boundary(history, eviction, ends)
     if memo is not None:
@@ -275,14 +293,31 @@ def cleared_results(
     return list(out)
 
 
-def unneeded_on_demand(snap: Sequence[Facts]) -> list[int]:
+def _schemas(facts: Sequence[Facts]) -> Iterable[bool]:
+    return map(eq, map(_KIND, facts), repeat(_TOOL_SCHEMA))
+
+
+def _capped(facts: Sequence[Facts]) -> Iterable[bool]:
+    return map(contains, map(_META, map(_BLOCK, facts)), repeat(CAPPED_META))
+
+
+def unneeded_on_demand(
+    snap: Sequence[Facts], marks: Positions | None = None, left_out: list[int] | None = None
+) -> list[int]:
     """Indexes of the on-demand tool schemas to leave out: all of them, unless a result
-    shortened when it was recorded is in the snapshot."""
-    schemas = list(compress(range(len(snap)), map(eq, map(_KIND, snap), repeat(_TOOL_SCHEMA))))
+    shortened when it was recorded is in the snapshot. ``marks`` (on the list ``snap``
+    is with the facts at ``left_out`` left out) only saves work."""
+    if marks is not None:
+        schemas = without_positions(marks.of("schemas", _schemas), left_out or [])
+    else:
+        schemas = list(compress(range(len(snap)), _schemas(snap)))
     on_demand = [n for n in schemas if ON_DEMAND_META in snap[n].block.meta]
     if not on_demand:
         return []
-    metas = map(_META, map(_BLOCK, snap))
-    if any(map(contains, metas, repeat(CAPPED_META))):
+    if marks is not None:
+        capped = without_positions(marks.of("capped", _capped), left_out or [])
+        if any(CAPPED_META in snap[n].block.meta for n in capped):
+            return []
+    elif any(_capped(snap)):
         return []
     return on_demand

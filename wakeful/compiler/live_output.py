@@ -34,8 +34,9 @@ settle.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from datetime import datetime
+from functools import partial
 from itertools import compress, repeat
 from operator import and_, attrgetter, eq
 
@@ -51,6 +52,7 @@ from wakeful.compiler.blocks import (
 from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.facts import PAIRED, RESOLVED, STALE_AFTER, Derivation, Facts
 from wakeful.compiler.policy import Eviction
+from wakeful.compiler.positions import Positions, Test, without_positions
 
 __all__ = ["ASKS_META", "REPEATED_META", "STALE_META", "collapse_rule", "settled_results"]
 
@@ -88,22 +90,39 @@ def call_key(f: Facts) -> str:
     return key
 
 
-def _of_kind(snap: Sequence[Facts], kind: str) -> list[int]:
-    return list(compress(range(len(snap)), map(eq, map(_KIND, snap), repeat(kind))))
+def _kind_is(kind: str, facts: Sequence[Facts]) -> Iterable[bool]:
+    return map(eq, map(_KIND, facts), repeat(kind))
+
+
+def _stale_after(facts: Sequence[Facts]) -> Iterable[int]:
+    return map(and_, map(_FLAGS, facts), repeat(STALE_AFTER))
 
 
 def settled_results(
-    snap: Sequence[Facts], current: str | None, eviction: Eviction, now: datetime
+    snap: Sequence[Facts],
+    current: str | None,
+    eviction: Eviction,
+    now: datetime,
+    marks: Positions | None = None,
+    left_out: list[int] | None = None,
 ) -> list[tuple[int, Derivation]]:
     """The snapshot indexes of the stale, repeated (and, when asked, old) tool results, in
-    order, each with the derivation that marks it resolved with the reason."""
+    order, each with the derivation that marks it resolved with the reason. ``marks`` (on
+    the list ``snap`` is with the facts at ``left_out`` left out) only saves work."""
+
+    def where(key: Hashable, test: Test) -> list[int]:
+        if marks is None:
+            return list(compress(range(len(snap)), test(snap)))
+        return without_positions(marks.of(key, test), left_out or [])
+
+    def _of_kind(_: Sequence[Facts], kind: str) -> list[int]:
+        return where(("kind", kind), partial(_kind_is, kind))
+
     after, repeats = eviction.resolve_after_asks, eviction.resolve_repeated_calls
     if after or repeats:
         candidates = _of_kind(snap, _TOOL_RESULT)
     else:  # only a stale result can settle: those with a stale_after
-        flagged = list(
-            compress(range(len(snap)), map(and_, map(_FLAGS, snap), repeat(STALE_AFTER)))
-        )
+        flagged = [n for n in where("stale_after", _stale_after) if snap[n].flags & STALE_AFTER]
         kinds = map(_KIND, map(snap.__getitem__, flagged))
         candidates = list(compress(flagged, map(eq, kinds, repeat(_TOOL_RESULT))))
     if not candidates:

@@ -2,9 +2,12 @@
 
 A worker builds new :class:`Block` objects for every compile (it loads rows), so facts are
 keyed by block id and reused only when the new block is *equal by value* to the one they
-were made from: every field compared (``__dict__`` equality), plus the spelling of the
-fields whose ``==`` is looser than the bytes they render to (``work.strict_key``). A block that
-is the very object seen before skips even that. Whole lists are matched at C speed (``map``
+were made from. A block whose producer vouches for it (``Block.fingerprint``: an immutable
+row's content hash) is equal when its fingerprint is the one the facts were made with: two
+short strings compared, its text never read. Any other block has every field compared
+(``__dict__`` equality), plus the spelling of the fields whose ``==`` is looser than the
+bytes they render to (``work.strict_key``). A block that is the very object seen before
+skips even that. Whole lists are matched at C speed (``map``
 over ``operator`` functions); only blocks that are new or changed reach Python-level code.
 
 Synthetic blocks (agent instructions, trigger rules, the synthetic ask) have their own
@@ -27,6 +30,7 @@ _ID = itemgetter("id")
 _DICT = attrgetter("__dict__")
 _FIELDS = attrgetter("fields")
 _STRICT = attrgetter("strict")
+_FINGERPRINT = attrgetter("fingerprint")
 _MAX_SYNTHETIC = 1024
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
@@ -36,10 +40,11 @@ _NOT_DERIVED = (None, None)
 class _Miss:
     """Stands in for absent facts so that whole-list comparisons need no branches."""
 
-    __slots__ = ("fields", "strict")
+    __slots__ = ("fields", "fingerprint", "strict")
 
     def __init__(self) -> None:
         self.fields: dict[str, Any] = {}  # equals no block's fields
+        self.fingerprint = object()  # nor any fingerprint
         self.strict = None
 
 
@@ -66,9 +71,11 @@ class FactsTable:
         "by_id",
         "by_obj",
         "derivations",
+        "edit",
         "last",
         "max_entries",
         "partitions",
+        "returned",
         "synth",
         "work",
     )
@@ -82,6 +89,10 @@ class FactsTable:
         # is held, so the id is its own while the entry lives.
         self.derivations: dict[tuple[int, Derivation], tuple[Facts, Facts]] = {}
         self.last: tuple[tuple[Block, ...], list[Facts]] | None = None
+        # How the list the last ``facts_of`` returned was edited from the one before it
+        # (``positions.Edit``), when it was: the passes' positions then carry over.
+        self.edit: tuple[list[Facts], int, int] | None = None
+        self.returned: list[Facts] | None = None  # what the last ``facts_of`` returned
         self.partitions: dict[tuple[str, str], Any] = {}
         self.work = WorkCounts()  # the cache's own counts once a compile hands them in
 
@@ -106,8 +117,10 @@ class FactsTable:
         The returned list may be shared with later calls: treat it as read-only.
         """
         last = self.last
+        self.edit = None
         if last is not None:
             if last[0] is blocks:
+                self.returned = last[1]
                 return last[1]
             head, tail = common_ends(blocks, last[0])
             if head + tail > len(blocks) // 2:  # the same history, edited in one place
@@ -115,15 +128,24 @@ class FactsTable:
                 middle = self._known(blocks[head : len(blocks) - tail], counts, counter, ranking)
                 out = old[:head] + middle + old[len(old) - tail :]
                 self.last = (blocks, out)
+                self.edit, self.returned = (old, head, tail), out
                 return out
         by_obj = self.by_obj
         if blocks and by_obj.get(id(blocks[0])) is None and by_obj.get(id(blocks[-1])) is None:
             # New objects (a worker loads rows for every compile): match by id and value.
             # They are not remembered as ``last``: holding them would only move the cost of
             # freeing them into the next compile.
-            return self._match(blocks, counts, counter, ranking)
-        out = self._known(blocks, counts, counter, ranking)
-        self.last = (blocks, out)
+            out = self._match(blocks, counts, counter, ranking)
+        else:
+            out = self._known(blocks, counts, counter, ranking)
+            self.last = (blocks, out)
+        # Most of the facts are those returned last time, edited in one place.
+        before = self.returned
+        if before is not None:
+            head, tail = common_ends(out, before)
+            if head + tail > len(out) // 2:
+                self.edit = (before, head, tail)
+        self.returned = out
         return out
 
     def _known(
@@ -156,12 +178,16 @@ class FactsTable:
             self.by_obj.clear()
         fields = list(map(_DICT, blocks))
         found: list[Any] = list(map(self.by_id.get, map(_ID, fields), repeat(_MISS)))
-        same = list(map(eq, map(_FIELDS, found), fields))
-        # Equal values may still render differently (1 vs 1.0): compare the strict keys of
-        # the blocks whose facts say they have such fields at all.
-        for k in compress(range(n), map(is_not, map(_STRICT, found), repeat(None))):
-            if same[k] and strict_key(blocks[k]) != found[k].strict:
-                same[k] = False
+        same = list(map(eq, map(_FINGERPRINT, found), map(_FINGERPRINT, blocks)))
+        rest = list(compress(range(n), map(not_, same)))  # not vouched for: by value
+        if rest:
+            pairs = list(map(found.__getitem__, rest)), list(map(fields.__getitem__, rest))
+            list(map(same.__setitem__, rest, map(eq, map(_FIELDS, pairs[0]), pairs[1])))
+            # Equal values may still render differently (1 vs 1.0): compare the strict
+            # keys of the blocks whose facts say they have such fields at all.
+            for k in compress(rest, map(is_not, map(_STRICT, pairs[0]), repeat(None))):
+                if same[k] and strict_key(blocks[k]) != found[k].strict:
+                    same[k] = False
         for k in compress(range(n), map(not_, same)):
             f = make_facts(blocks[k], counts, counter, ranking)
             self.work.facts_made += 1

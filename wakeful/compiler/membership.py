@@ -48,7 +48,8 @@ def members(part: Partition, snap: list[Facts], synth: list[Facts]) -> dict[Fact
     part.facts = snap + synth
     part.snap = snap
     part.synth = synth
-    part._pos = None
+    if change is None:
+        part._pos = None  # (one_edit moved the positions it keeps)
     part._rows = rows
     for n, f in enumerate(synth, 1):
         part.tb[f] = n
@@ -89,6 +90,16 @@ def one_edit(
     if rows is not None:
         middle = [part.rows.get(f, f.row) for f in new_mid]
         rows = rows[:head] + middle + rows[len(old) - tail :]
+    pos = part._pos
+    if pos is not None:  # moved like the rows: the stretch and what follows it
+        for f in old_mid:
+            del pos[f]
+        pos.update(zip(new_mid, range(head, head + len(new_mid)), strict=True))
+        shift = len(new_mid) - len(old_mid)
+        if shift:
+            after = [*snap[len(snap) - tail :], *part.synth]
+            moved_to = range(len(snap) - tail, len(snap) + len(part.synth))
+            pos.update(zip(after, moved_to, strict=True))
     return gone, new, rows
 
 

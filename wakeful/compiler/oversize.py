@@ -22,7 +22,8 @@ and the budget alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from itertools import compress
 from operator import attrgetter
 
@@ -30,6 +31,7 @@ from wakeful.compiler.blocks import CAPPED_META, Block, BlockKind, Role, Snapsho
 from wakeful.compiler.evidence import EVIDENCE_META
 from wakeful.compiler.facts import Facts
 from wakeful.compiler.policy import Budget
+from wakeful.compiler.positions import Positions
 
 __all__ = [
     "MIN_EVENT_TOKENS",
@@ -117,16 +119,28 @@ def _limit(block: Block, turns: int, summaries: int) -> int | None:
 _TOKENS = attrgetter("tokens")
 
 
+def _over(limit: int, facts: Sequence[Facts]) -> Iterable[bool]:
+    return map(limit.__lt__, map(_TOKENS, facts))
+
+
 def shorten_oversized(
-    snapshot: Snapshot, snap: Sequence[Facts], spec: Budget, count: Callable[[str], int]
+    snapshot: Snapshot,
+    snap: Sequence[Facts],
+    spec: Budget,
+    count: Callable[[str], int],
+    marks: Positions | None = None,
 ) -> Snapshot:
     """The snapshot with each user turn and summary over its share shown head and tail;
-    the very same object when none is."""
+    the very same object when none is. ``marks`` (on ``snap``) only saves work."""
     turns, summaries = event_token_limit(spec), summary_token_limit(spec)
     smallest = min(turns, summaries)
     shortened: dict[int, Block] = {}
-    # Few blocks are over the smaller share: found at C speed, not by a loop over history.
-    over = compress(range(len(snap)), map(smallest.__lt__, map(_TOKENS, snap)))
+    # Few blocks are over the smaller share: found at C speed, not by a loop over history,
+    # and carried over from the last snapshot when it was edited in one place.
+    if marks is not None:
+        over: Iterable[int] = marks.of(("over", smallest), partial(_over, smallest))
+    else:
+        over = compress(range(len(snap)), _over(smallest, snap))
     for n in over:
         f = snap[n]
         block = f.block
@@ -136,7 +150,7 @@ def shorten_oversized(
         text = fit_tokens(block.text, limit, block.meta.get(WHOLE_TEXT_META), count)
         if text != block.text:
             meta = {**block.meta, CAPPED_META: str(len(block.text))}
-            shortened[n] = block.model_copy(update={"text": text, "meta": meta})
+            shortened[n] = block.edited(text=text, meta=meta)
     if not shortened:
         return snapshot
     blocks = tuple(shortened.get(n, b) for n, b in enumerate(snapshot.blocks))

@@ -138,21 +138,24 @@ def derive(
     ):
         return memo.out, _lined_up(snapshot, memo.left_out)
     ranking: Ranking = policy.ranking
-    held = held_by_evidence(snap)  # sent as the recorded evidence instead (evidence.py)
+    marks = part.positions  # on ``snap``: where the blocks these passes look for sit
+    held = held_by_evidence(snap, marks)  # sent as the recorded evidence instead
     out = _without(snap, held) if held else snap
     if part.clearing is None:
         part.clearing = ClearingMemo()
-    cleared = cleared_results(out, current, eviction, part.clearing)
+    # How ``out`` was edited from the last list, when it is the snapshot's own.
+    edit = table.edit if out is snap else None
+    cleared = cleared_results(out, current, eviction, part.clearing, edit)
     table.work.results_scanned += part.clearing.scanned
     for derived in (cleared, None):
         if derived is None:  # live output reads the cleared facts
-            derived = settled_results(out, current, eviction, now)
+            derived = settled_results(out, current, eviction, now, marks, held)
         if derived:
             at, how = map(list, zip(*derived, strict=True))
             made = table.derived_all(list(map(out.__getitem__, at)), how, counts, counter, ranking)
             out = list(out) if out is snap else out
             list(map(out.__setitem__, at, made))  # in C: many results clear at once
-    on_demand = unneeded_on_demand(out)
+    on_demand = unneeded_on_demand(out, marks, held)
     if on_demand:
         out = _without(out, on_demand)
     # The snapshot indexes left out, ascending: those held, then the on-demand tools
@@ -201,13 +204,18 @@ def prepare(
 
     try:
         snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
+        marks = part.positions
+        marks.see(snap, table.edit)
         # A user turn or summary over its share of the window is shown head and tail
         # (oversize.py); its facts are matched by value, so an unchanged one costs no work.
-        shown = shorten_oversized(snapshot, snap, policy.budget, count)
+        shown = shorten_oversized(snapshot, snap, policy.budget, count, marks)
         if shown is not snapshot:
             snapshot = shown
             snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
+            marks.see(snap, table.edit)
         snap, snapshot = derive(part, table, snap, snapshot, policy, now, counts, counter)
+        table.work.positions_read += marks.read
+        marks.read = 0
     except BaseException:
         part.derived = None
         raise

@@ -18,6 +18,7 @@ from wakeful.compiler.blocks import Segment
 from wakeful.compiler.facts import CLASS_RESOLVED, Exclusion, Facts
 from wakeful.compiler.ledger import LedgerRow
 from wakeful.compiler.policy import WindowPolicy
+from wakeful.compiler.positions import Positions
 from wakeful.compiler.streams import Entry, Stream
 from wakeful.compiler.tokens import TokenCounter, WorkCounts
 
@@ -40,6 +41,8 @@ class Partition:
         # What clearing and live output derived from the last snapshot (``derive.py``).
         self.derived: Any = None
         self.clearing: Any = None  # the history clearing read last (clearing.ClearingMemo)
+        # Where the blocks some passes look for sit in the last snapshot (positions.py).
+        self.positions = Positions()
         self.reset()
 
     def reset(self) -> None:

@@ -373,10 +373,15 @@ def stored_row(e: EventIn) -> dict[str, Any]:
     """An event's row as it will be stored (text Postgres refuses replaced, ``pg_safe``),
     with its content hash, made from what is stored."""
     row: dict[str, Any] = pg_json(e.model_dump())
-    row["content_hash"] = content_hash(
-        row["text"], row["kind"], row["role"] or "", row["tool_call_id"] or ""
+    row["content_hash"] = event_content_hash(
+        row["text"], row["kind"], row["role"], row["tool_call_id"]
     )
     return row
+
+
+def event_content_hash(text: str, kind: str, role: str | None, tool_call_id: str | None) -> str:
+    """An event row's ``content_hash``: what it says, as what, by whom, for which call."""
+    return content_hash(text, kind, role or "", tool_call_id or "")
 
 
 def event_from_row(m: Any) -> StoredEvent:

@@ -445,7 +445,7 @@ def retrieved_blocks(hits: Sequence[RetrievalHit]) -> list[Block]:
     re-sorting neighbours by their own scores.
     """
     n = len(hits)
-    return [h.to_block().model_copy(update={"relevance": (n - i) / n}) for i, h in enumerate(hits)]
+    return [h.to_block().edited(relevance=(n - i) / n) for i, h in enumerate(hits)]
 
 
 class RetrievalRecord(BaseModel):
