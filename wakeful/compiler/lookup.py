@@ -51,6 +51,32 @@ class _Miss:
 _MISS: Any = _Miss()
 
 
+def _shared_prefix(a: list[Facts], b: list[Facts], n: int) -> int:
+    """How many leading facts ``a`` and ``b`` share (at most ``n``). Facts have no ``==``
+    of their own, so list equality compares them by identity, in C and far faster than an
+    iterator chain: halve the stretch in doubt until it is short, then find the first
+    difference in it."""
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] is b[:lo]; a[:hi] is not b[:hi]
+    while hi - lo > 64:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo + next(compress(count(), map(is_not, a[lo:hi], b[lo:hi])), hi - lo)
+
+
+def common_facts_ends(a: list[Facts], b: list[Facts]) -> tuple[int, int]:
+    """:func:`common_ends` of two lists of facts."""
+    n = min(len(a), len(b))
+    head = _shared_prefix(a, b, n)
+    m = n - head  # the tail lies within the last m of each
+    tail = _shared_prefix(a[len(a) - m :][::-1], b[len(b) - m :][::-1], m) if m else 0
+    return head, tail
+
+
 def common_ends(a: Sequence[Any], b: Sequence[Any]) -> tuple[int, int]:
     """How many leading and trailing items ``a`` and ``b`` share, compared by identity
     (the two never overlap in the shorter sequence)."""
@@ -142,7 +168,7 @@ class FactsTable:
         # Most of the facts are those returned last time, edited in one place.
         before = self.returned
         if before is not None:
-            head, tail = common_ends(out, before)
+            head, tail = common_facts_ends(out, before)
             if head + tail > len(out) // 2:
                 self.edit = (before, head, tail)
         self.returned = out

@@ -14,7 +14,7 @@ from itertools import filterfalse
 
 from wakeful.compiler.facts import DEDUPE, PAIRED, SUPERSEDES, Facts, duplicate_ids_error
 from wakeful.compiler.ledger import LedgerRow
-from wakeful.compiler.lookup import common_ends
+from wakeful.compiler.lookup import common_facts_ends
 from wakeful.compiler.state import Partition
 
 
@@ -48,6 +48,7 @@ def members(part: Partition, snap: list[Facts], synth: list[Facts]) -> dict[Fact
     part.facts = snap + synth
     part.snap = snap
     part.synth = synth
+    part.edited = change is not None
     if change is None:
         part._pos = None  # (one_edit moved the positions it keeps)
     part._rows = rows
@@ -70,7 +71,7 @@ def one_edit(
     and new blocks and the base rows spliced to match, or None to take the general path.
     """
     old = part.snap
-    head, tail = common_ends(snap, old)
+    head, tail = common_facts_ends(snap, old)
     if head + tail <= len(snap) // 2:
         return None
     old_mid, new_mid = old[head : len(old) - tail], snap[head : len(snap) - tail]

@@ -88,6 +88,7 @@ class Partition:
         self._rows: list[LedgerRow] | None = None
         self._stale_rows: dict[Facts, None] = {}
         self.steady = 0  # compiles in a row whose blocks were those of the one before
+        self.edited = False  # the last change of blocks lay in one stretch (one_edit)
         self._pos: dict[Facts, int] | None = None
         self.clear_dirty()
 
@@ -111,8 +112,11 @@ class Partition:
 
     def lasting_position(self) -> dict[Facts, int] | None:
         """The position map if it is at hand or worth building: the blocks were the same
-        last compile too, so it will likely serve the next ones (else None)."""
-        return self._pos if self._pos is not None or self.steady < 1 else self.position()
+        last compile too, or changed in one place (``membership.one_edit`` moves the map
+        with them), so it will likely serve the next ones (else None)."""
+        if self._pos is not None or self.steady >= 1 or self.edited:
+            return self.position()
+        return None
 
     def klass(self, f: Facts) -> int:
         return CLASS_RESOLVED if f in self.resolved else f.klass
