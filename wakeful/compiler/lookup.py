@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import compress, count, repeat
-from operator import attrgetter, eq, is_, is_not, itemgetter, not_
+from operator import attrgetter, eq, is_, is_not, itemgetter, ne, not_
 from typing import Any
 
 from wakeful.compiler.blocks import Block
@@ -51,11 +51,11 @@ class _Miss:
 _MISS: Any = _Miss()
 
 
-def _shared_prefix(a: list[Facts], b: list[Facts], n: int) -> int:
-    """How many leading facts ``a`` and ``b`` share (at most ``n``). Facts have no ``==``
-    of their own, so list equality compares them by identity, in C and far faster than an
-    iterator chain: halve the stretch in doubt until it is short, then find the first
-    difference in it."""
+def shared_prefix(a: list[Any], b: list[Any], n: int) -> int:
+    """How many leading items ``a`` and ``b`` share by ``==`` (at most ``n``), found by
+    list equality, in C and far faster than an iterator chain: halve the stretch in doubt
+    until it is short, then find the first difference in it. (Facts have no ``==`` of
+    their own: for them it is identity.)"""
     if a[:n] == b[:n]:
         return n
     lo, hi = 0, n  # a[:lo] is b[:lo]; a[:hi] is not b[:hi]
@@ -65,15 +65,15 @@ def _shared_prefix(a: list[Facts], b: list[Facts], n: int) -> int:
             lo = mid
         else:
             hi = mid
-    return lo + next(compress(count(), map(is_not, a[lo:hi], b[lo:hi])), hi - lo)
+    return lo + next(compress(count(), map(ne, a[lo:hi], b[lo:hi])), hi - lo)
 
 
 def common_facts_ends(a: list[Facts], b: list[Facts]) -> tuple[int, int]:
     """:func:`common_ends` of two lists of facts."""
     n = min(len(a), len(b))
-    head = _shared_prefix(a, b, n)
+    head = shared_prefix(a, b, n)
     m = n - head  # the tail lies within the last m of each
-    tail = _shared_prefix(a[len(a) - m :][::-1], b[len(b) - m :][::-1], m) if m else 0
+    tail = shared_prefix(a[len(a) - m :][::-1], b[len(b) - m :][::-1], m) if m else 0
     return head, tail
 
 

@@ -27,7 +27,7 @@ saves work; it never changes the output.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
 
@@ -36,9 +36,10 @@ from wakeful.compiler.budget import budget
 from wakeful.compiler.clearing import ClearingMemo, cleared_results, unneeded_on_demand
 from wakeful.compiler.encode import JsonMemo
 from wakeful.compiler.evidence import held_by_evidence
+from wakeful.compiler.facts import Derivation
 from wakeful.compiler.freshness import freshness
 from wakeful.compiler.live_output import settled_results
-from wakeful.compiler.lookup import FactsTable
+from wakeful.compiler.lookup import FactsTable, shared_prefix
 from wakeful.compiler.oversize import shorten_oversized
 from wakeful.compiler.partition import get_partition, update
 from wakeful.compiler.place import place
@@ -100,6 +101,48 @@ class _Derived:
         self.out, self.left_out = out, left_out
 
 
+class _Applied:
+    """The clearing pass's last answer as applied: where, how, to which facts, making
+    which. Clearing gives much the same answer compile after compile (its leading entries
+    are those of the last answer while the boundary stays), so that part is taken as it
+    was wherever it still applies to the very same facts."""
+
+    __slots__ = ("answer", "at", "how", "made", "sources")
+
+    def __init__(
+        self,
+        answer: list[tuple[int, Derivation]],
+        at: list[int],
+        how: list[Derivation],
+        sources: list[Facts],
+        made: list[Facts],
+    ) -> None:
+        self.answer, self.at, self.how, self.sources, self.made = answer, at, how, sources, made
+
+
+def _apply(
+    out: list[Facts],
+    answer: list[tuple[int, Derivation]],
+    last: _Applied | None,
+    make: Callable[[list[Facts], list[Derivation]], list[Facts]],
+) -> _Applied:
+    """``answer`` (positions in ``out`` and derivations) with the derived facts of each,
+    those ``last`` made reused where they apply to the same facts in the same way."""
+    k = 0
+    if last is not None:
+        k = shared_prefix(answer, last.answer, min(len(answer), len(last.answer)))
+        if k:  # ...and only as far as the very same facts are found there
+            k = shared_prefix(list(map(out.__getitem__, last.at[:k])), last.sources, k)
+    at, how = last.at[:k] if last else [], last.how[:k] if last else []
+    sources, made = last.sources[:k] if last else [], last.made[:k] if last else []
+    if k < len(answer):
+        more_at, more_how = map(list, zip(*answer[k:], strict=True))
+        more_sources = list(map(out.__getitem__, more_at))
+        at, how = at + more_at, how + more_how
+        sources, made = sources + more_sources, made + make(more_sources, more_how)
+    return _Applied(answer, at, how, sources, made)
+
+
 def _without(items: Sequence[T], indexes: list[int]) -> list[T]:
     """``items`` less those at the (ascending) ``indexes``, spliced in slices."""
     out: list[T] = []
@@ -147,14 +190,18 @@ def derive(
     edit = table.edit if out is snap else None
     cleared = cleared_results(out, current, eviction, part.clearing, edit)
     table.work.results_scanned += part.clearing.scanned
+
+    def make(sources: list[Facts], how: list[Derivation]) -> list[Facts]:
+        return table.derived_all(sources, how, counts, counter, ranking)
+
+    part.applied = applied = _apply(out, cleared, part.applied, make) if cleared else None
     for derived in (cleared, None):
         if derived is None:  # live output reads the cleared facts
             derived = settled_results(out, current, eviction, now, marks, held)
-        if derived:
-            at, how = map(list, zip(*derived, strict=True))
-            made = table.derived_all(list(map(out.__getitem__, at)), how, counts, counter, ranking)
+            applied = _apply(out, derived, None, make) if derived else None
+        if applied is not None:
             out = list(out) if out is snap else out
-            list(map(out.__setitem__, at, made))  # in C: many results clear at once
+            list(map(out.__setitem__, applied.at, applied.made))  # in C: many at once
     on_demand = unneeded_on_demand(out, marks, held)
     if on_demand:
         out = _without(out, on_demand)

@@ -41,6 +41,7 @@ class Partition:
         # What clearing and live output derived from the last snapshot (``derive.py``).
         self.derived: Any = None
         self.clearing: Any = None  # the history clearing read last (clearing.ClearingMemo)
+        self.applied: Any = None  # its answer as the pipeline applied it (pipeline._Applied)
         # Where the blocks some passes look for sit in the last snapshot (positions.py).
         self.positions = Positions()
         self.reset()
