@@ -197,3 +197,15 @@ def test_the_index_records_its_mode_with_every_retrieval() -> None:
     assert load_hits(dump_hits("q", 10, [], index.mode)).mode is FusionMode.SPARSE
     # Records written before the mode was recorded still load.
     assert load_hits('{"version":1,"query":"q","token_cap":10,"hits":[]}').mode is None
+
+
+def test_a_dense_share_reorders_bm25s_hits_by_meaning(backend: VectorStore) -> None:
+    store = fill(backend, ConceptEmbedder())
+    shallow = {"mode": FusionMode.SPARSE, "candidates": 2, "tokens_per_candidate": 1000}
+    # "Ana" is BM25's only match, in two turns; the shorter one, about lunch, ranks first.
+    bm25 = RetrievalConfig(neighbours=False, **shallow)
+    assert top(Retriever(store, ConceptEmbedder(), bm25), "Ana and the hound") == ["D1:3", "D1:1"]
+    # The dense scores, added to BM25's, say which of Ana's turns is about a dog.
+    shared = RetrievalConfig(neighbours=False, dense_share=2.0, **shallow)
+    found = top(Retriever(store, ConceptEmbedder(), shared), "Ana and the hound")
+    assert found[0] == "D1:1"

@@ -14,7 +14,10 @@ The compile activity calls :meth:`Retriever.retrieve` and hands the resulting
 2. **Neighbour smoothing** within each ranking: a chunk's score gains a fraction of the
    scores of the turns just before and after it. In a conversation the answer often sits
    one turn away from the words that match the question.
-3. **Reciprocal rank fusion** of the two rankings (``Σ w / (k + rank)``, k = 60).
+3. **Reciprocal rank fusion** of the two rankings (``Σ w / (k + rank)``, k = 60); or, in
+   sparse mode with a ``dense_share``, the dense ranking's scores added to BM25's (each
+   scaled onto 0..1 over its ranking), so a learned embedder reorders BM25's hits by
+   meaning without BM25's scores being reduced to ranks.
 4. **Time**: when the question names a month or a year, chunks from sessions on that date
    gain ``date_boost``; when it asks *when* something happened, chunks that say when (a
    date, a weekday, "yesterday", "last week", "two years ago") gain ``when_boost``.
@@ -134,6 +137,12 @@ class RetrievalConfig(BaseModel):
         description="Score factor (1 + this) for chunks that say when something happened, "
         "when the question asks when.",
     )
+    dense_share: float = Field(
+        default=0.0,
+        ge=0,
+        description="In sparse mode, add this share of the dense ranking's scores to "
+        "BM25's (each scaled to 0..1 over its ranking). 0: BM25's scores alone.",
+    )
     kinds: tuple[str, ...] | None = None
 
 
@@ -233,13 +242,18 @@ class Retriever:
         # BM25 ran dry (the question's words are rare or absent here): even a lexical
         # embedder's vectors match parts of words and variants, so let them fill the rest.
         dry = cfg.dense_fallback and len(lists[0]) < depth if lists else False
-        if self.mode is not FusionMode.SPARSE or dry:
+        share = cfg.dense_share and self.mode is FusionMode.SPARSE and bool(lists and lists[0])
+        if self.mode is not FusionMode.SPARSE or dry or share:
             (vector,) = self._embedder.embed([query])
             dense = VectorQuery(
                 mode=FusionMode.DENSE, dense=tuple(vector), embedder=self._embedder.name, **common
             )
-            lists.append(self._store.query(dense))
-            weights.append(cfg.dense_weight)
+            found = self._store.query(dense)
+            if share and not dry:
+                lists[0] = _added(lists[0], found, cfg.dense_share)
+            else:
+                lists.append(found)
+                weights.append(cfg.dense_weight)
         rankings = [_smooth(hits, cfg.smoothing) for hits in lists]
         known = {_key(hit): hit for hits in lists for hit in hits}
         if len(rankings) == 1:
@@ -390,6 +404,29 @@ def _smooth(hits: list[VectorHit], share: float) -> list[tuple[Key, float]]:
                     key = SeqKey(h.session_id, seq)
                     scores[key] = scores.get(key, 0.0) + share * h.score
     return stable_by_score(scores)
+
+
+def _unit(hits: Sequence[VectorHit]) -> Callable[[float], float]:
+    """Scores of a ranking mapped onto 0..1 (its worst to its best)."""
+    if not hits:
+        return lambda s: 0.0
+    hi, lo = hits[0].score, hits[-1].score
+    span = hi - lo
+    return (lambda s: (s - lo) / span) if span > 0 else (lambda s: 1.0)
+
+
+def _added(first: list[VectorHit], second: list[VectorHit], share: float) -> list[VectorHit]:
+    """The first ranking's hits with ``share`` of the second's score added (each ranking
+    scaled onto 0..1), best first (ties keep the first ranking's order, then the second's),
+    as deep as the first ranking; a hit only the second found enters on its share alone."""
+    scale1, scale2 = _unit(first), _unit(second)
+    score = {h.chunk_id: scale1(h.score) for h in first}
+    hits = {h.chunk_id: h for h in first}
+    for h in second:
+        score[h.chunk_id] = score.get(h.chunk_id, 0.0) + share * scale2(h.score)
+        hits.setdefault(h.chunk_id, h)
+    order = sorted(score, key=lambda c: -score[c])
+    return [hits[c].model_copy(update={"score": score[c]}) for c in order][: len(first)]
 
 
 def _time_boost(
