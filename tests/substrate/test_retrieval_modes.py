@@ -169,10 +169,14 @@ class CountingStore:
         self.inner.close()
 
 
-def test_sparse_mode_asks_for_dense_only_when_bm25_runs_dry(backend: VectorStore) -> None:
+def test_sparse_mode_without_a_dense_share_asks_for_dense_only_when_bm25_runs_dry(
+    backend: VectorStore,
+) -> None:
     emb = HashingEmbedder()
     store = CountingStore(fill(backend, emb))
-    shallow = RetrievalConfig(candidates=2, tokens_per_candidate=1000, neighbours=False)
+    shallow = RetrievalConfig(
+        candidates=2, tokens_per_candidate=1000, neighbours=False, dense_share=0.0
+    )
     retriever = Retriever(store, emb, shallow)
     assert retriever.mode is FusionMode.SPARSE
     # "Ana" and "pizza" match two turns: as deep as the ranking goes.
@@ -201,11 +205,27 @@ def test_the_index_records_its_mode_with_every_retrieval() -> None:
 
 def test_a_dense_share_reorders_bm25s_hits_by_meaning(backend: VectorStore) -> None:
     store = fill(backend, ConceptEmbedder())
-    shallow = {"mode": FusionMode.SPARSE, "candidates": 2, "tokens_per_candidate": 1000}
+    # Rankings two deep, which BM25's two matches fill; no smoothing, no neighbours.
+    shallow = {
+        "mode": FusionMode.SPARSE,
+        "candidates": 2,
+        "tokens_per_candidate": 1000,
+        "smoothing": 0.0,
+        "neighbours": False,
+    }
     # "Ana" is BM25's only match, in two turns; the shorter one, about lunch, ranks first.
-    bm25 = RetrievalConfig(neighbours=False, **shallow)
+    bm25 = RetrievalConfig(dense_share=0.0, **shallow)
     assert top(Retriever(store, ConceptEmbedder(), bm25), "Ana and the hound") == ["D1:3", "D1:1"]
     # The dense scores, added to BM25's, say which of Ana's turns is about a dog.
-    shared = RetrievalConfig(neighbours=False, dense_share=2.0, **shallow)
+    shared = RetrievalConfig(dense_share=2.0, **shallow)
     found = top(Retriever(store, ConceptEmbedder(), shared), "Ana and the hound")
-    assert found[0] == "D1:1"
+    assert found == ["D1:1", "D1:3"]
+
+
+def test_sparse_mode_asks_for_dense_scores_by_default(backend: VectorStore) -> None:
+    emb = HashingEmbedder()
+    store = CountingStore(fill(backend, emb))
+    shallow = RetrievalConfig(candidates=2, tokens_per_candidate=1000, neighbours=False)
+    assert shallow.dense_share > 0
+    assert top(Retriever(store, emb, shallow), "Ana pizza")[0] == "D1:3"
+    assert store.modes == [FusionMode.SPARSE, FusionMode.DENSE]
