@@ -92,7 +92,7 @@ FOLD_GRID: tuple[dict[str, Any], ...] = (
     {"neighbour_lag": 0},
     {"date_boost": 0.0},
     {"when_boost": 0.0},
-    {"dense_share": 0.0},
+    {"dense_share": 0.2},
 )
 
 

@@ -169,14 +169,10 @@ class CountingStore:
         self.inner.close()
 
 
-def test_sparse_mode_without_a_dense_share_asks_for_dense_only_when_bm25_runs_dry(
-    backend: VectorStore,
-) -> None:
+def test_sparse_mode_asks_for_dense_only_when_bm25_runs_dry(backend: VectorStore) -> None:
     emb = HashingEmbedder()
     store = CountingStore(fill(backend, emb))
-    shallow = RetrievalConfig(
-        candidates=2, tokens_per_candidate=1000, neighbours=False, dense_share=0.0
-    )
+    shallow = RetrievalConfig(candidates=2, tokens_per_candidate=1000, neighbours=False)
     retriever = Retriever(store, emb, shallow)
     assert retriever.mode is FusionMode.SPARSE
     # "Ana" and "pizza" match two turns: as deep as the ranking goes.
@@ -222,10 +218,11 @@ def test_a_dense_share_reorders_bm25s_hits_by_meaning(backend: VectorStore) -> N
     assert found == ["D1:1", "D1:3"]
 
 
-def test_sparse_mode_asks_for_dense_scores_by_default(backend: VectorStore) -> None:
+def test_sparse_mode_with_a_dense_share_asks_for_dense_scores_too(backend: VectorStore) -> None:
     emb = HashingEmbedder()
     store = CountingStore(fill(backend, emb))
-    shallow = RetrievalConfig(candidates=2, tokens_per_candidate=1000, neighbours=False)
-    assert shallow.dense_share > 0
-    assert top(Retriever(store, emb, shallow), "Ana pizza")[0] == "D1:3"
+    shared = RetrievalConfig(
+        candidates=2, tokens_per_candidate=1000, neighbours=False, dense_share=0.2
+    )
+    assert top(Retriever(store, emb, shared), "Ana pizza")[0] == "D1:3"
     assert store.modes == [FusionMode.SPARSE, FusionMode.DENSE]
