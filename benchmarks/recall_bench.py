@@ -92,6 +92,7 @@ FOLD_GRID: tuple[dict[str, Any], ...] = (
     {"neighbour_lag": 0},
     {"date_boost": 0.0},
     {"when_boost": 0.0},
+    {"dense_share": 0.2},
 )
 
 
@@ -128,6 +129,20 @@ def _load(dataset: str | Path) -> list[dict[str, Any]]:
     if not isinstance(data, list) or not all(isinstance(s, dict) for s in data):
         raise UserError(f"{path} is not a LoCoMo file: expected a JSON list of samples")
     return data
+
+
+def _select(samples: list[dict[str, Any]], wanted: Sequence[str]) -> list[dict[str, Any]]:
+    """The samples whose ``sample_id`` is among ``wanted``, in file order (all: none wanted)."""
+    if not wanted:
+        return samples
+    ids = [str(s.get("sample_id", "")) for s in samples]
+    unknown = [w for w in wanted if w not in ids]
+    if unknown:
+        raise UserError(
+            f"no conversation {', '.join(unknown)} in the dataset; its sample ids are "
+            f"{', '.join(ids)}"
+        )
+    return [s for s, ident in zip(samples, ids, strict=True) if ident in wanted]
 
 
 class _Tally:
@@ -215,13 +230,15 @@ def run(
     embedder: str = "hashing",
     folds: bool = False,
     grid: Sequence[dict[str, Any]] = FOLD_GRID,
+    conversations: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Evidence recall of compiled windows at each budget, with the BM25 and recency
-    baselines. ``limit`` caps the number of conversations (for quick runs); ``embedder`` is
+    baselines. ``conversations`` keeps only the samples of those ``sample_id`` s (to iterate
+    on some and keep others unseen), ``limit`` then caps their number; ``embedder`` is
     a ``WAKEFUL_EMBEDDER`` value, built as the worker builds it. ``folds`` adds the
     leave-one-conversation-out report over the retrieval configurations of ``grid`` (its
     first entry is the configuration the plain numbers use)."""
-    samples = _load(dataset)[:limit]
+    samples = _select(_load(dataset), conversations)[:limit]
     budgets = sorted({int(b) for b in budgets})
     if not budgets or budgets[0] <= 0:
         raise UserError(f"budgets must be positive token counts, got {budgets}")

@@ -45,6 +45,7 @@ DEFAULT_VARIANTS: Mapping[str, RetrievalConfig] = {
         neighbours=False,
         date_boost=0.0,
         when_boost=0.0,
+        dense_share=0.0,
     ),
     "lexical": RetrievalConfig(mode=FusionMode.SPARSE, dense_fallback=False),
     "dense": RetrievalConfig(mode=FusionMode.DENSE),

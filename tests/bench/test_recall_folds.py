@@ -82,3 +82,17 @@ def test_one_setting_scores_each_conversation_as_it_is(tmp_path: Path) -> None:
     assert fixed["folds"]["fixed_configuration"] is True
     # Nothing to tune: pooled over the folds is the whole file's score.
     assert fixed["folds"]["budgets"]["150"]["pooled"] == fixed["budgets"]["150"]
+
+
+def test_conversations_picks_samples_by_id(tmp_path: Path) -> None:
+    path = tmp_path / "three.json"
+    path.write_text(json.dumps(conversations()), encoding="utf-8")
+    args = ["bench", "recall", "--json", "--dataset", str(path), "--budget", "2000", "--folds"]
+    result = CliRunner().invoke(app, [*args, "--conversations", "folds-c,folds-a"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    held = [f["held_out"] for f in report["folds"]["per_fold"]]
+    assert held == ["folds-a", "folds-c"] and report["n"] == 6  # file order, three each
+    missing = CliRunner().invoke(app, [*args, "--conversations", "folds-a,conv-99"])
+    assert missing.exit_code != 0
+    assert "no conversation conv-99 in the dataset" in missing.output

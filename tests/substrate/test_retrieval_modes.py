@@ -197,3 +197,32 @@ def test_the_index_records_its_mode_with_every_retrieval() -> None:
     assert load_hits(dump_hits("q", 10, [], index.mode)).mode is FusionMode.SPARSE
     # Records written before the mode was recorded still load.
     assert load_hits('{"version":1,"query":"q","token_cap":10,"hits":[]}').mode is None
+
+
+def test_a_dense_share_reorders_bm25s_hits_by_meaning(backend: VectorStore) -> None:
+    store = fill(backend, ConceptEmbedder())
+    # Rankings two deep, which BM25's two matches fill; no smoothing, no neighbours.
+    shallow = {
+        "mode": FusionMode.SPARSE,
+        "candidates": 2,
+        "tokens_per_candidate": 1000,
+        "smoothing": 0.0,
+        "neighbours": False,
+    }
+    # "Ana" is BM25's only match, in two turns; the shorter one, about lunch, ranks first.
+    bm25 = RetrievalConfig(dense_share=0.0, **shallow)
+    assert top(Retriever(store, ConceptEmbedder(), bm25), "Ana and the hound") == ["D1:3", "D1:1"]
+    # The dense scores, added to BM25's, say which of Ana's turns is about a dog.
+    shared = RetrievalConfig(dense_share=2.0, **shallow)
+    found = top(Retriever(store, ConceptEmbedder(), shared), "Ana and the hound")
+    assert found == ["D1:1", "D1:3"]
+
+
+def test_sparse_mode_with_a_dense_share_asks_for_dense_scores_too(backend: VectorStore) -> None:
+    emb = HashingEmbedder()
+    store = CountingStore(fill(backend, emb))
+    shared = RetrievalConfig(
+        candidates=2, tokens_per_candidate=1000, neighbours=False, dense_share=0.2
+    )
+    assert top(Retriever(store, emb, shared), "Ana pizza")[0] == "D1:3"
+    assert store.modes == [FusionMode.SPARSE, FusionMode.DENSE]

@@ -141,6 +141,9 @@ def recall(
     ),
     budget: str = typer.Option("1000,2000,4000,8000", help="Window input budgets in tokens."),
     limit: int | None = typer.Option(None, help="Only the first N conversations."),
+    conversations: str = typer.Option(
+        "", help="Only these conversations: sample ids, comma-separated (e.g. conv-26,conv-41)."
+    ),
     embedder: str = typer.Option(
         "hashing", help="The retrieval embedder, as WAKEFUL_EMBEDDER names it (e.g. wordllama)."
     ),
@@ -161,6 +164,7 @@ def recall(
             limit=limit,
             embedder=embedder,
             folds=folds,
+            conversations=[c.strip() for c in conversations.split(",") if c.strip()],
         ),
         json_out,
     )
