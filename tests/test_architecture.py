@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.source import parse_file
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wakeful"
 TOP = {"cli", "demo", "testing"}
@@ -28,7 +30,7 @@ ONLY: dict[tuple[str, str], set[str]] = {("workflows", "providers"): {"wakeful.p
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse_file(path)
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -14,6 +14,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.source import parse_file
+
 ROOT = Path(__file__).resolve().parents[1] / "wakeful"
 
 
@@ -72,7 +74,7 @@ def graph(type_only: bool = False, within: str = "wakeful") -> dict[str, set[str
     for name, path in modules.items():
         if name != within and not name.startswith(within + "."):
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse_file(path)
         out: set[str] = set()
         for node in _imports(tree.body, type_only):
             targets = _targets(node, name, path.name == "__init__.py")

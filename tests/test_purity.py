@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.source import parse_file
+
 ROOT = Path(__file__).resolve().parents[1] / "wakeful"
 BANNED_IMPORTS = {
     "sqlalchemy",
@@ -46,7 +48,7 @@ def _modules(package: str) -> list[Path]:
 
 
 def problems(path: Path, allowed: set[str]) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse_file(path)
     found = []
     for node in ast.walk(tree):
         names: list[str] = []

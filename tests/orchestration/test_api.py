@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.ops.module_exports import listed_exports
+from tests.source import parse_file
 
 MODULES = (
     "wakeful.workflows.agent",
@@ -39,7 +40,7 @@ def test_pacing_imports_nothing_but_pydantic() -> None:
 
     import wakeful.workflows.pacing as pacing
 
-    tree = ast.parse(Path(pacing.__file__).read_text(encoding="utf-8"))
+    tree = parse_file(Path(pacing.__file__))
     imported = {
         (n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
     } | {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
