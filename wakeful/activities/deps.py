@@ -97,6 +97,9 @@ class ActivityDeps:
     skills: tuple[Skill, ...] = ()
     context_sources: tuple[ContextSource, ...] = ()
     query_sources: tuple[QuerySource, ...] = ()
+    # Model calls use the APIs' streaming and publish what they say as it comes (a caller
+    # tails the wake: wakeful.activities.streaming); False: one reply per call, unstreamed.
+    stream_model_calls: bool = True
     _index: EventIndex | None = field(default=None, init=False, repr=False)
     _with_ttls: dict[str, WindowPolicy] = field(default_factory=dict, init=False, repr=False)
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)

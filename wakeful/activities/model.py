@@ -26,6 +26,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from wakeful.activities.deps import ActivityDeps, config_failure
+from wakeful.activities.streaming import StreamPublisher
 from wakeful.activities.wake import close_wake, record_reply, step_key
 from wakeful.compiler.blocks import Goal, content_hash
 from wakeful.contracts import (
@@ -37,7 +38,7 @@ from wakeful.contracts import (
     ToolCallRef,
 )
 from wakeful.errors import ProviderError, UserError
-from wakeful.providers.base import ModelReply
+from wakeful.providers.base import ModelProvider, ModelReply, StreamingProvider
 from wakeful.providers.pricing import cost_usd
 from wakeful.substrate.records import ModelCallRecord
 from wakeful.substrate.sized_lru import SizedLRU
@@ -107,7 +108,7 @@ class ModelActivities:
             request=request,
         ) as span:
             try:
-                reply = await provider.complete(request)
+                reply = await self._complete(provider, request, ts, inp)
             except ProviderError as exc:
                 delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
                 raise ApplicationError(
@@ -159,6 +160,18 @@ class ModelActivities:
             ),
             began,
         )
+
+    async def _complete(
+        self, provider: ModelProvider, request: dict[str, Any], ts: TenantStore, inp: CallModelIn
+    ) -> ModelReply:
+        """The provider's reply; streamed when it can stream (and the worker streams), its
+        pieces published for callers tailing the wake (see :mod:`.streaming`)."""
+        if not (self.deps.stream_model_calls and isinstance(provider, StreamingProvider)):
+            return await provider.complete(request)
+        async with StreamPublisher(
+            ts, inp.wake.agent, inp.wake.wake_id, inp.call_index
+        ) as on_event:
+            return await provider.stream(request, on_event)
 
     def _store(
         self,

@@ -367,6 +367,27 @@ webhook_claims = Table(
     PrimaryKeyConstraint("tenant", "agent", "key_digest"),
 )
 
+# What a model call has said so far while it streams: text pieces and tool calls, in the
+# order they came (``id``), for a caller to tail (``wakeful trigger --stream``,
+# ``Client.stream``) while the wake runs. Each write is announced on the ``wakeful_stream``
+# channel (NOTIFY). An agent keeps the rows of its latest wake only: when a wake ends, the
+# rows of the agent's earlier wakes are deleted (the stored replies are the record; these
+# are a preview, kept until a late reader has surely read them).
+wake_stream = Table(
+    "wake_stream",
+    metadata,
+    Column("id", BigInteger, Identity(always=False), primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("wake_id", Text, nullable=False),
+    Column("call_index", Integer, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("data", JSONB, nullable=False),
+    _now(),
+    Index("ix_wake_stream_wake", "tenant", "wake_id", "id"),
+    Index("ix_wake_stream_agent", "tenant", "agent"),
+)
+
 __all__ = [
     "agents",
     "blobs",
@@ -382,6 +403,7 @@ __all__ = [
     "model_calls",
     "summaries",
     "tenants",
+    "wake_stream",
     "wakes",
     "webhook_claims",
 ]

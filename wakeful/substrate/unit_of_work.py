@@ -23,6 +23,7 @@ from wakeful.substrate.events_repo import EventsRepo
 from wakeful.substrate.index_cursors_repo import IndexCursorsRepo
 from wakeful.substrate.knowledge import KnowledgeRepo
 from wakeful.substrate.registry_repo import RegistryRepo
+from wakeful.substrate.stream_repo import StreamRepo
 from wakeful.substrate.wakes_repo import WakesRepo
 
 __all__ = ["UnitOfWork"]
@@ -73,6 +74,11 @@ class UnitOfWork:
     @cached_property
     def blobs(self) -> BlobsRepo:
         return BlobsRepo(self.conn, self.tenant)
+
+    @cached_property
+    def stream(self) -> StreamRepo:
+        """What streaming model calls have said so far (``wake_stream``)."""
+        return StreamRepo(self.conn, self.tenant)
 
     @cached_property
     def claims(self) -> ClaimsRepo:
