@@ -19,6 +19,7 @@ from wakeful.substrate.agents_repo import AgentsRepo
 from wakeful.substrate.blobs import BlobsRepo
 from wakeful.substrate.claims import ClaimsRepo
 from wakeful.substrate.consolidation_repo import ConsolidationRepo
+from wakeful.substrate.cooldowns_repo import CooldownsRepo
 from wakeful.substrate.events_repo import EventsRepo
 from wakeful.substrate.index_cursors_repo import IndexCursorsRepo
 from wakeful.substrate.knowledge import KnowledgeRepo
@@ -74,6 +75,11 @@ class UnitOfWork:
     @cached_property
     def blobs(self) -> BlobsRepo:
         return BlobsRepo(self.conn, self.tenant)
+
+    @cached_property
+    def cooldowns(self) -> CooldownsRepo:
+        """Provider routes a tenant's model calls skip for now (failover)."""
+        return CooldownsRepo(self.conn, self.tenant)
 
     @cached_property
     def stream(self) -> StreamRepo:
