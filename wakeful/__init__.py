@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from wakeful.typed_tools import ToolRetry, tool
     from wakeful.worker.client import Client, WakeHandle
     from wakeful.worker.plugin import WakefulPlugin
+    from wakeful.worker.streaming import TextDelta, ToolCallEvent, WakeFinished
 
 # Public name -> the module defining it.
 _EXPORTS: dict[str, str] = {
@@ -60,6 +61,9 @@ _EXPORTS: dict[str, str] = {
     "McpServer": "wakeful.mcp_tools",
     "WakeHandle": "wakeful.worker.client",
     "WakefulPlugin": "wakeful.worker.plugin",
+    "TextDelta": "wakeful.worker.streaming",
+    "ToolCallEvent": "wakeful.worker.streaming",
+    "WakeFinished": "wakeful.worker.streaming",
 }
 
 __all__ = [
@@ -76,11 +80,14 @@ __all__ = [
     "RuntimeFailure",
     "StackError",
     "StoreError",
+    "TextDelta",
     "Tool",
+    "ToolCallEvent",
     "ToolContext",
     "ToolRetry",
     "UnknownAgentError",
     "UserError",
+    "WakeFinished",
     "WakeHandle",
     "WakeResult",
     "WakefulError",

@@ -206,6 +206,11 @@ class Agent:
     # uses it if it passes the checks; "template" (and any failure) stitches the wakes' notes.
     handoff_notes: Literal["model", "template"] = "model"
     handoff_note_tokens: int = 8_000
+    # Failover: (provider, model) pairs, in order, that a model call goes to when this
+    # agent's provider is overloaded, fails, times out or is unreachable (the policy's
+    # ``[failover]`` says when, and how long a failed one is skipped; its ``fallbacks``
+    # are used when these are empty). Each gets a window the compiler rendered for it.
+    fallbacks: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         # Plain functions in ``tools`` are made tools as ``@tool`` would (Tool is frozen, as
@@ -232,6 +237,13 @@ class Agent:
         at_least(where, "max_tool_calls_per_wake", self.max_tool_calls_per_wake, 0)
         at_least(where, "max_tokens_per_wake", self.max_tokens_per_wake, 1)
         at_least(where, "max_parallel_children", self.max_parallel_children, 1)
+        object.__setattr__(self, "fallbacks", tuple(tuple(f) for f in self.fallbacks))
+        for fallback in self.fallbacks:
+            if len(fallback) != 2 or not all(isinstance(v, str) and v.strip() for v in fallback):
+                raise UserError(
+                    f"{where}: each of fallbacks must be a (provider, model) pair of names"
+                    f" (got {fallback!r}), e.g. ('openai_chat', 'gpt-4.1-mini')"
+                )
         for cap in ("max_usd_per_wake", "max_usd_per_day"):
             if getattr(self, cap) is not None:
                 positive(where, cap, getattr(self, cap), "dollars (or None: no cap)")

@@ -9,15 +9,26 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.ops.cli_env import BIN, ROOT, cli_worker, shell
+from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
+from wakeful.worker.settings import Settings
 
 README = ROOT / "README.md"
+
+
+def stream_command() -> str:
+    """The command of the README's "Streaming a wake" section."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("### Streaming a wake") :]
+    return re.findall(r"^    (wakeful .*)$", section, flags=re.M)[0]
 
 
 def commands() -> tuple[str, list[str]]:
@@ -57,7 +68,7 @@ def project(
 
 
 def test_the_readme_commands_serve_the_example_and_print_its_answer(
-    project: tuple[Path, dict[str, str], list[str]],
+    project: tuple[Path, dict[str, str], list[str]], sim: SimulatorServer
 ) -> None:
     folder, env, (serve, trigger) = project
     assert serve == "wakeful worker --agents triage_agents:registry"
@@ -70,3 +81,44 @@ def test_the_readme_commands_serve_the_example_and_print_its_answer(
         'Tool results received: {"failed_step":"migrate","service":"billing","status":"failed"}\n'
     ), done.stdout + done.stderr
     assert "done: 2 model call(s), 1 tool call(s)" in done.stderr
+    # On the same worker (one start for both): the README's streaming command.
+    streams_while_the_wake_runs(folder, env, sim)
+
+
+def streams_while_the_wake_runs(folder: Path, env: dict[str, str], sim: SimulatorServer) -> None:
+    """``wakeful trigger --stream`` as the README has it prints the reply's first piece
+    while the wake still runs, then each call's text on its line, the answer once."""
+    command = stream_command()
+    assert command.startswith("wakeful trigger triage --stream --message ")
+    store = Store.connect(env["WAKEFUL_DATABASE_URL"])
+    ts = store.tenant(str(Settings.model_fields["tenant"].default))
+    # The simulator holds each stream after its first piece until released: what the
+    # command prints before then was streamed while the wake ran.
+    sim.simulator.pace.hold()
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        env=os.environ | env | {"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"},
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,  # unbuffered: reading the first byte leaves the rest in the pipe
+    )
+    try:
+        assert proc.stdout is not None
+        with ThreadPoolExecutor(1) as pool:
+            first = pool.submit(proc.stdout.read, 1).result(timeout=120)
+        assert first == b"C", "no streamed text"  # "Calling deploy_status." begins so
+        assert [w for w in ts.wakes("triage") if w.status == "running"], "the wake ended"
+    finally:
+        sim.simulator.pace.release()
+    out, err = proc.communicate(timeout=120)
+    store.close()
+    stdout, stderr = (first + out).decode(), err.decode()
+    assert proc.returncode == 0, stdout + stderr
+    # Each model call's text on its line, the tool call on stderr, the answer last, once.
+    assert stdout == (
+        "Calling deploy_status.\n"
+        'Tool results received: {"failed_step":"migrate","service":"billing","status":"failed"}\n'
+    ), stdout + stderr
+    assert 'calling deploy_status {"service": "billing"}' in stderr
+    assert "done: 2 model call(s), 1 tool call(s)" in stderr

@@ -26,6 +26,7 @@ from wakeful.activities.compile_stages import (
     classify_goal,
     compile_pure,
     evidence_event,
+    failover_of,
     load_snapshot,
     prepare_wake,
     record,
@@ -70,7 +71,13 @@ class CompileActivities:
             asked = ask_query_sources(deps, ts, inp, prepared, loaded, routed.goal)
         with stage(deps, "compile", wake):
             compiled = compile_pure(
-                deps, inp, asked.snapshot, prepared.policy, routed, loaded.expired
+                deps,
+                inp,
+                asked.snapshot,
+                prepared.policy,
+                routed,
+                loaded.expired,
+                failover_of(prepared.agent, prepared.policy),
             )
         with stage(deps, "record", wake):
             recorded = record(deps, ts, inp, prepared, loaded, routed, asked, compiled)

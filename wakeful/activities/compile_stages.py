@@ -35,6 +35,7 @@ from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.evidence import EVIDENCE_HASHES_META, EVIDENCE_META
 from wakeful.compiler.intents import Classified, IntentClassifier
 from wakeful.compiler.ledger import Ledger
+from wakeful.compiler.policy import Failover, ModelRoute
 from wakeful.compiler.triggers import firing
 from wakeful.contracts import (
     BreakpointRef,
@@ -113,6 +114,7 @@ class Compiled:
 
     window: CompiledWindow
     ledger: Ledger
+    failover: Failover | None = None
 
 
 @dataclass(frozen=True)
@@ -264,6 +266,15 @@ def ask_query_sources(
     return Asked(snapshot=snapshot, retrieval_hash=None if retrieval is None else retrieval.digest)
 
 
+def failover_of(agent: Agent, policy: WindowPolicy) -> Failover:
+    """The agent's failover: its own fallbacks (``Agent(fallbacks=...)``) under the policy's
+    rules, else the policy's ``[failover]`` as it stands."""
+    if not agent.fallbacks:
+        return policy.failover
+    routes = tuple(ModelRoute(provider=p, model=m) for p, m in agent.fallbacks)
+    return policy.failover.model_copy(update={"fallbacks": routes})
+
+
 def compile_pure(
     deps: ActivityDeps,
     inp: CompileIn,
@@ -271,6 +282,7 @@ def compile_pure(
     policy: WindowPolicy,
     routed: Routed,
     expired: list[DecisionRecord],
+    failover: Failover | None = None,
 ) -> Compiled:
     """The window (the pure compiler, one compile of an agent at a time), and its ledger
     with the orchestrator's annotations, the goal's routing and the expired decisions."""
@@ -278,14 +290,20 @@ def compile_pure(
     with telemetry.compile_span(wake.agent, wake.wake_id, tenant=wake.tenant) as span:
         with deps.compile_locks(wake.tenant, wake.agent):
             window = compile_window(
-                snapshot, routed.goal, policy, inp.now, counter=deps.counter, cache=deps.cache
+                snapshot,
+                routed.goal,
+                policy,
+                inp.now,
+                counter=deps.counter,
+                cache=deps.cache,
+                alternates=[(r.provider, r.model) for r in failover.fallbacks] if failover else (),
             )
         telemetry.record_compile(window, agent=wake.agent, span=span)
     ledger = annotate(window.ledger, inp.annotations, inp.ttls)
     ledger = routing_decisions(ledger, policy, routed.goal, routed.classified)
     if expired:
         ledger = ledger.with_decision(EXPIRED_ENTRY, expiry_note(expired))
-    return Compiled(window=window, ledger=ledger)
+    return Compiled(window=window, ledger=ledger, failover=failover)
 
 
 def record(
@@ -308,9 +326,10 @@ def record(
         ("ledger", ledger.model_dump_json()),
         ("policy", prepared.policy.model_dump_json()),
         ("spec", canonical_json(prepared.spec)),
+        *(("window", body) for body in window.alternates.values()),
     ]
     with ts.unit() as uow:
-        window_hash, ledger_hash, policy_hash, spec_hash = uow.blobs.put_blobs(blobs)
+        window_hash, ledger_hash, policy_hash, spec_hash, *others = uow.blobs.put_blobs(blobs)
         if window.evidence_text:
             evidence = evidence_event(wake, inp.call_index, window, inp.now)
             uow.events.append_events(wake.agent, [evidence])
@@ -334,6 +353,7 @@ def record(
                 revision=loaded.revision,
                 spec_hash=spec_hash,
                 recent_limit=deps.recent_limit,
+                alternates=alternates_record(compiled, others),
             )
         )
     if rec.window_hash == window_hash:  # committed: the model call may take it from here
@@ -341,6 +361,19 @@ def record(
     # A retry after a crash returns the first compile, so the model sees one window.
     used = ledger if rec.ledger_hash == ledger_hash else stored_ledger(ts, rec.ledger_hash)
     return Recorded(record=rec, ledger=used)
+
+
+def alternates_record(compiled: Compiled, hashes: list[str]) -> dict[str, Any] | None:
+    """What a model call needs to fail over: each route's window blob, in order, and the
+    policy's rules (None: the agent has no fallbacks)."""
+    failover = compiled.failover
+    if failover is None or not failover.fallbacks:
+        return None
+    return {
+        "routes": [[key, h] for key, h in zip(compiled.window.alternates, hashes, strict=True)],
+        "after_attempts": failover.after_attempts,
+        "cooldown_s": failover.cooldown_s,
+    }
 
 
 def wake_mcp_tools(ts: TenantStore, wake_id: str) -> list[dict[str, Any]] | None:

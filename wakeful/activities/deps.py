@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
@@ -97,6 +98,11 @@ class ActivityDeps:
     skills: tuple[Skill, ...] = ()
     context_sources: tuple[ContextSource, ...] = ()
     query_sources: tuple[QuerySource, ...] = ()
+    # Model calls use the APIs' streaming and publish what they say as it comes (a caller
+    # tails the wake: wakeful.activities.streaming); False: one reply per call, unstreamed.
+    stream_model_calls: bool = True
+    # The activities' clock for provider cool-downs (failover): a test passes its own.
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     _index: EventIndex | None = field(default=None, init=False, repr=False)
     _with_ttls: dict[str, WindowPolicy] = field(default_factory=dict, init=False, repr=False)
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -175,13 +181,19 @@ def check_agents(
     when the :class:`Agent` is built. One :class:`ConfigError` naming the agent and the fix."""
     for agent in agents:
         try:
-            provider = providers(agent.provider)
-            if price_for(provider.name, agent.model) is None:
-                raise ConfigError(
-                    f"no price for {provider.name} model {agent.model!r}; use a priced model"
-                    " or add it to wakeful.providers.pricing.PRICES"
-                )
             check_policy(policies, agent.policy)
+            policy = policies.get(agent.policy)
+            fallbacks = agent.fallbacks or tuple(
+                (r.provider, r.model) for r in (policy.failover.fallbacks if policy else ())
+            )
+            # The agent's own route, and each fallback's: every one may serve a call.
+            for name, model in ((agent.provider, agent.model), *fallbacks):
+                provider = providers(name)
+                if price_for(provider.name, model) is None:
+                    raise ConfigError(
+                        f"no price for {provider.name} model {model!r}; use a priced model"
+                        " or add it to wakeful.providers.pricing.PRICES"
+                    )
         except UserError as exc:
             raise ConfigError(
                 f"cannot serve agent {agent.name!r} of tenant {agent.tenant!r}: {exc}"

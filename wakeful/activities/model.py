@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,6 +27,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from wakeful.activities.deps import ActivityDeps, config_failure
+from wakeful.activities.streaming import StreamPublisher
 from wakeful.activities.wake import close_wake, record_reply, step_key
 from wakeful.compiler.blocks import Goal, content_hash
 from wakeful.contracts import (
@@ -37,7 +39,7 @@ from wakeful.contracts import (
     ToolCallRef,
 )
 from wakeful.errors import ProviderError, UserError
-from wakeful.providers.base import ModelReply
+from wakeful.providers.base import ModelProvider, ModelReply, StreamingProvider
 from wakeful.providers.pricing import cost_usd
 from wakeful.substrate.records import ModelCallRecord
 from wakeful.substrate.sized_lru import SizedLRU
@@ -84,7 +86,7 @@ class ModelActivities:
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "model")
         began = time.monotonic()
-        done, request = await asyncio.to_thread(_load, ts, inp, key, self.deps.windows)
+        done, request, routes = await asyncio.to_thread(_load, ts, inp, key, self.deps.windows)
         if done is not None:
             # A retry after the reply was stored must not pay for (or see) a second reply.
             rec, reply = done
@@ -107,7 +109,10 @@ class ModelActivities:
             request=request,
         ) as span:
             try:
-                reply = await provider.complete(request)
+                if routes is None:
+                    reply, failover = await self._complete(provider, request, ts, inp), None
+                else:
+                    reply, failover = await self._fail_over(name, request, routes, ts, inp)
             except ProviderError as exc:
                 delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
                 raise ApplicationError(
@@ -156,9 +161,59 @@ class ModelActivities:
                 cache_creation_5m_input_tokens=u.cache_creation_5m_input_tokens,
                 cache_creation_1h_input_tokens=u.cache_creation_1h_input_tokens,
                 cost_usd=cost,
+                failover=failover,
             ),
             began,
         )
+
+    async def _fail_over(
+        self,
+        name: str,
+        request: dict[str, Any],
+        routes: Routes,
+        ts: TenantStore,
+        inp: CallModelIn,
+    ) -> tuple[ModelReply, dict[str, Any] | None]:
+        """The reply of the first route that answers: the agent's own provider, then each
+        fallback in order, each sent the window the compiler rendered for it. A route that
+        is overloaded, fails (5xx), times out or is unreachable, on attempt
+        ``after_attempts`` or later, cools down and the next is tried; one cooling down is
+        passed over (the last is always tried). Any other failure, or the last route's,
+        leaves as it is: Temporal retries the call. The second value says who served and
+        why, when it was not the agent's own route (None: it was)."""
+        chain = [(name, f"{name}/{request.get('model', '')}", request), *routes.load(ts)]
+        now = self.deps.clock()
+        cooling = await asyncio.to_thread(_cooling, ts, [key for _, key, _ in chain], now)
+        passed: list[dict[str, str]] = []
+        attempt = activity.info().attempt
+        for n, (provider_name, route, body) in enumerate(chain):
+            last = n == len(chain) - 1
+            if route in cooling and not last:
+                passed.append({"route": route, "reason": f"cooling down: {cooling[route]}"})
+                continue
+            try:
+                reply = await self._complete(self.deps.provider(provider_name), body, ts, inp)
+            except ProviderError as exc:
+                if last or not fails_over(exc) or attempt < routes.after_attempts:
+                    raise
+                until = now + timedelta(seconds=routes.cooldown_s)
+                await asyncio.to_thread(_cool_down, ts, route, until, str(exc))
+                passed.append({"route": route, "reason": str(exc)})
+                continue
+            return reply, ({"served": route, "passed": passed} if passed else None)
+        raise AssertionError("the last route is always tried")  # pragma: no cover
+
+    async def _complete(
+        self, provider: ModelProvider, request: dict[str, Any], ts: TenantStore, inp: CallModelIn
+    ) -> ModelReply:
+        """The provider's reply; streamed when it can stream (and the worker streams), its
+        pieces published for callers tailing the wake (see :mod:`.streaming`)."""
+        if not (self.deps.stream_model_calls and isinstance(provider, StreamingProvider)):
+            return await provider.complete(request)
+        async with StreamPublisher(
+            ts, inp.wake.agent, inp.wake.wake_id, inp.call_index
+        ) as on_event:
+            return await provider.stream(request, on_event)
 
     def _store(
         self,
@@ -224,21 +279,65 @@ class ModelActivities:
         return out.model_copy(update={"handoff_id": handoff_id})
 
 
+def fails_over(exc: ProviderError) -> bool:
+    """Whether a failure sends the call to the next route: overloaded (529, 503), any other
+    5xx, a timeout or an unreachable endpoint (no status). A 429 waits for its own provider
+    (a rate limit is the caller's, not an outage); other 4xx are the request's fault."""
+    return exc.retryable and (exc.status is None or exc.status >= 500 or exc.status == 408)
+
+
+@dataclass(frozen=True)
+class Routes:
+    """A compile's failover routes (``compiles.alternates``): each fallback's window blob,
+    in order, and the policy's rules."""
+
+    windows: tuple[tuple[str, str], ...]  # (provider/model, window blob)
+    after_attempts: int
+    cooldown_s: float
+
+    @classmethod
+    def of(cls, alternates: dict[str, Any]) -> Routes:
+        return cls(
+            tuple((str(k), str(h)) for k, h in alternates["routes"]),
+            int(alternates["after_attempts"]),
+            float(alternates["cooldown_s"]),
+        )
+
+    def load(self, ts: TenantStore) -> list[tuple[str, str, dict[str, Any]]]:
+        """(provider, provider/model, window) of each fallback, in order."""
+        with ts.unit() as uow:
+            return [
+                (key.partition("/")[0], key, json.loads(uow.blobs.get_blob(h)))
+                for key, h in self.windows
+            ]
+
+
+def _cooling(ts: TenantStore, routes: list[str], now: datetime) -> dict[str, str]:
+    with ts.unit() as uow:
+        return uow.cooldowns.cooling(routes, now)
+
+
+def _cool_down(ts: TenantStore, route: str, until: datetime, reason: str) -> None:
+    with ts.unit() as uow:
+        uow.cooldowns.cool_down(route, until, reason)
+
+
 def _load(
     ts: TenantStore, inp: CallModelIn, key: str, windows: SizedLRU[str, str]
-) -> tuple[tuple[ModelCallRecord, ModelReply] | None, dict[str, Any]]:
+) -> tuple[tuple[ModelCallRecord, ModelReply] | None, dict[str, Any], Routes | None]:
     """The call's stored record and reply when a previous attempt stored them; else the
-    window to send (from ``windows`` when this worker compiled it). One transaction; runs
-    in a thread."""
+    window to send (from ``windows`` when this worker compiled it) and, for an agent with
+    fallbacks, its compile's failover routes. One transaction; runs in a thread."""
     with ts.unit() as uow:
         done = uow.wakes.model_call_by_step(key)
         if done is not None:
             reply = ModelReply.model_validate_json(uow.blobs.get_blob(done.output_hash))
-            return (done, reply), {}
+            return (done, reply), {}, None
         window = windows.get(inp.window_hash)
         if window is None:
             window = uow.blobs.get_blob(inp.window_hash)
-        return None, json.loads(window)
+        routes = uow.wakes.alternates(inp.wake.wake_id, inp.call_index)
+        return None, json.loads(window), None if routes is None else Routes.of(routes)
 
 
 def _finished_at(at: datetime, began: float) -> datetime:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import json
 import os
 import sys
 import uuid
@@ -233,6 +234,12 @@ def trigger(
     intent: list[str] = INTENT,
     path: list[str] = PATH,
     task_class: str | None = TASK_CLASS,
+    stream: bool = typer.Option(
+        False,
+        "--stream",
+        help="Print what the model says as it says it (and its tool calls, on stderr),"
+        " then the wake's status.",
+    ),
 ) -> None:
     """Wake an agent with a message (starting its workflow if needed).
 
@@ -240,8 +247,18 @@ def trigger(
     otherwise (parked, model_error, a budget, rejected...), with its status and reason on
     stderr.
     """
+    if stream and (no_wait or json_out):
+        raise typer.BadParameter("--stream prints the wake as it runs: drop --no-wait and --json")
     friendly(_trigger)(
-        agent, message, key, new_session, no_wait, timeout, json_out, (intent, path, task_class)
+        agent,
+        message,
+        key,
+        new_session,
+        no_wait,
+        timeout,
+        json_out,
+        (intent, path, task_class),
+        stream,
     )
 
 
@@ -254,6 +271,7 @@ def _trigger(
     timeout: float,
     json_out: bool,
     route: tuple[list[str], list[str], str | None] = ([], [], None),
+    stream: bool = False,
 ) -> None:
     from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
     from temporalio.service import RPCError
@@ -296,6 +314,8 @@ def _trigger(
             # In this task, not wait_for's own: a Ctrl-C that cancels it leaves no task
             # behind whose error is never retrieved (printed as a traceback at exit).
             async with asyncio.timeout(timeout):
+                if stream:
+                    return await print_stream(client, runtime, t, s.task_queue, ep.database_url)
                 return await wake(client, runtime, t, s.task_queue)
         except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError) as exc:
             task = asyncio.current_task()
@@ -326,7 +346,8 @@ def _trigger(
     elif handoff is not None:
         progress(handoff)
     else:
-        if answer:
+        # Streamed whole already, the answer is not printed twice.
+        if answer and (not stream or answer != streamed.get(result.wake_id)):
             typer.echo(answer)  # the answer alone on stdout, ready for a pipe
         progress(
             f"wake {result.number} ({result.session_id}) {result.status}:"
@@ -335,6 +356,36 @@ def _trigger(
         )
     if result.status != "done" and handoff is None:
         report_failure(wake_failure(agent, result))
+
+
+# What ``--stream`` printed of each wake's last model call (by wake id): when it is the
+# whole answer, the answer is not printed again.
+streamed: dict[str, str] = {}
+
+
+async def print_stream(
+    client: Any, runtime: Any, trigger: Any, task_queue: str, database_url: str
+) -> WakeResult:
+    """Print a wake's text as it streams in (tool calls on stderr); its result."""
+    from wakeful.worker.streaming import TextDelta, ToolCallEvent, WakeFinished, stream_wake
+
+    said: dict[int, str] = {}
+    async for event in stream_wake(client, runtime, trigger, task_queue, database_url):
+        if isinstance(event, TextDelta):
+            if event.call_index not in said and said:
+                typer.echo()  # each model call's text on lines of its own
+            said[event.call_index] = said.get(event.call_index, "") + event.text
+            typer.echo(event.text, nl=False)
+            sys.stdout.flush()
+        elif isinstance(event, ToolCallEvent):
+            progress(f"calling {event.name} {json.dumps(event.input, ensure_ascii=False)}")
+        elif isinstance(event, WakeFinished):
+            last = said[max(said)] if said else ""
+            streamed[event.result.wake_id] = last
+            if said:
+                typer.echo()
+            return event.result
+    raise RuntimeFailure("the wake's stream ended without its result")
 
 
 def handed_off(result: WakeResult) -> str | None:

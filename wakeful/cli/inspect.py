@@ -59,18 +59,25 @@ def _explain(agent: str, wake: int, call: int, json_out: bool) -> None:
     rec = compile_of(ts, agent, wake, call)
     ledger = ledger_of(ts, rec)
     outcome = cache_outcome_of(ts, agent, rec)
+    made = next((c for c in ts.model_calls(rec.wake_id) if c.call_index == rec.call_index), None)
     if json_out:
         cache = outcome.model_dump(mode="json") if outcome is not None else None
-        emit_json(ledger.model_dump(mode="json") | {"cache_outcome": cache})
+        served = (
+            None if made is None else made.model_dump(include={"provider", "model", "failover"})
+        )
+        emit_json(ledger.model_dump(mode="json") | {"cache_outcome": cache, "served_by": served})
         return
     from wakeful.cli import terminal
 
-    made = next((c for c in ts.model_calls(rec.wake_id) if c.call_index == rec.call_index), None)
     typer.echo(
         f"{ledger.provider}/{ledger.model}  policy {ledger.policy_name} v{ledger.policy_version}"
         f"  input {ledger.input_tokens}/{ledger.usable_tokens} tokens"
         f"  stable prefix {ledger.stable_prefix_hash[:12]}"
     )
+    if made is not None and made.failover:  # a fallback served: which, and why
+        typer.echo(f"served by {made.failover['served']} (failover)")
+        for passed in made.failover.get("passed", []):
+            typer.echo(f"  passed over {passed['route']}: {passed['reason']}")
     out = terminal.console()
     out.print(terminal.legend(), soft_wrap=True)
     out.print(terminal.segment_bar(ledger.tokens_by_bucket, width=min(out.width - 24, 120)))

@@ -27,6 +27,7 @@ saves work; it never changes the output.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
@@ -34,7 +35,7 @@ from typing import TypeVar
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Snapshot
 from wakeful.compiler.budget import budget
 from wakeful.compiler.clearing import ClearingMemo, cleared_results, unneeded_on_demand
-from wakeful.compiler.encode import JsonMemo
+from wakeful.compiler.encode import JsonMemo, request_parts
 from wakeful.compiler.evidence import held_by_evidence
 from wakeful.compiler.facts import Derivation
 from wakeful.compiler.freshness import freshness
@@ -42,7 +43,7 @@ from wakeful.compiler.live_output import settled_results
 from wakeful.compiler.lookup import FactsTable, shared_prefix
 from wakeful.compiler.oversize import shorten_oversized
 from wakeful.compiler.partition import get_partition, update
-from wakeful.compiler.place import place
+from wakeful.compiler.place import Layout, place
 from wakeful.compiler.policy import Ranking, WindowPolicy
 from wakeful.compiler.rank import min_relevance
 from wakeful.compiler.record import record
@@ -304,14 +305,17 @@ def compile_window(
     provider: str | None = None,
     cache: CountingCache | None = None,
     renderer: Renderer | None = None,
+    alternates: Sequence[tuple[str, str]] = (),
 ) -> CompiledWindow:
     """Project the snapshot into one provider-ready window and its ledger.
 
     ``provider`` defaults to the agent's (``anthropic``, ``openai_chat`` — alias ``openai`` —
     or ``openai_responses``). Pass a long-lived ``cache`` to reuse token counts, per-block
     facts and the agent's partition across compiles; pass a ``renderer`` to override
-    rendering details. Raises :class:`~wakeful.errors.BudgetError` when load-bearing blocks
-    and the current wake cannot fit.
+    rendering details. ``alternates`` (provider, model) are rendered too, from the same
+    layout, into ``CompiledWindow.alternates`` (a failover's windows). Raises
+    :class:`~wakeful.errors.BudgetError` when load-bearing blocks and the current wake cannot
+    fit.
     """
     name = resolve_provider(provider or snapshot.agent.provider)
     cache = cache or CountingCache()
@@ -327,4 +331,21 @@ def compile_window(
     layout = place(work, memo.dumps, memo.join)
     chosen = renderer or RENDERERS[name]()
     rendered = chosen.render(layout)
-    return record(work, layout, rendered, name, chosen.evidence_text(layout))
+    window = record(work, layout, rendered, name, chosen.evidence_text(layout))
+    if not alternates:
+        return window
+    return window.model_copy(update={"alternates": render_alternates(layout, alternates)})
+
+
+def render_alternates(layout: Layout, routes: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The same layout as each (provider, model) of ``routes`` is sent it: its request's
+    canonical JSON, by ``provider/model``, for a model call that fails over to it."""
+    out: dict[str, str] = {}
+    for provider, model in routes:
+        name = resolve_provider(provider)
+        agent = layout.agent.model_copy(update={"provider": name, "model": model})
+        moved = dataclasses.replace(layout, agent=agent)
+        out[f"{provider}/{model}"] = "".join(
+            request_parts(RENDERERS[name]().render(moved), moved.encode)
+        )
+    return out

@@ -295,6 +295,32 @@ class IntentRule(_Model):
         return self
 
 
+class ModelRoute(_Model):
+    """A provider (the renderers' names or their aliases) and a model of it."""
+
+    provider: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+
+    @property
+    def key(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+
+class Failover(_Model):
+    """Where a model call goes when its provider fails: the fallbacks, in order, each sent
+    a window the compiler rendered for it. A provider that is overloaded (529, 503), fails
+    (any 5xx), times out or cannot be reached, on attempt ``after_attempts`` of the call or
+    later, is skipped for ``cooldown_s`` (by every agent of the tenant), then tried again."""
+
+    fallbacks: tuple[ModelRoute, ...] = ()
+    after_attempts: int = Field(
+        1, ge=1, description="The attempt of a call from which a failure goes to the next."
+    )
+    cooldown_s: float = Field(
+        300.0, gt=0, description="Seconds a failed provider is skipped before it is tried again."
+    )
+
+
 class WindowPolicy(_Model):
     """Everything a compile is allowed to decide by, in one versioned document."""
 
@@ -312,14 +338,20 @@ class WindowPolicy(_Model):
         description="Rules that classify a goal that came without intents, so that the "
         "triggers listing those intents fire (in the order given; every match counts).",
     )
+    failover: Failover = Field(
+        Failover(),
+        description="Fallback providers and models for the model call, and when to use them.",
+    )
 
     @model_serializer(mode="wrap")
     def _drop_no_intents(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # A policy without intent rules dumps (and so fingerprints and stores) as it did
-        # before they existed: its ledgers keep the fingerprint they always had.
+        # A policy without intent rules (or failover) dumps (and so fingerprints and stores)
+        # as it did before they existed: its ledgers keep the fingerprint they always had.
         data: dict[str, Any] = handler(self)
         if not data.get("intents"):
             data.pop("intents", None)
+        if self.failover == Failover():
+            data.pop("failover", None)
         return data
 
     @model_validator(mode="after")

@@ -34,6 +34,12 @@ class CompiledWindow(BaseModel):
         "wake's content). The compile activity records it with the wake, so later calls send "
         "it again unchanged.",
     )
+    alternates: dict[str, str] = Field(
+        default_factory=dict,
+        exclude=True,
+        description="The same window rendered for each failover route (``provider/model``"
+        " -> request JSON); asked for with ``compile_window(alternates=...)``.",
+    )
     evidence_blocks: tuple[str, ...] = Field(
         (), description="Ids of the blocks the evidence was made of, in window order."
     )

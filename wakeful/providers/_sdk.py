@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -106,6 +106,20 @@ class SdkProvider(ABC, Generic[ClientT]):
         an SDK failure leaves as the ProviderError ``map_error`` makes of it."""
         try:
             return await create(**split_body(create, request))
+        except self.sdk_error as exc:
+            raise self.map_error(exc) from exc
+
+    async def events(
+        self, create: Callable[..., Awaitable[Any]], request: dict[str, Any]
+    ) -> AsyncIterator[Any]:
+        """The events of ``request`` sent with streaming on (``"stream": true`` added to
+        the body as given), as the SDK parses them; a failure, before or during the
+        stream, leaves as the ProviderError ``map_error`` makes of it."""
+        try:
+            stream = await create(**split_body(create, {**request, "stream": True}))
+            async with stream:
+                async for event in stream:
+                    yield event
         except self.sdk_error as exc:
             raise self.map_error(exc) from exc
 

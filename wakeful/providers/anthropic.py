@@ -23,7 +23,14 @@ from wakeful.providers._sdk import (
     status_error,
     unreachable_error,
 )
-from wakeful.providers.base import ModelReply, ReplyBlock, ToolCall, Usage
+from wakeful.providers.base import (
+    ModelReply,
+    OnStreamEvent,
+    ReplyBlock,
+    StreamEvent,
+    ToolCall,
+    Usage,
+)
 
 __all__ = ["AnthropicProvider", "map_anthropic_error", "usage_from_anthropic"]
 
@@ -71,7 +78,57 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
     map_error = staticmethod(map_anthropic_error)
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:
-        message = await self.send(self._client.messages.create, request)
+        return self._reply(await self.send(self._client.messages.create, request))
+
+    async def stream(self, request: dict[str, Any], on_event: OnStreamEvent) -> ModelReply:
+        """The Messages API's stream, put back together as the message ``complete`` would
+        get: the ``message_start`` message, each block as it opened, filled by its deltas
+        (a tool call's input is its concatenated JSON), the stop reason and usage of
+        ``message_delta``."""
+        message: dict[str, Any] = {}
+        partial: dict[int, list[str]] = {}
+        async for event in self.events(self._client.messages.create, request):
+            kind = event.type
+            if kind == "message_start":
+                message = event.message.to_dict()
+                message["content"] = []
+            elif kind == "content_block_start":
+                message["content"].append(event.content_block.to_dict())
+            elif kind == "content_block_delta":
+                block, delta = message["content"][event.index], event.delta
+                if delta.type == "text_delta":
+                    block["text"] = block.get("text", "") + delta.text
+                    on_event(StreamEvent(kind="text", text=delta.text))
+                elif delta.type == "input_json_delta":
+                    partial.setdefault(event.index, []).append(delta.partial_json)
+            elif kind == "content_block_stop":
+                block = message["content"][event.index]
+                if block.get("type") == "tool_use":
+                    raw = "".join(partial.pop(event.index, []))
+                    block["input"] = json.loads(raw) if raw else {}
+                    on_event(
+                        StreamEvent(
+                            kind="tool_call",
+                            call=ToolCall(
+                                id=block["id"],
+                                name=block["name"],
+                                input=block["input"],
+                                arguments=json.dumps(block["input"], ensure_ascii=False),
+                            ),
+                        )
+                    )
+            elif kind == "message_delta":
+                message["stop_reason"] = event.delta.stop_reason
+                message["stop_sequence"] = event.delta.stop_sequence
+                # Its counts are totals so far: they replace message_start's (None: unsaid).
+                said = {k: v for k, v in event.usage.to_dict().items() if v is not None}
+                message.setdefault("usage", {}).update(said)
+        try:
+            return self._reply(anthropic.types.Message.model_validate(message))
+        except ValueError as exc:
+            raise call_failed_error(self.name, exc) from exc
+
+    def _reply(self, message: Any) -> ModelReply:
         text: list[str] = []
         calls: list[ToolCall] = []
         blocks: list[ReplyBlock] = []

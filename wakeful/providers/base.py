@@ -7,6 +7,7 @@ usage fields named as the provider names them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -86,4 +87,29 @@ class ModelProvider(Protocol):
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:
         """Send one provider-ready request body; raise ProviderError on failure."""
+        ...
+
+
+class StreamEvent(BaseModel):
+    """What a streamed reply has said so far, as it says it: a piece of text, or a tool
+    call once its arguments are complete."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["text", "tool_call"]
+    text: str = ""
+    call: ToolCall | None = None
+
+
+OnStreamEvent = Callable[[StreamEvent], None]
+"""Called with each event as it arrives; it must not block (it hands the event on)."""
+
+
+@runtime_checkable
+class StreamingProvider(ModelProvider, Protocol):
+    """A provider that can also stream: the same reply as ``complete``, its text and tool
+    calls handed to ``on_event`` as they arrive."""
+
+    async def stream(self, request: dict[str, Any], on_event: OnStreamEvent) -> ModelReply:
+        """Send ``request`` with the API's streaming on; raise ProviderError on failure."""
         ...

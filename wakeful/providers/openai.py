@@ -26,7 +26,14 @@ from wakeful.providers._sdk import (
     status_error,
     unreachable_error,
 )
-from wakeful.providers.base import ModelReply, ReplyBlock, ToolCall, Usage
+from wakeful.providers.base import (
+    ModelReply,
+    OnStreamEvent,
+    ReplyBlock,
+    StreamEvent,
+    ToolCall,
+    Usage,
+)
 
 __all__ = [
     "OpenAIChatProvider",
@@ -97,7 +104,73 @@ class OpenAIChatProvider(_OpenAIBase):
     """``ModelProvider`` for ``POST /chat/completions`` bodies."""
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:
-        completion = await self.send(self._client.chat.completions.create, request)
+        return self._reply(await self.send(self._client.chat.completions.create, request))
+
+    async def stream(self, request: dict[str, Any], on_event: OnStreamEvent) -> ModelReply:
+        """Chat Completions streamed (usage asked for with ``stream_options``), its chunks
+        put back together as the completion ``complete`` would get."""
+        options = {**(request.get("stream_options") or {}), "include_usage": True}
+        head: dict[str, Any] = {}
+        message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
+        calls: dict[int, dict[str, Any]] = {}
+        finish: str | None = None
+        usage: dict[str, Any] | None = None
+        create = self._client.chat.completions.create
+        async for chunk in self.events(create, {**request, "stream_options": options}):
+            raw = chunk.to_dict()
+            for key in ("id", "created", "model", "service_tier", "system_fingerprint"):
+                if key in raw:
+                    head.setdefault(key, raw[key])
+            if chunk.usage is not None:
+                usage = chunk.usage.to_dict()
+            for choice in chunk.choices:
+                delta = choice.delta
+                if delta.content:
+                    message["content"] = (message["content"] or "") + delta.content
+                    on_event(StreamEvent(kind="text", text=delta.content))
+                for part in delta.tool_calls or []:
+                    call = calls.setdefault(
+                        part.index,
+                        {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
+                    )
+                    call["id"] = part.id or call["id"]
+                    if part.function is not None:
+                        call["function"]["name"] += part.function.name or ""
+                        call["function"]["arguments"] += part.function.arguments or ""
+                finish = choice.finish_reason or finish
+        if calls:
+            ordered = [calls[i] for i in sorted(calls)]
+            message["tool_calls"] = ordered
+            for c in ordered:
+                fn = c["function"]
+                on_event(
+                    StreamEvent(
+                        kind="tool_call",
+                        call=ToolCall(
+                            id=c["id"],
+                            name=fn["name"],
+                            input=_arguments(fn["arguments"]),
+                            arguments=fn["arguments"],
+                        ),
+                    )
+                )
+        body: dict[str, Any] = {
+            "id": head.get("id", ""),
+            "object": "chat.completion",
+            "created": head.get("created", 0),
+            "model": head.get("model", request.get("model", "")),
+            "choices": [
+                {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+            ],
+            "usage": usage,
+            **{k: head[k] for k in ("service_tier", "system_fingerprint") if k in head},
+        }
+        try:
+            return self._reply(openai.types.chat.ChatCompletion.model_validate(body))
+        except ValueError as exc:
+            raise call_failed_error(self.name, exc) from exc
+
+    def _reply(self, completion: Any) -> ModelReply:
         choice = completion.choices[0]
         calls = [
             ToolCall(
@@ -132,7 +205,40 @@ class OpenAIResponsesProvider(_OpenAIBase):
     """``ModelProvider`` for ``POST /responses`` bodies."""
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:
-        response = await self.send(self._client.responses.create, request)
+        return self._reply(await self.send(self._client.responses.create, request))
+
+    async def stream(self, request: dict[str, Any], on_event: OnStreamEvent) -> ModelReply:
+        """The Responses API streamed: text deltas and each function call as it is done
+        go to ``on_event``; ``response.completed`` carries the whole response."""
+        final: Any = None
+        async for event in self.events(self._client.responses.create, request):
+            kind = event.type
+            if kind == "response.output_text.delta":
+                on_event(StreamEvent(kind="text", text=event.delta))
+            elif kind == "response.output_item.done" and event.item.type == "function_call":
+                item = event.item
+                on_event(
+                    StreamEvent(
+                        kind="tool_call",
+                        call=ToolCall(
+                            id=item.call_id,
+                            name=item.name,
+                            input=_arguments(item.arguments),
+                            arguments=item.arguments or "",
+                        ),
+                    )
+                )
+            elif kind in ("response.completed", "response.incomplete"):
+                final = event.response
+            elif kind == "response.failed":
+                raise ProviderError(
+                    f"openai response failed: {event.response.error}", retryable=True
+                )
+        if final is None:
+            raise call_failed_error(self.name, ValueError("the stream ended without a response"))
+        return self._reply(final)
+
+    def _reply(self, response: Any) -> ModelReply:
         calls: list[ToolCall] = []
         blocks: list[ReplyBlock] = []
         for item in response.output:

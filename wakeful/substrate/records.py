@@ -91,6 +91,11 @@ class CompileRecord(BaseModel):
     )
     spec_hash: str | None = Field(default=None, description="Blob of the agent spec used.")
     recent_limit: int | None = Field(default=None, description="Raw events the tail loaded.")
+    alternates: dict[str, Any] | None = Field(
+        default=None,
+        description="Failover: the window's blob rendered for each route, in order "
+        "({'routes': [[provider/model, blob]], 'after_attempts': n, 'cooldown_s': s}).",
+    )
 
 
 class ModelCallRecord(BaseModel):
@@ -110,6 +115,11 @@ class ModelCallRecord(BaseModel):
     cache_creation_5m_input_tokens: int = 0
     cache_creation_1h_input_tokens: int = 0
     cost_usd: float
+    failover: dict[str, Any] | None = Field(
+        default=None,
+        description="Which route served when it was not the agent's own, and why: "
+        "{'served': 'provider/model', 'passed': [{'route': ..., 'reason': ...}]}.",
+    )
 
 
 class Spend(BaseModel):

@@ -272,6 +272,8 @@ compiles = Table(
     Column("revision", BigInteger),
     Column("spec_hash", Text),
     Column("recent_limit", Integer),
+    # The window rendered for each failover route (``provider/model`` -> window blob).
+    Column("alternates", JSONB),
     PrimaryKeyConstraint("tenant", "step_key"),
     Index("ix_compiles_wake", "tenant", "wake_id", "call_index"),
 )
@@ -297,8 +299,24 @@ model_calls = Table(
     Column("cache_creation_1h_input_tokens", Integer, nullable=False),
     Column("cost_usd", Float, nullable=False),
     _now(),
+    # Which route served a call that did not go to the agent's own provider and model,
+    # and why (the routes passed over, each with its reason). NULL: the primary served.
+    Column("failover", JSONB),
     PrimaryKeyConstraint("tenant", "step_key"),
     Index("ix_model_calls_wake", "tenant", "wake_id", "call_index"),
+)
+
+# A provider and model that failed (overloaded, 5xx, timed out, unreachable) is skipped by
+# the tenant's model calls until ``until`` (activity time: never read by a workflow), then
+# tried again; ``reason`` is its failure.
+provider_cooldowns = Table(
+    "provider_cooldowns",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("route", Text, nullable=False),
+    Column("until", DateTime(timezone=True), nullable=False),
+    Column("reason", Text, nullable=False),
+    PrimaryKeyConstraint("tenant", "route"),
 )
 
 # What consolidation did and why: drafts, gate verdicts (a rejected summary's reasons live
@@ -367,6 +385,27 @@ webhook_claims = Table(
     PrimaryKeyConstraint("tenant", "agent", "key_digest"),
 )
 
+# What a model call has said so far while it streams: text pieces and tool calls, in the
+# order they came (``id``), for a caller to tail (``wakeful trigger --stream``,
+# ``Client.stream``) while the wake runs. Each write is announced on the ``wakeful_stream``
+# channel (NOTIFY). An agent keeps the rows of its latest wake only: when a wake ends, the
+# rows of the agent's earlier wakes are deleted (the stored replies are the record; these
+# are a preview, kept until a late reader has surely read them).
+wake_stream = Table(
+    "wake_stream",
+    metadata,
+    Column("id", BigInteger, Identity(always=False), primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("wake_id", Text, nullable=False),
+    Column("call_index", Integer, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("data", JSONB, nullable=False),
+    _now(),
+    Index("ix_wake_stream_wake", "tenant", "wake_id", "id"),
+    Index("ix_wake_stream_agent", "tenant", "agent"),
+)
+
 __all__ = [
     "agents",
     "blobs",
@@ -380,8 +419,10 @@ __all__ = [
     "memories",
     "metadata",
     "model_calls",
+    "provider_cooldowns",
     "summaries",
     "tenants",
+    "wake_stream",
     "wakes",
     "webhook_claims",
 ]

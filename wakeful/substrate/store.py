@@ -37,6 +37,7 @@ from wakeful.substrate.liveness import ping_when_idle
 from wakeful.substrate.migrate import migrate
 from wakeful.substrate.pg_safe import install as install_pg_safe
 from wakeful.substrate.registry_repo import RegistryRepo
+from wakeful.substrate.stream_repo import StreamRepo
 from wakeful.substrate.unit_of_work import UnitOfWork
 from wakeful.substrate.wakes_repo import WakesRepo
 
@@ -137,6 +138,8 @@ class TenantStore:
     # --- wakes, and their compiles and model calls ----------------------------------------
     start_wake = _one_shot(lambda u: u.wakes, WakesRepo.start_wake)
     finish_wake = _one_shot(lambda u: u.wakes, WakesRepo.finish_wake)
+    keep_latest_stream = _one_shot(lambda u: u.stream, StreamRepo.keep_latest)
+    stream_since = _one_shot(lambda u: u.stream, StreamRepo.since)
     wakes = _one_shot(lambda u: u.wakes, WakesRepo.wakes)
     wake_by_key = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_key)
     wake_by_number = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_number)

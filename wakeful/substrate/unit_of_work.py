@@ -19,10 +19,12 @@ from wakeful.substrate.agents_repo import AgentsRepo
 from wakeful.substrate.blobs import BlobsRepo
 from wakeful.substrate.claims import ClaimsRepo
 from wakeful.substrate.consolidation_repo import ConsolidationRepo
+from wakeful.substrate.cooldowns_repo import CooldownsRepo
 from wakeful.substrate.events_repo import EventsRepo
 from wakeful.substrate.index_cursors_repo import IndexCursorsRepo
 from wakeful.substrate.knowledge import KnowledgeRepo
 from wakeful.substrate.registry_repo import RegistryRepo
+from wakeful.substrate.stream_repo import StreamRepo
 from wakeful.substrate.wakes_repo import WakesRepo
 
 __all__ = ["UnitOfWork"]
@@ -73,6 +75,16 @@ class UnitOfWork:
     @cached_property
     def blobs(self) -> BlobsRepo:
         return BlobsRepo(self.conn, self.tenant)
+
+    @cached_property
+    def cooldowns(self) -> CooldownsRepo:
+        """Provider routes a tenant's model calls skip for now (failover)."""
+        return CooldownsRepo(self.conn, self.tenant)
+
+    @cached_property
+    def stream(self) -> StreamRepo:
+        """What streaming model calls have said so far (``wake_stream``)."""
+        return StreamRepo(self.conn, self.tenant)
 
     @cached_property
     def claims(self) -> ClaimsRepo:

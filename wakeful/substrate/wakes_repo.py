@@ -97,6 +97,15 @@ class WakesRepo(TenantRepo):
         usd, tokens = self.conn.execute(_SPEND_SINCE, params).one()
         return Spend(usd=float(usd), tokens=int(tokens))
 
+    def alternates(self, wake_id: str, call_index: int) -> dict[str, Any] | None:
+        """The failover routes the wake's compile for ``call_index`` rendered (None: none)."""
+        c = t.compiles.c
+        return self.conn.execute(
+            select(c.alternates).where(
+                c.tenant == self.tenant, c.wake_id == wake_id, c.call_index == call_index
+            )
+        ).scalar_one_or_none()
+
     def model_call_by_step(self, step_key: str) -> ModelCallRecord | None:
         query = _BY_STEP[t.model_calls]
         row = self.conn.execute(query, {"tenant": self.tenant, "key": step_key}).first()

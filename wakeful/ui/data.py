@@ -95,6 +95,9 @@ class WakeView:
     wake: WakeRecord
     steps: list[CallStep]
     answer: str
+    # A running wake's model call in progress: what it has streamed so far (call index,
+    # text); None when no call is streaming.
+    live: tuple[int, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -230,7 +233,21 @@ def wake_view(ts: TenantStore, wake_id: str) -> WakeView:
             for tc in (reply.tool_calls if reply else [])
         ]
         steps.append(CallStep(n, place.get(n), compiles.get(n), call, reply, tools))
-    return WakeView(wake=wake, steps=steps, answer=_answer(events))
+    return WakeView(
+        wake=wake, steps=steps, answer=_answer(events), live=_live(ts, wake, set(calls))
+    )
+
+
+def _live(ts: TenantStore, wake: WakeRecord, recorded: set[int]) -> tuple[int, str] | None:
+    """The text a running wake's unrecorded model call has streamed so far."""
+    if wake.status != "running":
+        return None
+    pieces = [p for p in ts.stream_since(wake.wake_id) if p.call_index not in recorded]
+    if not pieces:
+        return None
+    index = max(p.call_index for p in pieces)
+    text = "".join(str(p.data.get("text", "")) for p in pieces if p.call_index == index)
+    return index, text
 
 
 def call_view(ts: TenantStore, wake_id: str, index: int) -> CallView:

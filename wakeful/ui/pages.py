@@ -182,6 +182,10 @@ def wake_page(v: data.WakeView, temporal: str | None = None) -> str:
         Markup('<ol class="timeline" id="timeline">{}</ol>').format(Markup("").join(items))
         if items else Markup('<p class="empty">no model call recorded for this wake</p>')
     )  # fmt: skip
+    if v.live is not None:  # the model is answering now: what it has said so far
+        body += Markup('<h2>Live · call {}</h2><pre class="answer" id="live">{}</pre>').format(
+            v.live[0], v.live[1]
+        )
     body += Markup('<h2>Answer</h2><pre class="answer" id="answer">{}</pre>').format(
         v.answer or "(no answer recorded)"
     )
@@ -194,8 +198,11 @@ def wake_page(v: data.WakeView, temporal: str | None = None) -> str:
         Markup(' · <a id="temporal" href="{}">Temporal workflow</a>').format(temporal)
         if temporal else "",
     )  # fmt: skip
+    # A running wake's page reads itself again every second: a live view for the price of
+    # one page (the streamed pieces are in the substrate; nothing pushes).
+    live = "setTimeout(function(){location.reload()},1000);" if w.status == "running" else ""
     return page(f"Wake {w.wake_id}", Markup("Wake <code>{}</code>").format(w.wake_id), body,
-                sub=sub)  # fmt: skip
+                sub=sub, script=live)  # fmt: skip
 
 
 def _step(tag: str, content: Markup) -> Markup:

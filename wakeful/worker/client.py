@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TypedDict, Unpack
 
 from temporalio.api.enums.v1 import TaskQueueType
@@ -41,6 +41,7 @@ from wakeful.errors import RuntimeFailure, UserError
 from wakeful.idempotency import trigger_key
 from wakeful.routing import routing
 from wakeful.worker.codec import data_converter
+from wakeful.worker.streaming import WakeEvent, stream_wake
 from wakeful.worker.temporal_env import connect_config
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
 
@@ -258,9 +259,17 @@ class Client:
     asking again returns the first wake's result.
     """
 
-    def __init__(self, temporal: TemporalClient, *, task_queue: str = "wakeful") -> None:
+    def __init__(
+        self,
+        temporal: TemporalClient,
+        *,
+        task_queue: str = "wakeful",
+        database_url: str | None = None,
+    ) -> None:
         self.temporal = temporal
         self.task_queue = task_queue
+        # The substrate's Postgres, which :meth:`stream` reads a running wake from.
+        self.database_url = database_url
 
     @classmethod
     async def connect(
@@ -272,19 +281,22 @@ class Client:
     ) -> Client:
         """Connect to Temporal: ``address`` and ``namespace``, else the settings
         (``WAKEFUL_TEMPORAL_ADDRESS``, ``WAKEFUL_TEMPORAL_NAMESPACE``), else the embedded
-        stack a local ``wakeful worker`` runs."""
+        stack a local ``wakeful worker`` runs. The substrate's Postgres (for :meth:`stream`)
+        is ``WAKEFUL_DATABASE_URL``, else the embedded stack's."""
         from wakeful.worker.settings import load_settings
 
         s = load_settings()
+        database_url = s.database_url
         if address is None:
             if s.temporal_address:
                 address = s.temporal_address
             else:
                 from wakeful.worker.stack import EmbeddedStack
 
-                address = (await asyncio.to_thread(EmbeddedStack(s).up)).temporal_address
+                up = await asyncio.to_thread(EmbeddedStack(s).up)
+                address, database_url = up.temporal_address, up.database_url
         temporal = await connect(address, namespace or s.temporal_namespace)
-        return cls(temporal, task_queue=task_queue or s.task_queue)
+        return cls(temporal, task_queue=task_queue or s.task_queue, database_url=database_url)
 
     async def wake(
         self, agent: Agent | AgentRuntime, message: str, **options: Unpack[WakeOptions]
@@ -293,6 +305,49 @@ class Client:
         :meth:`start`'s."""
         handle = await self.start(agent, message, **options)
         return await handle.result()
+
+    async def stream(
+        self, agent: Agent | AgentRuntime, message: str, **options: Unpack[WakeOptions]
+    ) -> AsyncIterator[WakeEvent]:
+        """Wake ``agent`` with ``message`` and yield what its model calls say as they say it
+        (:class:`~wakeful.worker.streaming.TextDelta`,
+        :class:`~wakeful.worker.streaming.ToolCallEvent`), then
+        :class:`~wakeful.worker.streaming.WakeFinished` with the result (the same as
+        :meth:`wake`'s). The pieces are read from the substrate's Postgres
+        (``database_url``); ``options`` are :meth:`start`'s. ::
+
+            async for event in client.stream(agent, "Summarise the incident"):
+                if isinstance(event, TextDelta):
+                    print(event.text, end="", flush=True)
+        """
+        if self.database_url is None:
+            raise UserError(
+                "Client.stream reads the wake from the substrate: give the Client a"
+                " database_url (Client.connect() finds it from the settings)"
+            )
+        runtime = agent.runtime() if isinstance(agent, Agent) else agent
+        trigger = self._trigger(message, **options)
+        async for event in stream_wake(
+            self.temporal, runtime, trigger, self.task_queue, self.database_url
+        ):
+            yield event
+
+    @staticmethod
+    def _trigger(
+        message: str,
+        *,
+        key: str | None = None,
+        new_session: bool = False,
+        intents: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        task_class: str | None = None,
+    ) -> Trigger:
+        route = routing(intents, paths, task_class)
+        return Trigger(
+            goal=route.apply(Goal(kind=GoalKind.MESSAGE, text=message)),
+            idempotency_key=trigger_key("client", key if key is not None else uuid.uuid4().hex),
+            new_session=new_session,
+        )
 
     async def start(
         self,

@@ -265,6 +265,7 @@ async def _serve(
         vectors=open_vectors(ep, settings),
         embedder=embedder_for(settings),
         telemetry=build_telemetry(settings),
+        stream_model_calls=settings.stream_model_calls,
         # The model's call runs on this loop, where the provider clients live.
         intent_classifier=(
             None

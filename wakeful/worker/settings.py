@@ -210,6 +210,12 @@ class Settings(BaseSettings):
         "rules classify it instead (at most 40: it runs inside the compile activity, whose "
         "own timeout is 60 s).",
     )
+    stream_model_calls: bool = Field(
+        True,
+        description="Model calls use the providers' streaming APIs and publish what the "
+        "model says as it comes, for `wakeful trigger --stream` and Client.stream to follow "
+        "(the stored reply is the same either way). false: every call unstreamed.",
+    )
     tenant: TenantName = Field(
         "default",
         description="Tenant this process acts for; every substrate row is scoped by it "

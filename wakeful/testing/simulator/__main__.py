@@ -27,6 +27,12 @@ def main(argv: list[str] | None = None) -> None:
         help=f"Port to bind (default {SIMULATOR_PORT}); 0 takes any free one (it is printed).",
     )
     parser.add_argument("--script", help="YAML/JSON script of replies (see script.py)")
+    parser.add_argument(
+        "--stream-delay",
+        type=float,
+        default=0.0,
+        help="Seconds between the events of a streamed reply (default 0: as fast as it can).",
+    )
     args = parser.parse_args(argv)
     try:
         require("python -m wakeful.testing.simulator", "uvicorn")
@@ -37,6 +43,7 @@ def main(argv: list[str] | None = None) -> None:
 
     script = Script.load(args.script) if args.script else Script()
     server = SimulatorServer(script, port=args.port, host=args.host)
+    server.simulator.pace.delay = max(args.stream_delay, 0.0)
     try:
         server.start()
     except OSError as exc:

@@ -1,6 +1,7 @@
 """The ASGI shell around :class:`Simulator`: provider routes plus a small control API.
 
-Provider routes (what the official SDKs call through ``base_url``):
+Provider routes (what the official SDKs call through ``base_url``; a request with
+``"stream": true`` gets its reply as the API's server-sent events, see :mod:`.sse`):
 
 * ``POST /v1/messages`` and ``POST /v1/messages/count_tokens`` (Anthropic)
 * ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI; also without ``/v1``)
@@ -17,15 +18,16 @@ Control routes (for a simulator running in another process):
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from wakeful.testing.simulator import sse
 from wakeful.testing.simulator.core import SimResponse, Simulator
 from wakeful.testing.simulator.script import Script
 
@@ -53,13 +55,39 @@ async def _json(request: Request) -> Any:
 
 def _provider_route(
     handler: Callable[[dict[str, str], Any], SimResponse],
+    events: Callable[[dict[str, Any], dict[str, Any]], Iterator[sse.Event]] | None = None,
+    pace: sse.StreamPace | None = None,
 ) -> Callable[[Request], Any]:
-    async def endpoint(request: Request) -> JSONResponse:
+    """A provider endpoint; with ``events``, a request asking to stream gets its reply as
+    those server-sent events (an error still comes back as one JSON body, as the APIs do)."""
+
+    async def endpoint(request: Request) -> Response:
         body = await _json(request)
         status, payload, headers = handler(dict(request.headers), body)
-        return JSONResponse(payload, status_code=status, headers=headers)
+        streamed = events is not None and isinstance(body, dict) and body.get("stream")
+        if status != 200 or not streamed or events is None:
+            return JSONResponse(payload, status_code=status, headers=headers)
+        return StreamingResponse(
+            sse.paced(events(payload, body), pace),
+            media_type="text/event-stream",
+            headers=headers,
+        )
 
     return endpoint
+
+
+def _anthropic_events(reply: dict[str, Any], _: dict[str, Any]) -> Iterator[sse.Event]:
+    return sse.anthropic_events(reply)
+
+
+def _chat_events(reply: dict[str, Any], request: dict[str, Any]) -> Iterator[sse.Event]:
+    options = request.get("stream_options")
+    usage = isinstance(options, dict) and bool(options.get("include_usage"))
+    return sse.chat_events(reply, include_usage=usage)
+
+
+def _responses_events(reply: dict[str, Any], _: dict[str, Any]) -> Iterator[sse.Event]:
+    return sse.responses_events(reply)
 
 
 def create_app(simulator: Simulator) -> Starlette:
@@ -86,19 +114,23 @@ def create_app(simulator: Simulator) -> Starlette:
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
+    pace = simulator.pace
+    messages = _provider_route(simulator.anthropic_messages, _anthropic_events, pace)
+    chat = _provider_route(simulator.openai_chat, _chat_events, pace)
+    responses = _provider_route(simulator.openai_responses, _responses_events, pace)
     app = Starlette(
         routes=[
-            Route("/v1/messages", _provider_route(simulator.anthropic_messages), methods=["POST"]),
+            Route("/v1/messages", messages, methods=["POST"]),
             Route(
                 "/v1/messages/count_tokens",
                 _provider_route(simulator.anthropic_count_tokens),
                 methods=["POST"],
             ),
-            Route("/v1/chat/completions", _provider_route(simulator.openai_chat), methods=["POST"]),
-            Route("/v1/responses", _provider_route(simulator.openai_responses), methods=["POST"]),
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+            Route("/v1/responses", responses, methods=["POST"]),
             # OpenAI clients given the bare root as base_url (no /v1) still land here.
-            Route("/chat/completions", _provider_route(simulator.openai_chat), methods=["POST"]),
-            Route("/responses", _provider_route(simulator.openai_responses), methods=["POST"]),
+            Route("/chat/completions", chat, methods=["POST"]),
+            Route("/responses", responses, methods=["POST"]),
             Route("/_sim/reset", reset, methods=["POST"]),
             Route("/_sim/advance", advance, methods=["POST"]),
             Route("/_sim/script", script, methods=["POST"]),

@@ -25,6 +25,7 @@ from wakeful.testing.simulator.script import (
     planner_reply,
     reply_from_step,
 )
+from wakeful.testing.simulator.sse import StreamPace
 from wakeful.testing.simulator.state import CacheStore, OffsetClock, SimError
 from wakeful.testing.simulator.tokens import digest
 
@@ -89,6 +90,8 @@ class Simulator:
         self._script = script or Script()
         self._scopes: dict[str, ScopeState] = {}
         self._lock = threading.RLock()
+        # How streamed replies go out (``"stream": true``): see sse.StreamPace.
+        self.pace = StreamPace()
 
     # -- control -------------------------------------------------------------------------
 
@@ -196,8 +199,6 @@ class Simulator:
         for name in fields:
             if body.get(name) in (None, "", []):
                 raise SimError(400, f"{name}: Field required")
-        if body.get("stream"):
-            raise SimError(400, "stream: the Wakeful simulator answers non-streaming only")
         return body
 
     # -- Anthropic -----------------------------------------------------------------------
