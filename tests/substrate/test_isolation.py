@@ -188,6 +188,9 @@ def seed(ts: TenantStore, tag: str) -> Seeded:
     )
     ts.set_index_cursor(AGENT, "events", out.event_ids[-1])
     ts.claim_delivery(AGENT, "key-digest-shared", f"event-digest-{tag}")
+    with ts.unit() as uow:  # what a streaming model call of the shared wake said
+        uow.stream.publish_stream(AGENT, out.wake_id, 0, [("text", {"text": f"{SECRET} {tag}"})])
+        uow.cooldowns.cool_down_route("anthropic/m", NOW + timedelta(days=1), f"{SECRET} {tag}")
     return out
 
 
@@ -311,6 +314,12 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "session_bounds": lambda b: b.session_bounds(AGENT),
         "summaries_by_ids": lambda b: b.summaries_by_ids(AGENT, summ),
         "all_decisions": lambda b: b.all_decisions(AGENT),
+        "stream_since": lambda b: b.stream_since(wid),
+        "keep_latest_stream": lambda b: b.keep_latest_stream(AGENT, "w-other"),
+        "publish_stream": lambda b: b.publish_stream(AGENT, wid, 0, [("text", {"text": "b"})]),
+        "cooling_routes": lambda b: b.cooling_routes(["anthropic/m"], NOW),
+        "cool_down_route": lambda b: b.cool_down_route("anthropic/m", NOW, "b"),
+        "compile_alternates": lambda b: b.compile_alternates(wid, 0),
         "memory_history": lambda b: b.memory_history(AGENT),
         "recent_compiles": lambda b: b.recent_compiles(AGENT, 100),
         "commit_summary": lambda b: b.commit_summary(

@@ -34,8 +34,8 @@ def test_a_running_wakes_page_shows_the_streamed_text_until_the_wake_ends(
         )
     )
     with ts.unit() as uow:
-        uow.stream.publish(agent.name, wake_id, 0, [("text", {"text": "Billing is "})])
-        uow.stream.publish(agent.name, wake_id, 0, [("text", {"text": "recovering"})])
+        uow.stream.publish_stream(agent.name, wake_id, 0, [("text", {"text": "Billing is "})])
+        uow.stream.publish_stream(agent.name, wake_id, 0, [("text", {"text": "recovering"})])
     with TestClient(create_app(ts), base_url="http://127.0.0.1") as client:
         running = client.get(url("wakes", wake_id)).text
         assert parse(running).one(id="live").text() == "Billing is recovering"

@@ -314,12 +314,12 @@ class Routes:
 
 def _cooling(ts: TenantStore, routes: list[str], now: datetime) -> dict[str, str]:
     with ts.unit() as uow:
-        return uow.cooldowns.cooling(routes, now)
+        return uow.cooldowns.cooling_routes(routes, now)
 
 
 def _cool_down(ts: TenantStore, route: str, until: datetime, reason: str) -> None:
     with ts.unit() as uow:
-        uow.cooldowns.cool_down(route, until, reason)
+        uow.cooldowns.cool_down_route(route, until, reason)
 
 
 def _load(
@@ -336,7 +336,7 @@ def _load(
         window = windows.get(inp.window_hash)
         if window is None:
             window = uow.blobs.get_blob(inp.window_hash)
-        routes = uow.wakes.alternates(inp.wake.wake_id, inp.call_index)
+        routes = uow.wakes.compile_alternates(inp.wake.wake_id, inp.call_index)
         return None, json.loads(window), None if routes is None else Routes.of(routes)
 
 

@@ -90,4 +90,4 @@ class StreamPublisher:
 
     def _write(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
         with self._ts.unit() as uow:
-            uow.stream.publish(self._agent, self._wake_id, self._call_index, batch)
+            uow.stream.publish_stream(self._agent, self._wake_id, self._call_index, batch)

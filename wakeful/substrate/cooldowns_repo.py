@@ -21,7 +21,7 @@ __all__ = ["CooldownsRepo"]
 class CooldownsRepo(TenantRepo):
     """One tenant's provider cool-downs, on one connection."""
 
-    def cooling(self, routes: list[str], now: datetime) -> dict[str, str]:
+    def cooling_routes(self, routes: list[str], now: datetime) -> dict[str, str]:
         """Of ``routes``, those cooling down at ``now``, with the failure that began it."""
         c = t.provider_cooldowns.c
         rows = self.conn.execute(
@@ -31,7 +31,7 @@ class CooldownsRepo(TenantRepo):
         )
         return {str(r.route): str(r.reason) for r in rows}
 
-    def cool_down(self, route: str, until: datetime, reason: str) -> None:
+    def cool_down_route(self, route: str, until: datetime, reason: str) -> None:
         stmt = insert(t.provider_cooldowns).values(
             tenant=self.tenant, route=route, until=until, reason=reason
         )

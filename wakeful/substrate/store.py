@@ -30,6 +30,7 @@ from wakeful.substrate.agents_repo import AgentsRepo
 from wakeful.substrate.blobs import BlobsRepo
 from wakeful.substrate.claims import ClaimsRepo
 from wakeful.substrate.consolidation_repo import ConsolidationRepo
+from wakeful.substrate.cooldowns_repo import CooldownsRepo
 from wakeful.substrate.events_repo import EventsRepo
 from wakeful.substrate.index_cursors_repo import IndexCursorsRepo
 from wakeful.substrate.knowledge import KnowledgeRepo
@@ -138,14 +139,18 @@ class TenantStore:
     # --- wakes, and their compiles and model calls ----------------------------------------
     start_wake = _one_shot(lambda u: u.wakes, WakesRepo.start_wake)
     finish_wake = _one_shot(lambda u: u.wakes, WakesRepo.finish_wake)
-    keep_latest_stream = _one_shot(lambda u: u.stream, StreamRepo.keep_latest)
-    stream_since = _one_shot(lambda u: u.stream, StreamRepo.since)
+    publish_stream = _one_shot(lambda u: u.stream, StreamRepo.publish_stream)
+    keep_latest_stream = _one_shot(lambda u: u.stream, StreamRepo.keep_latest_stream)
+    stream_since = _one_shot(lambda u: u.stream, StreamRepo.stream_since)
+    cooling_routes = _one_shot(lambda u: u.cooldowns, CooldownsRepo.cooling_routes)
+    cool_down_route = _one_shot(lambda u: u.cooldowns, CooldownsRepo.cool_down_route)
     wakes = _one_shot(lambda u: u.wakes, WakesRepo.wakes)
     wake_by_key = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_key)
     wake_by_number = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_number)
     record_compile = _one_shot(lambda u: u.wakes, WakesRepo.record_compile)
     record_model_call = _one_shot(lambda u: u.wakes, WakesRepo.record_model_call)
     compiles = _one_shot(lambda u: u.wakes, WakesRepo.compiles)
+    compile_alternates = _one_shot(lambda u: u.wakes, WakesRepo.compile_alternates)
     model_calls = _one_shot(lambda u: u.wakes, WakesRepo.model_calls)
     spend_since = _one_shot(lambda u: u.wakes, WakesRepo.spend_since)
     model_call_by_step = _one_shot(lambda u: u.wakes, WakesRepo.model_call_by_step)

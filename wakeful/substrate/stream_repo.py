@@ -37,7 +37,7 @@ class StreamPiece:
 class StreamRepo(TenantRepo):
     """One tenant's streamed pieces, on one connection."""
 
-    def publish(
+    def publish_stream(
         self, agent: str, wake_id: str, call_index: int, pieces: list[tuple[str, dict[str, Any]]]
     ) -> None:
         """Append ``pieces`` (kind, data) in order and announce them."""
@@ -57,11 +57,12 @@ class StreamRepo(TenantRepo):
                 for kind, data in pieces
             ],
         )
-        self.conn.execute(
-            select(func.pg_notify(STREAM_CHANNEL, stream_payload(self.tenant, wake_id)))
-        )
+        # The payload is stream_payload(tenant, wake_id), joined by the server so that the
+        # statement binds the tenant as a value of its own, as every tenant's statement does.
+        payload = func.concat(self.tenant, "\t", wake_id)
+        self.conn.execute(select(func.pg_notify(STREAM_CHANNEL, payload)))
 
-    def since(self, wake_id: str, after: int = 0) -> list[StreamPiece]:
+    def stream_since(self, wake_id: str, after: int = 0) -> list[StreamPiece]:
         """The wake's pieces after row ``after``, in order."""
         c = t.wake_stream.c
         rows = self.conn.execute(
@@ -71,7 +72,7 @@ class StreamRepo(TenantRepo):
         )
         return [StreamPiece(int(r.id), int(r.call_index), str(r.kind), dict(r.data)) for r in rows]
 
-    def keep_latest(self, agent: str, wake_id: str) -> None:
+    def keep_latest_stream(self, agent: str, wake_id: str) -> None:
         """Forget the pieces of ``agent``'s wakes but ``wake_id`` (the one that just ended:
         a reader may still be reading it; the stored replies are the record)."""
         c = t.wake_stream.c

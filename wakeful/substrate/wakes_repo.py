@@ -97,7 +97,7 @@ class WakesRepo(TenantRepo):
         usd, tokens = self.conn.execute(_SPEND_SINCE, params).one()
         return Spend(usd=float(usd), tokens=int(tokens))
 
-    def alternates(self, wake_id: str, call_index: int) -> dict[str, Any] | None:
+    def compile_alternates(self, wake_id: str, call_index: int) -> dict[str, Any] | None:
         """The failover routes the wake's compile for ``call_index`` rendered (None: none)."""
         c = t.compiles.c
         return self.conn.execute(
