@@ -72,8 +72,10 @@ class Breakpoint(BaseModel):
 # 12: a wake's recorded evidence holds a block only while its content is as recorded
 # (``evidence.EVIDENCE_HASHES_META``); a block whose content changed is evidence again.
 # 13: a user turn or summary over its share of the window is shown head and tail
-# (``oversize.py``).
-COMPILER_VERSION = 13
+# (``oversize.py``). 14: retrieved hits are admitted by their worth (``admission.py``), an
+# ended wake's evidence is carried only while that is cheaper than fetching it again
+# (``evidence.carried``), and a first call's evidence is sent after the cached prefix.
+COMPILER_VERSION = 14
 
 
 class Ledger(BaseModel):

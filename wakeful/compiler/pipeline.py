@@ -31,11 +31,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TypeVar
 
+from wakeful.compiler.admission import admit_evidence
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Snapshot
 from wakeful.compiler.budget import budget
 from wakeful.compiler.clearing import ClearingMemo, cleared_results, unneeded_on_demand
 from wakeful.compiler.encode import JsonMemo
-from wakeful.compiler.evidence import held_by_evidence
+from wakeful.compiler.evidence import held_by_evidence, leave_out_spent
 from wakeful.compiler.freshness import freshness
 from wakeful.compiler.live_output import settled_results
 from wakeful.compiler.lookup import FactsTable
@@ -85,7 +86,7 @@ class _Derived:
     cache anyway, and no block: a worker's blocks are new every compile, and holding them
     would only move the cost of freeing them into the next one."""
 
-    __slots__ = ("current", "eviction", "left_out", "now", "out", "source")
+    __slots__ = ("current", "eviction", "keep_for_calls", "left_out", "now", "out", "source")
 
     def __init__(
         self,
@@ -98,6 +99,7 @@ class _Derived:
     ) -> None:
         self.source, self.current, self.eviction, self.now = source, current, eviction, now
         self.out, self.left_out = out, left_out
+        self.keep_for_calls = 0  # retrieval.keep_for_calls (evidence.py), set by derive
 
 
 def _without(items: Sequence[T], indexes: list[int]) -> list[T]:
@@ -133,12 +135,14 @@ def derive(
         memo is not None
         and memo.current == current
         and (memo.eviction is eviction or memo.eviction == eviction)
+        and memo.keep_for_calls == policy.retrieval.keep_for_calls
         and memo.now == now
         and (memo.source is snap or memo.source == snap)  # by identity of the facts, in C
     ):
         return memo.out, _lined_up(snapshot, memo.left_out)
     ranking: Ranking = policy.ranking
-    held = held_by_evidence(snap)  # sent as the recorded evidence instead (evidence.py)
+    keep_for_calls = policy.retrieval.keep_for_calls
+    held = held_by_evidence(snap, current, keep_for_calls)  # sent as the evidence (evidence.py)
     out = _without(snap, held) if held else snap
     if part.clearing is None:
         part.clearing = ClearingMemo()
@@ -164,6 +168,7 @@ def derive(
     if memo is not None and out is not snap and out == memo.out:
         out = memo.out  # the same facts as last time: the partition's fast path
     part.derived = _Derived(snap, current, eviction, now, out, left_out)
+    part.derived.keep_for_calls = keep_for_calls
     return out, _lined_up(snapshot, left_out)
 
 
@@ -263,6 +268,8 @@ def compile_window(
     work = prepare(snapshot, goal, policy, now, counter, cache)
     freshness(work)
     min_relevance(work)
+    leave_out_spent(work)  # ended wakes' evidence not worth carrying (evidence.py)
+    admit_evidence(work)  # retrieved hits not worth their tokens (admission.py)
     try:
         budget(work)
     except BaseException:
