@@ -9,10 +9,11 @@ the other conversations is chosen and scored on the held-out one. ``value`` is w
 gold turn is worth in input tokens (about what a wake asked again would cost).
 
 Run: ``python -m benchmarks.evidence_calibration [dataset] [value]``. Measured with the
-o200k counter on ``locomo-dev.json``: for a value of 8,000 tokens every fold chooses floor
-0 and cap 1,000 (87-89 % of the gold turns a 4,000-token cap finds, for a quarter of its
-tokens); a floor above 0 never pays for questions (the answer is often a neighbour that
-shares none of the question's words). A statement's hits sharing half its words average
+o200k counter on ``locomo-dev.json``: for a value of 1,000 to 4,000 tokens every fold
+chooses cap 500 (floor 0 or 0.2: about 80 % of the gold turns a 4,000-token cap finds, for
+an eighth of its tokens), the default; for 8,000, cap 1,000 and floor 0 (87-89 %). A floor
+well above 0 never pays for questions (the answer is often a neighbour that shares none of
+the question's words). A statement's hits sharing half its words average
 about 200 tokens where unfiltered ones fill the cap.
 """
 

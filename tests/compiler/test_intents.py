@@ -98,7 +98,7 @@ def test_a_policy_without_intent_rules_keeps_its_fingerprint() -> None:
     assert "intents" not in WindowPolicy.default().model_dump()
     # The default's own values moved with evidence admission (retrieval.*), so its
     # fingerprint is new; intent rules, absent, add nothing to it.
-    assert WindowPolicy.default().fingerprint == "06a3665835dfd1bdb8f34faa9cadc26b"
+    assert WindowPolicy.default().fingerprint == "e31c7385bebc37c1cd43dc1e2ce0bd3e"
     with_rules = WindowPolicy(intents=(IntentRule(name="deploy", patterns=("deploy",)),))
     assert with_rules.model_dump()["intents"] == ({"name": "deploy", "patterns": ("deploy",)},)
     assert WindowPolicy.model_validate_json(with_rules.model_dump_json()) == with_rules

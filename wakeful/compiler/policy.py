@@ -206,7 +206,7 @@ class Retrieval(_Model):
     """
 
     max_tokens: int = Field(
-        1000,
+        500,
         ge=0,
         description="Most tokens of evidence one wake brings (calibrated on the dev "
         "conversations, benchmarks/evidence_calibration.py: past this, a question's "
