@@ -185,6 +185,12 @@ class CompileOut(_Msg):
         description="Tokens a fresh session would write after the stable prefix "
         "(Ledger.fresh_session_tokens); None from compiles that did not say.",
     )
+    fresh_evidence_tokens: int | None = Field(
+        None,
+        description="Of fresh_tokens, the evidence each wake of a fresh session would bring "
+        "back of this session (Ledger.fresh_session_evidence); None from compiles that did "
+        "not say.",
+    )
     spent_today_usd: float | None = Field(
         None,
         description="What the agent's model calls cost today (UTC, by workflow time), for "

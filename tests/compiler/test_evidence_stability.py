@@ -38,7 +38,8 @@ WAKE_REF = WakeRef(
     tenant="t", agent="a1", wake_id=WAKE, session_id="s2", workflow_id="wf", number=1
 )
 ECHO = "Let me read the deploy config before I change the rotation schedule."
-ASK = "Move the deploy key rotation to Wednesdays and tell me what the config says."
+# A question: it may bring a question's evidence (``compiler.admission``).
+ASK = "Can you move the deploy key rotation to Wednesdays? What does the config say?"
 MODEL = "claude-sonnet-4-5"
 # Long enough that the first call's prefix is cacheable (the minimum is 1024 tokens).
 INSTRUCTIONS = " ".join(

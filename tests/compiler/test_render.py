@@ -65,8 +65,11 @@ def test_anthropic_request_is_valid_and_marks_segment_ends() -> None:
     # the history breakpoint ends the earlier wakes: evidence and the current wake follow
     ledger = [r.segment for r in w.ledger.included()]
     assert ledger.index("evidence") > max(i for i, s in enumerate(ledger) if s == "recent")
-    last = w.request["messages"][-1]["content"][-1]
-    assert last["cache_control"] == {"type": "ephemeral", "ttl": "5m"}
+    # The evidence the call brings is for this wake alone: it follows the rolling
+    # breakpoint, sent as input, not written to the cache.
+    *_, wake_end, last = w.request["messages"][-1]["content"]
+    assert "<evidence" in last["text"] and "cache_control" not in last
+    assert wake_end["cache_control"] == {"type": "ephemeral", "ttl": "5m"}
     assert w.request["system"][0]["cache_control"]["ttl"] == "1h"
 
 

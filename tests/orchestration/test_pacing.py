@@ -226,7 +226,6 @@ def test_a_fresh_session_is_priced_with_the_evidence_it_would_pull_back() -> Non
     evidence its first wake retrieves of this session); the clock takes that, not the
     semi-stable prefix alone, and an idle session whose history a fresh one would fetch
     back anyway continues."""
-    from wakeful.compiler import WindowPolicy
     from wakeful.compiler.ledger import Ledger
     from wakeful.contracts import BreakpointRef
 
@@ -236,7 +235,7 @@ def test_a_fresh_session_is_priced_with_the_evidence_it_would_pull_back() -> Non
     )
     buckets = {"semi_stable": 1_500, "summaries": 500, "recent": 15_000, "evidence": 0}
     ledger = Ledger.model_construct(tokens_by_bucket=buckets)
-    fresh = ledger.fresh_session_tokens(WindowPolicy.default().retrieval.max_tokens)
+    fresh = ledger.fresh_session_tokens(4_000)
     assert fresh == 1_500 + 500 + 4_000  # at most one wake's evidence comes back
     reply = CallModelOut(
         output_hash="o",
@@ -297,3 +296,39 @@ def test_the_clock_remembers_gaps_and_writes_per_wake() -> None:
     assert c.wake_written == 2_400
     c = c.with_gap(T0 + timedelta(minutes=12))
     assert (c.gaps, c.written, c.wake_written) == ((715,), (2_400,), 0)
+
+
+def test_an_honest_handoff_pays_the_evidence_of_the_next_sessions_first_wakes() -> None:
+    """Each of the next session's first wakes brings back, as evidence sent as input, what
+    the transcript held; the old price counted its first wake's prefix alone."""
+    cold = at_wake(timedelta(minutes=10), session_tokens=3_000, fresh_evidence_tokens=1_200)
+    old = decide(cold)
+    assert old.choice == "handoff"  # 1,500 fresh tokens written < 3,000 rewritten
+    honest = decide(cold.model_copy(update={"price_next_session": True}))
+    first = 4_000 * 0.3e-6 + 1_500 * 3.75e-6 + 5_500 * 0.3e-6
+    later = 2 * 1_200 * 3.0e-6  # handoff_wakes 3: two more wakes' evidence, as input
+    assert honest.option("handoff").cost_usd == pytest.approx(first + later)
+    assert honest.choice == "continue_now"  # the session is cheaper to keep
+    assert "1200 tokens of evidence in each of the next 2 wake(s)" in honest.option("handoff").why
+
+
+def test_the_clock_keeps_the_evidence_a_fresh_session_would_bring() -> None:
+    from wakeful.compiler.ledger import Ledger
+
+    buckets = {"semi_stable": 1_500, "summaries": 500, "recent": 15_000, "evidence": 200}
+    ledger = Ledger.model_construct(tokens_by_bucket=buckets)
+    assert ledger.fresh_session_evidence(1_000) == 1_000
+    reply = CallModelOut(
+        output_hash="o",
+        stop_reason="end_turn",
+        input_tokens=0,
+        cache_read_input_tokens=4_000,
+        cache_creation_input_tokens=1_000,
+    )
+    base = {"window_hash": "w", "stable_prefix_hash": "s", "input_tokens": 5_000}
+    said = CompileOut(**base, fresh_tokens=3_000, fresh_evidence_tokens=1_000)
+    model = ("anthropic", "claude-sonnet-4-6")
+    kept = update_clock(clock(), *model, said, reply, T0)
+    assert kept.fresh_evidence_tokens == 1_000
+    older = CompileOut(**base, fresh_tokens=3_000)  # a compile that did not say
+    assert update_clock(kept, *model, older, reply, T0).fresh_evidence_tokens == 1_000

@@ -204,7 +204,9 @@ def test_only_a_wakes_first_call_retrieves_and_the_next_wake_skips_what_it_recor
 ) -> None:
     """A later call of the wake sends the first call's evidence from the wake's recorded
     evidence: it retrieves nothing. The next wake's retrieval leaves out what a recorded
-    evidence block in its snapshot holds (it is in the window already)."""
+    evidence block in its snapshot holds while the window carries it (it is in the window
+    already); evidence the window no longer carries holds nothing, so what it held may
+    come back (``compiler.evidence.carried``)."""
     from wakeful.compiler.blocks import AgentProfile, Snapshot
     from wakeful.compiler.evidence import EVIDENCE_META
     from wakeful.substrate.indexing import retrieve_into
@@ -231,10 +233,26 @@ def test_only_a_wakes_first_call_retrieves_and_the_next_wake_skips_what_it_recor
         wake_id="w-9",
         meta={EVIDENCE_META: " ".join(b.id for b in found if b.external_id == "D0")},
     )
-    later = snap.model_copy(update={"current_wake_id": "w-10", "blocks": (recorded,)})
+    # A long tool result followed the evidence in its wake: rewriting it would cost more
+    # than reading the evidence on, so the next wake carries the evidence.
+    work = Block(
+        id="ev:1000",
+        kind=BlockKind.TOOL_RESULT,
+        text="log line\n" * 400,
+        source="events:1000",
+        seq=1000,
+        role=Role.USER,
+        tool_call_id="t1",
+        wake_id="w-9",
+    )
+    later = snap.model_copy(update={"current_wake_id": "w-10", "blocks": (recorded, work)})
     nxt, _ = retrieve_into(index, tenant, later, goal_text="deploy key", **kw)
     brought = [b.external_id for b in nxt.blocks if b.kind is BlockKind.RETRIEVED]
     assert brought and "D0" not in brought
+    # Nothing followed it: the next wake leaves it out, and retrieval may bring D0 again.
+    spent = later.model_copy(update={"blocks": (recorded,)})
+    nxt, _ = retrieve_into(index, tenant, spent, goal_text="deploy key", **kw)
+    assert "D0" in [b.external_id for b in nxt.blocks if b.kind is BlockKind.RETRIEVED]
 
 
 def test_hits_below_the_policys_score_floor_are_not_brought(tenant: TenantStore) -> None:

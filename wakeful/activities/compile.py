@@ -95,6 +95,7 @@ def compile_out(
         input_tokens=rec.input_tokens,
         breakpoints=breakpoint_refs(used),
         fresh_tokens=used.fresh_session_tokens(policy.retrieval.max_tokens),
+        fresh_evidence_tokens=used.fresh_session_evidence(policy.retrieval.max_tokens),
         spent_today_usd=None if spent is None else spent.usd,
         spent_today_tokens=None if spent is None else spent.tokens,
         consolidate=policy.budget.consolidates(rec.tokens_by_bucket.get("recent", 0)),

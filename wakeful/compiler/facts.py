@@ -153,6 +153,7 @@ class Facts:
         "segment",
         "seq",
         "shown",
+        "spent",
         "strict",
         "times",
         "tokens",
@@ -223,6 +224,9 @@ class Facts:
             if kind is BlockKind.TURN and EVIDENCE_META in block.meta
             else None
         )
+        # Recorded evidence of an ended wake: (the horizon it was judged for, whether it is
+        # carried into later wakes), see ``evidence.carried``.
+        self.spent: tuple[int, bool] | None = None
         # the last exclusion this compile made of the block, and its ledger row
         self.xrow: tuple[Any, LedgerRow] | None = None
         # The ledger row of a block the budget left out: the same every compile.

@@ -72,8 +72,10 @@ class Breakpoint(BaseModel):
 # 12: a wake's recorded evidence holds a block only while its content is as recorded
 # (``evidence.EVIDENCE_HASHES_META``); a block whose content changed is evidence again.
 # 13: a user turn or summary over its share of the window is shown head and tail
-# (``oversize.py``).
-COMPILER_VERSION = 13
+# (``oversize.py``). 14: retrieved hits are admitted by their worth (``admission.py``), an
+# ended wake's evidence is carried only while that is cheaper than fetching it again
+# (``evidence.carried``), and a first call's evidence is sent after the cached prefix.
+COMPILER_VERSION = 14
 
 
 class Ledger(BaseModel):
@@ -122,5 +124,14 @@ class Ledger(BaseModel):
         its first wake would bring back of this session (its history and evidence, up to
         ``evidence_limit``, what one wake may bring: the policy's retrieval.max_tokens)."""
         b = self.tokens_by_bucket
-        session = b.get("recent", 0) + b.get("evidence", 0)
-        return b.get("semi_stable", 0) + b.get("summaries", 0) + min(session, evidence_limit)
+        return (
+            b.get("semi_stable", 0)
+            + b.get("summaries", 0)
+            + self.fresh_session_evidence(evidence_limit)
+        )
+
+    def fresh_session_evidence(self, evidence_limit: int) -> int:
+        """What a wake of a fresh session would bring back of this session as evidence:
+        its history and evidence, up to ``evidence_limit`` (what one wake may bring)."""
+        b = self.tokens_by_bucket
+        return min(b.get("recent", 0) + b.get("evidence", 0), evidence_limit)

@@ -32,11 +32,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
 
+from wakeful.compiler.admission import admit_evidence
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Snapshot
 from wakeful.compiler.budget import budget
 from wakeful.compiler.clearing import ClearingMemo, cleared_results, unneeded_on_demand
 from wakeful.compiler.encode import JsonMemo, request_parts
-from wakeful.compiler.evidence import held_by_evidence
+from wakeful.compiler.evidence import held_by_evidence, leave_out_spent
 from wakeful.compiler.facts import Derivation
 from wakeful.compiler.freshness import freshness
 from wakeful.compiler.live_output import settled_results
@@ -87,7 +88,7 @@ class _Derived:
     cache anyway, and no block: a worker's blocks are new every compile, and holding them
     would only move the cost of freeing them into the next one."""
 
-    __slots__ = ("current", "eviction", "left_out", "now", "out", "source")
+    __slots__ = ("current", "eviction", "keep_for_calls", "left_out", "now", "out", "source")
 
     def __init__(
         self,
@@ -100,6 +101,7 @@ class _Derived:
     ) -> None:
         self.source, self.current, self.eviction, self.now = source, current, eviction, now
         self.out, self.left_out = out, left_out
+        self.keep_for_calls = 0  # retrieval.keep_for_calls (evidence.py), set by derive
 
 
 class _Applied:
@@ -177,13 +179,16 @@ def derive(
         memo is not None
         and memo.current == current
         and (memo.eviction is eviction or memo.eviction == eviction)
+        and memo.keep_for_calls == policy.retrieval.keep_for_calls
         and memo.now == now
         and (memo.source is snap or memo.source == snap)  # by identity of the facts, in C
     ):
         return memo.out, _lined_up(snapshot, memo.left_out)
     ranking: Ranking = policy.ranking
     marks = part.positions  # on ``snap``: where the blocks these passes look for sit
-    held = held_by_evidence(snap, marks)  # sent as the recorded evidence instead
+    keep_for_calls = policy.retrieval.keep_for_calls
+    # Sent as the recorded evidence instead (evidence.py).
+    held = held_by_evidence(snap, current, keep_for_calls, marks)
     out = _without(snap, held) if held else snap
     if part.clearing is None:
         part.clearing = ClearingMemo()
@@ -215,6 +220,7 @@ def derive(
     if memo is not None and out is not snap and out == memo.out:
         out = memo.out  # the same facts as last time: the partition's fast path
     part.derived = _Derived(snap, current, eviction, now, out, left_out)
+    part.derived.keep_for_calls = keep_for_calls
     return out, _lined_up(snapshot, left_out)
 
 
@@ -322,6 +328,8 @@ def compile_window(
     work = prepare(snapshot, goal, policy, now, counter, cache)
     freshness(work)
     min_relevance(work)
+    leave_out_spent(work)  # ended wakes' evidence not worth carrying (evidence.py)
+    admit_evidence(work)  # retrieved hits not worth their tokens (admission.py)
     try:
         budget(work)
     except BaseException:

@@ -205,13 +205,44 @@ class Retrieval(_Model):
     not fill a share of the window.
     """
 
-    max_tokens: int = Field(4000, ge=0, description="Most tokens of evidence one wake brings.")
+    max_tokens: int = Field(
+        500,
+        ge=0,
+        description="Most tokens of evidence one wake brings (calibrated on the dev "
+        "conversations, benchmarks/evidence_calibration.py: past this, a question's "
+        "evidence finds its answer too rarely to pay for its tokens).",
+    )
     min_score: float = Field(
         0.3,
         ge=0,
         le=1,
         description="A hit scoring below this share of the best match is left out (the turns "
         "around a hit that is brought may still come with it).",
+    )
+    min_overlap: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="A hit a question brings shares at least this share of the question's "
+        "content words (compiler.admission); its neighbours follow it.",
+    )
+    statement_max_tokens: int = Field(
+        250,
+        ge=0,
+        description="Most tokens of evidence an ask that asks nothing (no question) brings.",
+    )
+    statement_min_overlap: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="A hit a statement brings shares at least this share of its content words.",
+    )
+    keep_for_calls: int = Field(
+        10,
+        ge=0,
+        description="Later calls an ended wake's evidence would be read by if it were kept: "
+        "it is carried into later wakes only while reading it that often costs less than "
+        "rewriting what followed it in its wake (compiler.evidence); 0 carries it always.",
     )
 
 

@@ -86,7 +86,7 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
                 framed.add(f.group)
             if item.stale:
                 tokens += work.stale_cost(f)
-        detail = f"trigger {injected[f]}" if f in injected else ""
+        detail = f"trigger {injected[f]}" if f in injected else work.notes.get(f, "")
         if item.stale:
             detail = (detail + "; stale").lstrip("; ")
         if later and f.flags & DEDUPE and f not in tail:
@@ -119,8 +119,9 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
 
 EVIDENCE_RULE = "evidence.placement"
 EVIDENCE_PLACEMENT = (
-    "with_wake: after the current wake's content, recorded with the wake and sent again in "
-    "place by every later call (written to the cache once, then read)"
+    "with_wake: after the cached prefix (sent as input), recorded with the wake and sent "
+    "again in place by its later calls; later wakes carry it only while that is cheaper "
+    "than fetching it again (retrieval.keep_for_calls)"
 )
 
 

@@ -120,6 +120,8 @@ class Work:
     # the groups the budget has opened (charged) so far.
     frames: dict[str, int] = field(default_factory=dict)
     opened: set[str] = field(default_factory=set)
+    # Why an admitted block came, in the ledger's detail (evidence admission, admission.py).
+    notes: dict[Facts, str] = field(default_factory=dict)
 
     def add_synthetic(self, block: Block) -> Facts:
         counts = self.cache.counts_for(self.counter)

@@ -36,7 +36,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict
 
 from wakeful.compiler.blocks import Block, BlockKind, Snapshot, content_hash
-from wakeful.compiler.evidence import EVIDENCE_META
+from wakeful.compiler.evidence import EVIDENCE_META, spent
 from wakeful.compiler.policy import WindowPolicy
 from wakeful.errors import UserError
 from wakeful.substrate.embedders import Embedder
@@ -528,10 +528,16 @@ def retrieve(
     from there, in the same place, and retrieving again would only rewrite what follows
     it; the question of a wake does not change. Hits are what is relevant enough
     (``retrieval.min_score``) up to ``retrieval.max_tokens``, never what the window holds
-    already (raw turns, earlier wakes' recorded evidence, the handoff note, summaries).
+    already (raw turns, the earlier wakes' recorded evidence it carries, the handoff
+    note, summaries).
     """
     if call_index > 0:
         return [], None
+    # An ended wake's evidence that the window will not carry holds nothing: what it held
+    # may be brought again (``compiler.evidence.carried``).
+    gone = spent(present, policy.retrieval.keep_for_calls)
+    if gone:
+        present = [b for b in present if b.id not in gone]
     query = retrieval_query(goal_text, present)
     cap = retrieval_cap(policy, max_tokens)
     hits = index.gather(

@@ -59,7 +59,7 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.cycle import WakeAnswer, WakeCycle, store
     from wakeful.workflows.details import show
     from wakeful.workflows.pacing import PacingInput, PacingPolicy, cache_ttls, decide
-    from wakeful.workflows.sessions import Sessions
+    from wakeful.workflows.sessions import HANDOFF_PRICE, Sessions
     from wakeful.workflows.state import (
         AgentInput,
         AgentState,
@@ -350,6 +350,7 @@ class AgentWorkflow:
                 # its run's own runtime (continue-as-new keeps it), so none was foreign.
                 provider=rt.provider,
                 model=rt.model,
+                price_next_session=workflow.patched(HANDOFF_PRICE),
             )
         )
         s.pacing, s.keep_warm_at = decision, []  # a wake replaces any keep-warm plan

@@ -68,6 +68,11 @@ def update_clock(
         session_tokens=max(cached - stable_tokens, 0) if cached else clock.session_tokens,
         session_ttl_s=session_ttl,
         fresh_tokens=max(fresh, 0),
+        fresh_evidence_tokens=(
+            compiled.fresh_evidence_tokens
+            if compiled.fresh_evidence_tokens is not None
+            else clock.fresh_evidence_tokens
+        ),
         gaps=clock.gaps,
         written=clock.written,
         wake_written=clock.wake_written + reply.cache_creation_input_tokens,

@@ -13,7 +13,9 @@ going idle when it knows when the next wake will come — it can price:
 * ``keep_warm``         — go idle but send a minimal call before each expiry, so the next
   wake reads the prefix instead of rewriting it;
 * ``handoff``           — end the session: the next call starts a fresh session whose
-  prefix is the stable part plus the handoff note, not the session's transcript.
+  prefix is the stable part plus the handoff note, not the session's transcript. Priced
+  honestly (``PacingInput.price_next_session``), it also pays the evidence the next
+  session's first wakes bring back of what the transcript held.
 
 Each option is priced as the prefix traffic of the next wake: its first call (read what is
 warm, write what is not) plus ``expected_calls - 1`` reads. The cheapest allowed option wins;
@@ -106,6 +108,9 @@ class CacheClock(_Model):
     session_tokens: int = 0
     session_ttl_s: int = 300
     fresh_tokens: int = 0
+    fresh_evidence_tokens: int = Field(
+        0, description="Of fresh_tokens, the evidence each wake of a fresh session brings back."
+    )
     gaps: tuple[int, ...] = Field(
         (), description="Seconds from the last cache use to each of the latest wakes."
     )
@@ -167,6 +172,12 @@ class PacingPolicy(_Model):
         timedelta(hours=1), description="A session idle longer than this always ends."
     )
     expected_calls: int = Field(2, ge=1, description="Model calls a wake makes.")
+    handoff_wakes: int = Field(
+        3,
+        ge=1,
+        description="Wakes of the next session a handoff is priced over: each brings back, "
+        "as evidence, what the transcript held (the first also writes the fresh prefix).",
+    )
 
 
 class PacingInput(_Model):
@@ -182,6 +193,11 @@ class PacingInput(_Model):
         "", description="Who serves the next call; empty: whoever the clock was kept for."
     )
     model: str = ""
+    price_next_session: bool = Field(
+        False,
+        description="Price a handoff with the next session's first wakes (off: its first "
+        "wake's prefix alone, as decisions in older histories were).",
+    )
 
     @property
     def foreign(self) -> bool:
@@ -302,6 +318,15 @@ class _Pricer:
         )
         return first + later
 
+    def handoff(self, at: datetime) -> float:
+        """A new session, honestly: its first wake (the stable prefix, the fresh prefix
+        written, evidence of this session among it) and its next ``handoff_wakes - 1``
+        wakes, each bringing back as evidence, sent as input, what the transcript held.
+        (The note's own call is not counted: a session continued ends with one too.)"""
+        c, r, p = self.c, self.r, self.p
+        later = (p.handoff_wakes - 1) * _per_token(r.input, c.fresh_evidence_tokens)
+        return self.wake(c.fresh_tokens, False, at) + later
+
     def ping(self) -> float:
         read = _per_token(self.r.cache_read, self.c.stable_tokens + self.c.session_tokens)
         return read + _per_token(self.r.output, self.p.keep_warm_output_tokens)
@@ -359,7 +384,17 @@ def decide(inp: PacingInput) -> PacingDecision:
         ho_ok, ho_why = False, "the session is warm and policy.handoff_when_warm is off"
     else:
         ho_ok, ho_why = True, f"fresh prefix {clock.fresh_tokens} tokens written"
-    fresh = pricer.wake(clock.fresh_tokens, False, at) if pricer else None
+    if pricer is None:
+        fresh = None
+    elif inp.price_next_session:
+        fresh = pricer.handoff(at)
+        if ho_ok:
+            ho_why += (
+                f", then {clock.fresh_evidence_tokens} tokens of evidence in each of the "
+                f"next {policy.handoff_wakes - 1} wake(s)"
+            )
+    else:
+        fresh = pricer.wake(clock.fresh_tokens, False, at)
     handoff = PacingOption(name="handoff", cost_usd=fresh, allowed=ho_ok, why=ho_why)
 
     options = [*first, _keep_warm_option(inp, pricer, idle, cont_ok, cont_why), handoff]

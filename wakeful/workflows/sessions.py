@@ -40,7 +40,11 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.search import tag_agent, tag_session
     from wakeful.workflows.state import AgentState
 
-__all__ = ["Sessions"]
+__all__ = ["HANDOFF_PRICE", "Sessions"]
+
+# Patch id: pacing prices a handoff with the evidence the next session's first wakes bring
+# (``PacingInput.price_next_session``); histories recorded before it decide as they did.
+HANDOFF_PRICE = "handoff-price-1"
 
 
 class Sessions:
@@ -146,6 +150,7 @@ class Sessions:
                 next_call_at=next_at,
                 provider=self.rt.provider,
                 model=self.rt.model,
+                price_next_session=workflow.patched(HANDOFF_PRICE),
             )
         )
         s.pacing = decision

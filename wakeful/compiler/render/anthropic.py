@@ -7,7 +7,7 @@ Layout::
     system[1]  skills index, task frame, decisions, handoff   ← "semi_stable"
     messages:  user[summaries] ← "summaries",
                history of earlier wakes… ← "history",
-               current wake…, user[evidence it brings] ← "rolling"
+               current wake… ← "rolling", user[evidence it brings] (not cached)
 
 Messages alternate roles: consecutive same-role items go into one message. Each model
 reply is one assistant message, holding exactly the blocks the provider returned (text and
@@ -190,7 +190,11 @@ class AnthropicRenderer(Renderer):
             mark = Mark("cleared", cleared, owners[cleared], cache.rolling_ttl, True)
             marks.append(mark)
             marks.sort(key=lambda m: m.element)
-        rolling = len(elements) - 1
+        # The evidence a wake's first call brings is for this wake alone: it goes after the
+        # cached prefix, sent as input, not written to the cache. A later call of the wake
+        # sends it as a recorded turn, inside the prefix it writes; a later wake that does
+        # not carry it (``compiler.evidence``) reads the prefix up to the wake's content.
+        rolling = len(elements) - 1 - (1 if layout.evidence else 0)
         if rolling - marks[-1].element > cache.lookback_blocks and len(messages) >= 3:
             bridge = last_of_message[len(messages) - 3]
             if bridge > marks[-1].element:
