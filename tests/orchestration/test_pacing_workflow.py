@@ -33,10 +33,14 @@ async def test_an_idle_gap_longer_than_the_ttl_changes_the_pacing_decision(
     temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
     env = temporal_skipping
+    # A session worth its price: its transcript holds a long incident log, which a new
+    # session would not carry (only what retrieval brings back of it).
+    log = "\n".join(f"09:{i:02d} checkout p99 {200 + i} ms, retries {i % 7}" for i in range(90))
+    (Path(agent.workdir) / "docs" / "incident.md").write_text(log)
     async with serving_agent(env.client, store, agent, osim) as served:
         one = await served.ask("read_file README.md")
         await _sleep(env, osim, timedelta(minutes=1))
-        two = await served.ask("read_file docs/design.md")
+        two = await served.ask("read_file docs/incident.md")
         await _sleep(env, osim, timedelta(minutes=10))
         three = await served.ask("read_file docs/roadmap.md")
         status = await agent_handle(env.client, agent).query(AgentWorkflow.status)
