@@ -332,3 +332,14 @@ def test_how_long_questions_prefer_spans_of_time_when_asked_to(durations: bool, 
     config = {**PLAIN, "neighbours": False, "when_durations": durations}
     hits = retrieve(store, "How long has Ana baked bread?", **config)
     assert hits[0].external_id == first
+
+
+def test_how_long_counts_as_asking_when_by_default() -> None:
+    store = _tie_store(
+        [
+            ("Ana: I bake bread with rye.", MAY),
+            ("Ana: I bake bread since 2019.", MAY),
+        ]
+    )
+    hits = retrieve(store, "How long has Ana baked bread?", **PLAIN, neighbours=False)
+    assert hits[0].external_id == "c1"

@@ -19,8 +19,9 @@ The compile activity calls :meth:`Retriever.retrieve` and hands the resulting
    added to BM25's (each scaled onto 0..1 over its ranking), so the dense vectors reorder
    BM25's hits without BM25's scores being reduced to ranks.
 4. **Time**: when the question names a month or a year, chunks from sessions on that date
-   gain ``date_boost``; when it asks *when* something happened, chunks that say when (a
-   date, a weekday, "yesterday", "last week", "two years ago") gain ``when_boost``.
+   gain ``date_boost``; when it asks *when* something happened (or how long), chunks that
+   say when (a date, a weekday, "yesterday", "last week", "two years ago", "for four
+   years", "since 2019") gain ``when_boost``.
 5. **Dedupe** by source hash, keeping the best-ranked copy.
 6. **Packing** under ``token_cap``: hits in rank order, each bringing its neighbours (same
    session, seq ± 1, read back from the vector payload) when they fit. A hit that asks a
@@ -163,9 +164,11 @@ class RetrievalConfig(BaseModel):
         "when the question asks when.",
     )
     when_durations: bool = Field(
-        default=False,
+        default=True,
         description="Count a question about how long as asking when, and a span of time "
-        '("for four years", "since 2019") as saying when, for ``when_boost``.',
+        '("for four years", "since 2019") as saying when, for ``when_boost``. On the five '
+        "LoCoMo dev conversations it raises recall at 1k, 2k and 4k tokens and lowers it "
+        "nowhere.",
     )
     date_near: float = Field(
         default=0.0,
