@@ -22,6 +22,9 @@ The compile activity calls :meth:`Retriever.retrieve` and hands the resulting
    gain ``date_boost``; when it asks *when* something happened (or how long), chunks that
    say when (a date, a weekday, "yesterday", "last week", "two years ago", "for four
    years", "since 2019") gain ``when_boost``.
+   Off by default, for the recall bench's folds to try: a **second hop** (``hop_weight``:
+   the names the first hits mention and the question does not, asked as a query of their
+   own) and months next to a named one (``date_near``).
 5. **Dedupe** by source hash, keeping the best-ranked copy.
 6. **Packing** under ``token_cap``: hits in rank order, each bringing its neighbours (same
    session, seq ± 1, read back from the vector payload) when they fit. A hit that asks a
@@ -31,7 +34,8 @@ The compile activity calls :meth:`Retriever.retrieve` and hands the resulting
    a matching question more often than a hit does: under a tight cap the next hits are worth
    more than the turns around the first ones, under a loose one every neighbour still fits.
    Neighbours are read in one batch for the hits expected to fit, and again only if packing
-   runs past it.
+   runs past it. Off by default: neighbours further out (``neighbour_reach``) and only
+   around strong hits (``neighbour_floor``).
 """
 
 from __future__ import annotations
