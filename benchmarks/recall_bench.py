@@ -93,6 +93,7 @@ FOLD_GRID: tuple[dict[str, Any], ...] = (
     {"date_boost": 0.0},
     {"when_boost": 0.0},
     {"dense_share": 0.2},
+    {"when_durations": False},
 )
 
 

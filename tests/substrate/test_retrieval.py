@@ -11,7 +11,7 @@ import pytest
 from tests.substrate.retrieval_store import Turn, embedded, filled
 from wakeful.compiler.blocks import BlockKind
 from wakeful.substrate.embedders import HashingEmbedder
-from wakeful.substrate.retrieval import RetrievalConfig, RetrievalHit, Retriever
+from wakeful.substrate.retrieval import RetrievalConfig, RetrievalHit, Retriever, hop_names
 from wakeful.substrate.vectors.base import FusionMode, VectorPoint, VectorStore
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.substrate.vectors.memory import MemoryVectorStore
@@ -260,3 +260,86 @@ def test_may_the_verb_is_not_a_time() -> None:
     )
     hits = retrieve(store, "When did Ana bake bread?", **PLAIN, neighbours=False)
     assert hits[0].external_id == "c0"
+
+
+def test_neighbour_reach_brings_two_turns_either_side(store: VectorStore) -> None:
+    hits = retrieve(store, "sunrise", neighbour_lag=50, neighbour_reach=2, **PLAIN)
+    assert [(h.external_id, h.neighbour_of) for h in hits] == [
+        ("D1:4", None),
+        ("D1:3", "D1:4"),
+        ("D1:5", "D1:4"),
+        ("D1:2", "D1:4"),
+        ("D1:6", "D1:4"),
+    ]
+    # Each step away is worth neighbour_relevance again.
+    assert hits[3].score == pytest.approx(hits[0].score * 0.25)
+
+
+def test_only_strong_hits_bring_their_neighbours(store: VectorStore) -> None:
+    question = "hiking friends camping"
+    every = retrieve(store, question, neighbour_lag=0, **PLAIN)
+    strong = retrieve(store, question, neighbour_lag=0, neighbour_floor=0.99, **PLAIN)
+    assert {h.neighbour_of for h in every} == {None, "D1:6", "D2:1", "D2:4"}
+    assert {h.neighbour_of for h in strong} == {None, "D1:6"}
+
+
+@pytest.mark.parametrize(("near", "first"), [(0.0, "c0"), (0.5, "c1")])
+def test_a_month_next_to_the_named_one_gains_a_share_of_the_boost(near: float, first: str) -> None:
+    store = _tie_store(
+        [
+            ("Ana: I bake bread with rye.", MAY),
+            ("Ana: I bake bread with rye!", JUNE),
+        ]
+    )
+    hits = retrieve(store, "Who baked bread in July?", date_near=near, **PLAIN, neighbours=False)
+    assert hits[0].external_id == first
+
+
+def test_hop_names_are_capitalised_words_inside_sentences_not_asked() -> None:
+    texts = [
+        "Ana: My friend Boris came by. The cake was from Paris, said Boris.",
+        "Boris: I'm Boris's cousin, Ana and I met Clara's dog in Paris.",
+    ]
+    assert hop_names(texts, "What did Ana's friend bring?", 5) == ["Boris", "Paris", "Clara"]
+    assert hop_names(texts, "Did Boris bring it?", 1) == ["Paris"]
+
+
+def test_a_second_hop_finds_what_the_first_hits_name() -> None:
+    turns = [
+        Turn("c0", "Ana: My friend Boris visits today.", 0, "s0", MAY, "c0"),
+        Turn("c1", "Boris: I baked a plum cake.", 0, "s1", MAY, "c1"),
+        Turn("c2", "Clara: Nothing to add.", 0, "s2", MAY, "c2"),
+    ]
+    store = filled(MemoryVectorStore(), EMB, "chunks", embedded(EMB, turns))
+    question = "What did the friend of Ana do?"
+
+    def found(**config: object) -> list[str]:
+        retriever = Retriever(store, EMB, RetrievalConfig.model_validate({**PLAIN, **config}))
+        return [c.hit.chunk_id for c in retriever.candidates(question, tenant="t1", agent="a1")]
+
+    assert found() == ["c0"]
+    assert found(hop_weight=0.5) == ["c0", "c1"]
+
+
+@pytest.mark.parametrize(("durations", "first"), [(False, "c0"), (True, "c1")])
+def test_how_long_questions_prefer_spans_of_time_when_asked_to(durations: bool, first: str) -> None:
+    store = _tie_store(
+        [
+            ("Ana: I bake bread with rye.", MAY),
+            ("Ana: I bake bread for four years.", MAY),
+        ]
+    )
+    config = {**PLAIN, "neighbours": False, "when_durations": durations}
+    hits = retrieve(store, "How long has Ana baked bread?", **config)
+    assert hits[0].external_id == first
+
+
+def test_how_long_counts_as_asking_when_by_default() -> None:
+    store = _tie_store(
+        [
+            ("Ana: I bake bread with rye.", MAY),
+            ("Ana: I bake bread since 2019.", MAY),
+        ]
+    )
+    hits = retrieve(store, "How long has Ana baked bread?", **PLAIN, neighbours=False)
+    assert hits[0].external_id == "c1"
