@@ -1,13 +1,14 @@
-"""Each call of a realistic multi-session agent reads back everything the call before sent.
+"""Each call of a realistic multi-session agent reads back everything the call before cached.
 
 A session shape built from LoCoMo dialogue (several sessions separated by days, so each new
 one opens with a handoff note; tool wakes with sizeable results; questions about earlier
 sessions, so retrieval brings different evidence at each wake) is replayed through
 Wakeful's production compile path and the simulator's Anthropic caching rules. For every
 call that follows another within the same session and the cache TTL, the provider's cache
-read covers the whole of the previous request: nothing before the new content changed,
-whether the wake is new, a tool wake went on, or retrieval brought new evidence, in the
-first session as in the sessions that open with a handoff note.
+read covers all the previous request read or wrote: nothing before the new content
+changed, whether the wake is new, a tool wake went on, or retrieval brought new evidence,
+in the first session as in the sessions that open with a handoff note. (The evidence a call
+brings goes after its cached prefix, as plain input: only that is not read back.)
 """
 
 from __future__ import annotations
@@ -51,9 +52,9 @@ def test_every_call_reads_back_the_whole_previous_request_across_wakes_tools_and
     for k in range(1, len(turns)):
         before, now = turns[k - 1], turns[k]
         sent = usage[k - 1]
-        previous = (
-            sent.cache_read_input_tokens + sent.cache_creation_input_tokens + sent.input_tokens
-        )
+        # What the call before had in the cache (read or written): all but the evidence it
+        # brought after its cached prefix, sent as plain input and not carried further.
+        previous = sent.cache_read_input_tokens + sent.cache_creation_input_tokens
         got = usage[k]
         same_session = (
             wake_ref(wake_of[before.wake]).session_id == wake_ref(wake_of[now.wake]).session_id
@@ -66,7 +67,7 @@ def test_every_call_reads_back_the_whole_previous_request_across_wakes_tools_and
             continue  # past the TTL the provider forgot it: nothing to read back
         assert got.cache_read_input_tokens == previous, (
             f"call {k} read {got.cache_read_input_tokens} of the {previous} tokens call "
-            f"{k - 1} sent"
+            f"{k - 1} cached"
         )
         if now.wake == before.wake:
             checked["tool_wake"] += 1
