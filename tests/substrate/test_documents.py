@@ -104,3 +104,35 @@ def test_a_batch_with_a_bad_file_stores_nothing(tenant: TenantStore, tmp_path: P
     with pytest.raises(UserError, match=r"bad\.bin is a binary file"):
         tenant.add_documents("a1", read_documents(["ok.md", "bad.bin"], cwd=tmp_path))
     assert tenant.documents("a1") == []
+
+
+def test_agent_documents_are_added_on_registration_or_refused_in_one_line(
+    tenant: TenantStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wakeful.agents import Agent
+    from wakeful.errors import ConfigError
+    from wakeful.worker.serve import register_agent
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runbook.md").write_text(V1, encoding="utf-8")
+    with pytest.raises(UserError, match="documents is one string"):
+        Agent(name="a1", instructions="i", tenant=tenant.name, documents="runbook.md")  # type: ignore[arg-type]
+    agent = Agent(name="a1", instructions="i", tenant=tenant.name, documents=["runbook.md"])
+    assert agent.spec()["documents"] == ["runbook.md"]
+    register_agent(tenant, agent)
+    assert [(d.path, d.chunks) for d in tenant.documents("a1")] == [("runbook.md", 2)]
+    register_agent(tenant, agent)  # unchanged: nothing new
+    assert len(tenant.doc_chunks("a1", live_only=False)) == 2
+
+    (tmp_path / "runbook.md").write_text(V2, encoding="utf-8")
+    broken = Agent(
+        name="a1", instructions="new", tenant=tenant.name, documents=["runbook.md", "gone.md"]
+    )
+    with pytest.raises(ConfigError) as err:
+        register_agent(tenant, broken)
+    assert str(err.value) == (
+        "agent 'a1': documents: no such file or folder: 'gone.md'; give an existing path or a glob"
+    )
+    # Nothing of the broken registration was stored: the agent and its documents as before.
+    assert tenant.get_agent("a1")["instructions"] == "i"
+    assert "every Tuesday" in " ".join(c.text for c in tenant.doc_chunks("a1"))
