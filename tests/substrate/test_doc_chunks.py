@@ -104,14 +104,15 @@ def test_files_folders_and_globs_expand_to_stored_paths(tmp_path: Path) -> None:
         ("latin.txt", "caf\xe9".encode("latin-1"), "latin.txt is not UTF-8 text (byte 3"),
         ("empty.md", b"", "empty.md is empty"),
         ("blank.md", b"  \n\t\n", "blank.md is empty"),
-        ("paper.pdf", b"%PDF-1.7 ...", "paper.pdf is a PDF"),
+        ("paper.pdf", b"%PDF-1.7 not really", "paper.pdf is not a readable PDF"),
+        ("scan.pdf", None, "scan.pdf has no text to extract (a scanned PDF?)"),
     ],
 )
 def test_bad_files_are_one_line_naming_them(
-    tmp_path: Path, name: str, data: bytes, says: str
+    tmp_path: Path, name: str, data: bytes | None, says: str
 ) -> None:
     (tmp_path / "good.md").write_text("# fine", encoding="utf-8")
-    (tmp_path / name).write_bytes(data)
+    (tmp_path / name).write_bytes(pdf([""]) if data is None else data)
     with pytest.raises(UserError) as err:
         read_documents(["good.md", name], cwd=tmp_path)
     assert says in str(err.value) and "\n" not in str(err.value)
@@ -142,3 +143,47 @@ def test_odd_unicode_is_kept_as_written(tmp_path: Path) -> None:
     (chunk,) = doc.chunks()
     assert chunk.heading == "Ünïcödé \u202eright-to-left\u202c 🚀"
     assert chunk.text.endswith("zero\u200dwidth e\u0301 𝔘")
+
+
+def pdf(pages: list[str]) -> bytes:
+    """A small valid PDF, one line of Helvetica text per page (an empty one: no text)."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]  # the page tree is filled below
+    kids = []
+    for text in pages:
+        body = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode() if text else b""
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(body), body))
+        content = len(objects)
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 "
+            b"/BaseFont /Helvetica >> >> >> >>" % content
+        )
+        kids.append(b"%d 0 R" % len(objects))
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), len(kids))
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for n, obj in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (n, obj)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return out
+
+
+def test_a_pdf_is_read_page_by_page(tmp_path: Path) -> None:
+    (tmp_path / "manual.pdf").write_bytes(
+        pdf(["Key rotation happens every Tuesday.", "", "Rollback uses the release page."])
+    )
+    (doc,) = read_documents(["manual.pdf"], cwd=tmp_path)
+    assert [(c.heading, c.text) for c in doc.chunks()] == [
+        ("page 1", "page 1\n\nKey rotation happens every Tuesday."),
+        ("page 3", "page 3\n\nRollback uses the release page."),
+    ]
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "manual.pdf").rename(tmp_path / "folder" / "manual.pdf")
+    assert [f.path for f in read_documents(["folder"], cwd=tmp_path)] == ["folder/manual.pdf"]

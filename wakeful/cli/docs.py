@@ -4,15 +4,16 @@ wakeful docs add ops README.md docs/ "notes/**/*.txt"   files, folders, globs
 wakeful docs list ops [--json]                         live documents: path, version, chunks
 wakeful docs remove ops docs/runbook.md                its chunks are never retrieved again
 
-Files are markdown, text or code, stored as chunks by their structure (headings,
-paragraphs, fenced code blocks; a code file's top-level definitions or line windows) with
-their path, heading and version (``wakeful.substrate.doc_chunks``). Adding a file again
-does nothing when it is unchanged; a changed one supersedes its old chunks. Every file is
-read and checked before anything is stored: one bad path stores nothing. The worker indexes
-new chunks before its next retrieval; this command never opens the vector index.
+Files are markdown, text, code or (with the ``pdf`` extra) PDF, stored as chunks by their
+structure (headings, paragraphs, fenced code blocks; a code file's top-level definitions or
+line windows; a PDF's pages) with their path, heading and version
+(``wakeful.substrate.doc_chunks``). Adding a file again does nothing when it is unchanged;
+a changed one supersedes its old chunks. Every file is read and checked before anything is
+stored: one bad path stores nothing. The worker indexes new chunks before its next
+retrieval; this command never opens the vector index.
 
 Exit codes: 0 done (or listed), 2 misuse (no such agent, file or document; a binary, empty
-or non-UTF-8 file), 3 the database is unreachable.
+or non-UTF-8 file, an unreadable PDF), 3 the database is unreachable.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ structure rather than a fixed size:
   the standard ``ast``. A file that does not parse is cut like other code.
 * **Other code**: windows of ``CODE_WINDOW`` lines, named ``lines A-B``.
 * **Text** (anything else that is UTF-8 text): paragraphs, packed as in markdown.
+* **PDF** (with the ``pdf`` extra: pypdf): the text of each page, its paragraphs packed as
+  in markdown, named ``page N``. A PDF without extractable text (a scan) is refused.
 
 A chunk's text opens with its heading trail, so a search for the heading finds it.
 :func:`read_documents` expands paths, folders and globs and refuses what is not a
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import ast
 import glob
+import importlib.util
+import io
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -31,6 +35,7 @@ from pathlib import Path
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.errors import UserError
+from wakeful.extras import require
 
 __all__ = [
     "CODE_SUFFIXES",
@@ -141,16 +146,23 @@ def _walk(folder: Path) -> Iterable[Path]:
     for root, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS]
         for name in files:
-            if not name.startswith(".") and Path(name).suffix.lower() in _FOLDER_SUFFIXES:
+            suffix = Path(name).suffix.lower()
+            if name.startswith("."):
+                continue
+            # A folder's PDFs are read when they can be (the ``pdf`` extra), else left out.
+            if suffix in _FOLDER_SUFFIXES or (suffix == ".pdf" and _reads_pdf()):
                 yield Path(root) / name
 
 
+def _reads_pdf() -> bool:
+    """Whether the ``pdf`` extra is installed."""
+    try:
+        return importlib.util.find_spec("pypdf") is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def _read(file: Path, name: str) -> str:
-    if file.suffix.lower() == ".pdf":
-        raise UserError(
-            f"{name} is a PDF: PDF documents are not supported yet; add its text as a .txt or "
-            ".md file"
-        )
     size = file.stat().st_size
     if size > MAX_FILE_BYTES:
         raise UserError(
@@ -158,6 +170,8 @@ def _read(file: Path, name: str) -> str:
             "parts worth reading"
         )
     data = file.read_bytes()
+    if file.suffix.lower() == ".pdf":
+        return _pdf_text(data, name)
     if b"\x00" in data:
         raise UserError(f"{name} is a binary file: documents are markdown, text or code")
     try:
@@ -172,12 +186,44 @@ def _read(file: Path, name: str) -> str:
     return text
 
 
+# Pages of a PDF's text are separated by a form feed (which text extraction never yields
+# inside a page's text: it is taken out), so the chunker names each page.
+_PAGE = "\f"
+
+
+def _pdf_text(data: bytes, name: str) -> str:
+    """The text of a PDF's pages, each after a form feed."""
+    (pypdf,) = require(f"the PDF document {name}", "pypdf")
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise UserError(f"{name} is an encrypted PDF: add a decrypted copy")
+        pages = [(page.extract_text() or "").replace(_PAGE, "\n") for page in reader.pages]
+    except UserError:
+        raise
+    except Exception as exc:  # pypdf raises many kinds on a damaged file
+        detail = " ".join(str(exc).split())[:120] or type(exc).__name__
+        raise UserError(f"{name} is not a readable PDF ({detail})") from None
+    if not any(p.strip() for p in pages):
+        raise UserError(f"{name} has no text to extract (a scanned PDF?): add its text instead")
+    return "".join(_PAGE + p for p in pages)
+
+
+def _pdf(text: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for n, page in enumerate(text.split(_PAGE)[1:], start=1):
+        out.extend((f"page {n}", p) for p in _packed(_paragraphs(page.split("\n"))))
+    return out
+
+
 def chunk_document(path: str, text: str) -> list[DocChunk]:
     """The chunks of a document, by its kind (the suffix of ``path``); never empty for a
     text with anything but whitespace in it."""
     suffix = Path(path).suffix.lower()
     if suffix in MARKDOWN_SUFFIXES:
         parts = _markdown(text)
+    elif suffix == ".pdf":
+        parts = _pdf(text)
     elif suffix in (".py", ".pyi"):
         parts = _python(text)
     elif suffix in CODE_SUFFIXES:
