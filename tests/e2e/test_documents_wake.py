@@ -141,8 +141,11 @@ async def test_cli_documents_reach_the_window_and_a_change_supersedes(
     clear_wakeful_env(monkeypatch)
     agent = fresh_agent([])
     register_agent(store.tenant(agent.tenant), agent)
+    # Every server named (none embedded is started): `docs` needs only Postgres.
     env = {
         "WAKEFUL_DATABASE_URL": pg_url,
+        "WAKEFUL_TEMPORAL_ADDRESS": temporal_dev.client.service_client.config.target_host,
+        "WAKEFUL_QDRANT_URL": "http://127.0.0.1:9",
         "WAKEFUL_TENANT": agent.tenant,
         "WAKEFUL_STATE_DIR": str(tmp_path / "state"),
     }
