@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from benchmarks.cache_session import AgentSession
@@ -44,6 +44,7 @@ from wakeful.compiler import (
 )
 from wakeful.contracts import CallModelOut, CompileOut
 from wakeful.providers.base import Usage
+from wakeful.substrate.documents_repo import StoredDocChunk
 from wakeful.substrate.embedders import HashingEmbedder
 from wakeful.substrate.indexing import EventIndex, retrieve_into
 from wakeful.substrate.records import EventIn, StoredEvent
@@ -142,6 +143,19 @@ class StrategyView:
 
     def reset_index_cursor(self, agent: str, collection: str) -> None:
         self._cursors[collection] = 0
+
+    # The benchmark's agents have no documents (``wakeful docs``): nothing to index, no hit
+    # of one to check.
+    def max_doc_chunk_id(self, agent: str) -> int:
+        return 0
+
+    def doc_chunks(
+        self, agent: str, *, after_id: int = 0, limit: int = 1000, live_only: bool = True
+    ) -> list[StoredDocChunk]:
+        return []
+
+    def live_doc_chunks(self, agent: str, ids: Collection[int]) -> set[int]:
+        return set()
 
     def put_blob(self, kind: str, content: str) -> str:
         """The worker keeps retrieval records for replays; the benchmark needs none."""

@@ -49,7 +49,7 @@ def _check_dependencies(metadata: str) -> None:
         "server",
         "embedded",
     )
-    assert 'wakeful[embedded,otlp,semantic,server]; extra == "dev"' in requires  # dev has them all
+    assert 'wakeful[embedded,otlp,pdf,semantic,server]; extra == "dev"' in requires  # all
 
 
 def _name(requirement: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
 
@@ -201,6 +202,11 @@ class Agent:
     # classified, beside retrieval, with what the others gathered; stored likewise.
     context_sources: tuple[Any, ...] = ()
     query_sources: tuple[Any, ...] = ()
+    # Documents retrieval searches beside the agent's history (layer 3): files, folders and
+    # globs of markdown, text or code, relative to the working directory of the process
+    # that registers the agent, added (as ``wakeful docs add`` does) when it is registered
+    # (``wakeful agent create``, the worker's start); a changed file replaces its old chunks.
+    documents: tuple[str, ...] = ()
     # The note a session ends with (wakeful.activities.handoff_note): "model" asks this
     # agent's model for it, over the session's newest ``handoff_note_tokens`` of turns, and
     # uses it if it passes the checks; "template" (and any failure) stitches the wakes' notes.
@@ -267,6 +273,15 @@ class Agent:
                         f"{where}: {field_name} holds {source!r}; a source has a name, a"
                         f" stability and blocks(ctx) ({protocol})"
                     )
+        if isinstance(self.documents, str):
+            raise UserError(f"{where}: documents is one string; give a list of paths or globs")
+        given_docs: tuple[object, ...] = tuple(self.documents)
+        for doc in given_docs:
+            if not isinstance(doc, str | PathLike) or not str(doc).strip():
+                raise UserError(
+                    f"{where}: documents holds {doc!r}; give file, folder or glob paths"
+                )
+        object.__setattr__(self, "documents", tuple(str(d) for d in given_docs))
         object.__setattr__(self, "mcp_servers", tuple(self.mcp_servers))
         for i, server in enumerate(self.mcp_servers):
             if not isinstance(server, McpServer):
@@ -416,6 +431,8 @@ class Agent:
             # Where its own skills come from (``wakeful agent show`` lists them); the skills
             # themselves join each compile's spec.
             | ({"skills_dir": self.skills_dir} if self.skills_dir is not None else {})
+            # The paths it was given; the documents themselves are rows of their own.
+            | ({"documents": list(self.documents)} if self.documents else {})
         )
 
     def spend_caps(self) -> dict[str, float | int]:

@@ -21,6 +21,7 @@ EXTRAS: dict[str, str] = {
     "fastapi": "server",
     "uvicorn": "server",
     "psutil": "embedded",
+    "pypdf": "pdf",
 }
 
 

@@ -22,7 +22,7 @@ from tests.ops.cli_env import BIN, ROOT, make_env
 BLOCKER = '''
 import sys
 
-BLOCKED = {"fastapi", "uvicorn", "psutil"}
+BLOCKED = {"fastapi", "uvicorn", "psutil", "pypdf"}
 
 
 class _NotInstalled:
@@ -42,7 +42,7 @@ SERVER = "needs the server extra: pip install 'wakeful[server]'"
 
 @pytest.fixture
 def blocked(tmp_path: Path) -> dict[str, str]:
-    """The environment of a process without fastapi, uvicorn and psutil."""
+    """The environment of a process without fastapi, uvicorn, psutil and pypdf."""
     site = tmp_path / "blocker"
     site.mkdir()
     (site / "sitecustomize.py").write_text(BLOCKER)
@@ -83,6 +83,22 @@ def test_a_command_without_its_extra_is_one_line_and_exit_2(
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
     assert done.stderr.strip() == f"error: {says}", done.stderr
     assert not (tmp_path / "state").exists()  # it stopped before starting anything
+
+
+def test_a_pdf_document_without_its_extra_is_one_line_and_a_folder_skips_pdfs(
+    blocked: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "manual.pdf").write_bytes(b"%PDF-1.4")
+    done = _run([str(BIN / "wakeful"), "docs", "add", "ops", "docs/manual.pdf"], blocked, tmp_path)
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.stderr.strip() == (
+        "error: the PDF document docs/manual.pdf needs the pdf extra: pip install 'wakeful[pdf]'"
+    )
+    folder = _run([str(BIN / "wakeful"), "docs", "add", "ops", "docs"], blocked, tmp_path)
+    assert folder.stderr.strip() == (
+        "error: the folder 'docs' holds no markdown, text or code file: name the files"
+    )
 
 
 def test_the_embedded_stack_without_its_extra_is_one_line_and_starts_nothing(

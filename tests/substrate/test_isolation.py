@@ -28,6 +28,7 @@ from sqlalchemy import event, select
 from tests.substrate.events import tool_event
 from wakeful.errors import StoreError, UserError
 from wakeful.substrate import schema as t
+from wakeful.substrate.doc_chunks import DocumentFile
 from wakeful.substrate.embedders import HashingEmbedder
 from wakeful.substrate.indexing import EventIndex
 from wakeful.substrate.records import (
@@ -65,6 +66,7 @@ class Seeded:
     event_ids: list[int] = field(default_factory=list)
     memory_ids: list[int] = field(default_factory=list)
     summary_ids: list[int] = field(default_factory=list)
+    doc_chunk_ids: list[int] = field(default_factory=list)
     blob: str = ""
     only_a_blob: str = ""
 
@@ -187,6 +189,8 @@ def seed(ts: TenantStore, tag: str) -> Seeded:
         )
     )
     ts.set_index_cursor(AGENT, "events", out.event_ids[-1])
+    ts.add_documents(AGENT, [DocumentFile("shared.md", f"# {tag}\n\n{tag} document")])
+    out.doc_chunk_ids = [c.id for c in ts.doc_chunks(AGENT)]
     ts.claim_delivery(AGENT, "key-digest-shared", f"event-digest-{tag}")
     with ts.unit() as uow:  # what a streaming model call of the shared wake said
         uow.stream.publish_stream(AGENT, out.wake_id, 0, [("text", {"text": f"{SECRET} {tag}"})])
@@ -253,6 +257,15 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "index_cursor": lambda b: b.index_cursor(AGENT, "events"),
         "set_index_cursor": lambda b: b.set_index_cursor(AGENT, "events", 10**12),
         "reset_index_cursor": lambda b: b.reset_index_cursor(AGENT, "events"),
+        "add_documents": lambda b: b.add_documents(
+            AGENT, [DocumentFile("shared.md", "# b\n\nb changed")]
+        ),
+        "remove_document": lambda b: b.remove_document(AGENT, "shared.md"),
+        "documents": lambda b: b.documents(AGENT),
+        "doc_chunks": lambda b: (b.doc_chunks(AGENT), b.doc_chunks(AGENT, live_only=False)),
+        "max_doc_chunk_id": lambda b: b.max_doc_chunk_id(AGENT),
+        # A's chunk ids are never B's live chunks.
+        "live_doc_chunks": lambda b: _is_empty(b.live_doc_chunks(AGENT, a.doc_chunk_ids)),
         "put_blob": lambda b: b.put_blob("note", f"{SECRET} shared blob"),
         "put_blobs": lambda b: b.put_blobs(
             [("note", f"{SECRET} shared blob"), ("note", "b only"), ("note", "b only")]
@@ -340,6 +353,11 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "logged": lambda b: b.logged("log"),
         "consolidation_log": lambda b: b.consolidation_log(AGENT),
     }
+
+
+def _is_empty(answer: set[int]) -> str:
+    assert answer == set()
+    return "none"
 
 
 def _is_false(answer: bool) -> str:
@@ -522,8 +540,9 @@ def test_no_one_retrieves_or_overwrites_another_tenants_vectors(
     seeded = seed(a, SECRET)
     emb = HashingEmbedder(dim=64)
     index = EventIndex(vectors, emb, count_tokens=len)
-    assert index.catch_up(a, AGENT, upto=seeded.event_ids[-1]) == 4
-    assert index.catch_up(b, AGENT, upto=seeded.event_ids[-1]) == 4
+    # Four events and one document chunk each.
+    assert index.catch_up(a, AGENT, upto=seeded.event_ids[-1]) == 5
+    assert index.catch_up(b, AGENT, upto=seeded.event_ids[-1]) == 5
 
     # Retrieval, queries and fetches by B see B's chunks only.
     hits = index.gather(
@@ -563,7 +582,7 @@ def test_no_one_retrieves_or_overwrites_another_tenants_vectors(
         ]
     )
     vectors.delete(b.name, AGENT, stolen)
-    assert vectors.count(a.name, AGENT) == 4
+    assert vectors.count(a.name, AGENT) == 5
     mine = vectors.fetch(a.name, AGENT, keys)
     assert len(mine) == 4 and all(SECRET in h.text for h in mine)
 

@@ -13,6 +13,7 @@ from wakeful.cli import approvals as approvals_cli
 from wakeful.cli import codec as codec_cli
 from wakeful.cli import consolidate as consolidate_cli
 from wakeful.cli import decisions as decisions_cli
+from wakeful.cli import docs as docs_cli
 from wakeful.cli import ingress as ingress_cli
 from wakeful.cli import schedules as schedules_cli
 from wakeful.cli import ui as ui_cli
@@ -47,6 +48,7 @@ app.add_typer(inspect.handoff_app, name="handoff")
 app.add_typer(schedules_cli.app, name="schedule")
 app.add_typer(approvals_cli.app, name="approvals")
 app.add_typer(decisions_cli.app, name="decisions")
+app.add_typer(docs_cli.app, name="docs")
 app.command()(approvals_cli.approve)
 app.command()(agents.trigger)
 app.command()(agents.worker)

@@ -16,6 +16,13 @@ events are appended is deliberate:
   chunk id, so a retried or concurrent catch-up rewrites the same points. The cursor moves
   after each batch, so a long catch-up cut short by a timeout resumes where it stopped.
 
+**Documents are indexed the same way.** An agent's document chunks (``wakeful docs add``,
+``Agent(documents=...)``; rows of ``document_chunks``) are embedded into the same collection
+past a cursor of their own (``docs|`` and the index key), as ``doc:<id>`` chunks of kind
+``doc``, and compete with events in the same rankings under the same cap. Postgres stays
+the truth: a hit on a chunk that a changed or removed file superseded is dropped at
+retrieval, so an old version is never brought back whatever the vector store still holds.
+
 **Retrieval is a compiler input.** :meth:`EventIndex.gather` returns the hits for a query
 (the goal, and the latest user turn) under a token cap, minus events the snapshot already
 holds as raw turns (by event id and by content hash) and minus events past the compile's
@@ -39,6 +46,7 @@ from wakeful.compiler.blocks import Block, BlockKind, Snapshot, content_hash
 from wakeful.compiler.evidence import EVIDENCE_META, spent
 from wakeful.compiler.policy import WindowPolicy
 from wakeful.errors import UserError
+from wakeful.substrate.documents_repo import StoredDocChunk
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.lexical import Bm25Encoder
 from wakeful.substrate.records import EXPIRED_BY, DecisionRecord, StoredEvent
@@ -47,10 +55,14 @@ from wakeful.substrate.store import TenantStore
 from wakeful.substrate.vectors.base import CollectionSpec, FusionMode, VectorPoint, VectorStore
 
 __all__ = [
+    "DOC_KIND",
     "INDEXED_KINDS",
     "EventIndex",
     "RetrievalRecord",
     "chunk_id",
+    "doc_chunk_id_of",
+    "doc_point",
+    "doc_source",
     "dump_hits",
     "event_id_of",
     "event_point",
@@ -85,6 +97,43 @@ def event_id_of(chunk: str) -> int | None:
     """The event id of a chunk this module wrote; None for chunks from elsewhere."""
     head, _, tail = chunk.partition(":")
     return int(tail) if head == "ev" and tail.isdigit() else None
+
+
+# The kind of a document chunk's point, and the prefix of its chunk id.
+DOC_KIND = "doc"
+
+
+def doc_chunk_id_of(chunk: str) -> int | None:
+    """The ``document_chunks`` row id of a document chunk; None for any other chunk."""
+    head, _, tail = chunk.partition(":")
+    return int(tail) if head == DOC_KIND and tail.isdigit() else None
+
+
+def doc_source(path: str, heading: str) -> str:
+    """Where a retrieved document chunk comes from: ``doc:<path>#<heading>`` (no ``#``
+    for text before a file's first heading)."""
+    return f"doc:{path}#{heading}" if heading else f"doc:{path}"
+
+
+def doc_point(
+    tenant: str, agent: str, chunk: StoredDocChunk, vector: Sequence[float], embedder: str
+) -> VectorPoint:
+    """The point of one document chunk: sessionless (no neighbours), its source in
+    ``external_id`` (the block's source when retrieved), its date the day it was added."""
+    return VectorPoint(
+        tenant=tenant,
+        agent=agent,
+        chunk_id=f"{DOC_KIND}:{chunk.id}",
+        text=chunk.text,
+        vector=tuple(vector),
+        embedder=embedder,
+        seq=chunk.id,
+        session_id=None,
+        session_date=None,
+        external_id=doc_source(chunk.path, chunk.heading),
+        kind=DOC_KIND,
+        source_hash=chunk.content_hash,
+    )
 
 
 def event_point(
@@ -180,7 +229,7 @@ class EventIndex:
     def catch_up(self, ts: TenantStore, agent: str, *, upto: int) -> int:
         """Index ``agent``'s events up to event id ``upto``; returns how many were indexed."""
         with self._lock:
-            return self._catch_up(ts, agent, upto)
+            return self._catch_up(ts, agent, upto) + self._catch_up_docs(ts, agent)
 
     def _catch_up(self, ts: TenantStore, agent: str, upto: int) -> int:
         known = self._cursors.get((ts.name, agent))
@@ -220,6 +269,29 @@ class EventIndex:
         # Nothing lies between the cursor and ``upto`` now (or ever will: ids only grow).
         self._cursors[(ts.name, agent)] = max(cursor, upto)
         return done
+
+    def _catch_up_docs(self, ts: TenantStore, agent: str) -> int:
+        """Index ``agent``'s live document chunks past its document cursor in this index;
+        returns how many. Superseded chunks are skipped (retrieval drops them anyway)."""
+        key = f"docs|{self.key}"
+        cursor = ts.index_cursor(agent, key)
+        done = 0
+        while True:
+            newest = ts.max_doc_chunk_id(agent)
+            if newest <= cursor:
+                return done
+            rows = ts.doc_chunks(agent, after_id=cursor, limit=self._batch, live_only=False)
+            wanted = [r for r in rows if r.text.strip()]
+            vectors = self.embedder.embed([r.text[: self._max_chars] for r in wanted])
+            points = [
+                doc_point(ts.name, agent, r, vec, self.embedder.name)
+                for r, vec in zip(wanted, vectors, strict=True)
+            ]
+            if points:
+                self.vectors.upsert(points)
+            cursor = rows[-1].id if rows else newest
+            ts.set_index_cursor(agent, key, cursor)
+            done += len(points)
 
     def _holds_upto(self, ts: TenantStore, agent: str, cursor: int) -> bool:
         """Whether the store holds the newest indexable event at or before ``cursor``
@@ -264,10 +336,15 @@ class EventIndex:
         skip_ids, skip_hashes = _present(present)
         held = _held_texts(present)
         replaced = _summary_spans(present)
+        live_docs: set[int] = set()
         with self._lock:
             self._catch_up(ts, agent, max_event_id)
+            self._catch_up_docs(ts, agent)
 
             def keep(hit_chunk: str, source_hash: str, text: str) -> bool:
+                doc = doc_chunk_id_of(hit_chunk)
+                if doc is not None and doc not in live_docs:
+                    return False  # superseded by a newer version, or removed
                 event = event_id_of(hit_chunk)
                 if event is not None and (
                     event in skip_ids
@@ -283,6 +360,9 @@ class EventIndex:
             found = self.retriever.candidates(
                 query, tenant=ts.name, agent=agent, token_cap=token_cap
             )
+            # Postgres decides which document chunks still hold: one read for the hits.
+            docs = {d for c in found if (d := doc_chunk_id_of(c.hit.chunk_id)) is not None}
+            live_docs = ts.live_doc_chunks(agent, docs) if docs else set()
             floor = min_score * max((c.score for c in found), default=0.0)
             kept = [
                 c
@@ -445,7 +525,15 @@ def retrieved_blocks(hits: Sequence[RetrievalHit]) -> list[Block]:
     re-sorting neighbours by their own scores.
     """
     n = len(hits)
-    return [h.to_block().edited(relevance=(n - i) / n) for i, h in enumerate(hits)]
+    return [_block_of(h).edited(relevance=(n - i) / n) for i, h in enumerate(hits)]
+
+
+def _block_of(hit: RetrievalHit) -> Block:
+    """A hit's block; a document chunk's source is ``doc:<path>#<heading>``."""
+    block = hit.to_block()
+    if hit.kind == DOC_KIND and hit.external_id:
+        return block.edited(source=hit.external_id)
+    return block
 
 
 class RetrievalRecord(BaseModel):

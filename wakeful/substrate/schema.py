@@ -367,6 +367,28 @@ index_cursors = Table(
     PrimaryKeyConstraint("tenant", "agent", "collection"),
 )
 
+# An agent's documents, chunked by structure (wakeful.substrate.documents): one row per chunk,
+# with the file's path, the heading trail it sits under and the file's version (the hash of
+# its text). A changed or removed file's chunks are superseded, never deleted; the vector
+# index follows ``id`` with a cursor per index identity, as it follows events.
+document_chunks = Table(
+    "document_chunks",
+    metadata,
+    Column("id", BigInteger, Identity(always=False), primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("path", Text, nullable=False),
+    Column("version", Text, nullable=False),
+    Column("ordinal", Integer, nullable=False),
+    Column("heading", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("content_hash", Text, nullable=False),
+    _now(),
+    Column("superseded_at", DateTime(timezone=True)),
+    Index("ix_document_chunks_path", "tenant", "agent", "path", "id"),
+    Index("ix_document_chunks_agent", "tenant", "agent", "id"),
+)
+
 # Webhook deliveries an ingress claimed: one row per (agent, idempotency key), won
 # atomically (INSERT ... ON CONFLICT DO NOTHING), so of concurrent deliveries with one key
 # exactly one event wins. Keys and events are stored as SHA-256 digests only: a sender's key
@@ -412,6 +434,7 @@ __all__ = [
     "compiles",
     "consolidation_log",
     "decisions",
+    "document_chunks",
     "events",
     "handoff_notes",
     "index_cursors",

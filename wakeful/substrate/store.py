@@ -3,9 +3,9 @@
 ``Store`` owns the engine; ``Store.tenant(name)`` returns a :class:`TenantStore`, and every
 read or write goes through one, so no public method can touch another tenant's rows.
 
-The SQL lives in one repository per aggregate (agents, wakes and their ledger, events, index
-cursors, knowledge, the decision registry, consolidation, blobs, claims), each constructed
-with a connection and the tenant and doing all its work on that connection.
+The SQL lives in one repository per aggregate (agents, wakes and their ledger, events,
+documents, index cursors, knowledge, the decision registry, consolidation, blobs, claims),
+each constructed with a connection and the tenant and doing all its work on that connection.
 :meth:`TenantStore.unit` opens one transaction and yields a
 :class:`~wakeful.substrate.unit_of_work.UnitOfWork` whose attributes are those repositories,
 bound to it: what a caller groups in ``with ts.unit() as uow:`` is one transaction on one
@@ -31,6 +31,7 @@ from wakeful.substrate.blobs import BlobsRepo
 from wakeful.substrate.claims import ClaimsRepo
 from wakeful.substrate.consolidation_repo import ConsolidationRepo
 from wakeful.substrate.cooldowns_repo import CooldownsRepo
+from wakeful.substrate.documents_repo import DocumentsRepo
 from wakeful.substrate.events_repo import EventsRepo
 from wakeful.substrate.index_cursors_repo import IndexCursorsRepo
 from wakeful.substrate.knowledge import KnowledgeRepo
@@ -168,6 +169,14 @@ class TenantStore:
     last_retired_revision = _one_shot(lambda u: u.events, EventsRepo.last_retired_revision)
     tool_result_meta = _one_shot(lambda u: u.events, EventsRepo.tool_result_meta)
     holds_result = _one_shot(lambda u: u.events, EventsRepo.holds_result)
+
+    # --- documents ----------------------------------------------------------------------
+    add_documents = _one_shot(lambda u: u.documents, DocumentsRepo.add_documents)
+    remove_document = _one_shot(lambda u: u.documents, DocumentsRepo.remove_document)
+    documents = _one_shot(lambda u: u.documents, DocumentsRepo.documents)
+    doc_chunks = _one_shot(lambda u: u.documents, DocumentsRepo.doc_chunks)
+    max_doc_chunk_id = _one_shot(lambda u: u.documents, DocumentsRepo.max_doc_chunk_id)
+    live_doc_chunks = _one_shot(lambda u: u.documents, DocumentsRepo.live_doc_chunks)
 
     # --- vector index cursors -----------------------------------------------------------
     index_cursor = _one_shot(lambda u: u.cursors, IndexCursorsRepo.index_cursor)

@@ -20,6 +20,7 @@ from wakeful.substrate.blobs import BlobsRepo
 from wakeful.substrate.claims import ClaimsRepo
 from wakeful.substrate.consolidation_repo import ConsolidationRepo
 from wakeful.substrate.cooldowns_repo import CooldownsRepo
+from wakeful.substrate.documents_repo import DocumentsRepo
 from wakeful.substrate.events_repo import EventsRepo
 from wakeful.substrate.index_cursors_repo import IndexCursorsRepo
 from wakeful.substrate.knowledge import KnowledgeRepo
@@ -52,6 +53,11 @@ class UnitOfWork:
     @cached_property
     def events(self) -> EventsRepo:
         return EventsRepo(self.conn, self.tenant)
+
+    @cached_property
+    def documents(self) -> DocumentsRepo:
+        """The agent's documents, as chunks by path and version."""
+        return DocumentsRepo(self.conn, self.tenant)
 
     @cached_property
     def cursors(self) -> IndexCursorsRepo:

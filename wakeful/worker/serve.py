@@ -16,7 +16,7 @@ from wakeful.agents import Agent, AgentRegistry
 from wakeful.compiler import WindowPolicy
 from wakeful.compiler.intents import ModelChoice, parse_classifier_setting
 from wakeful.compiler.triggers import SKILL_PREFIX
-from wakeful.errors import ConfigError
+from wakeful.errors import ConfigError, UserError
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.pricing import price_for
 from wakeful.providers.registry import PROVIDER_NAMES, build_provider
@@ -38,15 +38,27 @@ log = logging.getLogger("wakeful.worker")
 
 
 def register_agent(ts: TenantStore, agent: Agent) -> None:
-    """Store the agent's spec and runtime so triggers from other processes can start it."""
+    """Store the agent's spec and runtime so triggers from other processes can start it,
+    and its documents (``Agent(documents=...)``: unchanged files are left as they are, a
+    changed one replaces its old chunks). A document that cannot be read is one line
+    naming it, and nothing of the agent's documents is stored."""
+    from wakeful.substrate.doc_chunks import read_documents
+
+    try:
+        files = read_documents(agent.documents) if agent.documents else []
+    except UserError as exc:
+        raise ConfigError(f"agent {agent.name!r}: documents: {exc}") from None
     spec = agent.spec() | {"runtime": agent.runtime().model_dump(mode="json")}
-    ts.upsert_agent(
-        agent.name,
-        model=agent.model,
-        provider=agent.provider,
-        instructions=agent.instructions,
-        spec=spec,
-    )
+    with ts.unit() as uow:
+        uow.agents.upsert_agent(
+            agent.name,
+            model=agent.model,
+            provider=agent.provider,
+            instructions=agent.instructions,
+            spec=spec,
+        )
+        if files:
+            uow.documents.add_documents(agent.name, files)
 
 
 def open_vectors(ep: StackEndpoints, settings: Settings) -> VectorStore:
