@@ -25,15 +25,20 @@ Cost: the hits of one wake's first call, never the history (found at C speed on 
 
 from __future__ import annotations
 
-from itertools import compress, repeat
+from collections.abc import Iterable, Sequence
+from itertools import repeat
 from operator import attrgetter, eq
 
 from wakeful.compiler.overlap import is_question, overlap, terms
-from wakeful.compiler.work import Exclusion, Work
+from wakeful.compiler.work import Exclusion, Facts, Work
 
 __all__ = ["admit_evidence"]
 
 _KIND = attrgetter("kind_s")
+
+
+def _retrieved(facts: Sequence[Facts]) -> Iterable[bool]:
+    return map(eq, map(_KIND, facts), repeat("retrieved"))
 # Retrieval's hits carry their packing rank (``RetrievalHit.to_block``); a ``retrieved``
 # block without it (an agent's own query source) is the budget's alone, as before.
 RANK_META = "rank"
@@ -45,11 +50,14 @@ PLACED = "after the cached prefix (the wake's content), recorded with the wake"
 def admit_evidence(work: Work) -> None:
     """Exclude the retrieved hits not worth their tokens in this window; note on the
     others why they came (``Work.notes``, the ledger's detail)."""
-    facts = work.part.facts
+    # Found where the pipeline keeps them, on the snapshot's facts (positions.py): a
+    # retrieved block is never derived, and one left out is not in the partition.
+    marks = work.part.positions
+    snap, present = marks.snap or (), work.part.present
     hits = [
         f
-        for f in compress(facts, map(eq, map(_KIND, facts), repeat("retrieved")))
-        if RANK_META in f.block.meta and not work.is_excluded(f)
+        for f in map(snap.__getitem__, marks.of(("kind", "retrieved"), _retrieved))
+        if f in present and RANK_META in f.block.meta and not work.is_excluded(f)
     ]
     if not hits:
         return

@@ -268,8 +268,6 @@ def prepare(
             snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
             marks.see(snap, table.edit)
         snap, snapshot = derive(part, table, snap, snapshot, policy, now, counts, counter)
-        table.work.positions_read += marks.read
-        marks.read = 0
     except BaseException:
         part.derived = None
         raise
@@ -330,6 +328,9 @@ def compile_window(
     min_relevance(work)
     leave_out_spent(work)  # ended wakes' evidence not worth carrying (evidence.py)
     admit_evidence(work)  # retrieved hits not worth their tokens (admission.py)
+    marks = work.part.positions  # what finding the blocks these passes look for read
+    cache.work.positions_read += marks.read
+    marks.read = 0
     try:
         budget(work)
     except BaseException:
