@@ -39,6 +39,8 @@ _KIND = attrgetter("kind_s")
 
 def _retrieved(facts: Sequence[Facts]) -> Iterable[bool]:
     return map(eq, map(_KIND, facts), repeat("retrieved"))
+
+
 # Retrieval's hits carry their packing rank (``RetrievalHit.to_block``); a ``retrieved``
 # block without it (an agent's own query source) is the budget's alone, as before.
 RANK_META = "rank"

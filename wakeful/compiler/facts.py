@@ -113,7 +113,7 @@ def static_rank_key(block: Block, ranking: Ranking) -> float:
     return rank_key(block.seq, block.importance, block.relevance, ranking)
 
 
-_UNVOUCHED = object()  # equals no fingerprint, None included
+UNVOUCHED = object()  # the facts of a block without a fingerprint: equals no fingerprint
 
 
 class Facts:
@@ -186,7 +186,7 @@ class Facts:
         # What a newly built block vouched equal must carry (``Block.fingerprint``); a
         # block without one is matched by ``fields``, never by this stand-in.
         fingerprint = block.fingerprint
-        self.fingerprint: object = _UNVOUCHED if fingerprint is None else fingerprint
+        self.fingerprint: object = UNVOUCHED if fingerprint is None else fingerprint
         self.id = block.id
         self.seq = block.seq
         self.tokens = tokens

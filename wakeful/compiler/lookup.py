@@ -22,7 +22,14 @@ from operator import attrgetter, eq, is_, is_not, itemgetter, ne, not_
 from typing import Any
 
 from wakeful.compiler.blocks import Block
-from wakeful.compiler.facts import Derivation, Facts, derive_block, make_facts, strict_key
+from wakeful.compiler.facts import (
+    UNVOUCHED,
+    Derivation,
+    Facts,
+    derive_block,
+    make_facts,
+    strict_key,
+)
 from wakeful.compiler.policy import Ranking
 from wakeful.compiler.tokens import TokenCounter, WorkCounts
 
@@ -204,16 +211,29 @@ class FactsTable:
             self.by_obj.clear()
         fields = list(map(_DICT, blocks))
         found: list[Any] = list(map(self.by_id.get, map(_ID, fields), repeat(_MISS)))
-        same = list(map(eq, map(_FINGERPRINT, found), map(_FINGERPRINT, blocks)))
-        rest = list(compress(range(n), map(not_, same)))  # not vouched for: by value
-        if rest:
-            pairs = list(map(found.__getitem__, rest)), list(map(fields.__getitem__, rest))
-            list(map(same.__setitem__, rest, map(eq, map(_FIELDS, pairs[0]), pairs[1])))
-            # Equal values may still render differently (1 vs 1.0): compare the strict
-            # keys of the blocks whose facts say they have such fields at all.
-            for k in compress(rest, map(is_not, map(_STRICT, pairs[0]), repeat(None))):
-                if same[k] and strict_key(blocks[k]) != found[k].strict:
-                    same[k] = False
+        # Vouched for when the facts were made (read on the facts, which are at hand): the
+        # block is theirs if it carries the same fingerprint. Any other, by value.
+        prints = list(map(_FINGERPRINT, found))
+        vouched = list(compress(range(n), map(is_not, prints, repeat(UNVOUCHED))))
+        if not vouched:  # none: every block by value, in one pass
+            same = list(map(eq, map(_FIELDS, found), fields))
+            rest: Sequence[int] = range(n)
+        else:
+            same = [False] * n
+            carried = map(_FINGERPRINT, map(blocks.__getitem__, vouched))
+            list(map(same.__setitem__, vouched, map(eq, map(prints.__getitem__, vouched), carried)))
+            rest = list(compress(range(n), map(not_, same)))
+            if rest:
+                by_value = map(
+                    eq, map(_FIELDS, map(found.__getitem__, rest)), map(fields.__getitem__, rest)
+                )
+                list(map(same.__setitem__, rest, by_value))
+        # Equal values may still render differently (1 vs 1.0): compare the strict keys of
+        # the blocks matched by value whose facts say they have such fields at all.
+        strict = map(is_not, map(_STRICT, map(found.__getitem__, rest)), repeat(None))
+        for k in compress(rest, strict):
+            if same[k] and strict_key(blocks[k]) != found[k].strict:
+                same[k] = False
         for k in compress(range(n), map(not_, same)):
             f = make_facts(blocks[k], counts, counter, ranking)
             self.work.facts_made += 1
