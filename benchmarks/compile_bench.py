@@ -12,9 +12,6 @@ compiled into a 50k-token window. Reported per size:
   check each block against the facts it holds, which means reading every block's text
   once. ``fresh_blocks_build_ms`` is what building those blocks cost (not timed as part
   of the compile; it is the activity's side);
-* ``fresh_unvouched_p50_ms`` — the same, with blocks that carry no fingerprint
-  (``Block.fingerprint``, which the substrate gives event blocks): every block is
-  compared by value, as blocks of a context source that sets none are;
 * ``warm_p50_ms`` — **incremental** compiles: the history grows by one event per compile
   and the cache is reused; every warm window is checked byte-for-byte against a cold
   compile of the same snapshot (an ``AssertionError`` here means the cache leaked into the
@@ -183,37 +180,33 @@ def run(
         def compile_with(cache: CountingCache, snapshot: Snapshot = snap) -> object:
             return compile_window(snapshot, goal, policy, NOW, counter=counter, cache=cache)
 
-        held, worker, plain = CountingCache(), CountingCache(), CountingCache()
+        held, worker = CountingCache(), CountingCache()
         reference: Any = compile_with(held)
         compile_with(worker)
-        compile_with(plain, _snapshot(reloaded(blocks, vouched=False)))
         again: Any = compile_with(worker, _snapshot(reloaded(blocks)))
         assert again.request_json == reference.request_json, "new blocks changed the output"
         assert again.ledger == reference.ledger, "new blocks changed the ledger"
         del again
         baseline = _baseline(blocks, CountingCache(), counter, policy.budget.input_budget)
-        say(f"[bench] {n} blocks: {repeat} rounds of precounted, baseline, fresh and unvouched")
+        say(f"[bench] {n} blocks: {repeat} rounds of precounted, baseline and fresh-blocks")
         hot_ms: list[float] = []
         base_ms: list[float] = []
         fresh_ms: list[float] = []
-        unvouched_ms: list[float] = []
         build_ms: list[float] = []
         for k in range(repeat):
             start = time.perf_counter()
             fresh = _snapshot(reloaded(blocks))
             build_ms.append((time.perf_counter() - start) * 1000)
-            unvouched = _snapshot(reloaded(blocks, vouched=False))
             gc.collect()
             runs: list[tuple[list[float], Callable[[], object]]] = [
                 (hot_ms, partial(compile_with, held)),
                 (base_ms, baseline),
                 (fresh_ms, partial(compile_with, worker, fresh)),
-                (unvouched_ms, partial(compile_with, plain, unvouched)),
             ]
-            for n_run in range(4):  # rotate who goes first: the first run after setup is slower
-                samples, fn = runs[(k + n_run) % 4]
+            for n_run in range(3):  # rotate who goes first: the first run after setup is slower
+                samples, fn = runs[(k + n_run) % 3]
                 samples.append(_ms(fn))
-            del fresh, unvouched, runs
+            del fresh, runs
 
         say(f"[bench] {n} blocks: {max(3, repeat // 4)} cold compiles")
         cold_ms = _timed(lambda: compile_with(CountingCache()), max(3, repeat // 4))
@@ -245,7 +238,6 @@ def run(
             "fresh_ratio": round(statistics.median(fresh_ms) / base_p50, 3),
             "fresh_blocks_p99_ms": round(_percentile(fresh_ms, 0.99), 3),
             "fresh_blocks_build_ms": round(statistics.median(build_ms), 3),
-            "fresh_unvouched_p50_ms": round(statistics.median(unvouched_ms), 3),
             "warm_p50_ms": round(statistics.median(warm_ms), 3),
             "warm_p99_ms": round(_percentile(warm_ms, 0.99), 3),
             "cold_p50_ms": round(statistics.median(cold_ms), 3),

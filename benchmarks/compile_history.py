@@ -2,9 +2,7 @@
 
 A deterministic mix of kinds (turns, tool pairs, memories, retrieved chunks, summaries,
 rules, tools, decisions), ~2 KB of text each, ending in a live wake; and the same blocks
-built again the way the compile activity builds them from loaded rows. Event blocks
-(turns, tool calls and results) carry the fingerprint the substrate gives a loaded event
-row (``Block.fingerprint``); the other kinds carry none and are matched by value.
+built again the way the compile activity builds them from loaded rows.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from wakeful.compiler import (
     Snapshot,
     WindowPolicy,
 )
-from wakeful.substrate.events_repo import event_content_hash
 
 SIZES = (1_000, 10_000, 100_000)
 WINDOW = 50_000
@@ -226,21 +223,7 @@ def history(n: int, seed: int = 7) -> list[Block]:
                 wake_id=WAKE,
             )
         )
-    return [_vouched(b) for b in blocks]
-
-
-_EVENT_KINDS = (BlockKind.TURN, BlockKind.TOOL_CALL, BlockKind.TOOL_RESULT)
-
-
-def _vouched(block: Block) -> Block:
-    """An event's block with the fingerprint the substrate gives it when it loads the row
-    (``substrate.snapshot.event_fingerprint``); blocks of other kinds as they are."""
-    if block.kind not in _EVENT_KINDS:
-        return block
-    digest = event_content_hash(
-        block.text, block.kind.value, block.role.value if block.role else None, block.tool_call_id
-    )
-    return block.model_copy(update={"fingerprint": f"{digest}R" if block.resolved else digest})
+    return blocks
 
 
 def bench_policy() -> WindowPolicy:
@@ -256,17 +239,13 @@ def snapshot_of(blocks: list[Block] | tuple[Block, ...]) -> Snapshot:
     )
 
 
-def reloaded(blocks: list[Block] | tuple[Block, ...], *, vouched: bool = True) -> tuple[Block, ...]:
+def reloaded(blocks: list[Block] | tuple[Block, ...]) -> tuple[Block, ...]:
     """New, equal blocks built the way the compile activity builds them from rows: fresh
-    strings (decoded, as a driver does), dicts and datetimes, validated by pydantic.
-    Without ``vouched``, no block carries a fingerprint (as from a context source that
-    sets none): every one is matched by value."""
+    strings (decoded, as a driver does), dicts and datetimes, validated by pydantic."""
     out = []
     for block in blocks:
         fields: dict[str, Any] = {}
         for name, value in block.__dict__.items():
-            if name == "fingerprint" and not vouched:
-                value = None
             if type(value) is str:
                 value = value.encode().decode()
             elif isinstance(value, datetime):

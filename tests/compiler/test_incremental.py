@@ -50,9 +50,7 @@ def a_block(draw: Any, n: int) -> list[Block]:
     key = draw(st.sampled_from([None, None, *KEYS]))
     if kind == "turn":
         role = draw(st.sampled_from(list(Role)))
-        # Some vouched for by their producer, as a loaded event row is (Block.fingerprint).
-        vouched = f"row-{n}" if draw(st.booleans()) else None
-        return [turn(f"t{n}", seq, role, text=text, wake_id=wake, fingerprint=vouched)]
+        return [turn(f"t{n}", seq, role, text=text, wake_id=wake)]
     if kind == "pair":
         call, result = pair(
             f"c{draw(st.integers(0, 3)) if draw(st.booleans()) else n}",
@@ -117,11 +115,7 @@ def sequences(draw: Any) -> tuple[list[list[Block]], list[Any]]:
                     ]
                 )
             )
-            # An edited block is vouched for no more, or anew by its producer.
-            changed = blocks[at].edited(**update)
-            if blocks[at].fingerprint is not None and draw(st.booleans()):
-                changed = changed.model_copy(update={"fingerprint": f"{blocks[at].fingerprint}'"})
-            blocks[at] = changed
+            blocks[at] = blocks[at].model_copy(update=update)
         elif edit == "reload":  # new objects, equal values: what a worker loads
             blocks = [Block.model_validate(b.model_dump()) for b in blocks]
         elif edit == "swap" and len(blocks) > 2:

@@ -99,7 +99,7 @@ def with_tool_facts(events: list[Block], tools: list[dict[str, Any]]) -> list[Bl
             update: dict[str, Any] = {"authoritative": authoritative}
             if fresh_for is not None and b.captured_at is not None:
                 update["stale_after"] = b.captured_at + timedelta(seconds=fresh_for)
-            b = b.edited(**update)
+            b = b.model_copy(update=update)
         out.append(b)
     return out
 

@@ -153,13 +153,6 @@ class Block(BaseModel):
     wake_id: str | None = None
     external_id: str | None = Field(default=None, description="e.g. a LoCoMo dia_id.")
     meta: dict[str, str] = Field(default_factory=dict)
-    fingerprint: str | None = Field(
-        default=None,
-        description="Set by a producer that can vouch for it: two blocks with the same id "
-        "and fingerprint are equal in every other field (an immutable row's content hash). "
-        "The compiler then recognises a newly built block by these two strings alone, "
-        "without comparing its text. Never rendered; cleared by ``edited``.",
-    )
 
     @field_validator("captured_at", "stale_after")
     @classmethod
@@ -167,11 +160,6 @@ class Block(BaseModel):
         if value is not None and value.tzinfo is None:
             raise ValueError("datetimes must be timezone-aware (UTC)")
         return value
-
-    def edited(self, **update: Any) -> Block:
-        """A copy with ``update`` applied and no fingerprint: the producer vouched for the
-        fields it built, not for these."""
-        return self.model_copy(update={**update, "fingerprint": None})
 
     @property
     def effective_stability(self) -> Stability:

@@ -113,9 +113,6 @@ def static_rank_key(block: Block, ranking: Ranking) -> float:
     return rank_key(block.seq, block.importance, block.relevance, ranking)
 
 
-UNVOUCHED = object()  # the facts of a block without a fingerprint: equals no fingerprint
-
-
 class Facts:
     """Immutable-by-convention summary of one block (see module docstring).
 
@@ -136,7 +133,6 @@ class Facts:
         "call_key",
         "digest",
         "fields",
-        "fingerprint",
         "flags",
         "framed",
         "group",
@@ -183,10 +179,6 @@ class Facts:
             flags |= RESOLVED
         self.block = block
         self.fields = block.__dict__  # what an equal block must match (see facts.py)
-        # What a newly built block vouched equal must carry (``Block.fingerprint``); a
-        # block without one is matched by ``fields``, never by this stand-in.
-        fingerprint = block.fingerprint
-        self.fingerprint: object = UNVOUCHED if fingerprint is None else fingerprint
         self.id = block.id
         self.seq = block.seq
         self.tokens = tokens
@@ -344,7 +336,7 @@ def derive_block(block: Block, derivation: Derivation) -> Block:
     update: dict[str, Any] = {"resolved": True, "meta": {**block.meta, **dict(meta)}}
     if drop_stale:
         update = {"resolved": True, "stale_after": None, "meta": update["meta"]}
-    return block.edited(**update)
+    return block.model_copy(update=update)
 
 
 def duplicate_ids_error(facts: list[Facts]) -> UserError:

@@ -2,12 +2,9 @@
 
 A worker builds new :class:`Block` objects for every compile (it loads rows), so facts are
 keyed by block id and reused only when the new block is *equal by value* to the one they
-were made from. A block whose producer vouches for it (``Block.fingerprint``: an immutable
-row's content hash) is equal when its fingerprint is the one the facts were made with: two
-short strings compared, its text never read. Any other block has every field compared
-(``__dict__`` equality), plus the spelling of the fields whose ``==`` is looser than the
-bytes they render to (``work.strict_key``). A block that is the very object seen before
-skips even that. Whole lists are matched at C speed (``map``
+were made from: every field compared (``__dict__`` equality), plus the spelling of the
+fields whose ``==`` is looser than the bytes they render to (``work.strict_key``). A block that
+is the very object seen before skips even that. Whole lists are matched at C speed (``map``
 over ``operator`` functions); only blocks that are new or changed reach Python-level code.
 
 Synthetic blocks (agent instructions, trigger rules, the synthetic ask) have their own
@@ -22,14 +19,7 @@ from operator import attrgetter, eq, is_, is_not, itemgetter, ne, not_
 from typing import Any
 
 from wakeful.compiler.blocks import Block
-from wakeful.compiler.facts import (
-    UNVOUCHED,
-    Derivation,
-    Facts,
-    derive_block,
-    make_facts,
-    strict_key,
-)
+from wakeful.compiler.facts import Derivation, Facts, derive_block, make_facts, strict_key
 from wakeful.compiler.policy import Ranking
 from wakeful.compiler.tokens import TokenCounter, WorkCounts
 
@@ -37,7 +27,6 @@ _ID = itemgetter("id")
 _DICT = attrgetter("__dict__")
 _FIELDS = attrgetter("fields")
 _STRICT = attrgetter("strict")
-_FINGERPRINT = attrgetter("fingerprint")
 _MAX_SYNTHETIC = 1024
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
@@ -47,11 +36,10 @@ _NOT_DERIVED = (None, None)
 class _Miss:
     """Stands in for absent facts so that whole-list comparisons need no branches."""
 
-    __slots__ = ("fields", "fingerprint", "strict")
+    __slots__ = ("fields", "strict")
 
     def __init__(self) -> None:
         self.fields: dict[str, Any] = {}  # equals no block's fields
-        self.fingerprint = object()  # nor any fingerprint
         self.strict = None
 
 
@@ -211,27 +199,10 @@ class FactsTable:
             self.by_obj.clear()
         fields = list(map(_DICT, blocks))
         found: list[Any] = list(map(self.by_id.get, map(_ID, fields), repeat(_MISS)))
-        # Vouched for when the facts were made (read on the facts, which are at hand): the
-        # block is theirs if it carries the same fingerprint. Any other, by value.
-        prints = list(map(_FINGERPRINT, found))
-        vouched = list(compress(range(n), map(is_not, prints, repeat(UNVOUCHED))))
-        if not vouched:  # none: every block by value, in one pass
-            same = list(map(eq, map(_FIELDS, found), fields))
-            rest: Sequence[int] = range(n)
-        else:
-            same = [False] * n
-            carried = map(_FINGERPRINT, map(blocks.__getitem__, vouched))
-            list(map(same.__setitem__, vouched, map(eq, map(prints.__getitem__, vouched), carried)))
-            rest = list(compress(range(n), map(not_, same)))
-            if rest:
-                by_value = map(
-                    eq, map(_FIELDS, map(found.__getitem__, rest)), map(fields.__getitem__, rest)
-                )
-                list(map(same.__setitem__, rest, by_value))
+        same = list(map(eq, map(_FIELDS, found), fields))
         # Equal values may still render differently (1 vs 1.0): compare the strict keys of
-        # the blocks matched by value whose facts say they have such fields at all.
-        strict = map(is_not, map(_STRICT, map(found.__getitem__, rest)), repeat(None))
-        for k in compress(rest, strict):
+        # the blocks whose facts say they have such fields at all.
+        for k in compress(range(n), map(is_not, map(_STRICT, found), repeat(None))):
             if same[k] and strict_key(blocks[k]) != found[k].strict:
                 same[k] = False
         for k in compress(range(n), map(not_, same)):

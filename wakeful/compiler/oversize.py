@@ -150,7 +150,7 @@ def shorten_oversized(
         text = fit_tokens(block.text, limit, block.meta.get(WHOLE_TEXT_META), count)
         if text != block.text:
             meta = {**block.meta, CAPPED_META: str(len(block.text))}
-            shortened[n] = block.edited(text=text, meta=meta)
+            shortened[n] = block.model_copy(update={"text": text, "meta": meta})
     if not shortened:
         return snapshot
     blocks = tuple(shortened.get(n, b) for n, b in enumerate(snapshot.blocks))

@@ -199,6 +199,6 @@ def shown(f: Facts, note: str) -> Block:
     """The block as placed when its output is collapsed to ``note`` (memoised)."""
     memo = f.shown
     if memo is None or memo[0].text != note:
-        block = f.block.edited(text=note)
+        block = f.block.model_copy(update={"text": note})
         memo = f.shown = (block, block.hash)
     return memo[0]

@@ -525,14 +525,14 @@ def retrieved_blocks(hits: Sequence[RetrievalHit]) -> list[Block]:
     re-sorting neighbours by their own scores.
     """
     n = len(hits)
-    return [_block_of(h).edited(relevance=(n - i) / n) for i, h in enumerate(hits)]
+    return [_block_of(h).model_copy(update={"relevance": (n - i) / n}) for i, h in enumerate(hits)]
 
 
 def _block_of(hit: RetrievalHit) -> Block:
     """A hit's block; a document chunk's source is ``doc:<path>#<heading>``."""
     block = hit.to_block()
     if hit.kind == DOC_KIND and hit.external_id:
-        return block.edited(source=hit.external_id)
+        return block.model_copy(update={"source": hit.external_id})
     return block
 
 

@@ -37,10 +37,6 @@ class EventIn(BaseModel):
 
 
 class StoredEvent(EventIn):
-    """An event as stored. Rows are never edited but for their retirement; a copy made in
-    memory with other content must carry a content hash of its own, since the compiler
-    recognises an event's block by id and hash (``snapshot.event_fingerprint``)."""
-
     id: int
     content_hash: str
     ingest_time: datetime

@@ -46,15 +46,7 @@ def event_block(e: StoredEvent) -> Block:
         wake_id=e.wake_id,
         external_id=e.external_id,
         meta=_block_meta(e),
-        fingerprint=event_fingerprint(e),
     )
-
-
-def event_fingerprint(e: StoredEvent) -> str:
-    """What vouches for an event's block (``Block.fingerprint``): an event row is never
-    edited but for its retirement, so its content hash (text, kind, role, call id) and its
-    one flag set outside that hash name everything its block shows."""
-    return f"{e.content_hash}R" if e.resolved else e.content_hash
 
 
 def _block_meta(e: StoredEvent) -> dict[str, str]:

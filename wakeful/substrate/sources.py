@@ -332,7 +332,7 @@ def source_blocks(source: Layer[_Ctx], ctx: _Ctx) -> list[Block]:
                 f"context source {source.name!r} returned {type(b).__name__}; return Blocks"
             )
         if b.stability is None and b.effective_stability is not source.stability:
-            b = b.edited(stability=source.stability)
+            b = b.model_copy(update={"stability": source.stability})
         out.append(b)
     return out
 
