@@ -367,7 +367,8 @@ async def print_stream(
     client: Any, runtime: Any, trigger: Any, task_queue: str, database_url: str
 ) -> WakeResult:
     """Print a wake's text as it streams in (tool calls on stderr); its result."""
-    from wakeful.worker.streaming import TextDelta, ToolCallEvent, WakeFinished, stream_wake
+    from wakeful.worker.client import stream_wake
+    from wakeful.worker.streaming import TextDelta, ToolCallEvent, WakeFinished
 
     said: dict[int, str] = {}
     async for event in stream_wake(client, runtime, trigger, task_queue, database_url):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -41,7 +42,7 @@ from wakeful.errors import RuntimeFailure, UserError
 from wakeful.idempotency import trigger_key
 from wakeful.routing import routing
 from wakeful.worker.codec import data_converter
-from wakeful.worker.streaming import WakeEvent, stream_wake
+from wakeful.worker.streaming import WakeEvent, WakeFinished, tail_wake
 from wakeful.worker.temporal_env import connect_config
 from wakeful.workflows.agent import AgentInput, AgentWorkflow, workflow_id
 
@@ -403,3 +404,40 @@ class Client:
         runtime = agent.runtime() if isinstance(agent, Agent) else agent
         decision = ApprovalDecision(call_id=call_id, approved=approved, reason=reason, by=by)
         return await decide_approval(self.temporal, runtime.tenant, runtime.name, decision)
+
+
+async def stream_wake(
+    temporal: TemporalClient,
+    runtime: AgentRuntime,
+    trigger: Trigger,
+    task_queue: str,
+    database_url: str,
+) -> AsyncIterator[WakeEvent]:
+    """Deliver ``trigger`` (starting the agent's workflow if needed) and yield its wake's
+    text pieces and tool calls as they come, then :class:`WakeFinished`."""
+    check_trigger(runtime, trigger)
+    update = await temporal.start_update_with_start_workflow(
+        WAKE_UPDATE,
+        trigger,
+        result_type=WakeResult,
+        start_workflow_operation=_start_op(runtime, task_queue),
+        id=f"wake:{trigger.idempotency_key}",
+        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+    )
+
+    async def result() -> WakeResult:
+        done: WakeResult = await update.result()
+        return await answered(temporal, workflow_id(runtime.tenant, runtime.name), done)
+
+    finished = asyncio.ensure_future(result())
+    try:
+        async for event in tail_wake(
+            database_url, runtime.tenant, runtime.name, trigger.idempotency_key, finished
+        ):
+            yield event
+        yield WakeFinished(await finished)
+    finally:
+        if not finished.done():
+            finished.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await finished

@@ -3,8 +3,8 @@
 A streaming model call publishes its text pieces and tool calls to the substrate
 (``wake_stream`` rows, announced on the ``wakeful_stream`` channel: see
 :mod:`wakeful.activities.streaming`); Temporal carries only the wake's ids and result, so
-its history does not grow with the deltas. :func:`stream_wake` delivers a trigger and
-yields the wake's events from Postgres as they come (``LISTEN`` wakes it; it reads rows by
+its history does not grow with the deltas. :func:`tail_wake` yields a
+wake's events from Postgres as they come (``LISTEN`` wakes it; it reads rows by
 id, so nothing is read twice and a missed notice is made up at the next read), then the
 wake's result. An agent's rows are kept until its next wake ends, so a reader that falls
 behind still reads every piece before the result.
@@ -20,14 +20,11 @@ from typing import Any
 
 import psycopg
 from sqlalchemy.engine import make_url
-from temporalio.client import Client as TemporalClient
-from temporalio.client import WorkflowUpdateStage
 
-from wakeful.agents import AgentRuntime
-from wakeful.contracts import Trigger, WakeResult
+from wakeful.contracts import WakeResult
 from wakeful.substrate.stream_repo import STREAM_CHANNEL, stream_payload
 
-__all__ = ["TextDelta", "ToolCallEvent", "WakeEvent", "WakeFinished", "stream_wake", "tail_wake"]
+__all__ = ["TextDelta", "ToolCallEvent", "WakeEvent", "WakeFinished", "tail_wake"]
 
 # How long a reader waits for a notice before it reads anyway (a notice sent while it was
 # reading is not lost: the next read finds the rows).
@@ -136,43 +133,3 @@ async def _notice_or_end(
             waiter.cancel()
             with contextlib.suppress(asyncio.CancelledError, psycopg.Error):
                 await waiter
-
-
-async def stream_wake(
-    temporal: TemporalClient,
-    runtime: AgentRuntime,
-    trigger: Trigger,
-    task_queue: str,
-    database_url: str,
-) -> AsyncIterator[WakeEvent]:
-    """Deliver ``trigger`` (starting the agent's workflow if needed) and yield its wake's
-    text pieces and tool calls as they come, then :class:`WakeFinished`."""
-    from wakeful.worker.client import WAKE_UPDATE, _start_op, answered, check_trigger
-    from wakeful.workflows.agent import workflow_id
-
-    check_trigger(runtime, trigger)
-    update = await temporal.start_update_with_start_workflow(
-        WAKE_UPDATE,
-        trigger,
-        result_type=WakeResult,
-        start_workflow_operation=_start_op(runtime, task_queue),
-        id=f"wake:{trigger.idempotency_key}",
-        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-    )
-
-    async def result() -> WakeResult:
-        done: WakeResult = await update.result()
-        return await answered(temporal, workflow_id(runtime.tenant, runtime.name), done)
-
-    finished = asyncio.ensure_future(result())
-    try:
-        async for event in tail_wake(
-            database_url, runtime.tenant, runtime.name, trigger.idempotency_key, finished
-        ):
-            yield event
-        yield WakeFinished(await finished)
-    finally:
-        if not finished.done():
-            finished.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await finished
