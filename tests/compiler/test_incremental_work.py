@@ -125,10 +125,10 @@ def incremental_work(size: int, *, fresh: bool) -> tuple[int, int, int]:
     return (end[0] - start[0], end[1] - start[1], end[2] - start[2])
 
 
-def results_scanned(size: int, *, fresh: bool, wakes: int = 0) -> int:
-    """History entries the clearing pass read in the compile of a ``size``-block history
-    grown by one live event (the boundary does not move) or, with ``wakes``, by that many
-    more past wakes, after a compile without them."""
+def _grown(size: int, count: str, *, fresh: bool, wakes: int = 0) -> int:
+    """``count`` of ``CountingCache.work`` for the compile of a ``size``-block history
+    grown by one live event or, with ``wakes``, by that many more past wakes, after a
+    compile without them."""
     history = _history(size)
     before = [*history, _live(0)]
     after = [*before, _live(1)]
@@ -141,27 +141,21 @@ def results_scanned(size: int, *, fresh: bool, wakes: int = 0) -> int:
         compile_window(snap, goal(), POLICY, NOW, counter=EstimatingCounter(), cache=cache)
 
     compile_(before)
-    start = cache.work.results_scanned
+    start = getattr(cache.work, count)
     compile_(after)
-    return cache.work.results_scanned - start
+    return int(getattr(cache.work, count)) - start
+
+
+def results_scanned(size: int, *, fresh: bool, wakes: int = 0) -> int:
+    """History entries the clearing pass read (while one event does not move the
+    boundary, none; more past wakes move it)."""
+    return _grown(size, "results_scanned", fresh=fresh, wakes=wakes)
 
 
 def positions_read(size: int, *, fresh: bool) -> int:
-    """Facts read to find the blocks the evidence, live-output, on-demand and oversize
-    passes look for, in the compile of a ``size``-block history grown by one event."""
-    history = _history(size)
-    before = [*history, _live(0)]
-    after = [*before, _live(1)]
-    cache = CountingCache()
-
-    def compile_(blocks: list[Block]) -> None:
-        snap = _snapshot(reloaded(blocks) if fresh else blocks)
-        compile_window(snap, goal(), POLICY, NOW, counter=EstimatingCounter(), cache=cache)
-
-    compile_(before)
-    start = cache.work.positions_read
-    compile_(after)
-    return cache.work.positions_read - start
+    """Facts read to find the blocks the evidence, live-output, on-demand, oversize and
+    admission passes look for, for one event more."""
+    return _grown(size, "positions_read", fresh=fresh)
 
 
 @pytest.mark.parametrize("fresh", [False, True], ids=["same-blocks", "fresh-blocks"])
