@@ -25,7 +25,7 @@ Cost: the hits of one wake's first call, never the history (found at C speed on 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from itertools import repeat
 from operator import attrgetter, eq
 
@@ -37,15 +37,21 @@ __all__ = ["admit_evidence"]
 _KIND = attrgetter("kind_s")
 
 
-def _retrieved(facts: Sequence[Facts]) -> Iterable[bool]:
-    return map(eq, map(_KIND, facts), repeat("retrieved"))
-
-
 # Retrieval's hits carry their packing rank (``RetrievalHit.to_block``); a ``retrieved``
 # block without it (an agent's own query source) is the budget's alone, as before.
 RANK_META = "rank"
 _RULE_FLOOR = "retrieval.min_overlap"
 _RULE_CAP = "retrieval.max_tokens"
+
+
+def _ranked_hits(facts: Sequence[Facts]) -> list[bool]:
+    """Which facts are retrieval's ranked hits. Asked of the whole snapshot once and then
+    of each edited stretch (positions.py), so a history full of older retrieved turns
+    costs nothing per compile: only the hits that carry a rank are kept as positions."""
+    retrieved = map(eq, map(_KIND, facts), repeat("retrieved"))
+    return [r and RANK_META in f.block.meta for r, f in zip(retrieved, facts, strict=True)]
+
+
 PLACED = "after the cached prefix (the wake's content), recorded with the wake"
 
 
@@ -58,8 +64,8 @@ def admit_evidence(work: Work) -> None:
     snap, present = marks.snap or (), work.part.present
     hits = [
         f
-        for f in map(snap.__getitem__, marks.of(("kind", "retrieved"), _retrieved))
-        if f in present and RANK_META in f.block.meta and not work.is_excluded(f)
+        for f in map(snap.__getitem__, marks.of(("kind", "retrieved", RANK_META), _ranked_hits))
+        if f in present and not work.is_excluded(f)
     ]
     if not hits:
         return
