@@ -139,9 +139,11 @@ class Partition:
             if len(stale) > 16:
                 rows = None
             else:
+                pos = self.lasting_position()
                 for f in stale:
                     if f in self.present:
-                        rows[self.facts.index(f)] = self.rows.get(f, f.row)
+                        at = pos[f] if pos is not None else self.facts.index(f)
+                        rows[at] = self.rows.get(f, f.row)
         if rows is None:
             rows = list(map(self.rows.get, self.facts, map(_ROW, self.facts)))
         self._rows = rows
