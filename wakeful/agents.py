@@ -7,8 +7,9 @@ workflow never holds a callable or a window.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
@@ -18,6 +19,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    ValidationError,
     model_serializer,
 )
 
@@ -31,6 +33,7 @@ from wakeful.names import (
     check_tenant,
     is_agent_name,
 )
+from wakeful.runtime_settings import RuntimeSettings, check_redaction_rules
 
 # Re-exported: tools are defined in ``wakeful.tool_spec`` and used from here as ever.
 from wakeful.tool_spec import FINAL_RESULT as FINAL_RESULT
@@ -105,6 +108,19 @@ class AgentRuntime(BaseModel):
         default=None,
         description="The tool whose valid call is the answer and ends the wake (typed output).",
     )
+    settings: RuntimeSettings | None = Field(
+        default=None,
+        description="Consolidation, pacing, handoff and redaction settings that are set "
+        "(wakeful.runtime_settings); None: the defaults.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_no_settings(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A runtime without settings dumps (and so is stored and hashed) as it always did.
+        data: dict[str, Any] = handler(self)
+        if data.get("settings") is None:
+            data.pop("settings", None)
+        return data
 
     def limits(self, tool: str) -> ToolLimits | None:
         """The limits a call of ``tool`` runs under: its own, or its MCP server's (an entry
@@ -217,6 +233,16 @@ class Agent:
     # ``[failover]`` says when, and how long a failed one is skipped; its ``fallbacks``
     # are used when these are empty). Each gets a window the compiler rendered for it.
     fallbacks: tuple[tuple[str, str], ...] = ()
+    # Runtime settings (wakeful.runtime_settings; None: the default, or the policy file's
+    # ``[consolidation]``, ``[pacing]``, ``[handoff]`` and ``[redaction]`` tables when the
+    # policy is a file; these win over those). Durations: seconds, "10m", "1h", timedelta.
+    consolidation_min_age: timedelta | float | str | None = None  # default 1h
+    consolidation_keep_events: int | None = None  # default 40
+    summary_model: str | None = None  # default: the agent's model
+    keep_warm_calls: int | None = None  # per idle period; default 3, 0: never
+    handoff_after_idle: timedelta | float | str | None = None  # default 1h
+    handoff_model: str | None = None  # the handoff note's model; default: the agent's
+    redaction: Mapping[str, bool] = field(default_factory=dict)  # e.g. {"email": True}
 
     def __post_init__(self) -> None:
         # Plain functions in ``tools`` are made tools as ``@tool`` would (Tool is frozen, as
@@ -282,12 +308,51 @@ class Agent:
                     f"{where}: documents holds {doc!r}; give file, folder or glob paths"
                 )
         object.__setattr__(self, "documents", tuple(str(d) for d in given_docs))
+        self._own_settings()  # a bad setting fails here, with its name
         object.__setattr__(self, "mcp_servers", tuple(self.mcp_servers))
         for i, server in enumerate(self.mcp_servers):
             if not isinstance(server, McpServer):
                 raise UserError(f"{where}: mcp_servers holds {server!r}; use McpServer(...)")
             if any(s.name == server.name for s in self.mcp_servers[:i]):
                 raise UserError(f"{where}: two MCP servers are named {server.name!r}")
+
+    def _own_settings(self) -> RuntimeSettings:
+        given = {
+            "consolidation_min_age": self.consolidation_min_age,
+            "consolidation_keep_events": self.consolidation_keep_events,
+            "summary_model": self.summary_model,
+            "keep_warm_calls": self.keep_warm_calls,
+            "handoff_after_idle": self.handoff_after_idle,
+            "handoff_model": self.handoff_model,
+            "redaction": dict(self.redaction),
+        }
+        try:
+            check_redaction_rules(self.redaction)
+        except ValueError as exc:
+            raise UserError(
+                f"agent {self.name!r}: redaction is {given['redaction']!r}: {exc}"
+            ) from None
+        try:
+            return RuntimeSettings.model_validate(given)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            name = ".".join(str(p) for p in err["loc"])
+            why = err["msg"].removeprefix("Value error, ")
+            raise UserError(
+                f"agent {self.name!r}: {name} is {given.get(str(err['loc'][0]))!r}: {why}"
+            ) from None
+
+    def settings(self) -> RuntimeSettings | None:
+        """The agent's runtime settings: its own over its policy file's (None: defaults)."""
+        from wakeful.policy_files import is_policy_path
+
+        own = self._own_settings()
+        if is_policy_path(self.policy):
+            try:
+                own = own.over(_policy_file_settings(self.policy))
+            except UserError as exc:
+                raise ConfigError(f"agent {self.name!r}: {exc}") from None
+        return None if own.is_empty() else own
 
     def _is_child(self) -> bool:
         """A child agent, ``<parent>/child/<n>``, as Wakeful builds it (its meta names the
@@ -406,6 +471,7 @@ class Agent:
             policy=self.policy,
             local_model_calls=self.local_model_calls,
             output_tool=FINAL_RESULT if self.output_type is not None else None,
+            settings=self.settings(),
         )
 
     def spec(self) -> dict[str, Any]:
@@ -444,6 +510,24 @@ class Agent:
             "max_tokens_per_day": self.max_tokens_per_day,
         }
         return {k: v for k, v in caps.items() if v is not None}
+
+
+def _policy_file_settings(path: str) -> RuntimeSettings | None:
+    """The settings tables of the policy file ``path``, read once per version of it."""
+    from wakeful.policy_files import settings_of_policy_path
+
+    where = Path(path)
+    try:
+        stamp = where.stat().st_mtime_ns
+    except OSError:
+        return None  # registering the agent reads the policy, and says why it cannot
+    held = _FILE_SETTINGS.get(path)
+    if held is None or held[0] != stamp:
+        held = _FILE_SETTINGS[path] = (stamp, settings_of_policy_path(where))
+    return held[1]
+
+
+_FILE_SETTINGS: dict[str, tuple[int, RuntimeSettings | None]] = {}
 
 
 def delegate_schema(delegations: tuple[Delegation, ...]) -> dict[str, Any]:

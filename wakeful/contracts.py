@@ -201,8 +201,14 @@ class CompileOut(_Msg):
     )
     consolidate: bool = Field(
         False,
-        description="The window's history reached the policy's budget.consolidate_at: the "
-        "agent's history is consolidated once the wake ends.",
+        description="The window's history reached the policy's budget.consolidate_at (or a "
+        "firing trigger's action is 'compact'): the agent's history is consolidated once the "
+        "wake ends.",
+    )
+    handoff: str = Field(
+        "",
+        description="The firing trigger whose action is 'handoff': the session ends with a "
+        "handoff note once the wake ends. '': none.",
     )
     intents_cost_usd: float = Field(
         0.0,

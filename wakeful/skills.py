@@ -14,8 +14,10 @@ What the model sees:
   tools;
 * a skill's **body**, in the semi-stable segment, while a firing policy trigger injects
   ``skill:<name>``, or from the call after the model called ``load_skill`` on, for the rest
-  of the session. That call's result event is the durable record (its meta names the skill),
-  so a replay finds the same loaded skills at the same event horizon.
+  of the session while the task class stays the same (a goal of another task class unloads
+  it: ``compiler.triggers``). That call's result event is the durable record (its meta names
+  the skill and the task class), so a replay finds the same loaded skills at the same event
+  horizon.
 
 The skills travel in the agent's spec of each compile (``spec["skills"]``, only for an agent
 that has some), so a past compile is rebuilt from what it stored, not from the files now.
@@ -41,6 +43,7 @@ __all__ = [
     "LOAD_SKILL",
     "SKILL_FILE",
     "SKILL_META",
+    "SKILL_TASK_META",
     "Skill",
     "answer_load_skill",
     "index_text",
@@ -55,6 +58,7 @@ __all__ = [
 SKILL_FILE = "SKILL.md"
 LOAD_SKILL = "load_skill"
 SKILL_META = "skill"  # a load_skill result event's meta: the skill it loaded
+SKILL_TASK_META = "task"  # ...and the task class of the wake's goal (compiler.triggers.task_of)
 NAME_RULE = "1-64 characters: lowercase letters, digits and single hyphens, as its folder is named"
 MAX_DESCRIPTION = 1024
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

@@ -138,6 +138,43 @@ async def test_a_skill_the_model_loads_stays_for_the_session(
         assert_replays(ts, wake_id)
 
 
+def with_task(text: str, task_class: str) -> Trigger:
+    return Trigger(
+        goal=Goal(kind=GoalKind.MESSAGE, text=text, task_class=task_class),
+        idempotency_key=uuid.uuid4().hex,
+    )
+
+
+async def test_a_loaded_skill_is_unloaded_when_the_task_class_changes(
+    store: Store, agent: Agent, tmp_path: Path, run_wakes: RunWakes
+) -> None:
+    """The load records the task class of the goal it was made under; a later wake of the
+    same session with another task class leaves the body out, one of the same keeps it."""
+    a = skilled(agent, tmp_path)
+    ts = store.tenant(a.tenant)
+    first, same, other = await run_wakes(
+        a,
+        with_task('load_skill {"name": "rollback"}', "incident"),
+        with_task("how do we undo it?", "incident"),
+        with_task("what does the invoice say?", "billing"),
+    )
+    assert first.status == same.status == other.status == "done"
+    assert first.session_id == same.session_id == other.session_id
+    (loaded,) = [e for e in ts.events(a.name, wake_id=first.wake_id) if e.kind == "tool_result"]
+    assert loaded.meta["skill"] == "rollback" and loaded.meta["task"] == "incident"
+    assert ROLLBACK_BODY in system(window(ts, same.wake_id, 0))[1]
+    assert ROLLBACK_BODY not in json.dumps(window(ts, other.wake_id, 0))
+    row = next(r for r in ledger(ts, other.wake_id, 0).rows if r.block_id == "skill:rollback")
+    assert (row.status, row.reason, row.rule, row.detail) == (
+        "excluded",
+        "unloaded",
+        "skills.task_class",
+        "loaded for task 'incident'; this goal's task is 'billing'",
+    )
+    for wake_id in (same.wake_id, other.wake_id):
+        assert_replays(ts, wake_id)
+
+
 async def test_a_trigger_injecting_an_unknown_skill_fails_the_compile_in_one_line(
     store: Store, agent: Agent, tmp_path: Path, run_wakes: RunWakes
 ) -> None:

@@ -106,3 +106,42 @@ async def test_a_full_history_is_consolidated_after_the_wake(
     hits = record.hits
     brought = {int(h.chunk_id.removeprefix("ev:")) for h in hits}
     assert not brought & {e.id for e in retired}
+
+
+async def test_a_trigger_whose_action_is_compact_consolidates_after_the_wake(
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    osim: SimulatorServer,
+    agent: Agent,
+) -> None:
+    """A short history, far below ``budget.consolidate_at``: a goal firing a trigger with
+    ``action = "compact"`` starts the round all the same, with the agent's own
+    ``consolidation_keep_events``; a goal that fires nothing does not."""
+    from wakeful.compiler import load_policy
+    from wakeful.compiler.blocks import Goal, GoalKind
+    from wakeful.contracts import Trigger
+
+    env = temporal_dev
+    compacting = load_policy(
+        '[[triggers]]\nname = "tidy"\ntask_classes = ["tidy"]\naction = "compact"\n'
+    )
+    tidy = dataclasses.replace(agent, policy="compacting", consolidation_keep_events=4)
+    ts = store.tenant(agent.tenant)
+    async with worker(env.client, store, [tidy], osim, policies={"compacting": compacting}) as (
+        queue,
+        _,
+    ):
+        first = await wake(env.client, tidy.runtime(), message("How is the queue?"), queue)
+        ts.append_events(agent.name, _history(first.session_id, 24))
+        plain = await wake(env.client, tidy.runtime(), message("Anything new?"), queue)
+        assert await _pressure_round(env, agent) is None  # nothing fired: no round
+        goal = Goal(kind=GoalKind.MESSAGE, text="Tidy up the notes.", task_class="tidy")
+        trigger = Trigger(goal=goal, idempotency_key="tidy-1")
+        tidied = await wake(env.client, tidy.runtime(), trigger, queue)
+        result = await _pressure_round(env, agent)
+    assert first.status == plain.status == tidied.status == "done"
+    # Fewer events than the default 40 kept raw: a span at all is the agent's 4 at work.
+    assert len(ts.events(agent.name)) < ConsolidationPolicy().keep_recent_events
+    assert result is not None and result.reason == "pressure" and result.spans >= 1, result
+    assert ts.summaries(agent.name), "the round wrote no summary"
+    assert len(ts.events(agent.name, include_retired=False)) >= 4

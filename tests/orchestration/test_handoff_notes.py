@@ -316,3 +316,20 @@ async def test_a_session_ending_after_its_cache_went_cold_sends_the_transcript_i
     assert out.note == "model", out.note_reason
     usage = ts.logged(f"{ts.handoffs(agent.name)[-1].step_key}:note").detail["usage"]  # type: ignore[union-attr]
     assert usage["cache_read_input_tokens"] == 0 and usage["input_tokens"] > 0, usage
+
+
+async def test_the_note_is_asked_of_the_agents_handoff_model(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """``Agent(handoff_model=...)``: the note's model is that one, not the agent's (so the
+    transcript goes in the ask: the other model has no cache of the agent's prefix)."""
+    from dataclasses import replace
+
+    assert agent.model != "claude-haiku-4-5"
+    a = replace(agent, handoff_model="claude-haiku-4-5")
+    _registered(store, a)
+    await _session(temporal_skipping, store, a, osim, Script())
+    logged = _logged(store, a, _session_end(store, a))
+    assert logged.status == "model", logged.detail["reason"]
+    assert logged.detail["model"] == "claude-haiku-4-5"
+    assert logged.detail["usage"]["cache_read_input_tokens"] == 0

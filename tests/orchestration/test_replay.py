@@ -34,7 +34,11 @@ workflow (patch ``tool-attempts-1``): the store's and the worker's failures are 
 
 ``agent_typed_answer_workflow`` (``python -m tests.histories.record_typed_answer``): an agent
 with ``output_type`` whose first reply was text, asked again and answering through
-``final_result`` (patch ``typed-answer-1``)."""
+``final_result`` (patch ``typed-answer-1``).
+
+``agent_trigger_handoff_workflow`` (``python -m tests.histories.record_trigger_handoff``): a
+wake whose goal fired a trigger with ``action = "handoff"``, the session ended after it
+(patch ``trigger-handoff-1``)."""
 
 from __future__ import annotations
 
@@ -66,6 +70,7 @@ NAMES = (
     "agent_child_ceiling_workflow",
     "agent_tool_attempts_workflow",
     "agent_typed_answer_workflow",
+    "agent_trigger_handoff_workflow",
 )
 
 
@@ -275,3 +280,13 @@ async def test_the_replayer_catches_a_nondeterministic_change() -> None:
     replayer = Replayer(workflows=[_ChangedAgentWorkflow], data_converter=data_converter)
     with pytest.raises(workflow.NondeterminismError):
         await replayer.replay_workflow(_history("agent_workflow"))
+
+
+def test_the_trigger_handoff_history_ends_the_session_after_the_wake() -> None:
+    """The trigger's handoff action: the session's note was written after the wake, in
+    the patch branch, before the stop (which then found no session open)."""
+    from wakeful.workflows.agent import TRIGGER_HANDOFF
+
+    name = "agent_trigger_handoff_workflow"
+    assert TRIGGER_HANDOFF in _patches(name)
+    assert "wakeful.end_session" in _local_activity_types(name)

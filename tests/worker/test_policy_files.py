@@ -93,3 +93,17 @@ def test_the_plugin_refuses_an_agent_whose_policy_is_unknown(store: Store) -> No
     deps = ActivityDeps(store=store, agents=registry, providers=_no_providers, counter=BpeCounter())  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"agent 'a' .*unknown compile policy 'ghost'"):
         WakefulPlugin(deps)
+
+
+def test_a_directory_policy_with_runtime_settings_is_served_and_warned_about(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Settings tables are the agent's, read when it names the file by path: in the worker's
+    directory the policy is served without them, and the worker says where they apply."""
+    directory = _write(tmp_path / "p", {"ops.toml": GLOB + "\n[consolidation]\nmin_age = '5m'\n"})
+    with caplog.at_level("WARNING", logger="wakeful.activities.deps"):
+        policies = load_policies(directory)
+    assert policies["ops"] == load_policies(_write(tmp_path / "q", {"ops.toml": GLOB}))["ops"]
+    (record,) = caplog.records
+    assert "holds runtime settings" in record.getMessage()
+    assert f"Agent(policy='{directory / 'ops.toml'}')" in record.getMessage()

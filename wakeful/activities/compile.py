@@ -38,6 +38,7 @@ from wakeful.activities.compile_stages import (
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.intent_model import classify_cost
 from wakeful.compiler import WindowPolicy
+from wakeful.compiler.knobs import trigger_actions
 from wakeful.contracts import COMPILE, CompileIn, CompileOut
 from wakeful.substrate.records import Spend
 
@@ -90,6 +91,7 @@ def compile_out(
     """Only what the workflow reads: the result is written into its history every call
     (the stable prefix hash and the event horizon are in the compile record)."""
     rec, used = recorded.record, recorded.ledger
+    action = trigger_actions(policy, routed.goal)  # a firing trigger's action (knobs.py)
     return CompileOut(
         window_hash=rec.window_hash,
         input_tokens=rec.input_tokens,
@@ -98,6 +100,8 @@ def compile_out(
         fresh_evidence_tokens=used.fresh_session_evidence(policy.retrieval.max_tokens),
         spent_today_usd=None if spent is None else spent.usd,
         spent_today_tokens=None if spent is None else spent.tokens,
-        consolidate=policy.budget.consolidates(rec.tokens_by_bucket.get("recent", 0)),
+        consolidate=policy.budget.consolidates(rec.tokens_by_bucket.get("recent", 0))
+        or (action is not None and action[0] == "compact"),
+        handoff=action[1] if action is not None and action[0] == "handoff" else "",
         intents_cost_usd=classify_cost(routed.classifier),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from wakeful.compiler.intents import IntentClassifier
 from wakeful.contracts import CacheTtls
 from wakeful.errors import ConfigError, UserError
 from wakeful.mcp_tools import McpPool
-from wakeful.policy_files import POLICY_SUFFIXES, load_policy_path
+from wakeful.policy_files import POLICY_SUFFIXES, load_policy_and_settings
 from wakeful.providers.base import ModelProvider
 from wakeful.providers.pricing import price_for
 from wakeful.skills import Skill, merge_skills
@@ -34,6 +35,8 @@ from wakeful.substrate.vectors.base import VectorStore
 from wakeful.telemetry import Telemetry
 
 ProviderFactory = Callable[[str], ModelProvider]
+
+log = logging.getLogger(__name__)
 
 
 class CompileLocks:
@@ -217,7 +220,16 @@ def load_policies(directory: Path | None) -> dict[str, WindowPolicy]:
     for path in sorted(directory.iterdir()):
         if path.suffix.lower() not in POLICY_SUFFIXES or not path.is_file():
             continue
-        policy = load_policy_path(path)
+        policy, settings = load_policy_and_settings(path)
+        if settings is not None:  # read with the agent only when it names the file
+            log.warning(
+                "policy file %s holds runtime settings ([consolidation], [pacing], [handoff],"
+                " [redaction]); they apply to an agent that names the file by path"
+                " (Agent(policy=%r)), not to one that names policy %r",
+                path,
+                str(path),
+                policy.name,
+            )
         if policy.name in out:
             raise ConfigError(
                 f"policy files {where[policy.name]} and {path} both define policy"

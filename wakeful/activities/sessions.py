@@ -168,7 +168,10 @@ class SessionActivities:
         )
         if not items:
             return template, "template", "the session has no turns to summarise", {}
-        last = await asyncio.to_thread(_last_request, ts, inp)
+        settings = agent.settings()
+        model = settings.handoff_model if settings is not None else None
+        # Another model than the agent's (``handoff_model``) has no cache of its prefix.
+        last = await asyncio.to_thread(_last_request, ts, inp) if model is None else None
         request = None
         # The agent's cached prefix, continued by the ask; not when the prefix has likely
         # gone cold (keep-warm calls aside): rewriting it would cost more than the ask.
@@ -185,7 +188,9 @@ class SessionActivities:
             # No stored request to continue (or no room after it): the transcript in the ask.
             if request is None:
                 prompt = hn.build_prompt(wake.session_id, inp.reason, items, registry, promoted)
-                request = hn.handoff_request(agent.provider, agent.model, prompt, NOTE_MAX_TOKENS)
+                request = hn.handoff_request(
+                    agent.provider, model or agent.model, prompt, NOTE_MAX_TOKENS
+                )
             reply = await asyncio.wait_for(
                 self.deps.provider(agent.provider).complete(request), NOTE_TIMEOUT_S
             )

@@ -57,7 +57,8 @@ from wakeful.activities.tool_thread import (
 )
 from wakeful.activities.wake import step_key
 from wakeful.agents import FINAL_RESULT, Agent, Tool, ToolContext
-from wakeful.compiler.blocks import content_hash
+from wakeful.compiler.blocks import Goal, content_hash
+from wakeful.compiler.triggers import task_of
 from wakeful.contracts import ANSWER_MAX_CHARS, RUN_TOOL, RunToolIn, RunToolOut
 from wakeful.decisions import REMEMBER_DECISION, parse_remember
 from wakeful.errors import StoreError, UserError
@@ -65,7 +66,7 @@ from wakeful.failures import exception_text, is_infrastructure, model_text
 from wakeful.mcp_tools import McpConnectionError, McpPool, server_of
 from wakeful.providers.base import ModelReply
 from wakeful.redaction import RedactionPolicy, default_policy
-from wakeful.skills import LOAD_SKILL, SKILL_META, answer_load_skill
+from wakeful.skills import LOAD_SKILL, SKILL_META, SKILL_TASK_META, answer_load_skill
 from wakeful.substrate.pg_safe import pg_text
 from wakeful.substrate.records import EventIn
 from wakeful.substrate.store import TenantStore
@@ -100,6 +101,7 @@ class ToolActivities:
     ) -> None:
         self.deps = deps
         self.redaction = redaction if redaction is not None else default_policy()
+        self._redactions: dict[tuple[tuple[str, bool], ...], RedactionPolicy] = {}
         self.left_running = left_running
         self.unrecorded = Unrecorded()
 
@@ -292,6 +294,18 @@ class ToolActivities:
             **_answer(call.name, event.text, event.is_error),
         )
 
+    def _redaction(self, agent: Agent) -> RedactionPolicy:
+        """The worker's redaction policy with the agent's rules switched on or off
+        (``Agent(redaction={"email": True})`` or its policy file's ``[redaction]``)."""
+        settings = agent.settings()
+        if settings is None or not settings.redaction:
+            return self.redaction
+        switched = tuple(sorted(settings.redaction.items()))
+        held = self._redactions.get(switched)
+        if held is None:
+            held = self._redactions[switched] = self.redaction.with_enabled(**settings.redaction)
+        return held
+
     def _call(self, inp: RunToolIn, reply: ModelReply, wrong: int) -> _Outcome:
         """Run the call (a built-in tool, an MCP server's or the agent's own) and make its
         result as it is recorded: redacted, and shortened for the window."""
@@ -332,6 +346,9 @@ class ToolActivities:
                     failed, answer, loaded = answer_load_skill(skills, args)
                     if loaded is not None:  # the durable record: the skill stays loaded
                         extra[SKILL_META] = loaded
+                        task = _task_of_call(ts, wake.wake_id, inp.call_index)
+                        if task:  # ...while the task class stays (compiler.triggers)
+                            extra[SKILL_TASK_META] = task
                     raise _Paged((failed, answer))
                 mcp = _mcp_tool(self.deps.mcp, agent, call.name, (wake.tenant, wake.wake_id))
                 tool = mcp or agent.get_tool(call.name)
@@ -362,7 +379,7 @@ class ToolActivities:
             except RetryableToolError as exc:
                 # Its message reaches Temporal's history and, once retries run out, the
                 # model: redacted like any other tool output, without host paths.
-                message = model_text(self.redaction.redact(str(exc)).text, agent.workdir)
+                message = model_text(self._redaction(agent).redact(str(exc)).text, agent.workdir)
                 raise RetryableToolError(message) from None
             except Exception as exc:  # the model sees the failure and can recover
                 if not in_tool and is_infrastructure(exc):
@@ -374,7 +391,7 @@ class ToolActivities:
                     "tool %s failed: %s", call.name, traceback.format_exc(limit=-2)
                 )
             self.deps.telemetry.record_tool(span, is_error=is_error, output=text)
-        redacted = self.redaction.redact(text)
+        redacted = self._redaction(agent).redact(text)
         whole = pg_text(redacted.text)  # what the store keeps, and its handle
         shown = shorten(whole, limit, content_hash(whole), max_tokens=max_tokens, count=count)
         meta = (
@@ -386,6 +403,17 @@ class ToolActivities:
             | ({"redacted": redacted.summary()} if redacted.changed else {})
         )
         return _Outcome(whole=whole, shown=shown, is_error=is_error, meta=meta)
+
+
+def _task_of_call(ts: TenantStore, wake_id: str, call_index: int) -> str:
+    """The task class of the goal the model call was compiled for (as classified), "" when
+    it had none or no compile of it is found."""
+    with ts.unit() as uow:
+        compiled = [c for c in uow.wakes.compiles(wake_id) if c.call_index <= call_index]
+    if not compiled:
+        return ""
+    goal = max(compiled, key=lambda c: c.call_index).goal
+    return task_of(Goal.model_validate(goal))
 
 
 APPROVED_BY = "approved_by"  # a tool result's meta: who approved the call ('' for no name)

@@ -76,6 +76,7 @@ def _consolidate(
         from temporalio.common import WorkflowIDConflictPolicy
 
         from wakeful.consolidation.contracts import ConsolidationInput
+        from wakeful.consolidation.policy import consolidation_policy
         from wakeful.consolidation.schedule import ensure_consolidation_schedules
         from wakeful.worker.client import connect, require_worker
         from wakeful.workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
@@ -89,7 +90,12 @@ def _consolidate(
             emit_json({"schedules": ids}) if json_out else typer.echo("\n".join(ids))
             return
         await require_worker(client, s.task_queue, "start one with `wakeful worker --agents ...`")
-        inp = ConsolidationInput(runtime=runtime, reason="demand", only_if_pressured=if_pressured)
+        inp = ConsolidationInput(
+            runtime=runtime,
+            policy=consolidation_policy(runtime),  # the agent's settings, if any
+            reason="demand",
+            only_if_pressured=if_pressured,
+        )
         try:
             result = await asyncio.wait_for(
                 client.execute_workflow(

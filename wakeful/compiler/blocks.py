@@ -91,6 +91,8 @@ CLEARED_END_META = "cleared_end"  # the cleared result a ``cleared`` breakpoint 
 STALE_META = "stale"  # a paired tool result past its stale_after: ``live_output.py``
 REPEATED_META = "repeated"  # a tool result whose call was made again later: likewise
 ASKS_META = "resolved_after_asks"  # resolved after N later asks: likewise
+FIXED_META = "error_resolved"  # a failed result a later equal call made good: likewise
+OVER_CAP_META = "over_cap"  # a result over eviction.tool_output_max_tokens: likewise
 # A wake's recorded evidence: the ids of the blocks it holds, space-separated (``evidence.py``).
 EVIDENCE_META = "evidence"
 ON_DEMAND_META = "on_demand"  # a tool schema sent only while a shortened result needs it

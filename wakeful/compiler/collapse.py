@@ -12,7 +12,7 @@ never placed, so deciding before freshness changes nothing visible.
 
 from __future__ import annotations
 
-from wakeful.compiler.blocks import STALE_META
+from wakeful.compiler.blocks import FIXED_META, STALE_META
 from wakeful.compiler.facts import BLOCK_OVERHEAD, RESOLVED, Facts
 from wakeful.compiler.framing import collapsed_note
 from wakeful.compiler.state import Partition, registered
@@ -49,8 +49,10 @@ def collapse_unit(part: Partition, head: Facts, other: Facts | None) -> None:
     )
     if qualifies and result is not None:
         note, tokens = note_of(part, result)
-        # A stale result goes even when its note is longer: it is no longer true.
-        if tokens < result.tokens or STALE_META in result.block.meta:
+        # A stale result, or a failure since made good, goes even when its note is longer:
+        # it is no longer true.
+        meta = result.block.meta
+        if tokens < result.tokens or STALE_META in meta or FIXED_META in meta:
             part.collapsed[result] = (note, tokens)
             part.resolved[head] = None
             return

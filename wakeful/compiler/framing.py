@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 
 from wakeful.compiler.blocks import (
     CLEARED_META,
+    FIXED_META,
+    OVER_CAP_META,
     REPEATED_META,
     STALE_META,
     Block,
@@ -174,6 +176,14 @@ def collapsed_note(block: Block, original_tokens: int, note_chars: int) -> str:
         return (
             f"[{tool} output of ~{original_tokens} tokens superseded by a later call with the"
             f" same arguments] {first}"
+        ).rstrip()
+    if FIXED_META in block.meta:  # a failure a later equal call made good (``live_output.py``)
+        return f"[{tool} failed here; a later call with the same arguments succeeded]"
+    if OVER_CAP_META in block.meta:  # over eviction.tool_output_max_tokens
+        return (
+            f"[{tool} output of ~{original_tokens} tokens collapsed: over the"
+            f" {block.meta[OVER_CAP_META]}-token cap for tool output; call {tool} again if you"
+            " need it] " + first
         ).rstrip()
     if CLEARED_META in block.meta:  # old output, cleared in a step (``clearing.py``)
         return (

@@ -75,7 +75,11 @@ class Breakpoint(BaseModel):
 # (``oversize.py``). 14: retrieved hits are admitted by their worth (``admission.py``), an
 # ended wake's evidence is carried only while that is cheaper than fetching it again
 # (``evidence.carried``), and a first call's evidence is sent after the cached prefix.
-COMPILER_VERSION = 14
+# 15: a skill the model loaded for one task class is left out under a goal of another
+# (``triggers.unloaded``); a trigger's knobs apply to the compile and are named in the
+# decisions (``knobs.py``); a failed tool result a later equal call made good, and one over
+# ``eviction.tool_output_max_tokens``, may be collapsed (``live_output.py``).
+COMPILER_VERSION = 15
 
 
 class Ledger(BaseModel):

@@ -15,6 +15,11 @@ and the model's own turn unchanged); the result's text gives way to a one-line n
   true now.
 * **after N asks** (``eviction.resolve_after_asks``, off by default): a result N asks
   back is taken as acted on.
+* **resolved errors** (``eviction.evict_resolved_errors``, off by default): a failed result
+  whose call, same tool and same arguments, the model made again later and which then
+  succeeded: the failure is resolved, and the later result says what is true.
+* **over the cap** (``eviction.tool_output_max_tokens``, 0 by default: off): a result of
+  more tokens than the cap.
 
 The last two trade cache for window: each firing rewrites the cache from an older result,
 and agents repeat calls often (``wakeful bench cache`` prices it), so clearing in steps
@@ -43,6 +48,8 @@ from operator import and_, attrgetter, eq
 from wakeful.compiler.blocks import (
     ASKS_META,
     CLEARED_META,
+    FIXED_META,
+    OVER_CAP_META,
     REPEATED_META,
     STALE_META,
     Block,
@@ -54,13 +61,23 @@ from wakeful.compiler.facts import PAIRED, RESOLVED, STALE_AFTER, Derivation, Fa
 from wakeful.compiler.policy import Eviction
 from wakeful.compiler.positions import Positions, Test, without_positions
 
-__all__ = ["ASKS_META", "REPEATED_META", "STALE_META", "collapse_rule", "settled_results"]
+__all__ = [
+    "ASKS_META",
+    "FIXED_META",
+    "OVER_CAP_META",
+    "REPEATED_META",
+    "STALE_META",
+    "collapse_rule",
+    "settled_results",
+]
 
 # The policy path a collapsed result's ledger row names, by what collapsed it.
 _RULES = (
     (STALE_META, "tool.fresh_for"),
+    (FIXED_META, "eviction.evict_resolved_errors"),
     (REPEATED_META, "eviction.resolve_repeated_calls"),
     (ASKS_META, "eviction.resolve_after_asks"),
+    (OVER_CAP_META, "eviction.tool_output_max_tokens"),
     (CLEARED_META, "eviction.clear_tool_output"),
 )
 
@@ -71,6 +88,7 @@ _TOOL_RESULT = BlockKind.TOOL_RESULT.value
 _TURN = BlockKind.TURN.value
 _CURRENT_ASK = BlockKind.CURRENT_ASK.value
 _REPEATED: Derivation = (True, ((REPEATED_META, "1"),))
+_FIXED: Derivation = (True, ((FIXED_META, "1"),))
 
 
 def collapse_rule(meta: dict[str, str]) -> str:
@@ -119,7 +137,8 @@ def settled_results(
         return where(("kind", kind), partial(_kind_is, kind))
 
     after, repeats = eviction.resolve_after_asks, eviction.resolve_repeated_calls
-    if after or repeats:
+    fixed, cap = eviction.evict_resolved_errors, eviction.tool_output_max_tokens
+    if after or repeats or fixed or cap:
         candidates = _of_kind(snap, _TOOL_RESULT)
     else:  # only a stale result can settle: those with a stale_after
         flagged = [n for n in where("stale_after", _stale_after) if snap[n].flags & STALE_AFTER]
@@ -129,13 +148,20 @@ def settled_results(
         return []
     calls: dict[str, tuple[int, str]] = {}  # call id -> (its position, what it asked)
     last: dict[str, int] = {}  # what a call asked -> the position of the last call asking it
-    if repeats:
+    made_good: dict[str, int] = {}  # what a call asked -> the last call that then succeeded
+    if repeats or fixed:
         for n in _of_kind(snap, _TOOL_CALL):
             f = snap[n]
             if f.flags & PAIRED:
                 key = call_key(f)
                 calls[f.pair] = (n, key)  # type: ignore[index]
                 last[key] = n
+    if fixed:
+        for n in candidates:
+            b = snap[n].block
+            call = calls.get(b.tool_call_id) if not b.is_error else None  # type: ignore[arg-type]
+            if call is not None:
+                made_good[call[1]] = max(made_good.get(call[1], -1), call[0])
     asks: list[int] = []  # the positions of the asks
     if after:
         asks = sorted(
@@ -153,13 +179,17 @@ def settled_results(
         if current is not None and b.wake_id == current:
             continue
         reason: Derivation | None = None
-        call = calls.get(b.tool_call_id) if repeats else None  # type: ignore[arg-type]
+        call = calls.get(b.tool_call_id) if repeats or fixed else None  # type: ignore[arg-type]
         if b.stale_after is not None and b.stale_after <= now:
             reason = (True, ((STALE_META, b.stale_after.isoformat()),))
+        elif fixed and b.is_error and call is not None and made_good.get(call[1], -1) > call[0]:
+            reason = _FIXED
         elif repeats and call is not None and last[call[1]] > call[0]:
             reason = _REPEATED
         elif after and len(asks) - bisect_right(asks, n) >= after:
             reason = (True, ((ASKS_META, str(after)),))
+        elif cap and f.tokens > cap:
+            reason = (True, ((OVER_CAP_META, str(cap)),))
         if reason is not None:
             # No stale_after on the copy (the derivation's flag): the note replaces the
             # result, and freshness would otherwise drop the pair.

@@ -40,6 +40,7 @@ from wakeful.compiler.encode import JsonMemo, request_parts
 from wakeful.compiler.evidence import held_by_evidence, leave_out_spent
 from wakeful.compiler.facts import Derivation
 from wakeful.compiler.freshness import freshness
+from wakeful.compiler.knobs import knob_decisions, with_knobs
 from wakeful.compiler.live_output import settled_results
 from wakeful.compiler.lookup import FactsTable, shared_prefix
 from wakeful.compiler.oversize import shorten_oversized
@@ -323,6 +324,8 @@ def compile_window(
     """
     name = resolve_provider(provider or snapshot.agent.provider)
     cache = cache or CountingCache()
+    declared = policy
+    policy, knobs = with_knobs(declared, goal)  # the firing triggers' knobs (knobs.py)
     work = prepare(snapshot, goal, policy, now, counter, cache)
     freshness(work)
     min_relevance(work)
@@ -341,6 +344,13 @@ def compile_window(
     chosen = renderer or RENDERERS[name]()
     rendered = chosen.render(layout)
     window = record(work, layout, rendered, name, chosen.evidence_text(layout))
+    if knobs:  # the ledger names the policy as declared, and each knob that acted
+        ledger = window.ledger
+        decided = {**ledger.decisions, **knob_decisions(knobs, ledger)}
+        ledger = ledger.model_copy(
+            update={"decisions": decided, "policy_fingerprint": declared.fingerprint}
+        )
+        window = window.model_copy(update={"ledger": ledger})
     if not alternates:
         return window
     return window.model_copy(update={"alternates": render_alternates(layout, alternates)})

@@ -181,12 +181,35 @@ class Eviction(_Model):
         ),
     )
 
+    evict_resolved_errors: bool = Field(
+        False,
+        description=(
+            "Collapse a failed tool result to a note once the model made the same call (tool"
+            " and arguments) again and it succeeded: the failure is resolved"
+            " (compiler/live_output.py); off by default, like the other settling rules."
+        ),
+    )
+    tool_output_max_tokens: int = Field(
+        0,
+        ge=0,
+        description=(
+            "A tool result of an earlier wake larger than this many tokens is collapsed to a"
+            " note (its call kept, so the model can call it again); 0 never"
+            " (compiler/live_output.py)."
+        ),
+    )
+
     @model_serializer(mode="wrap")
     def _drop_settling_when_off(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # Off (the default), these dump as policies did before they existed: fingerprints
         # stay what their ledgers recorded.
         data: dict[str, Any] = handler(self)
-        for off in ("resolve_repeated_calls", "resolve_after_asks"):
+        for off in (
+            "resolve_repeated_calls",
+            "resolve_after_asks",
+            "evict_resolved_errors",
+            "tool_output_max_tokens",
+        ):
             if not data.get(off):
                 data.pop(off, None)
         return data
@@ -304,11 +327,58 @@ class TriggerRule(_Model):
     suppress: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()
 
+    # --- knobs: what a firing trigger changes for this compile (compiler/knobs.py) ---------
+    # Unset (None), a knob leaves the policy as it is. When several firing triggers set one,
+    # the first in precedence order decides. The ledger names each knob that acted.
+    budget_tokens: int | None = Field(
+        None,
+        gt=0,
+        description="The window's input budget (context_limit - output_reserve) for this "
+        "goal, when it is below the policy's: a narrow task gets a narrow window.",
+    )
+    tool_output_max_tokens: int | None = Field(
+        None,
+        gt=0,
+        description="Tool results of earlier wakes over this many tokens are collapsed to a "
+        "note (eviction.tool_output_max_tokens).",
+    )
+    freshness: dict[BlockKind, float] | None = Field(
+        None,
+        description="Hours after which blocks of these kinds are stale for this goal "
+        "(staleness.max_age_hours, this trigger's value winning per kind).",
+    )
+    evict_resolved_errors: bool | None = Field(
+        None,
+        description="Collapse failed tool results that a later, equal call made good "
+        "(eviction.evict_resolved_errors).",
+    )
+    action: Literal["handoff", "compact"] | None = Field(
+        None,
+        description="After the wake: 'handoff' ends the session with a handoff note, "
+        "'compact' consolidates the agent's history.",
+    )
+
     @model_validator(mode="after")
     def _has_condition(self) -> TriggerRule:
         if not (self.paths or self.intents or self.task_classes):
             raise ValueError("a trigger needs at least one of paths, intents, task_classes")
+        for kind, hours in (self.freshness or {}).items():
+            if hours <= 0:
+                raise ValueError(f"freshness.{kind.value} must be a positive number of hours")
         return self
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_knobs(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A trigger without knobs dumps (and fingerprints) as triggers did before them.
+        data: dict[str, Any] = handler(self)
+        for knob in KNOBS:
+            if data.get(knob) is None:
+                data.pop(knob, None)
+        return data
+
+
+# The per-trigger knobs, in the order the ledger names them.
+KNOBS = ("budget_tokens", "tool_output_max_tokens", "freshness", "evict_resolved_errors", "action")
 
 
 class IntentRule(_Model):

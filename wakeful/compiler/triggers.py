@@ -8,14 +8,18 @@ first one to mention a block decides whether it is injected or suppressed — th
 explicit precedence. A firing trigger that injects ``skill:<name>`` for a skill the
 snapshot does not hold fails the compile (a skill is instructions the policy promised;
 leaving them out silently would be worse), and a skill the model loaded
-(``LOADED_META``) is not gated: it stays for the session. Inline ``rules`` of firing
-triggers become semi-stable rule blocks, which change with the goal but not with new
-events.
+(``LOADED_META``) is not gated: it stays for the session while the task does. Loaded for
+one task class (``LOADED_TASK_META``: the goal's task class, or else its intents), it is
+unloaded when a goal of another task class comes (:func:`task_of`; a goal of no task class
+changes nothing), unless a firing trigger injects it. Inline ``rules`` of firing triggers
+become semi-stable rule blocks, which change with the goal but not with new events.
 """
 
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
+from itertools import compress, repeat
+from operator import attrgetter, eq
 
 from wakeful.compiler.blocks import Block, BlockKind, Goal, Stability
 from wakeful.compiler.policy import TriggerRule, WindowPolicy
@@ -25,6 +29,19 @@ from wakeful.errors import ConfigError
 
 SKILL_PREFIX = "skill:"  # a skill body's block id: ``skill:<name>`` (``wakeful.skills``)
 LOADED_META = "loaded"  # a skill body the model loaded: the event that loaded it
+LOADED_TASK_META = "loaded_for"  # ...and the task class of the goal it was loaded under
+SKILLS_INDEX_ID = "skills:index"  # present when the agent has skills (wakeful.skills)
+UNLOAD_RULE = "skills.task_class"
+_SKILL_BODY = BlockKind.SKILL_BODY.value
+_KIND = attrgetter("kind_s")
+
+
+def task_of(goal: Goal) -> str:
+    """A goal's task class: its ``task_class``, else its intents (sorted, comma-joined);
+    "" when it has neither."""
+    if goal.task_class:
+        return goal.task_class
+    return ",".join(sorted(goal.intents))
 
 
 def matches(trigger: TriggerRule, goal: Goal) -> bool:
@@ -50,6 +67,8 @@ def gate(
     """
     excluded: dict[Facts, Exclusion] = {}
     injected: dict[Facts, str] = {}
+    if SKILLS_INDEX_ID in part.by_id:
+        unloaded(goal, part, excluded)
     if not triggers:
         return excluded, injected
     fired = firing(triggers, goal)
@@ -84,6 +103,7 @@ def gate(
             action, name = hit
             if action == "inject":
                 injected[f] = name
+                excluded.pop(f, None)  # injected for this goal: in, whatever it was loaded for
             else:
                 excluded[f] = Exclusion("suppressed", f"triggers.{name}", f"by {name}")
             continue
@@ -93,6 +113,23 @@ def gate(
                 "not_triggered", f"triggers.{names[0]}", "gated by " + ", ".join(names)
             )
     return excluded, injected
+
+
+def unloaded(goal: Goal, part: Partition, excluded: dict[Facts, Exclusion]) -> None:
+    """Leave out the skills the model loaded for another task class than the goal's."""
+    task = task_of(goal)
+    if not task:
+        return
+    snap = part.snap
+    for f in compress(snap, map(eq, map(_KIND, snap), repeat(_SKILL_BODY))):  # in C
+        meta = f.block.meta
+        loaded_for = meta.get(LOADED_TASK_META)
+        if LOADED_META in meta and loaded_for and loaded_for != task:
+            excluded[f] = Exclusion(
+                "unloaded",
+                UNLOAD_RULE,
+                f"loaded for task {loaded_for!r}; this goal's task is {task!r}",
+            )
 
 
 def trigger_rules(policy: WindowPolicy, goal: Goal) -> list[tuple[Block, str]]:

@@ -8,8 +8,12 @@ Durations are ``timedelta`` so that Temporal's pydantic converter carries them e
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from wakeful.agents import AgentRuntime
 
 
 class ConsolidationPolicy(BaseModel):
@@ -107,3 +111,25 @@ class ConsolidationPolicy(BaseModel):
             if getattr(self, name) <= timedelta(0):
                 raise ValueError(f"{name} must be a positive duration")
         return self
+
+
+def consolidation_policy(
+    runtime: AgentRuntime, base: ConsolidationPolicy | None = None
+) -> ConsolidationPolicy:
+    """``base`` (the defaults) with the agent's consolidation settings
+    (``Agent(consolidation_min_age=..., consolidation_keep_events=..., summary_model=...)``
+    or its policy file's ``[consolidation]`` table); ``base`` itself when none is set."""
+    base = base or ConsolidationPolicy()
+    s = runtime.settings
+    if s is None:
+        return base
+    update = {
+        name: value
+        for name, value in (
+            ("min_age", s.consolidation_min_age),
+            ("keep_recent_events", s.consolidation_keep_events),
+            ("summary_model", s.summary_model),
+        )
+        if value is not None
+    }
+    return base.model_validate({**base.model_dump(), **update}) if update else base

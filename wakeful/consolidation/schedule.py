@@ -36,7 +36,7 @@ from temporalio.client import (
 
 from wakeful.agents import AgentRuntime
 from wakeful.consolidation.contracts import ConsolidationInput
-from wakeful.consolidation.policy import ConsolidationPolicy
+from wakeful.consolidation.policy import ConsolidationPolicy, consolidation_policy
 from wakeful.errors import ConfigError
 from wakeful.workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
 
@@ -58,7 +58,7 @@ def consolidation_schedule(
         raise ConfigError(f"consolidation interval {every} is too short; use at least 1 minute")
     inp = ConsolidationInput(
         runtime=runtime,
-        policy=policy or ConsolidationPolicy(),
+        policy=policy or consolidation_policy(runtime),
         reason="pressure" if pressure else "schedule",
         only_if_pressured=pressure,
     )

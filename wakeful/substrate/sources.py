@@ -30,11 +30,12 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from wakeful.compiler.blocks import Block, BlockKind, Stability
 from wakeful.compiler.policy import WindowPolicy
-from wakeful.compiler.triggers import LOADED_META
+from wakeful.compiler.triggers import LOADED_META, LOADED_TASK_META
 from wakeful.errors import ConfigError
 from wakeful.skills import (
     LOAD_SKILL,
     SKILL_META,
+    SKILL_TASK_META,
     Skill,
     index_text,
     skill_ref,
@@ -240,11 +241,12 @@ def _memories(ctx: SourceContext) -> list[Block]:
     ]
 
 
-def loaded_skills(ctx: SourceContext) -> dict[str, int]:
+def loaded_skills(ctx: SourceContext) -> dict[str, tuple[int, str]]:
     """The skills the model loaded in this session (or, without one, this wake) up to the
-    compile's event horizon, and the event that first loaded each. A retired result still
-    counts: a skill stays loaded for the whole session, whatever consolidation did since."""
-    out: dict[str, int] = {}
+    compile's event horizon, the event that last loaded each and the task class it was
+    loaded for ("" when not known). A retired result still counts: a skill stays loaded
+    for the session, whatever consolidation did since, while the task class does."""
+    out: dict[str, tuple[int, str]] = {}
     with ctx.store.unit() as uow:
         results = uow.events.tool_result_meta(
             ctx.agent,
@@ -256,7 +258,12 @@ def loaded_skills(ctx: SourceContext) -> dict[str, int]:
     for event_id, meta in results:
         name = meta.get(SKILL_META)
         if isinstance(name, str):
-            out.setdefault(name, event_id)
+            task = meta.get(SKILL_TASK_META, "")
+            first = out.get(name)
+            # The first load stands while the task class is the same: the block (and the
+            # cache) stay as they were; a load for another task class loads it anew.
+            if first is None or first[1] != task:
+                out[name] = (event_id, task if isinstance(task, str) else "")
     return out
 
 
@@ -288,26 +295,32 @@ def _skills(ctx: SourceContext) -> list[Block]:
         )
     ]
     loaded = loaded_skills(ctx)
-    wanted: dict[str, int | None] = {}
+    wanted: dict[str, tuple[int, str] | None] = {}
     for ref in _named_by_triggers(ctx.policy):
         if ref in by_ref:
             wanted[ref] = None
-    for name, event_id in loaded.items():
+    for name, loaded_by in loaded.items():
         if skill_ref(name) in by_ref:
-            wanted[skill_ref(name)] = event_id
+            wanted[skill_ref(name)] = loaded_by
     for ref in sorted(wanted):
         blocks.append(_body(by_ref[ref], wanted[ref], ctx.agent))
     return blocks
 
 
-def _body(skill: Skill, loaded_by: int | None, agent: str) -> Block:
+def _body(skill: Skill, loaded_by: tuple[int, str] | None, agent: str) -> Block:
+    meta: dict[str, str] = {}
+    if loaded_by is not None:
+        event_id, task = loaded_by
+        # The task class only when known: a skill loaded before it was recorded keeps the
+        # block (and the cached prefix) it had.
+        meta = {LOADED_META: str(event_id)} | ({LOADED_TASK_META: task} if task else {})
     return Block(
         id=skill_ref(skill.name),
         kind=BlockKind.SKILL_BODY,
         text=skill.body,
         source=f"agent:{agent}:skills/{skill.name}",
         importance=1.0,
-        meta={LOADED_META: str(loaded_by)} if loaded_by is not None else {},
+        meta=meta,
     )
 
 

@@ -32,6 +32,7 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from wakeful.consolidation.contracts import ConsolidationInput
+    from wakeful.consolidation.policy import consolidation_policy
     from wakeful.contracts import (
         APPROVALS_QUERY,
         APPROVE_UPDATE,
@@ -93,6 +94,8 @@ _ALARM = "session-alarm-1"
 _DURABLE_DEDUPE = "durable-dedupe-1"
 # A wake whose window's history reached budget.consolidate_at starts a consolidation round.
 _CONSOLIDATE_HISTORY = "consolidate-history-1"
+# Patch id: a firing trigger whose action is 'handoff' ends the session after the wake.
+TRIGGER_HANDOFF = "trigger-handoff-1"
 # Patch id: the wake update answers without the answer text, which the history already
 # holds once (the model call's result); the client reads it with the ``result`` query.
 _ANSWER_BY_QUERY = "answer-by-query-1"
@@ -121,6 +124,7 @@ class AgentWorkflow:
         self.memory = inp.remembered_results
         self.approvals = Approvals()  # tool calls of the current wake awaiting a decision
         self.history_full = False  # the wake's latest window reached budget.consolidate_at
+        self.handoff_by = ""  # the trigger of the wake's latest window that asked for a handoff
 
     @workflow.run
     async def run(self, inp: AgentInput) -> AgentState:
@@ -390,9 +394,14 @@ class AgentWorkflow:
         s.cache_read_input_tokens += totals.cache_read_input_tokens
         self.current, self.cycle = None, None
         if self.history_full and workflow.patched(_CONSOLIDATE_HISTORY):
-            await consolidate_history(ConsolidationInput(runtime=rt))
+            await consolidate_history(
+                ConsolidationInput(runtime=rt, policy=consolidation_policy(rt))
+            )
         self.history_full = False
-        if cycle.status in _BUDGET_END:
+        handoff_by, self.handoff_by = self.handoff_by, ""
+        if handoff_by and workflow.patched(TRIGGER_HANDOFF):
+            await self.sessions.end(f"trigger {handoff_by}: handoff after the wake")
+        elif cycle.status in _BUDGET_END:
             await self.sessions.end(f"budget: the wake ended with {cycle.status}")
         elif trigger.next_expected_at is not None and not s.pending and not self.stop_requested:
             await self.sessions.plan_idle(trigger.next_expected_at, policy)
@@ -422,6 +431,7 @@ class AgentWorkflow:
         s.clock = update_clock(s.clock, self.rt.provider, self.rt.model, compiled, reply, started)
         s.last_window_hash = compiled.window_hash
         self.history_full = compiled.consolidate  # the wake's latest window decides
+        self.handoff_by = compiled.handoff
 
     async def _delegate(
         self,

@@ -6,8 +6,9 @@ is deserialised by newer code.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from wakeful.agents import AgentRuntime
 from wakeful.contracts import AGENT_ID_PREFIX, Trigger, WakeRef, WakeResult
@@ -82,6 +83,30 @@ class AgentInput(BaseModel):
     remembered_results: int = Field(
         256, ge=1, description="Wake results (and their idempotency keys) kept in the state."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_settings(cls, data: Any) -> Any:
+        """A new input takes its pacing and idle limit from the agent's settings
+        (``wakeful.runtime_settings``) where it gives none; one read back from a history
+        holds both already, so a replay sees the input it started with."""
+        if not isinstance(data, dict) or ("pacing" in data and "session_idle" in data):
+            return data
+        runtime = data.get("runtime")
+        if isinstance(runtime, dict):
+            runtime = AgentRuntime.model_validate(runtime)
+        settings = runtime.settings if isinstance(runtime, AgentRuntime) else None
+        if settings is None:
+            return data
+        data = dict(data)
+        if "pacing" not in data and settings.keep_warm_calls is not None:
+            data["pacing"] = PacingPolicy(
+                max_keep_warm_calls=settings.keep_warm_calls,
+                allow_keep_warm=settings.keep_warm_calls > 0,
+            )
+        if "session_idle" not in data and settings.handoff_after_idle is not None:
+            data["session_idle"] = settings.handoff_after_idle
+        return data
 
 
 class AgentStatus(BaseModel):
