@@ -77,7 +77,7 @@ def outline(suffix: str, text: str) -> list[Symbol] | None:
 def parsed_suffixes() -> frozenset[str]:
     """The suffixes :func:`outline` reads here: Python's, and those whose grammar is
     installed."""
-    return PYTHON_SUFFIXES | {s for s in _GRAMMARS if _parser(s) is not None}
+    return PYTHON_SUFFIXES | {s for s in _GRAMMARS if _language(s) is not None}
 
 
 def tree_sitter_languages() -> frozenset[str]:
@@ -140,9 +140,17 @@ def _py_symbol(
 # --- tree-sitter ------------------------------------------------------------------------
 
 
-@cache
 def _parser(suffix: str) -> Any | None:
-    """A tree-sitter parser for the suffix's language (None: not installed here)."""
+    """A tree-sitter parser for the suffix's language (None: not installed here); a new
+    one each time, as a parser must not parse in two threads at once."""
+    language = _language(suffix)
+    if language is None:
+        return None
+    return importlib.import_module("tree_sitter").Parser(language)
+
+
+@cache
+def _language(suffix: str) -> Any | None:
     grammar = _GRAMMARS.get(suffix)
     if grammar is None:
         return None
@@ -151,8 +159,7 @@ def _parser(suffix: str) -> Any | None:
         module = importlib.import_module(grammar[0])
     except ImportError:
         return None
-    language = tree_sitter.Language(getattr(module, grammar[1])())
-    return tree_sitter.Parser(language)
+    return tree_sitter.Language(getattr(module, grammar[1])())
 
 
 # node type -> kind; a class's body holds its methods

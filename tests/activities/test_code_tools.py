@@ -110,7 +110,10 @@ def test_an_unchanged_file_is_not_parsed_again_even_when_touched(work: Path) -> 
 def test_other_languages_are_outlined_with_the_code_extra() -> None:
     pytest.importorskip("tree_sitter_go")
     pytest.importorskip("tree_sitter_typescript")
-    go = "package main\n\ntype Server struct{}\n\nfunc (s *Server) Start(port int) error {\n\treturn nil\n}\n"
+    go = (
+        "package main\n\ntype Server struct{}\n\n"
+        "func (s *Server) Start(port int) error {\n\treturn nil\n}\n"
+    )
     assert [(s.qualname, s.signature, s.start, s.end) for s in outline(".go", go) or []] == [
         ("Server", "type Server struct", 3, 3),
         ("Server.Start", "func (s *Server) Start(port int) error", 5, 7),

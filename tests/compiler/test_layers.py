@@ -10,7 +10,7 @@ from wakeful.compiler import BlockKind, load_policy
 from wakeful.compiler.layer_budget import LayerBudget, layer_meta
 from wakeful.errors import ConfigError
 
-from .factory import base_blocks, block, snapshot
+from .factory import base_blocks, block, snapshot, turn
 from .helpers import compile_
 
 TIGHT = "[budget]\ncontext_limit = 10000\noutput_reserve = 500\n"  # input budget 9500
@@ -115,3 +115,23 @@ def test_a_bad_declaration_is_one_line_naming_it(
 ) -> None:
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         LayerBudget(priority=priority, budget_share=share)  # type: ignore[arg-type]
+
+
+def test_the_history_is_never_moved_for_a_priority() -> None:
+    # Turns of declared layers sit in the history's segment, which is cut at an anchor and
+    # taken whole from there: a priority leaves it as the budget made it, even when the
+    # older turns' layer outranks the newer ones'.
+    turns = [
+        turn(
+            f"lt-{i}",
+            100 + i,
+            text=f"{i} " + "w" * 1200,
+            meta=layer_meta("older" if i < 20 else "newer", 9 if i < 20 else 0, None),
+        )
+        for i in range(40)
+    ]
+    w = compile_(snapshot([*base_blocks(), *turns]), load_policy(TIGHT))
+    rows = [w.ledger.row(t.id) for t in turns]
+    assert rows[0].position < 0 and rows[-1].position >= 0  # type: ignore[union-attr]
+    assert not any(r.reason == "layer_priority" for r in rows)  # type: ignore[union-attr]
+    assert "gave way" not in w.ledger.decisions["layers.newer"]

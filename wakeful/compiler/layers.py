@@ -18,7 +18,9 @@ Two rules, and the ledger's account of them:
   layer in the same segment was admitted, takes its room: the lower ones give way (lowest
   priority first, the least kept first) as far as they free what it costs, and are
   excluded (``layer_priority``, rule ``layers.<name>.priority``). Only declared layers
-  give way to each other: the history, the registry and the rest are never moved for one.
+  give way to each other: the history, the registry and the rest are never moved for one;
+  nor is a layer's block in the history's segment, a retrieved turn that shares a date
+  line, or half of a tool pair.
 * The ledger's decisions hold one entry per declared layer, ``layers.<name>``: its
   priority and share, what it asked for (its candidates' tokens) and what it got.
 
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, contains
 
-from wakeful.compiler.blocks import SEGMENT_ORDER
+from wakeful.compiler.blocks import SEGMENT_ORDER, Segment
 from wakeful.compiler.layer_budget import LAYER_META, PRIORITY_META, SHARE_META
 from wakeful.compiler.rank import keep_order
 from wakeful.compiler.work import Exclusion, Facts, Work
@@ -132,8 +134,14 @@ def prioritise_layers(work: Work, layers: dict[str, _Layer]) -> None:
     of: dict[Facts, _Layer] = {f: layer for layer in layers.values() for f in layer.members}
     order = {seg: n for n, seg in enumerate(SEGMENT_ORDER)}
     by_segment: dict[int, list[Facts]] = {}
+    part = work.part
     for layer in sorted(layers.values(), key=lambda layer: layer.name):
         for f in layer.members:
+            # The history is cut at an anchor and taken whole from there (history.py), a
+            # retrieved turn shares its date line, a tool call goes with its result: none
+            # of them is moved alone.
+            if f.segment is Segment.RECENT or f.group is not None or f in part.partner:
+                continue
             by_segment.setdefault(order[f.segment], []).append(f)
     for seg in sorted(by_segment):
         members = by_segment[seg]
