@@ -49,7 +49,9 @@ def _check_dependencies(metadata: str) -> None:
         "server",
         "embedded",
     )
-    assert 'wakeful[embedded,otlp,pdf,semantic,server]; extra == "dev"' in requires  # all
+    assert (extra_of["tree-sitter"], extra_of["tree-sitter-go"]) == ("code", "code")
+    assert not {"tree-sitter", "tree-sitter-go"} & core, core
+    assert 'wakeful[code,embedded,otlp,pdf,semantic,server]; extra == "dev"' in requires  # all
 
 
 def _name(requirement: str) -> str:

@@ -23,6 +23,11 @@ from pydantic import (
     model_serializer,
 )
 
+from wakeful.compiler.layer_budget import (
+    LayerBudget,
+    check_builtin_layers,
+    layers_spec,
+)
 from wakeful.decisions import is_builtin_decision_tool, remember_decision_tool
 from wakeful.errors import ConfigError, UnknownAgentError, UserError
 from wakeful.mcp_tools import SEP, McpServer
@@ -223,6 +228,11 @@ class Agent:
     # that registers the agent, added (as ``wakeful docs add`` does) when it is registered
     # (``wakeful agent create``, the worker's start); a changed file replaces its old chunks.
     documents: tuple[str, ...] = ()
+    # Priorities and budget shares of built-in layers (wakeful.compiler.layers), by name:
+    # ``documents`` (the document chunks retrieval brings), e.g.
+    # ``{"documents": LayerBudget(priority=1, budget_share=0.2)}``. A source of one's own
+    # (WorkdirState, CodeMap, ...) declares its own ``priority`` and ``budget_share``.
+    layers: dict[str, LayerBudget] = field(default_factory=dict)
     # The note a session ends with (wakeful.activities.handoff_note): "model" asks this
     # agent's model for it, over the session's newest ``handoff_note_tokens`` of turns, and
     # uses it if it passes the checks; "template" (and any failure) stitches the wakes' notes.
@@ -309,6 +319,7 @@ class Agent:
                 )
         object.__setattr__(self, "documents", tuple(str(d) for d in given_docs))
         self._own_settings()  # a bad setting fails here, with its name
+        check_builtin_layers(where, self.layers)
         object.__setattr__(self, "mcp_servers", tuple(self.mcp_servers))
         for i, server in enumerate(self.mcp_servers):
             if not isinstance(server, McpServer):
@@ -499,6 +510,8 @@ class Agent:
             | ({"skills_dir": self.skills_dir} if self.skills_dir is not None else {})
             # The paths it was given; the documents themselves are rows of their own.
             | ({"documents": list(self.documents)} if self.documents else {})
+            # The built-in layers' budgets: a replay stamps the same blocks with them.
+            | ({"layers": layers_spec(self.layers)} if self.layers else {})
         )
 
     def spend_caps(self) -> dict[str, float | int]:

@@ -36,8 +36,10 @@ from wakeful.errors import UserError
 __all__ = [
     "FileToolError",
     "ReadResult",
+    "WholeFile",
     "list_entries",
     "read_text",
+    "read_whole",
     "write_text",
 ]
 
@@ -178,6 +180,46 @@ def read_text(root: str, relative: str, max_chars: int) -> ReadResult:
     whole = "".join(chunks)
     truncated = len(whole) > max_chars
     return ReadResult(text=whole[:max_chars], truncated=truncated, bytes_read=read)
+
+
+@dataclass(frozen=True)
+class WholeFile:
+    """A file's bytes as read, and its size and modification time (from the open file)."""
+
+    data: bytes
+    size: int
+    mtime_ns: int
+
+
+def read_whole(root: str, relative: str, max_bytes: int) -> WholeFile:
+    """All of a regular file beneath ``root``, refused (one line) when it holds more than
+    ``max_bytes``: a caller that needs the whole file (to hash it, to find a symbol in it)
+    reads at most that many."""
+    parts = _parts(relative)
+    if not parts:
+        raise FileToolError(f"{relative!r} is a directory")
+    with _directory(root, parts[:-1]) as dir_fd:
+        fd = _open_checked(dir_fd, parts[-1], relative, directory=False)
+    try:
+        st = os.fstat(fd)
+        if st.st_size > max_bytes:
+            raise FileToolError(
+                f"{relative!r} holds {st.st_size} bytes, more than {max_bytes}; read it by"
+                " line range with a smaller file, or split it"
+            )
+        chunks: list[bytes] = []
+        have = 0
+        while have <= max_bytes:
+            data = os.read(fd, max_bytes + 1 - have)
+            if not data:
+                break
+            chunks.append(data)
+            have += len(data)
+    finally:
+        os.close(fd)
+    if have > max_bytes:
+        raise FileToolError(f"{relative!r} grew past {max_bytes} bytes while it was read")
+    return WholeFile(data=b"".join(chunks), size=st.st_size, mtime_ns=st.st_mtime_ns)
 
 
 def list_entries(root: str, relative: str, max_entries: int) -> tuple[list[str], int]:

@@ -16,6 +16,7 @@ import shlex
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,10 @@ from tests.e2e.harness import Providers, message
 from tests.ops.cli_env import clear_wakeful_env, shell
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry
+from wakeful.compiler.layer_budget import LayerBudget
 from wakeful.compiler.ledger import INCLUDED, Ledger
 from wakeful.contracts import WakeResult
+from wakeful.errors import ConfigError
 from wakeful.replay import recompile
 from wakeful.substrate.indexing import load_hits
 from wakeful.substrate.store import Store
@@ -171,3 +174,38 @@ async def test_cli_documents_reach_the_window_and_a_change_supersedes(
     hits, window = doc_evidence(store, agent, two)
     assert hits[0] == chunk_id_of(store, agent, NEW)
     assert old not in hits and OLD not in window and NEW in window
+
+
+async def test_the_documents_layer_declared_on_the_agent_is_capped_and_named_in_the_ledger(
+    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, tmp_path: Path
+) -> None:
+    runbook = tmp_path / "runbook.md"
+    runbook.write_text(RUNBOOK.format(OLD), encoding="utf-8")
+    agent = replace(
+        fresh_agent([str(runbook)]),
+        layers={"documents": LayerBudget(priority=3, budget_share=0.0001)},
+    )
+    assert agent.spec()["layers"] == {"documents": {"priority": 3, "budget_share": 0.0001}}
+    register_agent(store.tenant(agent.tenant), agent)
+    async with serving(temporal_dev, store, sim, agent) as wake_agent:
+        one = await wake_agent(QUESTION)
+    ts = store.tenant(agent.tenant)
+    compiled = ts.compiles(one.wake_id)[0]
+    ledger = Ledger.model_validate_json(ts.get_blob(compiled.ledger_hash))
+    rows = [r for r in ledger.rows if r.source.startswith("doc:")]
+    assert rows and all(
+        (r.reason, r.rule) == ("over_layer_share", "layers.documents.budget_share") for r in rows
+    )
+    account = ledger.decisions["layers.documents"]
+    assert account.startswith("priority 3, budget_share 0.0001; asked ")
+    assert account.endswith(f"got 0 in 0; {len(rows)} over its share")
+    assert OLD not in json.dumps(json.loads(ts.get_blob(compiled.window_hash)))
+    outcome = recompile(ts, compiled)  # a replay stamps the stored hits the same way
+    assert outcome.identical, outcome.summary()
+
+
+def test_an_agent_naming_a_layer_that_is_not_built_in_is_one_line() -> None:
+    with pytest.raises(
+        ConfigError, match="layers names 'code_map'; the built-in layers are documents"
+    ):
+        replace(fresh_agent([]), layers={"code_map": LayerBudget(priority=1)})

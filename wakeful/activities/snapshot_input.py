@@ -22,8 +22,10 @@ from wakeful.compiler.blocks import (
     Goal,
     Snapshot,
 )
+from wakeful.compiler.layer_budget import DOCUMENTS, spec_layer_meta
 from wakeful.compiler.oversize import WHOLE_TEXT_META
 from wakeful.skills import LOAD_SKILL, load_skill_schema
+from wakeful.substrate.indexing import DOC_KIND
 from wakeful.substrate.query_sources import EventRetrieval, QueryContext, QuerySource, ask
 from wakeful.substrate.snapshot import RECENT_PAGE
 from wakeful.substrate.sources import BUILTIN_SOURCES, ContextSource, SourceContext, Started, start
@@ -32,6 +34,7 @@ from wakeful.substrate.tail_cache import TailCache
 from wakeful.tool_results import CAPPED_META, READ_RESULT, read_result_schema
 
 __all__ = [
+    "CHUNK_KIND_META",
     "CONTEXT_BLOCKS",
     "QUERY_BLOCKS",
     "SnapshotPoint",
@@ -104,6 +107,21 @@ def with_tool_facts(events: list[Block], tools: list[dict[str, Any]]) -> list[Bl
     return out
 
 
+def with_document_layer(blocks: Sequence[Block], spec: dict[str, Any]) -> list[Block]:
+    """Retrieved document chunks stamped with the ``documents`` layer's priority and share,
+    when the agent declares them (``Agent(layers=...)``, ``compiler.layers``)."""
+    meta = spec_layer_meta(spec, DOCUMENTS)
+    if not meta:
+        return list(blocks)
+    return [
+        b.model_copy(update={"meta": {**b.meta, **meta}})
+        if b.meta.get(CHUNK_KIND_META) == DOC_KIND
+        else b
+        for b in blocks
+    ]
+
+
+CHUNK_KIND_META = "chunk_kind"  # a retrieved block's chunk kind (``RetrievalHit.to_block``)
 CONTEXT_BLOCKS = "context_blocks"  # a compile's spec: what the agent's own sources gave
 QUERY_BLOCKS = "query_blocks"  # a compile's spec: what the agent's own query sources gave
 
@@ -162,7 +180,7 @@ def gather_snapshot(
     whole = any(WHOLE_TEXT_META in b.meta for b in events)
     blocks = profile_blocks(name, tools, skills=bool(spec.get("skills")), reader=whole)
     blocks += events + stored
-    blocks += retrieved
+    blocks += with_document_layer(retrieved, spec)
     blocks += [Block.model_validate(b) for b in spec.get(QUERY_BLOCKS, ())]
     snapshot = Snapshot(
         agent=AgentProfile(
@@ -217,6 +235,7 @@ def ask_query_sources(
         max_event_id=max_event_id,
     )
     found, asked = ask(() if retrieval is None else (retrieval,), own, ctx)
+    found = with_document_layer(found, spec)
     if asked:
         spec[QUERY_BLOCKS] = [b.model_dump(mode="json") for b in asked]
     if not found and not asked:

@@ -10,7 +10,9 @@ The passes run in this fixed order; each is one module with its own tests:
                   clearing.py: old tool output is cleared in large steps; oversize.py:
                   a user turn over its share of the window is shown head and tail)
     6. rank       recency × importance × relevance                        (rank.py)
-    7. budget     per-bucket allocations, pressure, BudgetError           (budget.py)
+    7. budget     per-bucket allocations, pressure, BudgetError           (budget.py;
+                  layers.py: a declared layer's share caps it, and a higher
+                  priority's blocks are admitted first)
     8. place      window order, evidence edges-first                      (place.py)
     9. render     provider syntax and cache breakpoints                   (render/)
    10. record     ledger, segment and prefix hashes                       (record.py)
@@ -41,6 +43,7 @@ from wakeful.compiler.evidence import held_by_evidence, leave_out_spent
 from wakeful.compiler.facts import Derivation
 from wakeful.compiler.freshness import freshness
 from wakeful.compiler.knobs import knob_decisions, with_knobs
+from wakeful.compiler.layers import cap_layers, prioritise_layers
 from wakeful.compiler.live_output import settled_results
 from wakeful.compiler.lookup import FactsTable, shared_prefix
 from wakeful.compiler.oversize import shorten_oversized
@@ -331,6 +334,7 @@ def compile_window(
     min_relevance(work)
     leave_out_spent(work)  # ended wakes' evidence not worth carrying (evidence.py)
     admit_evidence(work)  # retrieved hits not worth their tokens (admission.py)
+    layers = cap_layers(work)  # declared layers past their share (layers.py)
     marks = work.part.positions  # what finding the blocks these passes look for read
     cache.work.positions_read += marks.read
     marks.read = 0
@@ -339,6 +343,7 @@ def compile_window(
     except BaseException:
         work.part.forget_reads()  # a read may have stopped half-way: start them afresh
         raise
+    prioritise_layers(work, layers)  # a higher priority's blocks first (layers.py)
     memo = cache.state(("json",), JsonMemo)
     layout = place(work, memo.dumps, memo.join)
     chosen = renderer or RENDERERS[name]()

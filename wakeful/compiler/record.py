@@ -201,7 +201,10 @@ def record(
         breakpoints=tuple(breakpoints),
         rows=tuple(rows),
         notes=(),
-        decisions={EVIDENCE_RULE: EVIDENCE_PLACEMENT} if evidence else {},
+        decisions={
+            **({EVIDENCE_RULE: EVIDENCE_PLACEMENT} if evidence else {}),
+            **work.layers,
+        },
     )
     return CompiledWindow.model_construct(
         provider=provider,

@@ -122,6 +122,8 @@ class Work:
     opened: set[str] = field(default_factory=set)
     # Why an admitted block came, in the ledger's detail (evidence admission, admission.py).
     notes: dict[Facts, str] = field(default_factory=dict)
+    # Each declared layer's account for the ledger's decisions (``layers.py``).
+    layers: dict[str, str] = field(default_factory=dict)
 
     def add_synthetic(self, block: Block) -> Facts:
         counts = self.cache.counts_for(self.counter)

@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from wakeful.compiler.blocks import Block, BlockKind, Stability
+from wakeful.compiler.layer_budget import layer_meta
 from wakeful.compiler.policy import WindowPolicy
 from wakeful.compiler.triggers import LOADED_META, LOADED_TASK_META
 from wakeful.errors import ConfigError
@@ -123,7 +124,12 @@ class SourceContext:
 
 @runtime_checkable
 class ContextSource(Protocol):
-    """One layer of an agent's context."""
+    """One layer of an agent's context.
+
+    A source may also have ``priority`` (an int: higher is admitted first when the window
+    is tight) and ``budget_share`` (a fraction of the input budget its blocks may take at
+    most): the compiler honours them (``compiler.layers``), and the ledger's decisions say
+    per layer what it asked for and what it got. Without them, nothing changes."""
 
     @property
     def name(self) -> str: ...
@@ -339,6 +345,7 @@ def source_blocks(source: Layer[_Ctx], ctx: _Ctx) -> list[Block]:
     """A source's blocks, each given the source's stability unless it states its own (and
     checked: a source's fault is one line naming it, not a compile's stack trace)."""
     out: list[Block] = []
+    layer = declared_layer(source)
     for b in source.blocks(ctx):
         if not isinstance(b, Block):
             raise ConfigError(
@@ -346,8 +353,22 @@ def source_blocks(source: Layer[_Ctx], ctx: _Ctx) -> list[Block]:
             )
         if b.stability is None and b.effective_stability is not source.stability:
             b = b.model_copy(update={"stability": source.stability})
+        if layer:
+            b = b.model_copy(update={"meta": {**b.meta, **layer}})
         out.append(b)
     return out
+
+
+def declared_layer(source: object) -> dict[str, str]:
+    """The meta a source's blocks carry for the compiler's layer budgets
+    (``compiler.layers``): its name, and the ``priority`` and ``budget_share`` it declares
+    (attributes a source may have; without either, nothing)."""
+    priority = getattr(source, "priority", None)
+    share = getattr(source, "budget_share", None)
+    try:
+        return layer_meta(str(getattr(source, "name", "")), priority, share)
+    except ConfigError as exc:
+        raise ConfigError(f"context source {getattr(source, 'name', source)!r}: {exc}") from None
 
 
 class Started(Generic[_Ctx]):

@@ -39,6 +39,10 @@ class WorkdirState:
     name: str = "environment"
     stability: Stability = Stability.DYNAMIC
     substrate: bool = False
+    # The compiler's layer budget (compiler.layers): higher is admitted first when the window
+    # is tight; a share caps its tokens at that fraction of the input budget.
+    priority: int | None = None
+    budget_share: float | None = None
     _files: tuple[str, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
