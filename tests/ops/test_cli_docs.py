@@ -1,25 +1,27 @@
-"""``wakeful docs add|list|remove``, run as a process the way a shell runs it, against the
-session's Postgres: versions, supersession, one-line errors that store nothing, and the
-README's commands as typed."""
+"""``wakeful docs add|list|remove`` against the session's Postgres: versions, supersession,
+one-line errors that store nothing (in-process, through typer's runner, from the project
+folder), and the README's commands as typed, each a process the way a shell runs it."""
 
 from __future__ import annotations
 
 import json
 import re
-import shlex
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import Result
 
-from tests.ops.cli_env import ROOT, shell
+from tests.ops.cli_env import ROOT, run, shell
 from wakeful.substrate.store import Store
 
 
 @pytest.fixture
-def folder(env: dict[str, str], store: Store, tmp_path: Path) -> Path:
-    """A project folder with documents, and agent ``triage`` in the CLI's tenant."""
+def folder(
+    env: dict[str, str], store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A project folder with documents, and agent ``triage`` in the CLI's tenant; the
+    test runs from it, as a user's shell would."""
     store.tenant(env["WAKEFUL_TENANT"]).upsert_agent(
         "triage", model="m", provider="anthropic", instructions="i", spec={}
     )
@@ -33,21 +35,23 @@ def folder(env: dict[str, str], store: Store, tmp_path: Path) -> Path:
     (root / "docs" / "vault.py").write_text("def rotate(key):\n    return key\n", "utf-8")
     (root / "notes" / "oncall.txt").write_text("Page the on-call engineer.\n", "utf-8")
     (root / "notes" / "faq.txt").write_text("Questions and answers.\n", "utf-8")
+    monkeypatch.chdir(root)
     return root
 
 
-def docs(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return shell("wakeful docs " + shlex.join(args), env, cwd=cwd)
+def docs(env: dict[str, str], cwd: Path, *args: str) -> Result:
+    assert Path.cwd() == cwd  # paths are resolved from the folder the command runs in
+    return run(["docs", *args], env)
 
 
 def ok_json(env: dict[str, str], cwd: Path, *args: str) -> Any:
     done = docs(env, cwd, *args, "--json")
-    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+    assert done.exit_code == 0, (done.exit_code, done.stdout, done.stderr)
     return json.loads(done.stdout)
 
 
-def refused(done: subprocess.CompletedProcess[str], says: str) -> None:
-    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+def refused(done: Result, says: str) -> None:
+    assert done.exit_code == 2, (done.exit_code, done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
     assert says in lines[0], lines[0]
@@ -69,13 +73,13 @@ def test_add_list_change_and_remove(env: dict[str, str], folder: Path, store: St
         "runbook.md": 2,
     }
     again = docs(env, folder, "add", "triage", "runbook.md")
-    assert again.returncode == 0 and again.stdout.startswith("unchanged runbook.md"), again
+    assert again.exit_code == 0 and again.stdout.startswith("unchanged runbook.md"), again
 
     (folder / "runbook.md").write_text(
         "# Deploys\n\n## Key rotation\n\nThe deploy key rotates on the first Monday.\n", "utf-8"
     )
     changed = docs(env, folder, "add", "triage", "runbook.md")
-    assert changed.returncode == 0, changed.stderr
+    assert changed.exit_code == 0, changed.stderr
     said = r"replaced runbook\.md .* 1 chunk\(s\), 2 old chunk\(s\) superseded"
     assert re.match(said, changed.stdout), changed.stdout
     ts = store.tenant(env["WAKEFUL_TENANT"])
@@ -85,7 +89,7 @@ def test_add_list_change_and_remove(env: dict[str, str], folder: Path, store: St
     removed = docs(env, folder, "remove", "triage", "notes/oncall.txt")
     assert removed.stdout.strip() == "removed notes/oncall.txt from triage (1 chunk(s))"
     # Another spelling of the same path finds it.
-    assert docs(env, folder, "remove", "triage", "./notes/../notes/faq.txt").returncode == 0
+    assert docs(env, folder, "remove", "triage", "./notes/../notes/faq.txt").exit_code == 0
     assert [d["path"] for d in ok_json(env, folder, "list", "triage")] == [
         "docs/vault.py",
         "runbook.md",
@@ -122,7 +126,7 @@ def test_odd_unicode_is_stored_as_written(env: dict[str, str], folder: Path, sto
     assert added[0]["path"] == name and added[0]["chunks"] == 1
     (chunk,) = store.tenant(env["WAKEFUL_TENANT"]).doc_chunks("triage")
     assert chunk.heading == "Ключ \u202eRTL\u202c" and chunk.text.endswith("zero\u200dwidth 𝔘")
-    assert docs(env, folder, "remove", "triage", name).returncode == 0
+    assert docs(env, folder, "remove", "triage", name).exit_code == 0
 
 
 def readme_commands() -> list[str]:
