@@ -1,5 +1,6 @@
-"""``wakeful decisions list|add|supersede|retire``, run as a process the way a shell runs it,
-against the session's Postgres: exit codes, JSON, and one-line errors."""
+"""``wakeful decisions list|add|supersede|retire`` against the session's Postgres: exit codes,
+JSON, and one-line errors. The commands run in-process (typer's runner); one refusal runs
+as a process the way a shell runs it, for the real exit status and stderr."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 from typing import Any
 
 import pytest
+from typer.testing import Result
 
 from tests.ops.cli_env import AGENTS, run, shell
 from wakeful.substrate.store import Store
@@ -21,19 +23,20 @@ def env(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def wakeful(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return shell("wakeful decisions " + shlex.join(args), env)
+def wakeful(env: dict[str, str], *args: str) -> Result:
+    return run(["decisions", *args], env)
 
 
 def ok_json(env: dict[str, str], *args: str) -> Any:
     done = wakeful(env, *args, "--json")
-    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+    assert done.exit_code == 0, (done.exit_code, done.stdout, done.stderr)
     return json.loads(done.stdout)
 
 
-def refused(done: subprocess.CompletedProcess[str], says: str) -> None:
+def refused(done: Result | subprocess.CompletedProcess[str], says: str) -> None:
     """Exit 2 (misuse) with one line on stderr naming what was wrong."""
-    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    code = done.exit_code if isinstance(done, Result) else done.returncode
+    assert code == 2, (code, done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
     assert says in lines[0], lines[0]
@@ -46,7 +49,7 @@ def test_add_supersede_retire_and_list(env: dict[str, str]) -> None:
     second = ok_json(env, "add", "clerk", "db.engine", "Use Postgres 16.", "--rationale", "LTS")
     assert (second["decision_id"], second["replaces"]) == ("P-2", ["P-1"])
     listed = wakeful(env, "list", "clerk")
-    assert listed.returncode == 0, listed.stderr
+    assert listed.exit_code == 0, listed.stderr
     assert listed.stdout.splitlines()[0].startswith("P-2  key db.engine  person  since ")
     assert "expires never" in listed.stdout and "why: LTS" in listed.stdout
     assert "P-1" not in listed.stdout
@@ -55,7 +58,7 @@ def test_add_supersede_retire_and_list(env: dict[str, str]) -> None:
     third = ok_json(env, "supersede", "clerk", "P-2", "Use Postgres 17.")
     assert (third["decision_id"], third["key"], third["replaces"]) == ("P-3", "db.engine", ["P-2"])
     retired = wakeful(env, "retire", "clerk", "P-3")
-    assert (retired.returncode, retired.stdout.strip()) == (0, "retired P-3 of clerk")
+    assert (retired.exit_code, retired.stdout.strip()) == (0, "retired P-3 of clerk")
     assert ok_json(env, "list", "clerk") == []
     statuses = {d["decision_id"]: d["status"] for d in ok_json(env, "list", "clerk", "--all")}
     assert statuses == {"P-1": "superseded", "P-2": "superseded", "P-3": "retired"}
@@ -77,11 +80,15 @@ def test_bad_input_is_one_line_and_exit_2(env: dict[str, str]) -> None:
     refused(wakeful(env, "add", "clerk", "k", "  "), "text must be a non-empty string")
     refused(wakeful(env, "add", "clerk", "k", "x", "--expires", "2000-01-01"), "in the past")
     refused(wakeful(env, "add", "clerk", "k", "x", "--expires", "soon"), "not an ISO date")
-    assert wakeful(env, "add", "clerk", "k", "x").returncode == 0
-    assert wakeful(env, "add", "clerk", "k", "y").returncode == 0
+    assert wakeful(env, "add", "clerk", "k", "x").exit_code == 0
+    assert wakeful(env, "add", "clerk", "k", "y").exit_code == 0
     refused(wakeful(env, "supersede", "clerk", "P-1", "z"), "already superseded by 'P-2'")
-    assert wakeful(env, "retire", "clerk", "P-2").returncode == 0
+    assert wakeful(env, "retire", "clerk", "P-2").exit_code == 0
     refused(wakeful(env, "retire", "clerk", "P-2"), "decision 'P-2' is already retired")
+
+
+def test_a_refusal_in_a_shell_is_exit_2_and_one_line(env: dict[str, str]) -> None:
+    refused(shell("wakeful decisions " + shlex.join(["list", "ghost"]), env), "no agent 'ghost'")
 
 
 def test_list_is_oldest_first(env: dict[str, str], store: Store) -> None:
@@ -137,5 +144,5 @@ def test_a_proposal_is_listed_and_a_person_accepts_or_declines_it(
     ts.record_decision(
         "clerk", key="db.engine", text="Use Postgres 16.", source="tool", decision_id="DEC-6"
     )
-    assert wakeful(env, "retire", "clerk", "DEC-6").returncode == 0  # declined
+    assert wakeful(env, "retire", "clerk", "DEC-6").exit_code == 0  # declined
     assert [d["decision_id"] for d in ok_json(env, "list", "clerk")] == ["P-2"]
