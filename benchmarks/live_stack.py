@@ -50,6 +50,7 @@ class LiveStack:
     sim_pid: int
     postgres_data: Path
     root: Path  # a scratch directory, removed with the stack
+    database_url: str = ""  # the embedded Postgres, for worker processes of a bench
 
 
 @contextlib.contextmanager
@@ -99,4 +100,4 @@ async def live_stack(prefix: str = "wkbench") -> AsyncIterator[LiveStack]:
         store = Store.connect(pg.url)
         stack.callback(store.close)
         sim_url, sim_pid = stack.enter_context(_simulator_process())
-        yield LiveStack(env.client, store, sim_url, sim_pid, pg.data_dir, pg.root)
+        yield LiveStack(env.client, store, sim_url, sim_pid, pg.data_dir, pg.root, pg.url)

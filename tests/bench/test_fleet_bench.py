@@ -17,3 +17,19 @@ def test_model_calls_in_flight_follow_the_workers_activity_threads() -> None:
         assert run["wake_max_s"] <= run["wall_s"]
     # One thread: six calls of a second each, one after the other.
     assert one["wall_s"] >= 6.0
+
+
+def test_a_fleet_of_worker_processes_serves_one_burst_and_counts_calls_across_them() -> None:
+    report = fleet_bench.run(agents=3, latency_s=1.0, threads=(1,), workers=(3,))
+    run = report["runs"]["workers_3_threads_1"]
+    assert run["workers"] == 3 and run["agents"] == 3
+    # Three workers of one slot each: at most three calls at once, whichever takes which.
+    assert 1 <= run["model_calls_in_flight_max"] <= 3
+    assert run["again"]["wake_max_s"] <= run["again"]["wall_s"]
+
+
+def test_calls_in_flight_are_counted_across_workers() -> None:
+    spans = [(0.0, 2.0), (1.0, 3.0), (2.0, 4.0), (5.0, 6.0)]
+    # One call's end at another's start closes first: two at once, never three.
+    assert fleet_bench.peak_in_flight(spans) == 2
+    assert fleet_bench.peak_in_flight([]) == 0

@@ -102,11 +102,26 @@ def fleet(
     json_out: bool = JSON,
     agents: int = typer.Option(32, help="Agents woken at once."),
     latency: float = typer.Option(1.0, help="Seconds added to every model call."),
-    threads: str = typer.Option("8,32", help="The worker's activity threads, one run each."),
+    threads: str = typer.Option("8,32", help="Each worker's activity threads, one run each."),
+    workers: str = typer.Option("1", help="Worker processes on the queue, one run each."),
+    sandbox: bool = typer.Option(
+        True, help="Workflows in Temporal's sandbox (--no-sandbox: WAKEFUL_WORKFLOW_SANDBOX=false)."
+    ),
 ) -> None:
-    """Many agents woken at once on one worker: wall time and wake latency by its threads."""
+    """Many agents woken at once: wall time and wake latency by workers and their threads."""
     runs = tuple(int(x) for x in threads.split(",") if x.strip())
-    _report(_run("fleet_bench", agents=agents, latency_s=latency, threads=runs), json_out)
+    fleets = tuple(int(x) for x in workers.split(",") if x.strip())
+    _report(
+        _run(
+            "fleet_bench",
+            agents=agents,
+            latency_s=latency,
+            threads=runs,
+            workers=fleets,
+            sandboxed=sandbox,
+        ),
+        json_out,
+    )
 
 
 @app.command("history")
