@@ -50,8 +50,8 @@ from wakeful.workflows.agent import workflow_id
 
 SEED = 20261126
 AGENTS = ["soak-a", "soak-b", "soak-c"]
-WAKES_PER_AGENT = 18  # 54 wakes of the agents, and a child's wake for each delegation
-KILLS = 6
+WAKES_PER_AGENT = 12  # 36 wakes of the agents, and a child's wake for each delegation
+KILLS = 5
 # The planner calls the tool a message names: the regular tool, the local tool, a child.
 MESSAGES = (
     "scan the fleet",
