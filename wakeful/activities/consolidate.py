@@ -63,6 +63,13 @@ from wakeful.substrate.store import TenantStore
 HISTORY_KINDS = ("turn", "tool_call", "tool_result", "summary")
 
 
+def agent_wide_events(ts: TenantStore, agent: str) -> list[StoredEvent]:
+    """The agent's live events that no user's wake wrote: all that consolidation reads.
+    What it writes (summaries, memories, decisions) is agent-wide, so it must not carry a
+    user's words to another user's wakes (``wakeful.users``); a user's events stay raw."""
+    return [e for e in ts.events(agent, include_retired=False) if e.user_id is None]
+
+
 def item_of(e: StoredEvent) -> SpanItem:
     return SpanItem(
         id=e.id,
@@ -180,13 +187,13 @@ class ConsolidateActivities:
             bounds, frozenset(w.session_id for w in live_wakes), a.now, a.policy
         )
         if inp.level == 1:
-            live = [item_of(e) for e in ts.events(a.agent, include_retired=False)]
+            live = [item_of(e) for e in agent_wide_events(ts, a.agent)]
             spans = select_spans(
                 live, running_wakes=running, closed=closed, now=a.now, policy=a.policy
             )
             return PlanOut(spans=tuple(spans))
         if inp.level == 3:  # a period takes whole sessions only: none with raw events left
-            raw = {e.session_id for e in ts.events(a.agent, include_retired=False)}
+            raw = {e.session_id for e in agent_wide_events(ts, a.agent)}
             closed = frozenset(closed - raw)
         summaries = ts.summaries(a.agent)
         ends = {s.span_start for s in summaries} | {s.span_end for s in summaries}
@@ -210,7 +217,7 @@ class ConsolidateActivities:
         """Promote constraints, decisions and facts of all live history into the registry
         and memories — before any of it can be retired."""
         ts = self._ts(inp)
-        items = [item_of(e) for e in ts.events(inp.agent, include_retired=False)]
+        items = [item_of(e) for e in agent_wide_events(ts, inp.agent)]
         promoted, revocations = promotions(items, inp.policy)
         before = {d.decision_id for d in ts.all_decisions(inp.agent)}
         promoted = [p for p in promoted if p.decision_id not in before]  # ids are never reused

@@ -13,7 +13,12 @@ from typing import Any
 
 from temporalio import activity
 
-from wakeful.activities.consolidate import ConsolidateActivities, item_of, view_of
+from wakeful.activities.consolidate import (
+    ConsolidateActivities,
+    agent_wide_events,
+    item_of,
+    view_of,
+)
 from wakeful.activities.deps import ActivityDeps
 from wakeful.compiler.blocks import content_hash
 from wakeful.compiler.ledger import Ledger
@@ -97,11 +102,7 @@ class MemoryActivities(ConsolidateActivities):
 
         live = [m for m in (view_of(m) for m in ts.memory_history(inp.agent)) if m.live]
         fresh = extract_facts(
-            [
-                item_of(e)
-                for e in ts.events(inp.agent, include_retired=False)
-                if e.kind == "tool_result"
-            ]
+            [item_of(e) for e in agent_wide_events(ts, inp.agent) if e.kind == "tool_result"]
         )
         counts = {"confirmed": 0, "changed": 0, "unknown": 0}
         for m in hy.stale(live, now, policy):
