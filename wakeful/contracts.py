@@ -620,6 +620,9 @@ class ChildBundle(_Msg):
         description="What the child may spend of its parent's spend caps, over all its "
         "attempts (None: its parent has no cap).",
     )
+    user: str | None = Field(
+        None, description="The user the parent's wake serves: the child's wakes serve it too."
+    )
 
 
 class ChildPlanIn(_Msg):

@@ -162,7 +162,7 @@ class ChildActivities:
                 bundles.append(
                     self._bundle(
                         parent, call_id, args.get(call_id, {}), inp.first_child + len(bundles)
-                    )
+                    ).model_copy(update={"user": wake.user})
                 )
             except UserError as exc:
                 rejected.append(
