@@ -200,6 +200,12 @@ class MemoryStore:
             newest=newest,
         )
 
+    def events_by_ids(self, agent: str, ids: Sequence[int]) -> list[StoredEvent]:
+        """As ``TenantStore.events_by_ids``: the events with these ids (retired ones too),
+        in id order."""
+        wanted = set(ids)
+        return [e for e in self.events(agent) if e.id in wanted]
+
     def recent_events(
         self,
         agent: str,
