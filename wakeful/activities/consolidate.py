@@ -70,6 +70,16 @@ def agent_wide_events(ts: TenantStore, agent: str) -> list[StoredEvent]:
     return [e for e in ts.events(agent, include_retired=False) if e.user_id is None]
 
 
+def agent_wide_memories(
+    ts: TenantStore, agent: str, *, history: bool = False
+) -> list[MemoryRecord]:
+    """The agent's live memories (every version, with ``history``) that no user's wake
+    wrote: consolidation merges, compares and annotates with these only, so what it writes
+    agent-wide never carries a user's memory (``wakeful.users``)."""
+    rows = ts.memory_history(agent) if history else ts.memories(agent)
+    return [m for m in rows if m.user_id is None]
+
+
 def item_of(e: StoredEvent) -> SpanItem:
     return SpanItem(
         id=e.id,
@@ -238,7 +248,7 @@ class ConsolidateActivities:
             if entry is not None and entry.superseded_by is None and r.by != r.decision_id:
                 ts.supersede_decision(inp.agent, r.decision_id, r.by)
                 revoked.append(r.decision_id)
-        newest = {m.key: m.captured_at for m in ts.memories(inp.agent)}
+        newest = {m.key: m.captured_at for m in agent_wide_memories(ts, inp.agent)}
         written = {m.step_key for m in ts.memory_history(inp.agent)}
         by_id = {i.id: i for i in items}
         facts = 0
@@ -313,7 +323,7 @@ class ConsolidateActivities:
             )
             for d in cited
         ]
-        history = [view_of(m) for m in ts.memory_history(a.agent)]
+        history = [view_of(m) for m in agent_wide_memories(ts, a.agent, history=True)]
         superseded = [
             (f.subject, f.old, f.new)
             for f in hy.superseded_facts(history)
@@ -361,7 +371,9 @@ class ConsolidateActivities:
             if missing:  # fail closed: never retire history whose rules are not in the registry
                 reasons.append(f"promotion: not in the registry yet: {', '.join(missing)}")
         live = {d.decision_id: d.text for d in ts.live_decisions(a.agent, a.now)}
-        replaced = hy.superseded_facts([view_of(m) for m in ts.memory_history(a.agent)])
+        replaced = hy.superseded_facts(
+            [view_of(m) for m in agent_wide_memories(ts, a.agent, history=True)]
+        )
         gate = run_gate(
             GateInput(
                 items=tuple(items),
