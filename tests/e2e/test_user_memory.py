@@ -72,6 +72,8 @@ async def test_a_users_memory_reaches_her_own_wakes_and_no_one_elses(
         vectors.close()
     results = (told, said, bob_same, bob_new, alice_new, agent_wide)
     assert [r.status for r in results] == ["done"] * 6, results
+    users = {w.number: w.user_id for w in ts.wakes(agent.name)}
+    assert [users[r.number] for r in results] == ["alice", "alice", "bob", "bob", "alice", None]
     assert told.tool_calls == 1
 
     # What Alice's wakes wrote is stored as hers: the decision and every event.

@@ -83,6 +83,7 @@ def open_wake(ts: TenantStore, inp: StartWakeIn) -> int:
             goal=inp.goal.model_dump(mode="json"),
             idempotency_key=inp.idempotency_key,
             started_at=inp.started_at,
+            user_id=inp.wake.user,
         )
     )
     ask = ask_event(

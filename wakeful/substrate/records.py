@@ -61,6 +61,7 @@ class WakeRecord(BaseModel):
     status: str = "running"
     started_at: datetime
     finished_at: datetime | None = None
+    user_id: str | None = None  # the user the wake served (None: the agent's own wake)
 
 
 class CompileRecord(BaseModel):

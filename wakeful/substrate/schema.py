@@ -83,6 +83,8 @@ wakes = Table(
     Column("status", Text, nullable=False, server_default="running"),
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True)),
+    # The user the wake served (wakeful.users); NULL: the agent's own wake.
+    Column("user_id", Text),
     PrimaryKeyConstraint("tenant", "wake_id"),
     UniqueConstraint("tenant", "agent", "number", name="uq_wakes_agent_number"),
     ForeignKeyConstraint(["tenant", "agent"], ["agents.tenant", "agents.name"]),

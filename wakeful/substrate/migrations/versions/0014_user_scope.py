@@ -1,4 +1,4 @@
-"""user scope: events, memories, decisions and handoff notes name the user they were for
+"""user scope: wakes, events, memories, decisions and handoff notes name their user
 
 Revision ID: 0014
 Revises: 0013
@@ -20,7 +20,7 @@ down_revision = "0013"
 branch_labels = None
 depends_on = None
 
-_TABLES = ("events", "memories", "decisions", "handoff_notes")
+_TABLES = ("wakes", "events", "memories", "decisions", "handoff_notes")
 
 
 def upgrade() -> None:
