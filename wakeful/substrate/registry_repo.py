@@ -118,12 +118,17 @@ class RegistryRepo(TenantRepo):
         )
         current = and_(_d.superseded_by.is_(None), _d.retired_at.is_(None))
         # A person's decision stands until a person changes it: another writer's decision
-        # on its key is a proposal (named after it), and the person's entry stays live.
+        # on its key is a proposal (named after it), and the person's entry stays live. An
+        # agent-wide person's decision binds every user's wakes too.
         person = None
         if source != "person":
+            binding = or_(
+                and_(_d.key == key, or_(_d.user_id.is_(None), _d.user_id == user_id)),
+                _d.decision_id == (replaces or decision_id),
+            )
             person = self.conn.execute(
                 select(_d.decision_id)
-                .where(_d.tenant == self.tenant, _d.agent == agent, on_key, current)
+                .where(_d.tenant == self.tenant, _d.agent == agent, binding, current)
                 .where(_d.proposal_for.is_(None), _d.source == "person")
                 .order_by(_BY_ID)
             ).scalar()
