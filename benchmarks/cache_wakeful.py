@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from benchmarks.cache_session import AgentSession
@@ -116,6 +116,10 @@ class StrategyView:
         return select_events(
             merged, wake_id=wake_id, include_retired=include_retired, limit=limit, newest=newest
         )
+
+    def events_by_ids(self, agent: str, ids: Sequence[int]) -> list[StoredEvent]:
+        wanted = set(ids)
+        return [e for e in self.events(agent) if e.id in wanted]
 
     def recent_events(
         self,

@@ -10,11 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from pydantic import ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from wakeful.agents import AgentRuntime
 from wakeful.compiler.blocks import Goal
 from wakeful.errors import UserError
+from wakeful.users import user_problem
 from wakeful.wire import WireModel
 from wakeful.workflows.pacing import CacheTtls as CacheTtls  # sent with each compile
 
@@ -59,6 +60,19 @@ class Trigger(_Msg):
         description="When the next trigger of this kind is expected (e.g. a schedule's "
         "next fire); lets the orchestrator price keep-warm calls against a cache miss.",
     )
+    user: str | None = Field(
+        None,
+        description="The user the wake serves (wakeful.users): what it writes is stored "
+        "with that user, and it reads agent-wide knowledge and that user's only. None: the "
+        "agent's own wake, which reads agent-wide knowledge.",
+    )
+
+    @field_validator("user")
+    @classmethod
+    def _valid_user(cls, user: str | None) -> str | None:
+        if user is not None and (problem := user_problem(user)) is not None:
+            raise ValueError(problem)
+        return user
 
 
 # The largest trigger (as JSON) an agent accepts. Every trigger is written into the agent's
@@ -98,6 +112,9 @@ class WakeRef(_Msg):
     session_id: str
     workflow_id: str
     number: int
+    user: str | None = Field(
+        None, description="The user the wake serves (its trigger's); None: the agent's own."
+    )
 
     # A wake's id and its agent's workflow id follow from the other fields (for an agent's
     # wake; a child's workflow id does not): on the wire they are left out when they do.
@@ -608,6 +625,9 @@ class ChildBundle(_Msg):
         None,
         description="What the child may spend of its parent's spend caps, over all its "
         "attempts (None: its parent has no cap).",
+    )
+    user: str | None = Field(
+        None, description="The user the parent's wake serves: the child's wakes serve it too."
     )
 
 

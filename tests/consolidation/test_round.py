@@ -274,3 +274,43 @@ async def test_dreaming_merges_duplicates_across_sessions_and_flags_conflicts(
     assert "8443" in conflict.text and "9443" in conflict.text
     again = await call(DREAM, agent_in(tenant, "d2", policy), DreamOut)
     assert again.merged == 0  # nothing left to merge; the conflict is already surfaced
+
+
+async def test_a_users_memories_and_turns_stay_out_of_agent_wide_consolidation(
+    tenant: TenantStore, ops: Agent, store: Store, sim: SimulatorServer
+) -> None:
+    """Dreaming never merges a user's memory into an agent-wide one nor sets it against one,
+    and capture promotes nothing a user's wake said (``wakeful.users``)."""
+    call = caller(store, ops, sim)
+    at = NOW - timedelta(days=1)
+
+    def remember(key: str, text: str, step: str, user: str | None) -> MemoryRecord:
+        rec = MemoryRecord(
+            agent="ops", step_key=step, key=key, text=text, source=step, captured_at=at
+        )
+        return tenant.remember(rec.model_copy(update={"user_id": user}))
+
+    mine = remember(
+        "runbook", "The ledger runbook lives in the ops wiki under payments.", "a", "alice"
+    )
+    remember(
+        "ledger runbook", "The ledger runbook lives in the ops wiki under payments!", "b", None
+    )
+    remember("admin port", "The ledger admin port is 8443 on every node.", "c", "alice")
+    remember("ledger admin port", "The ledger admin port is 9443 on every node.", "d", None)
+    said = conversation(
+        ["Never deploy the ledger on Fridays.", "Noted."],
+        session_id="ops:s9",
+        start=NOW - timedelta(hours=48),
+        step_key="u:",
+    )
+    tenant.append_events("ops", [e.model_copy(update={"user_id": "alice"}) for e in said])
+
+    policy = POLICY.model_copy(update={"merge_similarity": 0.7})
+    out = await call(DREAM, agent_in(tenant, "u", policy), DreamOut)
+    assert (out.merged, out.conflicts) == (0, 0)
+    live = {m.key: m for m in tenant.memories("ops")}
+    assert live["runbook"].id == mine.id and live["runbook"].user_id == "alice"
+    assert not any("8443" in m.text for m in live.values() if m.user_id is None)
+    await call(CAPTURE, agent_in(tenant, "u2"), CaptureOut)
+    assert not any("Fridays" in d.text for d in tenant.all_decisions("ops"))

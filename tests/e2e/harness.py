@@ -153,11 +153,14 @@ def cli_process_env(
     return inherited | cli_settings(pg_url, temporal, state_dir, tenant)
 
 
-def message(text: str, key: str | None = None, *, new_session: bool = False) -> Trigger:
+def message(
+    text: str, key: str | None = None, *, new_session: bool = False, user: str | None = None
+) -> Trigger:
     return Trigger(
         goal=Goal(kind=GoalKind.MESSAGE, text=text),
         idempotency_key=key or uuid.uuid4().hex,
         new_session=new_session,
+        user=user,
     )
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from wakeful import Agent, tool
+from wakeful.errors import UserError
 from wakeful.testing import AgentTestEnv, TestServers
 from wakeful.testing.simulator.server import SimulatorServer
 
@@ -66,3 +68,17 @@ async def test_environments_sharing_servers_do_not_see_each_others_calls(
         await _triage(a, first)
         assert b.calls() == []  # another scope, another task queue
         await _triage(b, second)
+
+
+async def test_a_wake_for_a_user_is_stored_as_that_users(
+    temporal_dev: WorkflowEnvironment, pg_url: str, sim: SimulatorServer
+) -> None:
+    agent = _agent()
+    servers = TestServers(temporal=temporal_dev.client, database_url=pg_url, sim=sim)
+    async with AgentTestEnv.start(agent, servers=servers) as env:
+        env.script(SCRIPT)
+        result = await env.wake(agent, "billing deploy failed", user="alice")
+        assert result.status == "done"
+        assert {e.user_id for e in env.events(agent, wake_id=result.wake_id)} == {"alice"}
+        with pytest.raises(UserError, match="user is empty"):
+            await env.wake(agent, "again", user="")

@@ -164,3 +164,18 @@ async def test_ready_when_postgres_and_temporal_answer(
     schema = hook["requestBody"]["content"]["application/json"]["schema"]
     assert schema["required"] == ["type"] and schema["additionalProperties"] is False
     assert {"202", "401", "403", "404", "409", "413", "422", "503"} <= set(hook["responses"])
+
+
+async def test_a_delivery_for_a_user_wakes_the_agent_for_that_user(live: LiveIngress) -> None:
+    """The body's ``user`` travels with the wake: what it writes is that user's."""
+    store, agent = live.store, live.agent
+    async with live.serving() as queue:
+        ingress = live.ingress(queue)
+        body = event("evt-user", text="The billing job failed for my account.", user="alice")
+        accepted = await post(ingress, f"/hooks/{agent.name}", body)
+        assert accepted.status_code == 202, accepted.text
+        result = await live.woken(queue, "evt-user")
+    assert result.status == "done"
+    ts = store.tenant(agent.tenant)
+    events = ts.events(agent.name, wake_id=result.wake_id)
+    assert events and {e.user_id for e in events} == {"alice"}

@@ -60,6 +60,7 @@ _events = st.fixed_dictionaries(
         "payload": st.dictionaries(st.text(max_size=6), _json, max_size=3),
         "new_session": st.booleans() | st.integers(),
         "extra": _json,
+        "user": st.text(max_size=6) | st.integers() | st.text(min_size=120, max_size=140),
     },
 )
 
@@ -73,6 +74,7 @@ _valid_events = st.fixed_dictionaries(
         "text": st.text(max_size=100),
         "payload": st.dictionaries(st.text(max_size=6), _json, max_size=3),
         "new_session": st.booleans(),
+        "user": st.from_regex(r"\A[a-z0-9][a-z0-9 @._-]{0,40}[a-z0-9]\Z"),
     },
 ).filter(lambda e: "text" in e or "payload" in e)
 
@@ -171,7 +173,8 @@ def test_the_published_schema_and_the_validator_agree(candidate: dict[str, Any])
     """EVENT_SCHEMA is the contract senders read; the ingress must accept exactly that."""
     # Python's re (which jsonschema uses) lets `$` match before a final newline, ECMA-262
     # (what JSON Schema specifies, and what the ingress implements) does not.
-    strings = [v for v in (candidate.get("id"), candidate.get("type")) if isinstance(v, str)]
+    fields = ("id", "type", "user")
+    strings = [v for v in (candidate.get(f) for f in fields) if isinstance(v, str)]
     if any(s.endswith("\n") for s in strings):
         return
     by_schema = _validator.is_valid(candidate)

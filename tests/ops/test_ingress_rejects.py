@@ -201,6 +201,27 @@ async def test_invalid_event_is_422_naming_the_field(
     assert names in response.json()["message"]
 
 
+@pytest.mark.parametrize(
+    ("user", "names"),
+    [
+        ("", "user: is empty"),
+        ("a" * 129, "user: is 129 characters; at most 128"),
+        ("al\nice", "user: 'al\\nice' is invalid"),
+        ("bob\u0007", "is invalid: use 1-128 printable characters"),
+        (" bob", "is invalid"),
+        (7, "user: Input should be a valid string"),
+    ],
+)
+async def test_an_invalid_user_is_422_in_one_line(
+    ingress: httpx.AsyncClient, agent: Agent, user: object, names: str
+) -> None:
+    response = await post(ingress, f"/hooks/{agent.name}", event(user=user))
+    assert response.status_code == 422, response.text
+    assert _error(response) == "invalid_event"
+    message = response.json()["message"]
+    assert names in message and "\n" not in message, message
+
+
 async def test_idempotency_header_and_body_id_must_agree(
     ingress: httpx.AsyncClient, agent: Agent
 ) -> None:

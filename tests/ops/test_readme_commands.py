@@ -81,8 +81,43 @@ def test_the_readme_commands_serve_the_example_and_print_its_answer(
         'Tool results received: {"failed_step":"migrate","service":"billing","status":"failed"}\n'
     ), done.stdout + done.stderr
     assert "done: 2 model call(s), 1 tool call(s)" in done.stderr
-    # On the same worker (one start for both): the README's streaming command.
+    # On the same worker (one start for all): the README's streaming command, then its
+    # per-user wakes (the third and fourth).
     streams_while_the_wake_runs(folder, env, sim)
+    keeps_each_users_memory_to_that_user(folder, env)
+
+
+def per_user_commands() -> list[str]:
+    """The commands of the README's "Per-user memory" section."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("### Per-user memory") :]
+    section = section[: section.index("\n### ", 1)]
+    return re.findall(r"^    (wakeful .*)$", section, flags=re.M)
+
+
+def keeps_each_users_memory_to_that_user(folder: Path, env: dict[str, str]) -> None:
+    """The README's per-user commands: alice's wake, bob's in the same session, and the
+    ledger of bob's wake, which names its scope; nothing alice said reaches his window."""
+    alice, bob, explain = per_user_commands()
+    assert alice.startswith("wakeful trigger triage --user alice --message ")
+    assert bob.startswith("wakeful trigger triage --user bob --message ")
+    assert explain == "wakeful explain triage --wake 4"
+    outputs = []
+    for command in (alice, bob, explain):
+        done = shell(command, env, cwd=folder)
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        outputs.append(done.stdout)
+    assert "decision memory.scope: user bob" in outputs[2], outputs[2]
+    store = Store.connect(env["WAKEFUL_DATABASE_URL"])
+    try:
+        ts = store.tenant(str(Settings.model_fields["tenant"].default))
+        wakes = {w.number: w for w in ts.wakes("triage")}
+        assert wakes[3].session_id == wakes[4].session_id  # one session, two users
+        assert {e.user_id for e in ts.events("triage", wake_id=wakes[3].wake_id)} == {"alice"}
+        bob_saw = "".join(ts.get_blob(c.window_hash) for c in ts.compiles(wakes[4].wake_id))
+        assert "release train" in bob_saw and "Thursdays" not in bob_saw
+    finally:
+        store.close()
 
 
 def streams_while_the_wake_runs(folder: Path, env: dict[str, str], sim: SimulatorServer) -> None:

@@ -71,7 +71,7 @@ async def test_the_python_client_sets_the_goals_routing(
         ({"task_class": "x" * 65}, "task_class: use 1-64 of"),
         ({"paths": ["a\nb"]}, "paths.0: use 1-1024 characters, no control characters"),
         ({"paths": ["p"] * 257}, "paths: List should have at most 256 items"),
-        ({"intent": ["deploy"]}, "new_session, intents, paths, task_class)"),
+        ({"intent": ["deploy"]}, "new_session, intents, paths, task_class, user)"),
     ],
 )
 async def test_bad_routing_fields_are_a_one_line_422(
@@ -123,3 +123,25 @@ def test_cli_trigger_refuses_a_bad_intent_path_or_task_class(env: dict[str, str]
     one_line_error(run([*base, *many], env), 2, "too many intents: at most 32")
     schedule = ["schedule", "add", "clerk", "s1", "-m", "hi", "--every", "1h"]
     one_line_error(run([*schedule, "--intent", "a b"], env), 2, "intent 'a b' is invalid")
+
+
+def test_cli_trigger_refuses_a_bad_user_in_one_line(env: dict[str, str]) -> None:
+    """``--user`` is checked before anything is delivered (``--no-wait`` would deliver)."""
+    assert run(["agent", "create", "--agents", AGENTS], env).exit_code == 0
+    base = ["trigger", "clerk", "-m", "hi", "--no-wait"]
+    one_line_error(run([*base, "--user", ""], env), 2, "user is empty")
+    one_line_error(run([*base, "--user", "x" * 129], env), 2, "at most 128 are allowed")
+    one_line_error(run([*base, "--user", "al\nice"], env), 2, "user 'al\\nice' is invalid")
+    one_line_error(run([*base, "--user", "bob "], env), 2, "not starting or ending with a space")
+
+
+async def test_the_python_client_refuses_a_bad_user_in_one_line(
+    temporal_dev: WorkflowEnvironment, agent: Agent
+) -> None:
+    client = Client(temporal_dev.client, task_queue=f"q-{uuid.uuid4().hex[:8]}")
+    for bad, says in (("", "user is empty"), ("a\x00b", "is invalid")):
+        with pytest.raises(UserError, match=says):
+            await client.start(agent, "hi", user=bad)
+        with pytest.raises(UserError, match=says):
+            async for _ in client.stream(agent, "hi", user=bad):
+                pass

@@ -9,6 +9,7 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
+from tests.e2e.harness import message
 from tests.orchestration.helpers import (
     FileFacts,
     agent_handle,
@@ -19,6 +20,7 @@ from wakeful.agents import Agent
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
+from wakeful.worker.client import wake
 
 FACTS = {"path": "README.md", "facts": ["release 2.4.0 is due 2026-12-15"]}
 
@@ -155,3 +157,30 @@ def _with(agent: Agent, **changes: Any) -> Agent:
     import dataclasses
 
     return dataclasses.replace(agent, **changes)
+
+
+async def test_a_users_delegation_keeps_its_cards_and_its_childs_history_hers(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """A wake for a user hands the user to its children: their events, the evidence card
+    and the delegate result are that user's, and another user's wake sees no card."""
+    env = temporal_skipping
+    script = Script.parse(
+        [
+            delegate("Key facts of README.md"),
+            {"text": json.dumps(FACTS)},
+            {"text": "One card merged."},
+        ]
+    )
+    async with serving_agent(env.client, store, agent, osim, script=script) as served:
+        runtime = served.agent.runtime()
+        mine = await wake(env.client, runtime, message("survey", user="alice"), served.queue)
+        other = await wake(env.client, runtime, message("what is due?", user="bob"), served.queue)
+    assert mine.status == other.status == "done" and mine.tool_calls == 1
+    ts = store.tenant(agent.tenant)
+    (card,) = [m for m in ts.memories(agent.name) if m.source.startswith("child:")]
+    assert card.user_id == "alice"
+    assert {e.user_id for e in ts.events(agent.name, wake_id=mine.wake_id)} == {"alice"}
+    assert {e.user_id for e in ts.events("scout/child/1")} == {"alice"}
+    for call in ts.model_calls(other.wake_id):
+        assert "2026-12-15" not in ts.get_blob(call.window_hash)

@@ -158,3 +158,30 @@ def test_a_decision_for_an_unknown_agent_is_refused(tenant: TenantStore) -> None
 def test_the_store_keeps_the_text_on_one_line(tenant: TenantStore) -> None:
     rec = tenant.record_decision(AGENT, key="db.engine", text="Use\nPostgres  16.", rationale="")
     assert (rec.text, rec.rationale) == ("Use Postgres 16.", None)
+
+
+def test_a_key_holds_one_decision_per_user_and_a_persons_binds_every_user(
+    tenant: TenantStore,
+) -> None:
+    """A user's decision on a key replaces only that user's (``wakeful.users``); the
+    agent-wide one on the key holds for everyone, and a person's stays a person's: the
+    model's decision over it, in a user's wake too, is a proposal."""
+
+    def tool(key: str, text: str, n: int, user: str | None) -> DecisionRecord:
+        return tenant.record_decision(
+            AGENT, key=key, text=text, source="tool", decision_id=f"DEC-{n}", user_id=user
+        )
+
+    agent_wide = tool("ui.theme", "Dark theme.", 1, None)
+    alice = tool("ui.theme", "Light theme for me.", 2, "alice")
+    bob = tool("ui.theme", "High contrast for me.", 3, "bob")
+    alice_again = tool("ui.theme", "Sepia for me.", 4, "alice")
+    assert tenant.decision(AGENT, agent_wide.decision_id).superseded_by is None
+    assert tenant.decision(AGENT, bob.decision_id).superseded_by is None
+    assert tenant.decision(AGENT, alice.decision_id).superseded_by == alice_again.decision_id
+    assert alice_again.user_id == "alice" and agent_wide.user_id is None
+
+    held = tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 16.")
+    proposed = tool("db.engine", "Use MySQL for my reports.", 5, "alice")
+    assert proposed.proposal_for == held.decision_id and proposed.user_id == "alice"
+    assert tenant.decision(AGENT, held.decision_id).status(_later()) == "live"

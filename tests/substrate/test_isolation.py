@@ -132,6 +132,7 @@ def _events(tag: str) -> list[EventIn]:
             session_id="s-shared",
             wake_id="w-shared",
             event_time=NOW + timedelta(minutes=n),
+            user_id="alice" if n == 3 else None,  # a user's wake wrote the last
         )
         for n in range(4)
     ]
@@ -167,7 +168,18 @@ def seed(ts: TenantStore, tag: str) -> Seeded:
     ts.write_handoff(
         HandoffRecord(agent=AGENT, session_id="s0", wake_id="w0", step_key="hand", body=body)
     )
+    ts.write_handoff(
+        HandoffRecord(
+            agent=AGENT,
+            session_id="s1",
+            wake_id="w1",
+            step_key="hand-alice",
+            body=body,
+            user_id="alice",
+        )
+    )
     ts.register_decision(DecisionRecord(decision_id="D-1", agent=AGENT, text=tag))
+    ts.record_decision(AGENT, key="alice.k", text=tag, decision_id="DEC-9", user_id="alice")
     mem = MemoryRecord(agent=AGENT, step_key="mem", key="k", text=tag, source=tag, captured_at=NOW)
     out.memory_ids = [m.id for m in [ts.remember(mem)] if m.id is not None]
     summary = ts.add_summary(
@@ -284,6 +296,7 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "latest_handoff": lambda b: (
             b.latest_handoff(AGENT),
             b.latest_handoff(AGENT, revision=10**9),
+            b.latest_handoff(AGENT, scoped=True, user="alice"),
         ),
         "handoffs": lambda b: b.handoffs(AGENT),
         "register_decision": lambda b: b.register_decision(
@@ -293,7 +306,10 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         # The registry by key: B's writes on A's key and ids touch B's rows only (a refusal,
         # e.g. of a decision B already retired, is one of B's errors, never A's row).
         "decision": lambda b: b.decision(AGENT, "D-1"),
-        "record_decision": lambda b: b.record_decision(AGENT, key="k", text="b"),
+        "record_decision": lambda b: (
+            b.record_decision(AGENT, key="k", text="b"),
+            b.record_decision(AGENT, key="alice.k", text="b", user_id="alice"),
+        ),
         "supersede_with": lambda b: _refused(
             lambda: b.supersede_with(AGENT, "D-1", text="b", at=NOW)
         ),

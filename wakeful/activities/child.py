@@ -162,7 +162,7 @@ class ChildActivities:
                 bundles.append(
                     self._bundle(
                         parent, call_id, args.get(call_id, {}), inp.first_child + len(bundles)
-                    )
+                    ).model_copy(update={"user": wake.user})
                 )
             except UserError as exc:
                 rejected.append(
@@ -312,6 +312,7 @@ class ChildActivities:
                             verification="schema_valid",
                             importance=0.8,
                             captured_at=inp.at,
+                            user_id=wake.user,
                         )
                     )
                     assert mem.id is not None
@@ -334,6 +335,7 @@ class ChildActivities:
                     is_error=is_error,
                     event_time=inp.at,
                     meta={"source": "child", "child": r.child, "status": r.status},
+                    user_id=wake.user,
                 )
             )
         stored = ts.append_events(wake.agent, events)

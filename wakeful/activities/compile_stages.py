@@ -49,7 +49,9 @@ from wakeful.skills import spec_with_skills
 from wakeful.substrate.query_sources import EventRetrieval
 from wakeful.substrate.records import CompileRecord, DecisionRecord, EventIn, Spend
 from wakeful.substrate.registry_repo import EXPIRED_ENTRY, expiry_note
+from wakeful.substrate.sources import USER_SCOPE
 from wakeful.substrate.store import TenantStore
+from wakeful.users import scope_label
 from wakeful.workflows.spend import day_start, has_day_cap
 
 STAGES = (
@@ -136,6 +138,8 @@ def prepare_wake(deps: ActivityDeps, ts: TenantStore, inp: CompileIn) -> Prepare
             agent, (wake.tenant, wake.wake_id), lambda: wake_mcp_tools(ts, wake.wake_id)
         )
     spec = spec_with_skills(spec, deps.skills_for(agent))
+    if wake.user is not None:  # the scope the sources read in, kept with the compile
+        spec[USER_SCOPE] = wake.user
     return Prepared(agent=agent, spec=spec, policy=deps.policy(inp.runtime.policy, inp.ttls))
 
 
@@ -163,6 +167,7 @@ def load_snapshot(
                         session_id=wake.session_id,
                         wake_id=wake.wake_id,
                         event_time=inp.now,
+                        user_id=wake.user,
                     )
                 ],
             )
@@ -301,6 +306,7 @@ def compile_pure(
         telemetry.record_compile(window, agent=wake.agent, span=span)
     ledger = annotate(window.ledger, inp.annotations, inp.ttls)
     ledger = routing_decisions(ledger, policy, routed.goal, routed.classified)
+    ledger = ledger.with_decision(MEMORY_SCOPE_ENTRY, scope_label(wake.user))
     if expired:
         ledger = ledger.with_decision(EXPIRED_ENTRY, expiry_note(expired))
     return Compiled(window=window, ledger=ledger, failover=failover)
@@ -408,6 +414,7 @@ def evidence_event(wake: WakeRef, call_index: int, window: CompiledWindow, at: d
             EVIDENCE_META: " ".join(window.evidence_blocks),
             EVIDENCE_HASHES_META: " ".join(window.evidence_hashes),
         },
+        user_id=wake.user,
     )
 
 
@@ -438,6 +445,10 @@ def routing_decisions(
         fired = ", ".join(t.name for t in firing(policy.triggers, goal)) or "none"
         ledger = ledger.with_decision("triggers.fired", fired)
     return ledger
+
+
+# The ledger's entry naming whose memory the window was read from (``wakeful.users``).
+MEMORY_SCOPE_ENTRY = "memory.scope"
 
 
 def stored_ledger(ts: TenantStore, digest: str) -> Ledger:

@@ -63,6 +63,23 @@ from wakeful.substrate.store import TenantStore
 HISTORY_KINDS = ("turn", "tool_call", "tool_result", "summary")
 
 
+def agent_wide_events(ts: TenantStore, agent: str) -> list[StoredEvent]:
+    """The agent's live events that no user's wake wrote: all that consolidation reads.
+    What it writes (summaries, memories, decisions) is agent-wide, so it must not carry a
+    user's words to another user's wakes (``wakeful.users``); a user's events stay raw."""
+    return [e for e in ts.events(agent, include_retired=False) if e.user_id is None]
+
+
+def agent_wide_memories(
+    ts: TenantStore, agent: str, *, history: bool = False
+) -> list[MemoryRecord]:
+    """The agent's live memories (every version, with ``history``) that no user's wake
+    wrote: consolidation merges, compares and annotates with these only, so what it writes
+    agent-wide never carries a user's memory (``wakeful.users``)."""
+    rows = ts.memory_history(agent) if history else ts.memories(agent)
+    return [m for m in rows if m.user_id is None]
+
+
 def item_of(e: StoredEvent) -> SpanItem:
     return SpanItem(
         id=e.id,
@@ -180,13 +197,13 @@ class ConsolidateActivities:
             bounds, frozenset(w.session_id for w in live_wakes), a.now, a.policy
         )
         if inp.level == 1:
-            live = [item_of(e) for e in ts.events(a.agent, include_retired=False)]
+            live = [item_of(e) for e in agent_wide_events(ts, a.agent)]
             spans = select_spans(
                 live, running_wakes=running, closed=closed, now=a.now, policy=a.policy
             )
             return PlanOut(spans=tuple(spans))
         if inp.level == 3:  # a period takes whole sessions only: none with raw events left
-            raw = {e.session_id for e in ts.events(a.agent, include_retired=False)}
+            raw = {e.session_id for e in agent_wide_events(ts, a.agent)}
             closed = frozenset(closed - raw)
         summaries = ts.summaries(a.agent)
         ends = {s.span_start for s in summaries} | {s.span_end for s in summaries}
@@ -210,7 +227,7 @@ class ConsolidateActivities:
         """Promote constraints, decisions and facts of all live history into the registry
         and memories — before any of it can be retired."""
         ts = self._ts(inp)
-        items = [item_of(e) for e in ts.events(inp.agent, include_retired=False)]
+        items = [item_of(e) for e in agent_wide_events(ts, inp.agent)]
         promoted, revocations = promotions(items, inp.policy)
         before = {d.decision_id for d in ts.all_decisions(inp.agent)}
         promoted = [p for p in promoted if p.decision_id not in before]  # ids are never reused
@@ -231,7 +248,7 @@ class ConsolidateActivities:
             if entry is not None and entry.superseded_by is None and r.by != r.decision_id:
                 ts.supersede_decision(inp.agent, r.decision_id, r.by)
                 revoked.append(r.decision_id)
-        newest = {m.key: m.captured_at for m in ts.memories(inp.agent)}
+        newest = {m.key: m.captured_at for m in agent_wide_memories(ts, inp.agent)}
         written = {m.step_key for m in ts.memory_history(inp.agent)}
         by_id = {i.id: i for i in items}
         facts = 0
@@ -306,7 +323,7 @@ class ConsolidateActivities:
             )
             for d in cited
         ]
-        history = [view_of(m) for m in ts.memory_history(a.agent)]
+        history = [view_of(m) for m in agent_wide_memories(ts, a.agent, history=True)]
         superseded = [
             (f.subject, f.old, f.new)
             for f in hy.superseded_facts(history)
@@ -354,7 +371,9 @@ class ConsolidateActivities:
             if missing:  # fail closed: never retire history whose rules are not in the registry
                 reasons.append(f"promotion: not in the registry yet: {', '.join(missing)}")
         live = {d.decision_id: d.text for d in ts.live_decisions(a.agent, a.now)}
-        replaced = hy.superseded_facts([view_of(m) for m in ts.memory_history(a.agent)])
+        replaced = hy.superseded_facts(
+            [view_of(m) for m in agent_wide_memories(ts, a.agent, history=True)]
+        )
         gate = run_gate(
             GateInput(
                 items=tuple(items),

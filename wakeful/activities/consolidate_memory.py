@@ -13,7 +13,13 @@ from typing import Any
 
 from temporalio import activity
 
-from wakeful.activities.consolidate import ConsolidateActivities, item_of, view_of
+from wakeful.activities.consolidate import (
+    ConsolidateActivities,
+    agent_wide_events,
+    agent_wide_memories,
+    item_of,
+    view_of,
+)
 from wakeful.activities.deps import ActivityDeps
 from wakeful.compiler.blocks import content_hash
 from wakeful.compiler.ledger import Ledger
@@ -56,7 +62,7 @@ class MemoryActivities(ConsolidateActivities):
     def hygiene(self, inp: AgentIn) -> HygieneOut:
         """Deltas for changed values, superseded marks in old summaries, staleness, decay."""
         ts, now, policy = self._ts(inp), inp.now, inp.policy
-        history = [view_of(m) for m in ts.memory_history(inp.agent)]
+        history = [view_of(m) for m in agent_wide_memories(ts, inp.agent, history=True)]
         changes = hy.deltas(history, now, policy)
         for d in changes:
             self._delta(ts, inp, d, "delta")
@@ -95,13 +101,13 @@ class MemoryActivities(ConsolidateActivities):
                 summary_id=saved.id if saved else None,
             )
 
-        live = [m for m in (view_of(m) for m in ts.memory_history(inp.agent)) if m.live]
+        live = [
+            m
+            for m in (view_of(m) for m in agent_wide_memories(ts, inp.agent, history=True))
+            if m.live
+        ]
         fresh = extract_facts(
-            [
-                item_of(e)
-                for e in ts.events(inp.agent, include_retired=False)
-                if e.kind == "tool_result"
-            ]
+            [item_of(e) for e in agent_wide_events(ts, inp.agent) if e.kind == "tool_result"]
         )
         counts = {"confirmed": 0, "changed": 0, "unknown": 0}
         for m in hy.stale(live, now, policy):
@@ -161,7 +167,7 @@ class MemoryActivities(ConsolidateActivities):
     def dream(self, inp: AgentIn) -> DreamOut:
         """Merge near-duplicate memories (provenance kept, loss capped); surface conflicts."""
         ts = self._ts(inp)
-        live = [view_of(m) for m in ts.memories(inp.agent)]
+        live = [view_of(m) for m in agent_wide_memories(ts, inp.agent)]
         groups, conflicts = dreaming.duplicate_groups(live, inp.policy)
         merged = rejected = 0
         for group in groups:

@@ -31,7 +31,8 @@ def promote_session(
     items = [
         item_of(e)
         for e in ts.events(agent, include_retired=False)
-        if e.session_id == session_id and e.kind == "turn"
+        # A user's words never become agent-wide decisions (``wakeful.users``).
+        if e.session_id == session_id and e.kind == "turn" and e.user_id is None
     ]
     promoted, revocations = promotions(items, policy)
     known = {d.decision_id: d for d in ts.all_decisions(agent)}

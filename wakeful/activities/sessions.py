@@ -55,6 +55,7 @@ from wakeful.substrate.records import (
     WakeRecord,
 )
 from wakeful.substrate.store import TenantStore
+from wakeful.users import visible_to
 from wakeful.workflows.state import AgentInput, workflow_id
 
 __all__ = ["SessionActivities", "session_note"]
@@ -147,6 +148,7 @@ class SessionActivities:
                 wake_id=inp.wake.wake_id,
                 step_key=key,
                 body=body,
+                user_id=inp.wake.user,
             ),
         )
         assert note.id is not None
@@ -280,6 +282,7 @@ class SessionActivities:
                     is_error=r.is_error,
                     event_time=inp.at,
                     meta={"source": "workflow"},
+                    user_id=inp.wake.user,
                 )
                 for r in inp.results
             ],
@@ -293,7 +296,12 @@ def session_note(ts: TenantStore, inp: EndSessionIn, promoted: Sequence[str] = (
     ``promoted``: decisions registered as the session ended (the database stamped them
     after ``inp.at``, so a read live at ``inp.at`` would leave them out)."""
     wake = inp.wake
-    records = [n for n in ts.handoffs(wake.agent) if n.session_id == wake.session_id]
+    # What the wakes of the note's scope wrote only (``wakeful.users``).
+    records = [
+        n
+        for n in ts.handoffs(wake.agent)
+        if n.session_id == wake.session_id and visible_to(n.user_id, wake.user)
+    ]
     notes = [n.body for n in records]
     last = notes[-1] if notes else HandoffBody(goal="(no wake finished)", current_state="")
     count = len({n.wake_id for n in records})
@@ -304,7 +312,14 @@ def session_note(ts: TenantStore, inp: EndSessionIn, promoted: Sequence[str] = (
             f" {last.current_state}"
         ).strip(),
         decisions=_union(
-            [[d.decision_id for d in ts.live_decisions(wake.agent, inp.at)], promoted]
+            [
+                [
+                    d.decision_id
+                    for d in ts.live_decisions(wake.agent, inp.at)
+                    if visible_to(d.user_id, wake.user)
+                ],
+                promoted,
+            ]
         ),
         blockers=_union(n.blockers for n in notes)[-10:],
         next_actions=next((n.next_actions for n in reversed(notes) if n.next_actions), []),
@@ -318,7 +333,11 @@ def _session_turns(
     """The session's newest live turns, within ``max_tokens``, and the live registry."""
     wake = inp.wake
     events = ts.events(wake.agent, include_retired=False, limit=_NOTE_EVENTS, newest=True)
-    turns = [e for e in events if e.session_id == wake.session_id and e.kind == "turn"]
+    turns = [
+        e
+        for e in events
+        if e.session_id == wake.session_id and e.kind == "turn" and visible_to(e.user_id, wake.user)
+    ]
     kept: list[SpanItem] = []
     used = 0
     for e in reversed(turns):
@@ -328,7 +347,8 @@ def _session_turns(
         kept.append(item_of(e))
     kept.reverse()
     # Decisions promoted as the session ended were stamped after ``inp.at``: read them live.
-    return kept, ts.live_decisions(wake.agent, max(inp.at, datetime.now(UTC)))
+    live = ts.live_decisions(wake.agent, max(inp.at, datetime.now(UTC)))
+    return kept, [d for d in live if visible_to(d.user_id, wake.user)]
 
 
 def _last_request(

@@ -28,7 +28,14 @@ from wakeful.skills import LOAD_SKILL, load_skill_schema
 from wakeful.substrate.indexing import DOC_KIND
 from wakeful.substrate.query_sources import EventRetrieval, QueryContext, QuerySource, ask
 from wakeful.substrate.snapshot import RECENT_PAGE
-from wakeful.substrate.sources import BUILTIN_SOURCES, ContextSource, SourceContext, Started, start
+from wakeful.substrate.sources import (
+    BUILTIN_SOURCES,
+    ContextSource,
+    SourceContext,
+    Started,
+    start,
+    user_scope,
+)
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
 from wakeful.tool_results import CAPPED_META, READ_RESULT, read_result_schema
@@ -233,6 +240,7 @@ def ask_query_sources(
         policy=policy,
         call_index=call_index,
         max_event_id=max_event_id,
+        user=user_scope(spec),
     )
     found, asked = ask(() if retrieval is None else (retrieval,), own, ctx)
     found = with_document_layer(found, spec)

@@ -150,6 +150,8 @@ class ToolActivities:
             source="tool",
             decision_id=f"DEC-{called.id}",
             source_event=called.id,
+            # A wake for a user records the decision for that user's wakes only.
+            user_id=wake.user,
         )
         if rec.proposal_for is not None:  # a person's decision holds the key
             return False, (
@@ -282,6 +284,7 @@ class ToolActivities:
                         is_error=done.is_error,
                         event_time=inp.at,
                         meta=done.meta | {RESULT_BLOB_META: result_hash},
+                        user_id=wake.user,
                     )
                 ],
             )

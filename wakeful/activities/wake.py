@@ -83,6 +83,7 @@ def open_wake(ts: TenantStore, inp: StartWakeIn) -> int:
             goal=inp.goal.model_dump(mode="json"),
             idempotency_key=inp.idempotency_key,
             started_at=inp.started_at,
+            user_id=inp.wake.user,
         )
     )
     ask = ask_event(
@@ -91,13 +92,20 @@ def open_wake(ts: TenantStore, inp: StartWakeIn) -> int:
         session_id=inp.wake.session_id,
         wake_id=inp.wake.wake_id,
         at=inp.started_at,
+        user_id=inp.wake.user,
     )
     (stored,) = ts.append_events(inp.wake.agent, [ask])
     return stored.id
 
 
 def ask_event(
-    goal: Goal, *, step: str, session_id: str | None, wake_id: str, at: datetime
+    goal: Goal,
+    *,
+    step: str,
+    session_id: str | None,
+    wake_id: str,
+    at: datetime,
+    user_id: str | None = None,
 ) -> EventIn:
     """The event a wake's goal is stored as: the user turn its windows end with."""
     return EventIn(
@@ -112,6 +120,7 @@ def ask_event(
         wake_id=wake_id,
         event_time=at,
         meta={"goal_kind": goal.kind.value},
+        user_id=user_id,
     )
 
 
@@ -128,6 +137,7 @@ def close_wake(ts: TenantStore, inp: FinishWakeIn, telemetry: Telemetry | None =
             wake_id=inp.wake.wake_id,
             step_key=step_key(inp.wake, "handoff"),
             body=build_handoff(ts, inp),
+            user_id=inp.wake.user,
         )
     )
     ts.finish_wake(inp.wake.wake_id, inp.status, inp.at)
@@ -175,6 +185,7 @@ def record_reply(
         "wake_id": wake.wake_id,
         "event_time": at,
         "meta": {"reply": str(call_index)},
+        "user_id": wake.user,
     }
     items: list[EventIn] = []
     texts = 0

@@ -240,6 +240,12 @@ def trigger(
         help="Print what the model says as it says it (and its tool calls, on stderr),"
         " then the wake's status.",
     ),
+    user: str | None = typer.Option(
+        None,
+        "--user",
+        help="The user the wake serves: it reads agent-wide memory and this user's only,"
+        " and what it writes is this user's (default: an agent-wide wake).",
+    ),
 ) -> None:
     """Wake an agent with a message (starting its workflow if needed).
 
@@ -259,6 +265,7 @@ def trigger(
         json_out,
         (intent, path, task_class),
         stream,
+        user,
     )
 
 
@@ -272,6 +279,7 @@ def _trigger(
     json_out: bool,
     route: tuple[list[str], list[str], str | None] = ([], [], None),
     stream: bool = False,
+    user: str | None = None,
 ) -> None:
     from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
     from temporalio.service import RPCError
@@ -281,13 +289,16 @@ def _trigger(
     from wakeful.contracts import Trigger, oversized_trigger
     from wakeful.routing import routing
     from wakeful.substrate.store import Store
+    from wakeful.users import check_user
     from wakeful.worker.client import connect, deliver, require_worker, wake
 
+    check_user(user)  # one line, before any server is contacted
     user_key = key if key is not None else uuid.uuid4().hex
     t = Trigger(
         goal=routing(*route).apply(Goal(kind=GoalKind.MESSAGE, text=message)),
         idempotency_key=trigger_key("cli", user_key),
         new_session=new_session,
+        user=user,
     )
     too_large = oversized_trigger(t, agent)  # before any server is contacted
     if too_large is not None:

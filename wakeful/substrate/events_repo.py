@@ -337,6 +337,7 @@ _APPEND_TYPES = {
     "event_time": "timestamptz",
     "external_id": "text",
     "meta": "jsonb",
+    "user_id": "text",
 }
 _APPEND_COLUMNS = tuple(_APPEND_TYPES)
 

@@ -53,6 +53,7 @@ from wakeful.substrate.records import EXPIRED_BY, DecisionRecord, StoredEvent
 from wakeful.substrate.retrieval import RetrievalConfig, RetrievalHit, Retriever
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.vectors.base import CollectionSpec, FusionMode, VectorPoint, VectorStore
+from wakeful.users import visible_to
 
 __all__ = [
     "DOC_KIND",
@@ -315,8 +316,13 @@ class EventIndex:
         present: Iterable[Block] = (),
         count_tokens: TokenCounter | None = None,
         min_score: float = 0.0,
+        user: str | None = None,
     ) -> list[RetrievalHit]:
         """Catch up, then retrieve under ``token_cap``: the compile's retrieval candidates.
+
+        Only events a wake for ``user`` may read are kept (``wakeful.users``: agent-wide
+        ones, and that user's; with None, agent-wide ones only): the index holds every
+        event of the agent, and Postgres says whose each one is.
 
         Events already among ``present`` (the snapshot's raw turns and tool traffic, and
         what its recorded evidence holds) are left out by event id and by content hash, and
@@ -337,6 +343,19 @@ class EventIndex:
         held = _held_texts(present)
         replaced = _summary_spans(present)
         live_docs: set[int] = set()
+        hidden: set[int] = set()  # events of another scope than the wake's
+        checked: set[int] = set()
+
+        def check_scope(chunks: Iterable[str]) -> None:
+            ids = {i for c in chunks if (i := event_id_of(c)) is not None} - checked
+            if ids:
+                checked.update(ids)
+                hidden.update(
+                    e.id
+                    for e in ts.events_by_ids(agent, sorted(ids))
+                    if not visible_to(e.user_id, user)
+                )
+
         with self._lock:
             self._catch_up(ts, agent, max_event_id)
             self._catch_up_docs(ts, agent)
@@ -348,6 +367,7 @@ class EventIndex:
                 event = event_id_of(hit_chunk)
                 if event is not None and (
                     event in skip_ids
+                    or event in hidden
                     or event > max_event_id
                     or any(lo <= event <= hi for lo, hi in replaced)
                 ):
@@ -363,6 +383,7 @@ class EventIndex:
             # Postgres decides which document chunks still hold: one read for the hits.
             docs = {d for c in found if (d := doc_chunk_id_of(c.hit.chunk_id)) is not None}
             live_docs = ts.live_doc_chunks(agent, docs) if docs else set()
+            check_scope(c.hit.chunk_id for c in found)
             floor = min_score * max((c.score for c in found), default=0.0)
             kept = [
                 c
@@ -377,6 +398,7 @@ class EventIndex:
                 count_tokens=count,
             )
         # Neighbours are read back after the filter above: filter them too.
+        check_scope(h.chunk_id for h in packed)
         kept_hits = [h for h in packed if keep(h.chunk_id, h.source_hash, h.text)]
         return _mark_ended(kept_hits, ts.all_decisions(agent), count) if kept_hits else []
 
@@ -577,6 +599,7 @@ def retrieve_into(
     max_event_id: int,
     max_tokens: int,
     call_index: int = 0,
+    user: str | None = None,
 ) -> tuple[Snapshot, str | None]:
     """Gather retrieval candidates for a compile and store them; returns the snapshot with
     the hits and the blob hash the compile record keeps for replays (None: no retrieval).
@@ -592,6 +615,7 @@ def retrieve_into(
         max_event_id=max_event_id,
         max_tokens=max_tokens,
         call_index=call_index,
+        user=user,
     )
     return with_hits(snapshot, hits), digest
 
@@ -607,9 +631,11 @@ def retrieve(
     max_event_id: int,
     max_tokens: int,
     call_index: int = 0,
+    user: str | None = None,
 ) -> tuple[list[RetrievalHit], str | None]:
     """The retrieval hits for a compile whose snapshot holds ``present``, stored; returns
     them and the blob hash the compile record keeps for replays (None: no retrieval).
+    Hits are events a wake for ``user`` may read (``wakeful.users``).
 
     Only a wake's first call retrieves. What it brings is recorded with the wake (an
     ``evidence`` event, see ``compiler.place``), so the wake's later calls send it again
@@ -636,6 +662,7 @@ def retrieve(
         token_cap=cap,
         present=present,
         min_score=policy.retrieval.min_score,
+        user=user,
     )
     digest = ts.put_blob("retrieval", dump_hits(query, cap, hits, index.mode))
     return hits, digest

@@ -54,6 +54,7 @@ class KnowledgeRepo(TenantRepo):
             "step_key": rec.step_key,
             "body": rec.body.model_dump(),
             "text": rec.body.render(),
+            "user_id": rec.user_id,
         }
         values["recorded_rev"] = bump_revision(self.conn, self.tenant, rec.agent)
         row = self.conn.execute(_INSERT_HANDOFF, values).first()
@@ -74,14 +75,19 @@ class KnowledgeRepo(TenantRepo):
         max_id: int | None = None,
         other_than_session: str | None = None,
         revision: int | None = None,
+        scoped: bool = False,
+        user: str | None = None,
     ) -> HandoffRecord | None:
         """The newest note (of another session than ``other_than_session``); with
-        ``revision``, the newest written at or before it (and ``before`` is not needed)."""
+        ``revision``, the newest written at or before it (and ``before`` is not needed);
+        with ``scoped``, the newest a wake for ``user`` may read (``wakeful.users``:
+        agent-wide notes, and that user's)."""
         q = _latest_handoff_query(
             other_than_session is not None,
             before is not None and revision is None,
             max_id is not None,
             revision is not None,
+            scoped,
         )
         params = {
             "tenant": self.tenant,
@@ -90,6 +96,7 @@ class KnowledgeRepo(TenantRepo):
             "before": before,
             "max_id": max_id,
             "rev": revision,
+            "user": user,
         }
         row = self.conn.execute(q, params).first()
         return None if row is None else _handoff(row._mapping)
@@ -160,6 +167,8 @@ class KnowledgeRepo(TenantRepo):
                 c.tenant == self.tenant,
                 c.agent == rec.agent,
                 c.key == rec.key,
+                # A key is one memory per scope: a user's memory supersedes only hers.
+                c.user_id.is_not_distinct_from(rec.user_id),
                 c.invalidated_at.is_(None),
                 c.step_key != rec.step_key,
             )
@@ -216,6 +225,9 @@ class KnowledgeRepo(TenantRepo):
                         e.id >= rec.span_start,
                         e.id <= rec.span_end,
                         e.retired_at.is_(None),
+                        # A user's events between its agent-wide ones are not in the
+                        # summary (consolidation reads agent-wide events): they stay.
+                        e.user_id.is_(None),
                     )
                 )
                 .values(retired_at=at, retired_by=f"summary:{row.id}", retired_rev=rev)
@@ -264,7 +276,7 @@ _DECISIONS_AT_REVISION = (
 
 @functools.cache
 def _latest_handoff_query(
-    other_session: bool, before: bool, upto: bool, at_revision: bool = False
+    other_session: bool, before: bool, upto: bool, at_revision: bool = False, scoped: bool = False
 ) -> Select[Any]:
     h = t.handoff_notes.c
     q = select(t.handoff_notes).where(
@@ -278,6 +290,8 @@ def _latest_handoff_query(
         q = q.where(h.id <= bindparam("max_id"))
     if at_revision:
         q = q.where(h.recorded_rev <= bindparam("rev"))
+    if scoped:  # NULL never equals: a scope without a user reads agent-wide notes only
+        q = q.where(or_(h.user_id.is_(None), h.user_id == bindparam("user")))
     return q.order_by(h.id.desc()).limit(1)
 
 

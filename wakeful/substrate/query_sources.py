@@ -43,6 +43,7 @@ class QueryContext:
     policy: WindowPolicy
     call_index: int  # 0: the wake's first model call
     max_event_id: int  # the compile's event horizon
+    user: str | None = None  # the user the wake serves (None: the agent's own wake)
 
 
 @runtime_checkable
@@ -92,6 +93,7 @@ class EventRetrieval:
                 max_event_id=ctx.max_event_id,
                 max_tokens=self.max_tokens,
                 call_index=ctx.call_index,
+                user=ctx.user,
             )
         return retrieved_blocks(hits)
 

@@ -34,6 +34,9 @@ class EventIn(BaseModel):
     event_time: datetime
     external_id: str | None = None
     meta: dict[str, str] = Field(default_factory=dict)
+    user_id: str | None = Field(
+        default=None, description="The user the writing wake served (None: agent-wide)."
+    )
 
 
 class StoredEvent(EventIn):
@@ -58,6 +61,7 @@ class WakeRecord(BaseModel):
     status: str = "running"
     started_at: datetime
     finished_at: datetime | None = None
+    user_id: str | None = None  # the user the wake served (None: the agent's own wake)
 
 
 class CompileRecord(BaseModel):
@@ -160,6 +164,7 @@ class HandoffRecord(BaseModel):
     step_key: str
     body: HandoffBody
     created_at: datetime | None = None
+    user_id: str | None = None  # the user of the wake that wrote it (None: agent-wide)
 
 
 DecisionSource = Literal["consolidation", "tool", "person"]
@@ -181,6 +186,7 @@ class DecisionRecord(BaseModel):
     # A proposal: the person's decision it would replace. A person's decision stands until
     # a person changes it, so the model's decision on its key waits for one (never live).
     proposal_for: str | None = None
+    user_id: str | None = None  # the user whose wake recorded it (None: agent-wide)
 
     def status(
         self, at: datetime
@@ -214,6 +220,7 @@ class MemoryRecord(BaseModel):
     captured_at: datetime
     supersedes: int | None = None
     invalidated_at: datetime | None = None
+    user_id: str | None = None  # the user whose wake wrote it (None: agent-wide)
 
 
 class SummaryRecord(BaseModel):

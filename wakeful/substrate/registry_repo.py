@@ -78,8 +78,10 @@ class RegistryRepo(TenantRepo):
         source_event: int | None = None,
         expires_at: datetime | None = None,
         replaces: str | None = None,
+        user_id: str | None = None,
     ) -> DecisionRecord:
-        """Register a decision under ``key``; the decisions current on that key (neither
+        """Register a decision under ``key`` (for ``user_id``'s wakes only, when given:
+        ``wakeful.users``); the decisions current on that key (neither
         superseded nor retired), and ``replaces`` when given, are superseded by it, in the
         same transaction.
 
@@ -108,15 +110,25 @@ class RegistryRepo(TenantRepo):
             done = decision_row(self.conn, self.tenant, agent, decision_id)
             if done is not None:
                 return _record(done)
-        on_key = or_(_d.key == key, _d.decision_id == (replaces or decision_id))
+        # A key is one decision per scope: a user's decision replaces only that user's on
+        # it, and the agent-wide one holds for the others.
+        on_key = or_(
+            and_(_d.key == key, _d.user_id.is_not_distinct_from(user_id)),
+            _d.decision_id == (replaces or decision_id),
+        )
         current = and_(_d.superseded_by.is_(None), _d.retired_at.is_(None))
         # A person's decision stands until a person changes it: another writer's decision
-        # on its key is a proposal (named after it), and the person's entry stays live.
+        # on its key is a proposal (named after it), and the person's entry stays live. An
+        # agent-wide person's decision binds every user's wakes too.
         person = None
         if source != "person":
+            binding = or_(
+                and_(_d.key == key, or_(_d.user_id.is_(None), _d.user_id == user_id)),
+                _d.decision_id == (replaces or decision_id),
+            )
             person = self.conn.execute(
                 select(_d.decision_id)
-                .where(_d.tenant == self.tenant, _d.agent == agent, on_key, current)
+                .where(_d.tenant == self.tenant, _d.agent == agent, binding, current)
                 .where(_d.proposal_for.is_(None), _d.source == "person")
                 .order_by(_BY_ID)
             ).scalar()
@@ -133,6 +145,7 @@ class RegistryRepo(TenantRepo):
                 expires_at=expires_at,
                 recorded_rev=rev,
                 proposal_for=person,
+                user_id=user_id,
             )
         )
         # What this decision replaces: for a proposal, the earlier proposals on the key (a

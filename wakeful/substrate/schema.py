@@ -83,6 +83,8 @@ wakes = Table(
     Column("status", Text, nullable=False, server_default="running"),
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True)),
+    # The user the wake served (wakeful.users); NULL: the agent's own wake.
+    Column("user_id", Text),
     PrimaryKeyConstraint("tenant", "wake_id"),
     UniqueConstraint("tenant", "agent", "number", name="uq_wakes_agent_number"),
     ForeignKeyConstraint(["tenant", "agent"], ["agents.tenant", "agents.name"]),
@@ -120,6 +122,8 @@ events = Table(
     Column("retired_by", Text),
     # The agent's knowledge revision (``knowledge_revisions``) that retired the event.
     Column("retired_rev", BigInteger),
+    # The user the wake that wrote it served (wakeful.users); NULL: agent-wide.
+    Column("user_id", Text),
     UniqueConstraint("tenant", "step_key", name="uq_events_step_key"),
     ForeignKeyConstraint(["tenant", "agent"], ["agents.tenant", "agents.name"]),
     Index("ix_events_agent_order", "tenant", "agent", "id"),
@@ -162,6 +166,8 @@ memories = Table(
     Column("recorded_rev", BigInteger, nullable=False, server_default="0"),
     Column("invalidated_rev", BigInteger),
     Column("marks", JSONB, nullable=False, server_default="[]"),
+    # The user whose wake wrote it (wakeful.users); NULL: agent-wide.
+    Column("user_id", Text),
     UniqueConstraint("tenant", "step_key", name="uq_memories_step_key"),
     Index("ix_memories_key", "tenant", "agent", "key"),
 )
@@ -192,6 +198,9 @@ decisions = Table(
     # A proposal: a decision the model (or consolidation) made on a key a person decided.
     # Never live; it names the person's decision it would replace (see registry_repo).
     Column("proposal_for", Text),
+    # The user whose wake recorded it (wakeful.users); NULL: agent-wide. A key is one
+    # decision per scope: a user's decision supersedes only that user's on the key.
+    Column("user_id", Text),
     PrimaryKeyConstraint("tenant", "agent", "decision_id"),
     Index("ix_decisions_key", "tenant", "agent", "key"),
 )
@@ -229,6 +238,8 @@ handoff_notes = Table(
     Column("text", Text, nullable=False),
     _now(),
     Column("recorded_rev", BigInteger, nullable=False, server_default="0"),
+    # The user of the wake that wrote it (wakeful.users); NULL: agent-wide.
+    Column("user_id", Text),
     UniqueConstraint("tenant", "step_key", name="uq_handoff_notes_step_key"),
     Index("ix_handoff_agent", "tenant", "agent", "id"),
 )

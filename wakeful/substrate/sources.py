@@ -52,10 +52,12 @@ from wakeful.substrate.snapshot import (
 )
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.tail_cache import TailCache
+from wakeful.users import visible_to
 
 __all__ = [
     "BUILTIN_SOURCES",
     "LOADED_META",
+    "USER_SCOPE",
     "ContextSource",
     "Layer",
     "SourceContext",
@@ -65,6 +67,7 @@ __all__ = [
     "load_blocks",
     "source_blocks",
     "start",
+    "user_scope",
 ]
 
 
@@ -91,17 +94,29 @@ def event_tail(ctx: SourceContext) -> list[Block]:
             session_id=ctx.session_id,
             page=ctx.recent_page,
         )
-    recent = [as_of_revision(e, revision) for e in recent]
+    scope = user_scope(ctx.spec)
+    recent = [as_of_revision(e, revision) for e in recent if visible_to(e.user_id, scope)]
     live = [e for e in recent if e.retired_at is None or e.retired_at > ctx.as_of]
     if ctx.current_wake_id is not None:
         seen = {e.id for e in live}
         live += [
             as_of_revision(e, revision)
             for e in store.events(agent, wake_id=ctx.current_wake_id, max_id=ctx.max_event_id)
-            if e.id not in seen
+            if e.id not in seen and visible_to(e.user_id, scope)
         ]
         live.sort(key=lambda e: e.id)
     return event_blocks_of(drop_orphans(live), memo)
+
+
+# A compile's spec names the user its wake serves here (absent: the agent's own wake), so
+# that a replay, reading the stored spec, reads the substrate in the same scope.
+USER_SCOPE = "user"
+
+
+def user_scope(spec: Mapping[str, Any]) -> str | None:
+    """The user a compile's wake serves, from its spec (None: the agent's own wake)."""
+    user = spec.get(USER_SCOPE)
+    return user if isinstance(user, str) else None
 
 
 @dataclass(frozen=True)
@@ -178,6 +193,7 @@ class _Builtin:
 def _decisions(ctx: SourceContext) -> list[Block]:
     # Pending proposals too, each saying it is one: the model sees that what it recorded
     # over a person's decision waits for that person, and that the person's holds.
+    scope = user_scope(ctx.spec)
     return [
         Block(
             id=f"decision:{d.decision_id}",
@@ -191,6 +207,7 @@ def _decisions(ctx: SourceContext) -> list[Block]:
         for d in ctx.store.live_decisions(
             ctx.agent, ctx.as_of, revision=ctx.revision, proposals=True
         )
+        if visible_to(d.user_id, scope)
     ]
 
 
@@ -198,7 +215,12 @@ def _handoff(ctx: SourceContext) -> list[Block]:
     # The note that opened this session: notes written within it would churn the cached
     # semi-stable segment on every wake, and the session's own turns are in the window anyway.
     note = ctx.store.latest_handoff(
-        ctx.agent, before=ctx.as_of, other_than_session=ctx.session_id, revision=ctx.revision
+        ctx.agent,
+        before=ctx.as_of,
+        other_than_session=ctx.session_id,
+        revision=ctx.revision,
+        scoped=True,
+        user=user_scope(ctx.spec),
     )
     if note is None:
         return []
@@ -231,6 +253,7 @@ def _summaries(ctx: SourceContext) -> list[Block]:
 
 
 def _memories(ctx: SourceContext) -> list[Block]:
+    scope = user_scope(ctx.spec)
     return [
         Block(
             id=f"memory:{m.id}",
@@ -244,6 +267,7 @@ def _memories(ctx: SourceContext) -> list[Block]:
             meta={"verification": m.verification},
         )
         for m in ctx.store.memories(ctx.agent, at=ctx.as_of, revision=ctx.revision)
+        if visible_to(m.user_id, scope)
     ]
 
 

@@ -48,6 +48,7 @@ from wakeful.testing.simulator.core import CallRecord
 from wakeful.testing.simulator.script import Script
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.tokenizers import BpeCounter
+from wakeful.users import check_user
 from wakeful.worker.client import wake as wake_agent
 from wakeful.worker.serve import register_agent
 from wakeful.worker.worker import build_worker
@@ -186,13 +187,15 @@ class AgentTestEnv:
         *,
         new_session: bool = False,
         idempotency_key: str | None = None,
+        user: str | None = None,
     ) -> WakeResult:
         """Send ``agent`` a message and wait for the wake it starts; its answer is
-        ``result.output``."""
+        ``result.output``. With ``user``, the wake serves that user (``wakeful.users``)."""
         trigger = Trigger(
             goal=Goal(kind=GoalKind.MESSAGE, text=text),
             idempotency_key=idempotency_key or uuid.uuid4().hex,
             new_session=new_session,
+            user=check_user(user),
         )
         return await wake_agent(self.client, agent.runtime(), trigger, self.task_queue)
 

@@ -46,6 +46,7 @@ from wakeful.substrate.records import (
     SummaryRecord,
 )
 from wakeful.substrate.tail import tail_start
+from wakeful.users import visible_to
 
 __all__ = ["MemoryStore", "MemoryUnit", "recent_tail", "select_events"]
 
@@ -199,6 +200,12 @@ class MemoryStore:
             newest=newest,
         )
 
+    def events_by_ids(self, agent: str, ids: Sequence[int]) -> list[StoredEvent]:
+        """As ``TenantStore.events_by_ids``: the events with these ids (retired ones too),
+        in id order."""
+        wanted = set(ids)
+        return [e for e in self.events(agent) if e.id in wanted]
+
     def recent_events(
         self,
         agent: str,
@@ -275,13 +282,17 @@ class MemoryStore:
         max_id: int | None = None,
         other_than_session: str | None = None,
         revision: int | None = None,
+        scoped: bool = False,
+        user: str | None = None,
     ) -> HandoffRecord | None:
         """As ``TenantStore.latest_handoff``: the newest note, of another session than
-        ``other_than_session``, written by ``revision`` (else by the time ``before``)."""
+        ``other_than_session``, written by ``revision`` (else by the time ``before``),
+        with ``scoped`` one a wake for ``user`` may read."""
         for row in reversed(self._of(agent).handoffs):
             h = row.record
             if (
                 (other_than_session is None or h.session_id != other_than_session)
+                and (not scoped or visible_to(h.user_id, user))
                 and (before is None or revision is not None or _le(h.created_at, before))
                 and (max_id is None or (h.id or 0) <= max_id)
                 and (revision is None or row.written_by(revision))

@@ -41,6 +41,7 @@ from wakeful.contracts import (
 from wakeful.errors import RuntimeFailure, UserError
 from wakeful.idempotency import trigger_key
 from wakeful.routing import routing
+from wakeful.users import check_user
 from wakeful.worker.codec import data_converter
 from wakeful.worker.streaming import WakeEvent, WakeFinished, tail_wake
 from wakeful.worker.temporal_env import connect_config
@@ -244,6 +245,7 @@ class WakeOptions(TypedDict, total=False):
     intents: Sequence[str]
     paths: Sequence[str]
     task_class: str | None
+    user: str | None
 
 
 class Client:
@@ -321,13 +323,13 @@ class Client:
                 if isinstance(event, TextDelta):
                     print(event.text, end="", flush=True)
         """
+        trigger = self._trigger(message, **options)  # a bad option first: it is the caller's
         if self.database_url is None:
             raise UserError(
                 "Client.stream reads the wake from the substrate: give the Client a"
                 " database_url (Client.connect() finds it from the settings)"
             )
         runtime = agent.runtime() if isinstance(agent, Agent) else agent
-        trigger = self._trigger(message, **options)
         async for event in stream_wake(
             self.temporal, runtime, trigger, self.task_queue, self.database_url
         ):
@@ -342,12 +344,14 @@ class Client:
         intents: Sequence[str] = (),
         paths: Sequence[str] = (),
         task_class: str | None = None,
+        user: str | None = None,
     ) -> Trigger:
         route = routing(intents, paths, task_class)
         return Trigger(
             goal=route.apply(Goal(kind=GoalKind.MESSAGE, text=message)),
             idempotency_key=trigger_key("client", key if key is not None else uuid.uuid4().hex),
             new_session=new_session,
+            user=check_user(user),
         )
 
     async def start(
@@ -360,10 +364,14 @@ class Client:
         intents: Sequence[str] = (),
         paths: Sequence[str] = (),
         task_class: str | None = None,
+        user: str | None = None,
     ) -> WakeHandle:
         """Deliver the message and return once the agent's workflow has accepted it.
         ``key`` is the wake's idempotency key (a new one if not given); ``intents``,
-        ``paths`` and ``task_class`` are the goal's, for the compile policy's triggers."""
+        ``paths`` and ``task_class`` are the goal's, for the compile policy's triggers;
+        ``user`` the user the wake serves (``wakeful.users``: it reads agent-wide memory
+        and that user's, and what it writes is that user's; None: an agent-wide wake). A
+        bad ``user`` is a :class:`~wakeful.errors.UserError` naming what is wrong."""
         runtime = agent.runtime() if isinstance(agent, Agent) else agent
         user_key = key if key is not None else uuid.uuid4().hex
         route = routing(intents, paths, task_class)
@@ -371,6 +379,7 @@ class Client:
             goal=route.apply(Goal(kind=GoalKind.MESSAGE, text=message)),
             idempotency_key=trigger_key("client", user_key),
             new_session=new_session,
+            user=check_user(user),
         )
         check_trigger(runtime, trigger)
         update: WorkflowUpdateHandle[

@@ -12,6 +12,8 @@ A delivery's body is one JSON object (``EVENT_SCHEMA``)::
 * ``intents``, ``paths``, ``task_class`` — what the work is about, for the compile policy's
   triggers (``wakeful.routing``): the same values ``wakeful trigger --intent/--path/
   --task-class`` takes.
+* ``user`` — the user the wake serves (``wakeful.users``): it reads agent-wide memory and this
+  user's only, and what it writes is this user's. Left out: an agent-wide wake.
 
 Unknown fields are refused (a typo such as ``txt`` would otherwise be silently lost). The
 body becomes a ``webhook`` goal, redacted like tool output (it comes from the world), which
@@ -26,7 +28,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
@@ -43,6 +45,7 @@ from wakeful.routing import (
     RoutePath,
     routing,
 )
+from wakeful.users import MAX_USER_CHARS, USER_PATTERN, user_problem
 from wakeful.worker.ingress_json import MAX_JSON_DEPTH, TooDeep, loads
 
 __all__ = [
@@ -105,6 +108,14 @@ EVENT_SCHEMA: dict[str, Any] = {
             "pattern": NAME_PATTERN,
             "description": "The kind of task, matched by the triggers' task_classes.",
         },
+        "user": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_USER_CHARS,
+            "pattern": USER_PATTERN,
+            "description": "The user the wake serves: it reads agent-wide memory and this "
+            "user's only (default: an agent-wide wake).",
+        },
     },
 }
 
@@ -133,6 +144,14 @@ class WebhookEvent(BaseModel):
     intents: list[RouteName] = Field(default_factory=list, max_length=MAX_INTENTS)
     paths: list[RoutePath] = Field(default_factory=list, max_length=MAX_PATHS)
     task_class: RouteName | None = None
+    user: str | None = None
+
+    @field_validator("user")
+    @classmethod
+    def _valid_user(cls, user: str | None) -> str | None:
+        if user is not None and (problem := user_problem(user)) is not None:
+            raise ValueError(problem.removeprefix("user "))
+        return user
 
     @model_validator(mode="before")
     @classmethod
@@ -269,7 +288,7 @@ def _describe(err: ValidationError) -> str:
         if item["type"] == "extra_forbidden":
             msg = (
                 "unknown field (allowed: id, type, text, payload, new_session, intents,"
-                " paths, task_class)"
+                " paths, task_class, user)"
             )
         elif item["type"] == "string_pattern_mismatch" and field in ("intents", "task_class"):
             msg = f"use {NAME_RULE}"
@@ -335,4 +354,5 @@ def to_trigger(
         idempotency_key=key_of_trigger,
         new_session=event.new_session,
         received_at=received_at,
+        user=event.user,  # validated already
     )

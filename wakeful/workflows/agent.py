@@ -368,6 +368,8 @@ class AgentWorkflow:
             session_id=f"{rt.name}:{s.session_id}",
             workflow_id=workflow.info().workflow_id,
             number=number,
+            # Only in the activities' inputs (left out when None): no command changes.
+            user=trigger.user,
         )
         self.current = wake.wake_id
         show(rt, s, f"wake #{number}: {trigger.goal.kind.value}, pacing chose {decision.choice}")

@@ -100,6 +100,7 @@ class ChildAgentWorkflow:
                 session_id=f"{bundle.child}:s0001",
                 workflow_id=workflow.info().workflow_id,
                 number=attempt,
+                user=bundle.user,  # in the activities' inputs only: no command changes
             )
             goal = Goal(kind=GoalKind.CHILD_TASK, text=child_ask(bundle, reason))
             self.cycle = WakeCycle(
