@@ -71,6 +71,25 @@ def test_importing_the_command_line_loads_no_sdk_server_or_driver() -> None:
     assert found["loaded"] == [], f"`wakeful --help` imports {found['loaded']}"
 
 
+def test_a_worker_imports_a_providers_sdk_only_when_it_builds_that_provider() -> None:
+    """The SDKs' type modules are a large share of a worker's start-up: importing the
+    worker loads neither, and building an Anthropic provider loads Anthropic's alone."""
+    probe = (
+        "import sys, json\n"
+        "import wakeful.worker.serve\n"
+        "from wakeful.providers.registry import build_provider\n"
+        "before = sorted({'anthropic', 'openai'} & set(sys.modules))\n"
+        "build_provider('anthropic', api_key='k', base_url='http://127.0.0.1:9')\n"
+        "after = sorted({'anthropic', 'openai'} & set(sys.modules))\n"
+        "print(json.dumps([before, after]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[], ["anthropic"]]
+
+
 @pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "wakeful")
 def test_each_command_prints_its_help_as_a_process(path: list[str]) -> None:
     done = subprocess.run(

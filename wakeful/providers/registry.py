@@ -6,24 +6,29 @@ compiler can render a window for has a provider here: ``anthropic`` (Messages AP
 aliases (``openai``, ``openai-chat``, ``openai-responses``: ``PROVIDER_ALIASES``) are
 accepted here and there alike. The simulator needs no name of its own: point any of
 these at its ``base_url``.
+
+Each provider's module (and so its SDK) is imported when a provider of that name is first
+built: the SDKs' type modules take a good share of a worker's start-up, and a worker whose
+agents all use one provider never needs the other SDK.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import cast
 
 from wakeful.compiler.render import PROVIDER_ALIASES, RENDERERS
 from wakeful.errors import ConfigError
-from wakeful.providers.anthropic import AnthropicProvider
 from wakeful.providers.base import ModelProvider
-from wakeful.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
 
 __all__ = ["PROVIDER_NAMES", "build_provider", "canonical_provider"]
 
-_FACTORIES: dict[str, Callable[..., ModelProvider]] = {
-    "anthropic": AnthropicProvider,
-    "openai_chat": OpenAIChatProvider,
-    "openai_responses": OpenAIResponsesProvider,
+# name -> (module, class) of the provider serving it
+_FACTORIES: dict[str, tuple[str, str]] = {
+    "anthropic": ("wakeful.providers.anthropic", "AnthropicProvider"),
+    "openai_chat": ("wakeful.providers.openai", "OpenAIChatProvider"),
+    "openai_responses": ("wakeful.providers.openai", "OpenAIResponsesProvider"),
 }
 PROVIDER_NAMES: tuple[str, ...] = (*RENDERERS, *PROVIDER_ALIASES)
 """Every provider name an agent may declare: the compiler's names and their aliases."""
@@ -47,5 +52,6 @@ def build_provider(
     timeout: float = 120.0,
 ) -> ModelProvider:
     """A ready provider; raises :class:`ConfigError` naming the valid choices."""
-    factory = _FACTORIES[canonical_provider(provider_name)]
+    module, name = _FACTORIES[canonical_provider(provider_name)]
+    factory = cast(Callable[..., ModelProvider], getattr(importlib.import_module(module), name))
     return factory(api_key, base_url=base_url, timeout=timeout)
