@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -83,6 +82,7 @@ class SlowProvider:
 async def _serve(cfg: FleetWorkerConfig) -> list[tuple[float, float]]:
     """Serve until SIGTERM; returns the model calls' (start, end)."""
     from wakeful.worker.client import connect
+    from wakeful.worker.serve import run_until_terminated
     from wakeful.worker.worker import build_worker
 
     store = Store.connect(cfg.database_url, migrate_schema=False)
@@ -97,14 +97,8 @@ async def _serve(cfg: FleetWorkerConfig) -> list[tuple[float, float]]:
     )
     client = await connect(cfg.temporal_address, cfg.namespace)
     worker = build_worker(client, deps, cfg.queue, max_threads=cfg.threads, sandboxed=cfg.sandboxed)
-    loop = asyncio.get_running_loop()
-    stopping: list[asyncio.Task[None]] = []
-    loop.add_signal_handler(
-        signal.SIGTERM, lambda: stopping.append(asyncio.create_task(worker.shutdown()))
-    )
     try:
-        await worker.run()
-        await asyncio.gather(*stopping)
+        await run_until_terminated(worker)  # as `wakeful worker` runs: SIGTERM shuts it down
     finally:
         await provider.inner.aclose()  # type: ignore[attr-defined]
         store.close()

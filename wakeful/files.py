@@ -151,15 +151,20 @@ def _directory(root: str, parts: list[str], *, create: bool = False) -> Iterator
         os.close(fd)
 
 
-def read_text(root: str, relative: str, max_chars: int) -> ReadResult:
-    """Up to ``max_chars`` characters of a regular UTF-8 file beneath ``root`` (invalid
-    bytes become U+FFFD). Reads at most ``4 * (max_chars + 1)`` bytes, and for ASCII text
-    ``max_chars + 1``: enough to fill the result and see whether anything follows."""
+def _open_file(root: str, relative: str) -> int:
+    """A descriptor of the regular file ``relative`` beneath ``root`` (the caller closes it)."""
     parts = _parts(relative)
     if not parts:
         raise FileToolError(f"{relative!r} is a directory")
     with _directory(root, parts[:-1]) as dir_fd:
-        fd = _open_checked(dir_fd, parts[-1], relative, directory=False)
+        return _open_checked(dir_fd, parts[-1], relative, directory=False)
+
+
+def read_text(root: str, relative: str, max_chars: int) -> ReadResult:
+    """Up to ``max_chars`` characters of a regular UTF-8 file beneath ``root`` (invalid
+    bytes become U+FFFD). Reads at most ``4 * (max_chars + 1)`` bytes, and for ASCII text
+    ``max_chars + 1``: enough to fill the result and see whether anything follows."""
+    fd = _open_file(root, relative)
     try:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         chunks: list[str] = []
@@ -195,11 +200,7 @@ def read_whole(root: str, relative: str, max_bytes: int) -> WholeFile:
     """All of a regular file beneath ``root``, refused (one line) when it holds more than
     ``max_bytes``: a caller that needs the whole file (to hash it, to find a symbol in it)
     reads at most that many."""
-    parts = _parts(relative)
-    if not parts:
-        raise FileToolError(f"{relative!r} is a directory")
-    with _directory(root, parts[:-1]) as dir_fd:
-        fd = _open_checked(dir_fd, parts[-1], relative, directory=False)
+    fd = _open_file(root, relative)
     try:
         st = os.fstat(fd)
         if st.st_size > max_bytes:

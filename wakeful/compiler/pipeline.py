@@ -102,10 +102,10 @@ class _Derived:
         now: datetime,
         out: list[Facts],
         left_out: list[int],
+        keep_for_calls: int,  # retrieval.keep_for_calls (evidence.py)
     ) -> None:
         self.source, self.current, self.eviction, self.now = source, current, eviction, now
-        self.out, self.left_out = out, left_out
-        self.keep_for_calls = 0  # retrieval.keep_for_calls (evidence.py), set by derive
+        self.out, self.left_out, self.keep_for_calls = out, left_out, keep_for_calls
 
 
 class _Applied:
@@ -223,8 +223,7 @@ def derive(
         left_out = sorted([*held, *(kept[n] for n in on_demand)])
     if memo is not None and out is not snap and out == memo.out:
         out = memo.out  # the same facts as last time: the partition's fast path
-    part.derived = _Derived(snap, current, eviction, now, out, left_out)
-    part.derived.keep_for_calls = keep_for_calls
+    part.derived = _Derived(snap, current, eviction, now, out, left_out, keep_for_calls)
     return out, _lined_up(snapshot, left_out)
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Literal
 
 from sqlalchemy import func, insert, select, text, update
+from sqlalchemy.sql.elements import ColumnElement
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.errors import UserError
@@ -109,30 +110,28 @@ class DocumentsRepo(TenantRepo):
         outcome: Outcome = "replaced" if superseded else "added"
         return DocumentChange(doc.path, version, outcome, len(chunks), superseded)
 
-    def _live(self, agent: str, path: str) -> list[StoredDocChunk]:
+    def _live_of(self, agent: str, path: str) -> tuple[ColumnElement[bool], ...]:
+        """The conditions naming the live chunks of one document."""
         c = t.document_chunks.c
+        return (
+            c.tenant == self.tenant,
+            c.agent == agent,
+            c.path == path,
+            c.superseded_at.is_(None),
+        )
+
+    def _live(self, agent: str, path: str) -> list[StoredDocChunk]:
         rows = self.conn.execute(
             select(t.document_chunks)
-            .where(
-                c.tenant == self.tenant,
-                c.agent == agent,
-                c.path == path,
-                c.superseded_at.is_(None),
-            )
-            .order_by(c.id)
+            .where(*self._live_of(agent, path))
+            .order_by(t.document_chunks.c.id)
         )
         return [_chunk(r) for r in rows]
 
     def _supersede(self, agent: str, path: str) -> int:
-        c = t.document_chunks.c
         done = self.conn.execute(
             update(t.document_chunks)
-            .where(
-                c.tenant == self.tenant,
-                c.agent == agent,
-                c.path == path,
-                c.superseded_at.is_(None),
-            )
+            .where(*self._live_of(agent, path))
             .values(superseded_at=func.now())
         )
         return int(done.rowcount or 0)

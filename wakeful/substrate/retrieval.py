@@ -22,7 +22,8 @@ The compile activity calls :meth:`Retriever.retrieve` and hands the resulting
    gain ``date_boost``; when it asks *when* something happened (or how long), chunks that
    say when (a date, a weekday, "yesterday", "last week", "two years ago", "for four
    years", "since 2019") gain ``when_boost``.
-   Off by default, for the recall bench's folds to try: a **second hop** (``hop_weight``:
+   Off by default, and left out of the recall bench's folds grid since none raised recall
+   on the dev conversations when tried: a **second hop** (``hop_weight``:
    the names the first hits mention and the question does not, asked as a query of their
    own) and months next to a named one (``date_near``).
 5. **Dedupe** by source hash, keeping the best-ranked copy.
