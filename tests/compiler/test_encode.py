@@ -69,6 +69,37 @@ def test_equal_but_differently_typed_values_are_not_confused() -> None:
     assert memo.dumps({"n": 1.0}) == '{"n":1.0}' and memo.dumps({"n": True}) == '{"n":true}'
 
 
+def test_nested_values_equal_under_eq_keep_their_own_spelling_in_one_memo() -> None:
+    # Nested dicts (tool schemas, call arguments) are remembered by a typed key: values
+    # that are == but spell differently must never be served each other's JSON.
+    memo = JsonMemo()
+    variants: list[Any] = [
+        {"a": {"b": 1}},
+        {"a": {"b": True}},
+        {"a": {"b": 1.0}},
+        {"a": {"b": None}},
+        {"a": {"b": "None"}},
+        {"a": [1, {"c": 0}]},
+        {"a": [True, {"c": False}]},
+        {"a": [1, {"c": 0.0}]},
+        {"a": [None]},
+        {"a": []},
+        {"a": {}},
+    ]
+    for _ in range(2):  # the second round is served from the memo
+        for value in variants:
+            assert memo.dumps(value) == reference(value)
+            assert memo.dumps(["tool_use", value]) == reference(["tool_use", value])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(values, min_size=2, max_size=8))
+def test_one_memo_spells_every_value_of_a_sequence_like_json_dumps(seq: list[Any]) -> None:
+    memo = JsonMemo()
+    for value in [*seq, *seq]:
+        assert memo.dumps({"v": value}) == reference({"v": value})
+
+
 @pytest.mark.parametrize("provider", sorted(RENDERERS))
 def test_the_spliced_request_is_the_request_encoded(provider: str) -> None:
     policy = load_policy("[budget]\ncontext_limit = 6000\noutput_reserve = 300\n")

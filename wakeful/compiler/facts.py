@@ -347,3 +347,10 @@ def duplicate_ids_error(facts: list[Facts]) -> UserError:
     return UserError(
         f"block ids must be unique within a snapshot; repeated: {', '.join(dupes[:10])}"
     )
+
+
+def digest_of(f: Facts) -> str:
+    """``f.block.hash``, remembered on the facts (hashing a block reads all its text)."""
+    if not f.digest:
+        f.digest = f.block.hash
+    return f.digest

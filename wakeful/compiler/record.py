@@ -13,6 +13,7 @@ from wakeful.compiler.blocks import content_hash
 from wakeful.compiler.canonical import canonical_json
 from wakeful.compiler.dedupe import kept_detail, later_copies
 from wakeful.compiler.encode import request_parts
+from wakeful.compiler.facts import digest_of
 from wakeful.compiler.ledger import (
     COLLAPSED,
     COMPILER_VERSION,
@@ -77,9 +78,7 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
             digest = f.shown[1] if f.shown is not None else item.block.hash
             rule = collapse_rule(f.block.meta)
         else:
-            if not f.digest:
-                f.digest = f.block.hash
-            status, tokens, freed, digest = INCLUDED, f.tokens, 0, f.digest
+            status, tokens, freed, digest = INCLUDED, f.tokens, 0, digest_of(f)
             rule = _RULES.get(reason) or f"budget.allocations.{SEGMENT[item.segment]}"
             if f.group is not None and f.group not in framed:
                 tokens += work.opening_cost(f, framed)
@@ -222,5 +221,5 @@ def record(
         evidence_text=evidence,
         evidence_blocks=tuple(p.block.id for p in layout.evidence) if evidence else (),
         # The block as given (a collapsed one is placed with its note as text).
-        evidence_hashes=tuple(p.facts.block.hash for p in layout.evidence) if evidence else (),
+        evidence_hashes=tuple(digest_of(p.facts) for p in layout.evidence) if evidence else (),
     )
