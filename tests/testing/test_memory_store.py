@@ -118,6 +118,17 @@ def _events(ts: Store, out: dict[str, Any], n: _Offsets) -> list[int]:
                 **w2,
             ),
             turn_event("k-loose", "no session", at=_h(1.3)),
+            tool_event(  # a user's wake in the same session: hers alone
+                "tool_result",
+                "k-res-alice",
+                "found for alice",
+                call_id="c3",
+                tool="grep",
+                at=_h(1.4),
+                meta={"skill": "triage"},
+                user_id="alice",
+                **w1,
+            ),
         ],
     )
     n.see("event", first[0].id)
@@ -158,6 +169,11 @@ def _events(ts: Store, out: dict[str, Any], n: _Offsets) -> list[int]:
     for session, wake in [("s1", None), (None, "w1"), ("s2", "w2"), (None, None)]:
         found = ts.tool_result_meta("a1", "grep", max_id=ids[-1], session_id=session, wake_id=wake)
         out[f"tool meta {session} {wake}"] = [(n.of("event", i), m) for i, m in found]
+    for user in ("alice", "bob"):
+        found = ts.tool_result_meta(
+            "a1", "grep", max_id=ids[-1], session_id="s1", wake_id=None, user=user
+        )
+        out[f"tool meta s1 for {user}"] = [(n.of("event", i), m) for i, m in found]
     with pytest.raises(ValueError, match="limit and page"):
         ts.recent_events("a1", max_id=ids[-1], limit=0)
     return ids

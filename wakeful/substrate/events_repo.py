@@ -206,11 +206,17 @@ class EventsRepo(TenantRepo):
         max_id: int,
         session_id: str | None,
         wake_id: str | None,
+        user: str | None = None,
     ) -> list[tuple[int, dict[str, Any]]]:
         """The id and meta of each successful result of ``tool_name`` in the session (or,
-        without one, the wake) with ids up to ``max_id``, in id order; retired ones too."""
+        without one, the wake) with ids up to ``max_id``, in id order; retired ones too.
+        Only results a wake of ``user`` may see (``users.visible_to``; None: the agent's
+        own wake, which sees agent-wide results alone)."""
         e = t.events.c
         scope = e.session_id == session_id if session_id is not None else e.wake_id == wake_id
+        visible = (
+            e.user_id.is_(None) if user is None else or_(e.user_id.is_(None), e.user_id == user)
+        )
         q = (
             select(e.id, e.meta)
             .where(
@@ -221,6 +227,7 @@ class EventsRepo(TenantRepo):
                 e.tool_name == tool_name,
                 e.is_error.is_(False),
                 scope,
+                visible,
             )
             .order_by(e.id)
         )

@@ -275,7 +275,8 @@ def loaded_skills(ctx: SourceContext) -> dict[str, tuple[int, str]]:
     """The skills the model loaded in this session (or, without one, this wake) up to the
     compile's event horizon, the event that last loaded each and the task class it was
     loaded for ("" when not known). A retired result still counts: a skill stays loaded
-    for the session, whatever consolidation did since, while the task class does."""
+    for the session, whatever consolidation did since, while the task class does. A load
+    in another user's wake does not count: it is that user's history."""
     out: dict[str, tuple[int, str]] = {}
     with ctx.store.unit() as uow:
         results = uow.events.tool_result_meta(
@@ -284,6 +285,7 @@ def loaded_skills(ctx: SourceContext) -> dict[str, tuple[int, str]]:
             max_id=ctx.max_event_id,
             session_id=ctx.session_id,
             wake_id=ctx.current_wake_id,
+            user=user_scope(ctx.spec),
         )
     for event_id, meta in results:
         name = meta.get(SKILL_META)

@@ -248,9 +248,11 @@ class MemoryStore:
         max_id: int,
         session_id: str | None,
         wake_id: str | None,
+        user: str | None = None,
     ) -> list[tuple[int, dict[str, Any]]]:
         """The id and meta of each successful result of ``tool_name`` in the session (or,
-        without one, the wake) up to ``max_id``; retired ones too."""
+        without one, the wake) up to ``max_id``, visible to ``user``'s wakes; retired ones
+        too."""
         if session_id is None and wake_id is None:
             return []  # SQL's ``wake_id = NULL`` holds for no row
         return [
@@ -261,6 +263,7 @@ class MemoryStore:
             and e.tool_name == tool_name
             and not e.is_error
             and (e.session_id == session_id if session_id is not None else e.wake_id == wake_id)
+            and visible_to(e.user_id, user)
         ]
 
     # --- knowledge ------------------------------------------------------------------------
