@@ -1,7 +1,8 @@
 """The first hour from a fresh clone, with the virtualenv not active: ``wakeful demo`` on the
 embedded stack prints commands that work as printed and says it left Postgres and Temporal
 running; after ``wakeful stack down`` a command that only reads the project says the stack
-is down (and how to start it) instead of starting it again without a word.
+is down (and how to start it) instead of starting it again without a word; a command that
+needs the database alone starts Postgres, not Temporal.
 
 Every command runs as a process with ``PATH`` lacking the virtualenv's ``bin``, as a shell
 where ``.venv/bin/wakeful demo`` was typed after a fresh clone."""
@@ -16,6 +17,8 @@ from pathlib import Path
 from tests.ops.cli_env import BIN
 
 WAKEFUL = str(BIN / "wakeful")  # what works with the virtualenv not active
+ROOT = Path(__file__).resolve().parents[2]
+AGENTS = "tests.ops.cli_agents:registry"
 
 
 def _env(tmp_path: Path, path: str) -> dict[str, str]:
@@ -67,5 +70,15 @@ def test_the_demo_then_stack_down_says_what_runs_and_how_to_start_it(tmp_path: P
         active = _env(tmp_path, f"{BIN}{os.pathsep}/usr/bin:/bin")
         hint = _wakeful(["agent", "list"], active, tmp_path).stderr
         assert hint.rstrip().endswith("start it with `wakeful stack up`"), hint
+        # A command that sets the project up and needs the database alone starts Postgres
+        # again, and not Temporal: it would wait for a server it never uses.
+        agents = bare | {"WAKEFUL_TENANT": "acme", "PYTHONPATH": str(ROOT)}
+        create = _wakeful(["agent", "create", "--agents", AGENTS], agents, tmp_path)
+        assert create.returncode == 0, create.stdout + create.stderr
+        listed = _wakeful(["agent", "list"], agents, tmp_path)
+        assert (listed.returncode, "clerk" in listed.stdout) == (0, True), listed.stderr
+        status = _wakeful(["stack", "status"], bare, tmp_path)
+        pieces = {row.split()[0]: row.split()[2] for row in status.stdout.splitlines()[:2]}
+        assert pieces == {"postgres": "running", "temporal": "stopped"}, status.stdout
     finally:
         _wakeful(["stack", "down"], bare, tmp_path)

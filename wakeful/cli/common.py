@@ -172,9 +172,12 @@ def endpoints(s: Settings, *, create: bool = False) -> StackEndpoints:
 
 
 def open_store(s: Settings, *, create: bool = False) -> Store:
+    """The substrate; an embedded Postgres is started (or reused) on demand, and only it:
+    a command that reads or writes the database does not wait for a Temporal server."""
     from wakeful.substrate.store import Store
+    from wakeful.worker.stack import EmbeddedStack
 
-    return Store.connect(endpoints(s, create=create).database_url)
+    return Store.connect(EmbeddedStack(s).database_url(create=create))
 
 
 def report_failure(message: str) -> NoReturn:

@@ -6,7 +6,7 @@ import os
 
 import typer
 
-from wakeful.cli.common import friendly, open_store, progress, settings
+from wakeful.cli.common import endpoints, friendly, progress, settings
 from wakeful.errors import ConfigError
 from wakeful.extras import require
 from wakeful.worker import ports
@@ -60,7 +60,10 @@ def ui(
             f" --token or {TOKEN_ENV} (or keep the default --host 127.0.0.1)"
         )
     s = settings()
-    store = open_store(s)
+    from wakeful.substrate.store import Store
+
+    # The whole stack, not the database alone: the console links to the Temporal UI.
+    store = Store.connect(endpoints(s).database_url)
     if temporal_ui is None and s.temporal_address is None:
         from wakeful.worker.stack import EmbeddedStack
 

@@ -108,12 +108,42 @@ class EmbeddedStack:
             embedded.add("temporal")
         if s.qdrant_url is None:
             embedded.add("qdrant")
+        database_url, temporal_address, ui_url = self._start(embedded, create=create)
+        if "qdrant" in embedded and create:
+            self._qdrant.mkdir(parents=True, exist_ok=True)
+        assert database_url is not None and temporal_address is not None
+        return StackEndpoints(
+            database_url=database_url,
+            temporal_address=temporal_address,
+            temporal_namespace=s.temporal_namespace,
+            temporal_ui_url=ui_url,
+            qdrant_url=s.qdrant_url,
+            qdrant_path=self._qdrant if "qdrant" in embedded else None,
+            embedded=frozenset(embedded),
+        )
+
+    def database_url(self, *, create: bool = False) -> str:
+        """The database's URL, starting (or reusing) the embedded Postgres alone when no URL
+        is configured: commands that only read or write the substrate (``inspect``,
+        ``docs``, ``decisions`` ...) do not wait for a Temporal server they never use."""
+        s = self._settings
+        if s.database_url is not None:
+            return s.database_url
+        database_url, _, _ = self._start({"postgres"}, create=create)
+        assert database_url is not None
+        return database_url
+
+    def _start(
+        self, embedded: set[Piece], *, create: bool
+    ) -> tuple[str | None, str | None, str | None]:
+        """Start the ``embedded`` Postgres and Temporal that are not running; the database
+        URL, the Temporal address and its UI's URL (the configured ones where not embedded,
+        None for a piece neither embedded nor configured)."""
+        s = self._settings
         if not create:
             self.require_state()
         if embedded & {"postgres", "temporal"}:
             require_psutil()  # before anything is started: one line naming the extra
-        if "qdrant" in embedded and create:
-            self._qdrant.mkdir(parents=True, exist_ok=True)
         database_url, temporal_address = s.database_url, s.temporal_address
         ui_url: str | None = None
         if embedded & {"postgres", "temporal"}:
@@ -138,16 +168,7 @@ class EmbeddedStack:
                         ui_url = _ui_url(state.temporal)
                 finally:
                     self._write(state)
-        assert database_url is not None and temporal_address is not None
-        return StackEndpoints(
-            database_url=database_url,
-            temporal_address=temporal_address,
-            temporal_namespace=s.temporal_namespace,
-            temporal_ui_url=ui_url,
-            qdrant_url=s.qdrant_url,
-            qdrant_path=self._qdrant if "qdrant" in embedded else None,
-            embedded=frozenset(embedded),
-        )
+        return database_url, temporal_address, ui_url
 
     def require_state(self) -> None:
         """Raise :class:`~wakeful.errors.ConfigError`, with the fix, when an embedded server
