@@ -24,6 +24,9 @@ not charged for tokenising). Its samples are taken interleaved with the precount
 fresh compiles (one of each in turn), so that both see the same machine: on a shared
 machine, load comes and goes faster than one series of samples takes. ``ratio`` is
 ``p50_ms`` over the baseline's p50, ``fresh_ratio`` the same for ``fresh_blocks_p50_ms``.
+The ``*cpu*`` fields are the same samples in the thread's CPU time, for the compile and the
+baseline alike: on a machine shared with other work, wall-clock samples include the time
+the process waited for a core, CPU time does not.
 Progress goes to stderr, the JSON report to stdout.
 """
 
@@ -72,9 +75,13 @@ def _percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _ms(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
+def _ms(fn: Callable[[], object], cpu: list[float] | None = None) -> float:
+    """Wall-clock milliseconds of ``fn()``; its CPU milliseconds (this thread's) appended to
+    ``cpu`` when given."""
+    start, start_cpu = time.perf_counter(), time.thread_time()
     fn()
+    if cpu is not None:
+        cpu.append((time.thread_time() - start_cpu) * 1000)
     return (time.perf_counter() - start) * 1000
 
 
@@ -159,8 +166,10 @@ def run(
     sizes: Sequence[int] = SIZES,
     counter: TokenCounter | None = None,
     log: Callable[[str], None] | None = None,
+    rounds: int | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark; returns the report (and prints it as JSON if ``json_out``)."""
+    """Run the benchmark; returns the report (and prints it as JSON if ``json_out``).
+    ``rounds`` fixes the samples per size (by default 5-40, fewer for larger sizes)."""
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     counter = counter or EstimatingCounter()
     policy = bench_policy()
@@ -172,7 +181,7 @@ def run(
         "baseline": {},
     }
     for n in sizes:
-        repeat = max(5, min(40, 400_000 // n))
+        repeat = rounds or max(5, min(40, 400_000 // n))
         say(f"[bench] {n} blocks: building history")
         blocks = history(n)
         snap = _snapshot(blocks)
@@ -193,6 +202,7 @@ def run(
         base_ms: list[float] = []
         fresh_ms: list[float] = []
         build_ms: list[float] = []
+        cpu: dict[int, list[float]] = {id(hot_ms): [], id(base_ms): [], id(fresh_ms): []}
         for k in range(repeat):
             start = time.perf_counter()
             fresh = _snapshot(reloaded(blocks))
@@ -205,7 +215,7 @@ def run(
             ]
             for n_run in range(3):  # rotate who goes first: the first run after setup is slower
                 samples, fn = runs[(k + n_run) % 3]
-                samples.append(_ms(fn))
+                samples.append(_ms(fn, cpu[id(samples)]))
             del fresh, runs
 
         say(f"[bench] {n} blocks: {max(3, repeat // 4)} cold compiles")
@@ -217,18 +227,25 @@ def run(
         extra = blocks[n - 5 - repeat : n - 5]
         cache = CountingCache()
         compile_with(cache, _snapshot(grow + tail))
-        warm_ms = []
+        warm_ms: list[float] = []
+        warm_cpu: list[float] = []
         for block in extra:
             grow.append(block)
             snap_k = _snapshot(grow + tail)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             warm = compile_window(snap_k, goal, policy, NOW, counter=counter, cache=cache)
+            warm_cpu.append((time.thread_time() - start_cpu) * 1000)
             warm_ms.append((time.perf_counter() - start) * 1000)
             cold = compile_with(CountingCache(), snap_k)
             assert warm.request_json == cold.request_json, "warm output differs from cold"  # type: ignore[attr-defined]
             assert warm.ledger == cold.ledger, "warm ledger differs from cold"  # type: ignore[attr-defined]
 
         base_p50 = statistics.median(base_ms)
+        base_cpu = statistics.median(cpu[id(base_ms)])
+        hot_cpu, fresh_cpu = (
+            statistics.median(cpu[id(hot_ms)]),
+            statistics.median(cpu[id(fresh_ms)]),
+        )
         row = {
             "blocks": n,
             "p50_ms": round(statistics.median(hot_ms), 3),
@@ -241,12 +258,20 @@ def run(
             "warm_p50_ms": round(statistics.median(warm_ms), 3),
             "warm_p99_ms": round(_percentile(warm_ms, 0.99), 3),
             "cold_p50_ms": round(statistics.median(cold_ms), 3),
+            # The same samples in CPU time (this thread's): what preemption on a loaded
+            # machine adds to wall-clock time is left out, for the compile and the baseline.
+            "cpu_p50_ms": round(hot_cpu, 3),
+            "cpu_ratio": round(hot_cpu / base_cpu, 3),
+            "fresh_blocks_cpu_p50_ms": round(fresh_cpu, 3),
+            "fresh_cpu_ratio": round(fresh_cpu / base_cpu, 3),
+            "warm_cpu_p50_ms": round(statistics.median(warm_cpu), 3),
             "samples": repeat,
         }
         report["sizes"].append(row)
         report["baseline"][str(n)] = {
             "p50_ms": round(base_p50, 3),
             "p99_ms": round(_percentile(base_ms, 0.99), 3),
+            "cpu_p50_ms": round(base_cpu, 3),
         }
         say(f"[bench] {n} blocks: {row} baseline {report['baseline'][str(n)]}")
     if json_out:
