@@ -104,7 +104,9 @@ async def test_a_child_that_runs_past_its_timeout_is_reported_timed_out(
     # The dev server: a time-skipping server's clock stands still while a tool runs.
     env, gate = temporal_dev, Gate()
     agent = dataclasses.replace(agent, tools=(*agent.tools, gate.tool()))
-    agent = _delegating(agent, tools=("wait_for_gate",), timeout_s=3)
+    # The child's clock starts with it: it must reach the gate (a compile and a model call)
+    # well within its timeout on a loaded machine too, or it times out before it blocks.
+    agent = _delegating(agent, tools=("wait_for_gate",), timeout_s=10)
     script = Script.parse(
         [
             _delegate(),
@@ -129,7 +131,7 @@ async def test_a_child_that_runs_past_its_timeout_is_reported_timed_out(
     assert gate.started.is_set() and child.status == WorkflowExecutionStatus.TIMED_OUT
     ts = store.tenant(agent.tenant)
     card = _card(ts, agent, result.wake_id)
-    assert card.is_error and card.text == "timed_out: no result within 3s"
+    assert card.is_error and card.text == "timed_out: no result within 10s"
     assert card.meta["status"] == "timed_out"
     assert not [m for m in ts.memories(agent.name) if m.source.startswith("child:")]
     assert (result.status, result.model_calls, result.tool_calls) == ("done", 2, 1)
