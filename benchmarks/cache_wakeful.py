@@ -190,6 +190,7 @@ class Wakeful(Strategy):
         self._policy = policy
         self._wake_policy = policy  # the TTLs of a wake's later calls
         self.writes: list[CacheWrite] = []  # each wake's first-call write decision
+        self.last_reply = ""  # the text of the reply to the latest window
         self.counter = counter
         self.recent_limit = recent_limit
         self.recent_page = recent_page
@@ -299,6 +300,7 @@ class Wakeful(Strategy):
     def observe(self, ctx: CallContext, usage: Usage) -> None:
         """Keep the cache clock as the agent workflow keeps it (``update_clock``)."""
         window = self.windows[-1]
+        self.last_reply = ctx.turn.text
         compiled = CompileOut(
             window_hash=window.window_hash,
             stable_prefix_hash=window.stable_prefix_hash,
