@@ -59,11 +59,14 @@ from benchmarks.cache_substrate import EPOCH, MemorySubstrate
 from benchmarks.cache_timeline import Consolidation, timeline
 from benchmarks.cache_variants import variants as variants_of
 from benchmarks.cache_wakeful import Wakeful
+from wakeful.activities.handoff_note import cache_ttl_s
 from wakeful.compiler import WindowPolicy
+from wakeful.consolidation.policy import ConsolidationPolicy
+from wakeful.consolidation.prompt import SummaryAsk, continued_summary_request
 from wakeful.errors import UserError
 from wakeful.providers.anthropic import AnthropicProvider, usage_from_anthropic
 from wakeful.providers.base import Usage
-from wakeful.providers.pricing import PRICE_TABLE_VERSION, cost_usd
+from wakeful.providers.pricing import PRICE_TABLE_VERSION, cost_usd, price_for
 from wakeful.testing.simulator import ManualClock, Script, SimulatorServer, Step
 from wakeful.testing.simulator.script import ScriptedCall
 from wakeful.tokenizers import BpeCounter
@@ -149,13 +152,8 @@ async def replay(
                     if not item.read:
                         continue  # nothing old enough to consolidate: no model call
                     clock.advance(EPOCH.timestamp() + item.at - clock())
-                    request = {
-                        "model": session.model,
-                        "max_tokens": MAX_TOKENS,
-                        "system": CONSOLIDATION_SYSTEM,
-                        "messages": [{"role": "user", "content": item.read}],
-                    }
                     for w in compiled:  # every compiled strategy reads these summaries
+                        request = consolidation_request(w, item, session, previous_at)
                         usage = await runner.send(w.name, request, Step(text=item.written))
                         _charge(tallies[w.name], session, "consolidation", request, usage)
                     say(f"consolidated history at {item.at:.0f} s")
@@ -180,6 +178,33 @@ async def replay(
         finally:
             await runner.provider.aclose()
     return tallies, shortfalls
+
+
+def consolidation_request(
+    strategy: Wakeful, item: Consolidation, session: AgentSession, last_at: float | None
+) -> dict[str, Any]:
+    """The consolidation call's request as the worker's summarise activity builds it: the
+    strategy's last request continued by the ask when that is likely still cached and its
+    read costs less than the span sent again (``continued_summary_request``); else the
+    span in a request of its own, the benchmark's."""
+    plain = {
+        "model": session.model,
+        "max_tokens": MAX_TOKENS,
+        "system": CONSOLIDATION_SYSTEM,
+        "messages": [{"role": "user", "content": item.read}],
+    }
+    if not strategy.windows or last_at is None or not item.items:
+        return plain
+    window = strategy.windows[-1]
+    if item.at - last_at > cache_ttl_s("anthropic", window.request):
+        return plain
+    price = price_for("anthropic", session.model)
+    share = price.cache_read / price.input if price is not None else 1.0
+    ask = SummaryAsk(1, list(item.items), [], [], ConsolidationPolicy().summary_max_tokens)
+    continued = continued_summary_request(
+        "anthropic", window.request, window.ledger, strategy.last_reply, ask, strategy.count, share
+    )
+    return continued if continued is not None else plain
 
 
 def _charge(

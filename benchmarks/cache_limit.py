@@ -25,7 +25,7 @@ from wakeful.compiler import Ledger, WindowPolicy, diff_ledgers
 
 __all__ = ["CallLimit", "Shortfall", "call_limit", "segment_ttl_seconds"]
 
-_TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+_TTL_SECONDS = {"5m": 300.0, "1h": 3600.0, "none": 0.0}  # none: not written, never read
 
 
 def segment_ttl_seconds(policy: WindowPolicy, segment: str) -> float:

@@ -18,6 +18,8 @@ from benchmarks.cache_session import AgentSession, Doc, Wake
 from benchmarks.cache_strategies import CallContext
 from benchmarks.cache_substrate import AGENT, MemorySubstrate, at, goal_of
 from benchmarks.cache_transcript import summarize_events
+from wakeful.activities.consolidate import item_of
+from wakeful.consolidation.items import SpanItem
 from wakeful.consolidation.policy import ConsolidationPolicy
 from wakeful.contracts import WakeRef
 
@@ -30,11 +32,13 @@ WAKES_PER_SUMMARY = 6
 @dataclass(frozen=True)
 class Consolidation:
     """History was consolidated at ``at`` (seconds): the model read ``read``, wrote
-    ``written`` (the summaries), and the raw span was retired."""
+    ``written`` (the summaries), and the raw span was retired. ``items`` are the span's
+    events, as the summarise activity reads them."""
 
     at: float
     read: str
     written: str
+    items: tuple[SpanItem, ...] = ()
 
 
 def wake_ref(wake: Wake) -> WakeRef:
@@ -69,7 +73,8 @@ def consolidate(sub: MemorySubstrate, wakes: list[Wake], when: float) -> Consoli
         summaries.append((events[0].id, events[-1].id, summarize_events(events)))
     sub.consolidate(summaries, at(when))
     read = "\n\n".join(f"[{e.id}] {e.kind} {e.role or ''}: {e.text}" for e in span)
-    return Consolidation(when, read, "\n\n".join(text for _, _, text in summaries))
+    written = "\n\n".join(text for _, _, text in summaries)
+    return Consolidation(when, read, written, tuple(item_of(e) for e in span))
 
 
 def timeline(

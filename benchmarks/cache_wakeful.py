@@ -51,8 +51,8 @@ from wakeful.substrate.records import EventIn, StoredEvent
 from wakeful.substrate.snapshot import RECENT_LIMIT, RECENT_PAGE
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.testing.memory import recent_tail, select_events
-from wakeful.workflows.cache import rates_for, update_clock
-from wakeful.workflows.pacing import CacheClock, cache_ttls
+from wakeful.workflows.cache import rates_for, update_clock, wake_cache
+from wakeful.workflows.pacing import CacheClock, CacheWrite
 
 __all__ = ["RETRIEVAL_MAX_TOKENS", "WORKER_RECENT_LIMIT", "StrategyView", "Wakeful"]
 
@@ -188,6 +188,9 @@ class Wakeful(Strategy):
         self.clock = CacheClock()
         self.rates = rates_for("anthropic", session.model)
         self._policy = policy
+        self._wake_policy = policy  # the TTLs of a wake's later calls
+        self.writes: list[CacheWrite] = []  # each wake's first-call write decision
+        self.last_reply = ""  # the text of the reply to the latest window
         self.counter = counter
         self.recent_limit = recent_limit
         self.recent_page = recent_page
@@ -239,10 +242,15 @@ class Wakeful(Strategy):
         )
         snapshot = snapshot.model_copy(update={"blocks": self._intern(snapshot.blocks)})
         if call_index == 0 and self.adaptive_ttl:
-            # As the agent workflow does: the idle gap before the wake, then pacing's TTLs.
+            # As the agent workflow does: the idle gap before the wake, then pacing's TTLs,
+            # and whether the wake's first call writes the session's cache entries.
             self.clock = self.clock.with_gap(at(ctx.turn.at))
-            ttls = cache_ttls(self.clock, self.rates)
-            self._policy = self.policy.with_ttls(ttls.stable, ttls.session)
+            plan = wake_cache(self.clock, self.rates, at(ctx.turn.at))
+            self._policy = self.policy.with_ttls(plan.first.stable, plan.first.session)
+            self._wake_policy = self.policy.with_ttls(plan.ttls.stable, plan.ttls.session)
+            self.writes.append(plan.write)
+        elif call_index == 1 and self.adaptive_ttl:
+            self._policy = self._wake_policy
         policy = self._policy
         if call_index == 0 and self.scripted:
             snapshot = snapshot.model_copy(
@@ -272,6 +280,16 @@ class Wakeful(Strategy):
         self.windows.append(window)
         return Plan(window.request)
 
+    def details(self) -> dict[str, Any]:
+        """How many wakes' first calls wrote no session cache entry (pacing's
+        ``first_call_write``), of the wakes priced."""
+        if not self.adaptive_ttl:
+            return {}
+        return {
+            "first_calls_without_session_writes": sum(not w.write for w in self.writes),
+            "wakes": len(self.writes),
+        }
+
     def history_full(self) -> bool:
         """Whether the latest window's history reached ``budget.consolidate_at``: the
         compile activity's ``CompileOut.consolidate``, on which the agent workflow starts a
@@ -282,6 +300,7 @@ class Wakeful(Strategy):
     def observe(self, ctx: CallContext, usage: Usage) -> None:
         """Keep the cache clock as the agent workflow keeps it (``update_clock``)."""
         window = self.windows[-1]
+        self.last_reply = ctx.turn.text
         compiled = CompileOut(
             window_hash=window.window_hash,
             stable_prefix_hash=window.stable_prefix_hash,

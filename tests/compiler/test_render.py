@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from wakeful.compiler import BlockKind, Role, load_policy
+from wakeful.compiler import BlockKind, Role, WindowPolicy, load_policy
 from wakeful.compiler.framing import DATA_NOTICE
 
 from .factory import WAKE, base_blocks, block, pair, snapshot, turn
@@ -209,3 +209,30 @@ def test_the_last_wakes_history_entry_stays_within_the_lookback(loops: int, repl
     current = _flat_breakpoints(compile_(snapshot(now)).request)
     assert any(0 <= bp - written < 20 for bp in current), (loops, written, current)
     assert history.prefix_hash  # the entry exists
+
+
+def test_a_session_ttl_of_none_writes_the_stable_entry_alone() -> None:
+    """Pacing's first call of a wake nothing would read in time: only the stable prefix
+    (tools, instructions) gets a breakpoint; the session's segment ends stay checkpoints
+    at the same places, with the same prefix hashes, so ledgers still diff."""
+    cached = compile_(snapshot(_scenario()))
+    policy = WindowPolicy.default().with_ttls("1h", "none")
+    plain = compile_(snapshot(_scenario()), policy)
+    assert_anthropic_valid(plain.request)
+    assert _flat_breakpoints(plain.request) == _flat_breakpoints(cached.request)[:1]
+    assert plain.request["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    marks = [(b.name, b.location, b.prefix_hash, b.prefix_tokens) for b in plain.breakpoints]
+    assert marks == [
+        (b.name, b.location, b.prefix_hash, b.prefix_tokens) for b in cached.breakpoints
+    ]
+    assert [(b.ttl, b.explicit) for b in plain.breakpoints] == [("1h", True)] + [
+        ("none", False)
+    ] * (len(plain.breakpoints) - 1)
+    assert plain.ledger.input_tokens == cached.ledger.input_tokens
+
+
+def test_ttls_must_not_lengthen_after_none() -> None:
+    from wakeful.errors import PolicyError
+
+    with pytest.raises(PolicyError):
+        load_policy("[cache]\nsemi_stable_ttl = 'none'\nsummaries_ttl = '5m'\n")

@@ -127,3 +127,42 @@ async def test_keep_warm_calls_hold_the_cache_until_the_next_expected_wake(
     assert any(n.startswith("while idle at ") and ": pacing keep_warm" in n for n in notes)
     assert any(re.match(r"^keep-warm call 2 at \S+: read ", n) for n in notes)
     assert len(idle_at) >= 3 and all(first_at < t < second_at for t in idle_at), idle_at
+
+
+async def test_a_first_call_nothing_would_read_in_time_writes_no_session_entry(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """Wakes of one call each, two hours apart: what a first call writes past the stable
+    prefix expires unread. Once the clock has seen enough such wakes, the first call sends
+    the session part as plain input, and its ledger says why, with the prices."""
+    env = temporal_skipping
+    async with serving_agent(env.client, store, agent, osim) as served:
+        results = []
+        for n in range(6):
+            if n:
+                await _sleep(env, osim, timedelta(hours=2))
+            results.append(await served.ask(f"status note {n}, nothing to look up"))
+    assert [r.model_calls for r in results] == [1] * 6
+    ts = store.tenant(agent.tenant)
+
+    def first(wake_id: str) -> tuple[Ledger, dict[str, object]]:
+        row = ts.compiles(wake_id)[0]
+        window = json.loads(ts.get_blob(row.window_hash))
+        return Ledger.model_validate_json(ts.get_blob(row.ledger_hash)), window
+
+    def cache_controls(window: dict[str, object]) -> list[str]:
+        return re.findall(r'"cache_control": \{[^}]*"ttl": "(\w+)"', json.dumps(window))
+
+    young, _ = first(results[2].wake_id)
+    assert "fewer than 4: written as always" in young.decisions["pacing.cache_write"]
+    ledger, window = first(results[-1].wake_id)
+    why = ledger.decisions["pacing.cache_write"]
+    assert "0 of the last 5 wakes were read again within 5m" in why
+    assert why.endswith("the first call writes no session entry")
+    assert len(cache_controls(window)) == 1  # the stable prefix's alone
+    assert len(ledger.breakpoints) > 1
+    assert (ledger.breakpoints[0].name, ledger.breakpoints[0].explicit) == ("stable", True)
+    assert all(b.ttl == "none" and not b.explicit for b in ledger.breakpoints[1:])
+    # What was sent past the stable prefix was billed as input, not written.
+    assert results[-1].cache_creation_input_tokens <= ledger.breakpoints[0].prefix_tokens
+    assert results[-1].input_tokens > 0

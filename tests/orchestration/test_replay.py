@@ -36,6 +36,11 @@ workflow (patch ``tool-attempts-1``): the store's and the worker's failures are 
 with ``output_type`` whose first reply was text, asked again and answering through
 ``final_result`` (patch ``typed-answer-1``).
 
+``agent_cache_write_workflow`` (``python -m tests.histories.record_cache_write``): six
+wakes of one call, two hours apart, TTLs priced on what wakes add (patch
+``cache-ttl-added-1``), the last two first calls writing no session entry (patch
+``first-call-write-1``).
+
 ``agent_trigger_handoff_workflow`` (``python -m tests.histories.record_trigger_handoff``): a
 wake whose goal fired a trigger with ``action = "handoff"``, the session ended after it
 (patch ``trigger-handoff-1``)."""
@@ -71,6 +76,7 @@ NAMES = (
     "agent_tool_attempts_workflow",
     "agent_typed_answer_workflow",
     "agent_trigger_handoff_workflow",
+    "agent_cache_write_workflow",
 )
 
 
@@ -290,3 +296,10 @@ def test_the_trigger_handoff_history_ends_the_session_after_the_wake() -> None:
     name = "agent_trigger_handoff_workflow"
     assert TRIGGER_HANDOFF in _patches(name)
     assert "wakeful.end_session" in _local_activity_types(name)
+
+
+def test_the_cache_write_history_takes_both_patch_branches() -> None:
+    """Wakes nothing read in time: their later first calls wrote no session entry."""
+    from wakeful.workflows.agent import FIRST_CALL_WRITE, TTL_ADDED
+
+    assert {TTL_ADDED, FIRST_CALL_WRITE} <= _patches("agent_cache_write_workflow")

@@ -9,13 +9,15 @@ finds its first write; two consolidations over the same history write once.
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+import json
+from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from wakeful.activities.deps import ActivityDeps
+from wakeful.activities.handoff_note import cache_ttl_s
 from wakeful.compiler.ledger import Ledger
 from wakeful.compiler.oversize import WHOLE_TEXT_META, head_and_tail
 from wakeful.consolidation import hygiene as hy
@@ -38,7 +40,12 @@ from wakeful.consolidation.contracts import (
 from wakeful.consolidation.facts import extract_facts
 from wakeful.consolidation.gate import GateInput, run_gate, summary_token_limit
 from wakeful.consolidation.items import SpanItem
-from wakeful.consolidation.prompt import build_prompt, request_body
+from wakeful.consolidation.prompt import (
+    SummaryAsk,
+    build_prompt,
+    continued_summary_request,
+    request_body,
+)
 from wakeful.consolidation.rules import promotions
 from wakeful.consolidation.spans import (
     SessionBounds,
@@ -51,6 +58,7 @@ from wakeful.consolidation.spans import (
 from wakeful.consolidation.text import contains_token, registry_ids
 from wakeful.errors import ProviderError, UnknownAgentError
 from wakeful.providers.base import ModelReply
+from wakeful.providers.pricing import price_for
 from wakeful.substrate.records import (
     ConsolidationLogRecord,
     DecisionRecord,
@@ -78,6 +86,28 @@ def agent_wide_memories(
     agent-wide never carries a user's memory (``wakeful.users``)."""
     rows = ts.memory_history(agent) if history else ts.memories(agent)
     return [m for m in rows if m.user_id is None]
+
+
+def last_call(ts: TenantStore, agent: str) -> tuple[dict[str, Any], Ledger, str, datetime] | None:
+    """The agent's last model request as sent, its ledger, its reply's text and when its
+    wake ended (just after it was sent); None when the agent's last wake with a call served
+    a user (what consolidation writes is agent-wide: ``agent_wide_events``) or made none."""
+    for w in reversed(ts.wakes(agent)):
+        calls = ts.model_calls(w.wake_id)
+        if not calls:
+            continue
+        if w.user_id is not None:
+            return None
+        call = max(calls, key=lambda c: c.call_index)
+        compiles = ts.compiles(w.wake_id)
+        compiled = next((c for c in compiles if c.window_hash == call.window_hash), None)
+        if compiled is None:
+            return None
+        window: dict[str, Any] = json.loads(ts.get_blob(call.window_hash))
+        ledger = Ledger.model_validate_json(ts.get_blob(compiled.ledger_hash))
+        reply = ModelReply.model_validate_json(ts.get_blob(call.output_hash))
+        return window, ledger, reply.text, w.finished_at or w.started_at
+    return None
 
 
 def item_of(e: StoredEvent) -> SpanItem:
@@ -329,8 +359,42 @@ class ConsolidateActivities:
             for f in hy.superseded_facts(history)
             if contains_token(text, f.old)
         ]
+        if span.source == "events":
+            continued = self._continued(ts, inp, items, registry, superseded)
+            if continued is not None:
+                return None, continued
         prompt = build_prompt(span.level, items, registry, superseded)
         return None, request_body(inp.provider, inp.model, prompt, a.policy.summary_max_tokens)
+
+    def _continued(
+        self,
+        ts: TenantStore,
+        inp: SpanIn,
+        items: list[SpanItem],
+        registry: list[tuple[str, str]],
+        superseded: list[tuple[str, str, str]],
+    ) -> dict[str, Any] | None:
+        """The agent's last request continued by the ask for this span's summary, as the
+        handoff note's is, when that request is likely still cached and holds enough of
+        the span for its read to cost less than the span sent again
+        (:func:`~wakeful.consolidation.prompt.continued_summary_request`); None otherwise
+        (the span in the prompt, as always)."""
+        last = last_call(ts, inp.agent.agent)
+        if last is None:
+            return None
+        window, ledger, reply, sent_at = last
+        if window.get("model") != inp.model:  # another model has no cache of that prefix
+            return None
+        if (inp.agent.now - sent_at).total_seconds() > cache_ttl_s(inp.provider, window):
+            return None
+        price = price_for(inp.provider, inp.model)
+        share = price.cache_read / price.input if price is not None and price.input else 1.0
+        ask = SummaryAsk(
+            inp.span.level, items, registry, superseded, inp.agent.policy.summary_max_tokens
+        )
+        return continued_summary_request(
+            inp.provider, window, ledger, reply, ask, self.deps.counter.count, share
+        )
 
     def _store_draft(self, ts: TenantStore, inp: SpanIn, reply: ModelReply) -> DraftOut:
         a, span = inp.agent, inp.span

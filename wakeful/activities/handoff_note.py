@@ -25,7 +25,6 @@ A session with no stored request (or one of another shape) is asked with
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -34,7 +33,7 @@ from pydantic import ValidationError
 
 from wakeful.consolidation.gate import GateCheck, GateInput, GateResult, check_invented
 from wakeful.consolidation.items import SpanItem
-from wakeful.consolidation.prompt import json_in_answer, request_body
+from wakeful.consolidation.prompt import continued_request, json_in_answer, request_body
 from wakeful.consolidation.text import contains_token, registry_ids
 from wakeful.substrate.records import DecisionRecord, HandoffBody
 from wakeful.workflows.pacing import ttl_seconds
@@ -72,8 +71,6 @@ _EVIDENCE = re.compile(r"^e(\d+)$")
 # each is listed by its label and opening only, so the ask stays small (and uncached).
 _OPENING_CHARS = 200
 _CONTINUED = "The session's turns are the conversation above; the list below gives their labels."
-# The output cap, by request shape (as the compiler's renderers name it).
-_MAX_OUTPUT_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
 
 def required_ids(
@@ -142,37 +139,9 @@ def cached_handoff_request(
     max_tokens: int,
     count: Callable[[str], int],
 ) -> dict[str, Any] | None:
-    """The agent's last request (``window``, as sent) continued by its reply and ``ask``,
-    with ``max_tokens`` as its output cap; None when the request has no turns to continue,
-    or when the reply, the ask (as ``count`` counts them) and the note's cap would not fit
-    in the output reserve the window was compiled with (its input filled the rest).
-
-    Tools, system, messages and their ``cache_control`` breakpoints are kept as sent, so
-    the provider reads them from cache. Anthropic keys the message cache on ``tool_choice``
-    too, so it is kept unless it forces a tool call (the note is text); OpenAI caches by
-    prefix alone and is told to call no tool."""
-    reserve = next((window[k] for k in _MAX_OUTPUT_KEYS if isinstance(window.get(k), int)), 0)
-    if count(last_reply) + count(ask) + max_tokens > reserve:
-        return None
-    request = copy.deepcopy(window)
-    turns_key = "messages" if isinstance(request.get("messages"), list) else "input"
-    turns = request.get(turns_key)
-    if not isinstance(turns, list) or not turns:
-        return None
-    if last_reply.strip():
-        turns.append({"role": "assistant", "content": last_reply})
-    turns.append({"role": "user", "content": ask})
-    for key in _MAX_OUTPUT_KEYS:
-        if key in request:
-            request[key] = max_tokens
-    choice = request.get("tool_choice")
-    if provider == "anthropic":
-        if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
-            del request["tool_choice"]
-    elif request.get("tools"):
-        request["tool_choice"] = "none"
-    request.pop("stream", None)
-    return request
+    """The agent's last request (``window``, as sent) continued by its reply and ``ask``
+    for the note (:func:`wakeful.consolidation.prompt.continued_request`)."""
+    return continued_request(provider, window, last_reply, ask, max_tokens, count)
 
 
 def cache_ttl_s(provider: str, window: dict[str, Any]) -> int:

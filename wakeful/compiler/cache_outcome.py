@@ -148,6 +148,8 @@ def classify(
         )
     idle = max(0.0, (at - previous_at).total_seconds())
     diff = diff_ledgers(previous, current)
+    # A mark a call wrote no entry at (a segment TTL of "none") neither holds nor reads one.
+    previous, current = _written(previous), _written(current)
     difference = None if diff.identical else diff
     before, now = _prefix_tokens(previous), _prefix_tokens(current)
     found = _deepest_entry(previous, current, before, now, lookback)
@@ -268,6 +270,14 @@ def _hit(read: int, could: int, through: str | None) -> str:
         f"read {read} tokens, more than the {could} cached through '{through}': the provider "
         "matched a longer cached prefix than the ledgers show"
     )
+
+
+def _written(ledger: Ledger) -> Ledger:
+    """``ledger`` with only the marks its call could write or read an entry at."""
+    marks = tuple(bp for bp in ledger.breakpoints if bp.ttl != "none")
+    if len(marks) == len(ledger.breakpoints):
+        return ledger
+    return ledger.model_copy(update={"breakpoints": marks})
 
 
 def _prefix_tokens(ledger: Ledger) -> list[int]:

@@ -32,8 +32,10 @@ from wakeful.compiler.canonical import recorded_json
 from wakeful.errors import PolicyError
 
 POLICY_SCHEMA_VERSION = 1
-Ttl = Literal["1h", "5m"]
-_TTL_RANK = {"1h": 2, "5m": 1}
+# "none": no cache entry is written at that segment's end (the mark stays a checkpoint):
+# pacing's choice for a call whose session prefix nothing would read in time.
+Ttl = Literal["1h", "5m", "none"]
+_TTL_RANK = {"1h": 2, "5m": 1, "none": 0}
 
 
 class _Model(BaseModel):
@@ -279,7 +281,8 @@ class Staleness(_Model):
 
 
 class Cache(_Model):
-    """Prompt-cache breakpoint TTLs. Entries must not lengthen along the prompt (1h first)."""
+    """Prompt-cache breakpoint TTLs. Entries must not lengthen along the prompt (1h first);
+    ``"none"`` writes no entry there (the segment is sent as plain input)."""
 
     stable_ttl: Ttl = "1h"
     semi_stable_ttl: Ttl = "5m"

@@ -54,12 +54,19 @@ with workflow.unsafe.imports_passed_through():
     )
     from wakeful.workflows.alarm import Alarm
     from wakeful.workflows.approvals import Approvals
-    from wakeful.workflows.cache import pacing_annotations, rates_for, update_clock
+    from wakeful.workflows.cache import pacing_annotations, rates_for, update_clock, wake_cache
     from wakeful.workflows.child import delegate_calls
     from wakeful.workflows.consolidation import consolidate_history
     from wakeful.workflows.cycle import WakeAnswer, WakeCycle, store
     from wakeful.workflows.details import show
-    from wakeful.workflows.pacing import PacingInput, PacingPolicy, cache_ttls, decide
+    from wakeful.workflows.pacing import (
+        CacheTtls,
+        CacheWrite,
+        PacingInput,
+        PacingPolicy,
+        cache_ttls,
+        decide,
+    )
     from wakeful.workflows.sessions import HANDOFF_PRICE, Sessions
     from wakeful.workflows.state import (
         AgentInput,
@@ -99,6 +106,12 @@ TRIGGER_HANDOFF = "trigger-handoff-1"
 # Patch id: the wake update answers without the answer text, which the history already
 # holds once (the model call's result); the client reads it with the ``result`` query.
 _ANSWER_BY_QUERY = "answer-by-query-1"
+# Patch id: the 1 h TTL's premium is priced on what wakes added, not on the prefixes they
+# rewrote after it expired (pacing.cache_ttls).
+TTL_ADDED = "cache-ttl-added-1"
+# Patch id: a wake's first call writes no session cache entry when nothing is likely to
+# read it in time (pacing.first_call_write).
+FIRST_CALL_WRITE = "first-call-write-1"
 
 
 def is_handoff_command(trigger: Trigger) -> bool:
@@ -342,7 +355,7 @@ class AgentWorkflow:
         s.clock = s.clock.with_gap(workflow.now())
         # Only Anthropic takes TTLs per breakpoint; the others keep prefixes as they do.
         adaptive = policy.adaptive_ttl and rt.provider == "anthropic"
-        ttls = cache_ttls(s.clock, rates_for(rt.provider, rt.model)) if adaptive else None
+        ttls, first_ttls, write = self._cache_plan(adaptive)
         decision = decide(
             PacingInput(
                 now=workflow.now(),
@@ -379,9 +392,10 @@ class AgentWorkflow:
             wake,
             trigger.goal,
             trigger.idempotency_key,
-            annotations=pacing_annotations(decision, session_note, notes, ttls),
+            annotations=pacing_annotations(decision, session_note, notes, ttls, write),
             # every compile needs the TTLs, not the words (kept out of the history)
             ttls=ttls.model_copy(update={"why": ""}) if ttls is not None else None,
+            first_ttls=first_ttls,
             stop=lambda: self.stop_requested,
             on_call=self._on_call,
             delegate=self._delegate,
@@ -425,6 +439,23 @@ class AgentWorkflow:
             error=cycle.error,
             **answer_fields(cycle.answer),
         )
+
+    def _cache_plan(
+        self, adaptive: bool
+    ) -> tuple[CacheTtls | None, CacheTtls | None, CacheWrite | None]:
+        """The wake's cache TTLs, its first call's when they differ, and why (see
+        ``wake_cache``); each newer rule only in histories that take its patch."""
+        if not adaptive:
+            return None, None, None
+        rt, s = self.rt, self.state
+        rates = rates_for(rt.provider, rt.model)
+        if not workflow.patched(TTL_ADDED):
+            return cache_ttls(s.clock, rates, added_only=False), None, None
+        plan = wake_cache(s.clock, rates, workflow.now())
+        # Asked only when the rule skips the write: histories where it never did need no marker.
+        if plan.write.write or not workflow.patched(FIRST_CALL_WRITE):
+            return plan.ttls, None, plan.write if plan.write.write else None
+        return plan.ttls, plan.first, plan.write
 
     def _on_call(self, compiled: CompileOut, reply: CallModelOut, started: datetime) -> None:
         s = self.state

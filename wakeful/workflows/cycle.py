@@ -190,6 +190,7 @@ class WakeCycle:
         *,
         annotations: LedgerAnnotations | None = None,
         ttls: CacheTtls | None = None,
+        first_ttls: CacheTtls | None = None,
         stop: Callable[[], bool] = lambda: False,
         on_call: OnCall | None = None,
         delegate: Delegate | None = None,
@@ -199,6 +200,8 @@ class WakeCycle:
         self.rt, self.wake, self.goal, self.key = rt, wake, goal, idempotency_key
         self.annotations = annotations
         self.ttls = ttls
+        # The first call's TTLs when they differ (it may write no session entry).
+        self.first_ttls = first_ttls
         self.stop, self.on_call, self.delegate = stop, on_call, delegate
         self.approvals = approvals  # None: calls needing approval are denied (child agents)
         self.parked_by: str | None = None  # set when an approval timeout parks the wake
@@ -278,7 +281,7 @@ class WakeCycle:
                         now=workflow.now(),
                         annotations=self.annotations if index == 0 else None,
                         open=self.opening,
-                        ttls=self.ttls,
+                        ttls=self.first_ttls if index == 0 and self.first_ttls else self.ttls,
                         reminder=self.reminder,
                     ),
                     CompileOut,

@@ -36,6 +36,7 @@ __all__ = [
     "RECENT_GAPS",
     "CacheClock",
     "CacheTtls",
+    "CacheWrite",
     "PacingDecision",
     "PacingInput",
     "PacingOption",
@@ -43,6 +44,7 @@ __all__ = [
     "Rates",
     "cache_ttls",
     "decide",
+    "first_call_write",
     "ttl_seconds",
 ]
 
@@ -83,11 +85,27 @@ class Rates(_Model):
 
 class CacheTtls(_Model):
     """Prompt-cache TTLs pacing chose for a wake (:func:`cache_ttls`): the stable prefix's,
-    and the session's (semi-stable, summaries, history, rolling). Sent with each compile."""
+    and the session's (semi-stable, summaries, history, rolling). Sent with each compile.
+    ``session="none"``: the call writes no session entry (:func:`first_call_write`)."""
 
     stable: Literal["5m", "1h"]
-    session: Literal["5m", "1h"]
+    session: Literal["5m", "1h", "none"]
     why: str = ""
+
+    def without_session_writes(self) -> CacheTtls:
+        """These TTLs for a call that writes only the stable entry."""
+        return self.model_copy(update={"session": "none", "why": ""})
+
+
+class CacheWrite(_Model):
+    """Whether a wake's first call writes the session's cache entries, and why
+    (:func:`first_call_write`)."""
+
+    write: bool
+    expected_reads: float | None = Field(
+        None, description="Share of the latest wakes whose prefix was read again in time."
+    )
+    why: str
 
 
 class CacheClock(_Model):
@@ -118,6 +136,23 @@ class CacheClock(_Model):
         (), description="Cache-write tokens of each of the latest wakes."
     )
     wake_written: int = Field(0, description="Cache-write tokens of the wake under way.")
+    added: tuple[int, ...] = Field(
+        (),
+        description="Of each of the latest wakes' cache writes, what it added: beyond "
+        "rewriting the prefix that had expired before it (a longer TTL writes only this).",
+    )
+    wake_rewrite: int = Field(
+        0, description="Tokens of the prefix the wake under way found expired (it rewrites them)."
+    )
+    calls: tuple[int, ...] = Field(
+        (), description="Model calls of each of the latest wakes (with ``gaps``: was it read?)."
+    )
+    wake_calls: int = Field(0, description="Model calls of the wake under way.")
+    session_written: bool = Field(
+        True,
+        description="False after a call that wrote no session entry (first_call_write): "
+        "the session prefix is not cached, however recent the last use.",
+    )
 
     def with_gap(self, at: datetime) -> CacheClock:
         """The clock that remembers, for a wake starting ``at``, the idle gap before it and
@@ -125,11 +160,20 @@ class CacheClock(_Model):
         if self.last_used_at is None:
             return self
         gap = max(0, int((at - self.last_used_at).total_seconds()))
+        added = max(self.wake_written - self.wake_rewrite, 0)
+        # What this wake will rewrite: the parts of the prefix that expired before it.
+        rewrite = (0 if self.warm("stable", at) else self.stable_tokens) + (
+            0 if self.warm("session", at) else self.session_tokens
+        )
         return self.model_copy(
             update={
                 "gaps": (*self.gaps, gap)[-RECENT_GAPS:],
                 "written": (*self.written, self.wake_written)[-RECENT_GAPS:],
+                "added": (*self.added, added)[-RECENT_GAPS:],
+                "calls": (*self.calls, self.wake_calls)[-RECENT_GAPS:],
                 "wake_written": 0,
+                "wake_rewrite": rewrite,
+                "wake_calls": 0,
             }
         )
 
@@ -140,6 +184,8 @@ class CacheClock(_Model):
         return self.last_used_at + timedelta(seconds=ttl)
 
     def warm(self, part: Literal["stable", "session"], at: datetime) -> bool:
+        if part == "session" and not self.session_written:
+            return False
         until = self.warm_until(part)
         return until is not None and at < until
 
@@ -239,7 +285,9 @@ class PacingDecision(_Model):
 RECENT_GAPS = 8  # idle gaps a clock remembers
 
 
-def cache_ttls(clock: CacheClock, rates: Rates | None = None) -> CacheTtls:
+def cache_ttls(
+    clock: CacheClock, rates: Rates | None = None, *, added_only: bool = True
+) -> CacheTtls:
     """The TTLs that pay for an agent, from its latest idle gaps and session prefix.
 
     A 1 h entry costs more to write than a 5 min one (Anthropic: 2x the input price, not
@@ -249,8 +297,11 @@ def cache_ttls(clock: CacheClock, rates: Rates | None = None) -> CacheTtls:
 
     * 5 min entries rewrite the session prefix ``S`` after such a gap:
       ``p * (write_5m - read) * S``;
-    * 1 h entries pay the premium on everything a wake writes ``W`` (the mean of the
-      latest wakes' cache writes): ``(write_1h - write_5m) * W``.
+    * 1 h entries pay the premium on what a wake writes ``W``: ``(write_1h - write_5m) * W``.
+      ``W`` is the mean of what the latest wakes *added* (``CacheClock.added``): a wake
+      after such a gap rewrote the expired prefix too, which is the miss above, not what
+      a 1 h entry would write. With ``added_only=False``, or a clock kept from before it
+      knew ``added`` for every remembered wake: the mean of all they wrote, as before.
 
     The session's entries (semi-stable, summaries, history) take 1 h when two gaps at
     least fell in the span and the first costs twice the second, and keep it while one
@@ -265,7 +316,9 @@ def cache_ttls(clock: CacheClock, rates: Rates | None = None) -> CacheTtls:
     r = rates or Rates(
         input=1.0, output=5.0, cache_read=0.1, cache_write_5m=1.25, cache_write_1h=2.0
     )
-    added = sum(clock.written) / len(clock.written) if clock.written else 0.0
+    whole = not added_only or len(clock.added) != len(clock.written)
+    wrote = clock.written if whole else clock.added
+    added = sum(wrote) / len(wrote) if wrote else 0.0
     miss = p * (r.cache_write_5m - r.cache_read) * clock.session_tokens
     premium = (r.cache_write_1h - r.cache_write_5m) * added
     # The stable prefix keeps 1 h once it has it: it is rarely written, and a gap that
@@ -282,9 +335,65 @@ def cache_ttls(clock: CacheClock, rates: Rates | None = None) -> CacheTtls:
     why = (
         f"{within} of the last {len(gaps)} idle gap(s) between 5 min and 1 h; a missed "
         f"session prefix of {clock.session_tokens} tokens vs the 1 h premium on "
-        f"{added:.0f} written per wake: stable {stable}, session {session}"
+        f"{added:.0f} {'written' if whole else 'added'} per wake: stable {stable}, "
+        f"session {session}"
     )
     return CacheTtls(stable=stable, session=session, why=why)
+
+
+MIN_WAKES_SEEN = 4  # remembered wakes before a first call may skip its session writes
+
+
+def first_call_write(
+    clock: CacheClock, ttls: CacheTtls, at: datetime, rates: Rates | None = None
+) -> CacheWrite:
+    """Whether a wake's first call, at ``at``, writes the session's cache entries.
+
+    A wake whose session prefix has expired rewrites it (``write`` per token, 1.25x or 2x
+    the input price) on its first call. That pays only if something reads it before it
+    expires again: a second call of the wake, or the next wake within the session TTL.
+    With ``q`` the share of the latest wakes that were read so (``CacheClock.calls`` and
+    ``gaps``), per token of the prefix:
+
+    * write: ``write + q * read`` (the reader reads it);
+    * no write: ``input + q * write`` (sent as plain input; the reader writes it instead).
+
+    The call writes no session entry when the second is cheaper, i.e.
+    ``q * (write - read) < write - input`` (5 min at Anthropic's prices: ``q`` under
+    about 0.22). The stable entry (tools, instructions) is written or read as always.
+    A warm prefix is always read (and written on), and so is one of a clock that has seen
+    fewer than :data:`MIN_WAKES_SEEN` wakes: the rule guesses from history only.
+    """
+    if ttls.session == "none":
+        return CacheWrite(write=False, why="the session TTL is none: nothing to write")
+    if clock.warm("session", at):
+        return CacheWrite(write=True, why="the session prefix is warm: the first call reads it")
+    ttl = _TTL_S[ttls.session]
+    # calls[k] and gaps[k] are of one wake: its model calls, and the gap after it.
+    gaps = clock.gaps[len(clock.gaps) - len(clock.calls) :]
+    seen = list(zip(clock.calls, gaps, strict=True))
+    if len(seen) < MIN_WAKES_SEEN:
+        return CacheWrite(
+            write=True,
+            why=f"{len(seen)} wake(s) recorded, fewer than {MIN_WAKES_SEEN}: written as always",
+        )
+    read = sum(1 for calls, gap in seen if calls >= 2 or gap <= ttl)
+    q = read / len(seen)
+    r = rates or Rates(
+        input=1.0, output=5.0, cache_read=0.1, cache_write_5m=1.25, cache_write_1h=2.0
+    )
+    w = r.write(ttl)
+    tokens = clock.session_tokens
+    write_usd = _per_token(w + q * r.cache_read, tokens)
+    skip_usd = _per_token(r.input + q * w, tokens)
+    write = write_usd <= skip_usd
+    why = (
+        f"{read} of the last {len(seen)} wakes were read again within {ttls.session} (a second "
+        f"call, or the next wake); {tokens} session tokens written ${write_usd:.6f} vs sent "
+        f"uncached ${skip_usd:.6f} expected: "
+        + ("written" if write else "the first call writes no session entry")
+    )
+    return CacheWrite(write=write, expected_reads=round(q, 4), why=why)
 
 
 def _per_token(usd_per_mtok: float, tokens: int) -> float:

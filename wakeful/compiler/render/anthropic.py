@@ -36,11 +36,13 @@ At most four breakpoints: when more are wanted, ``summaries`` gives way first, t
 ``semi_stable`` (the history entry's prefix contains both), ``cleared`` (it pays only at
 the next clearing step), ``wake_bridge``.
 TTLs never increase along the prompt, as the provider requires (policy validation enforces
-it).
+it). A segment whose TTL is ``"none"`` gets no ``cache_control``: its marks stay checkpoints
+(``explicit=False``) and the call writes nothing past the last breakpoint before them.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from wakeful.compiler.blocks import CLEARED_END_META, Block, Segment
@@ -48,6 +50,7 @@ from wakeful.compiler.place import Layout
 from wakeful.compiler.render.base import ROLE, Item, Mark, Rendered, Renderer
 
 MAX_BREAKPOINTS = 4
+NO_TTL = "none"  # a segment TTL that writes no cache entry (policy.Ttl)
 
 
 class AnthropicRenderer(Renderer):
@@ -202,8 +205,12 @@ class AnthropicRenderer(Renderer):
         if rolling > marks[-1].element:
             marks.append(Mark("rolling", rolling, owners[rolling], cache.rolling_ttl, True))
         marks = _at_most(marks, MAX_BREAKPOINTS)
+        # A segment whose TTL is "none" keeps its mark as a checkpoint (the same marks as a
+        # call that writes them, so ledgers diff alike): no entry is written there.
+        marks = [m if m.ttl != NO_TTL else replace(m, explicit=False) for m in marks]
         for mark in marks:
-            targets[mark.element]["cache_control"] = {"type": "ephemeral", "ttl": mark.ttl}
+            if mark.explicit:
+                targets[mark.element]["cache_control"] = {"type": "ephemeral", "ttl": mark.ttl}
 
         request: dict[str, Any] = {
             "model": layout.agent.model,
