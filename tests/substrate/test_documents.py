@@ -12,7 +12,7 @@ from wakeful.errors import UnknownAgentError, UserError
 from wakeful.substrate.doc_chunks import DocumentFile, read_documents
 from wakeful.substrate.embedders import HashingEmbedder
 from wakeful.substrate.indexing import EventIndex, retrieved_blocks
-from wakeful.substrate.retrieval import RetrievalHit
+from wakeful.substrate.retrieval import RetrievalConfig, RetrievalHit
 from wakeful.substrate.store import TenantStore
 from wakeful.substrate.vectors.memory import MemoryVectorStore
 
@@ -52,10 +52,12 @@ def test_add_is_versioned_unchanged_is_a_no_op_and_a_change_supersedes(
     assert (again.outcome, again.superseded) == ("unchanged", 0)
     assert len(tenant.doc_chunks("a1", live_only=False)) == 2  # nothing written
     (changed,) = tenant.add_documents("a1", [DocumentFile("runbook.md", V2)])
-    assert (changed.outcome, changed.chunks, changed.superseded) == ("replaced", 2, 2)
+    # Only the chunk that changed is superseded: the rollback section keeps its row.
+    assert (changed.outcome, changed.chunks, changed.superseded) == ("replaced", 2, 1)
     (listed,) = tenant.documents("a1")
     assert (listed.path, listed.version, listed.chunks) == ("runbook.md", changed.version, 2)
     assert all("first Monday" in c.text or "Rollback" in c.heading for c in tenant.doc_chunks("a1"))
+    assert len(tenant.doc_chunks("a1", live_only=False)) == 3  # one new row, not two
     assert tenant.remove_document("a1", "runbook.md") == 2
     assert tenant.documents("a1") == []
     with pytest.raises(UserError, match=r"agent 'a1' has no document 'runbook\.md'"):
@@ -83,10 +85,33 @@ def test_a_chunk_is_found_by_its_heading_and_a_superseded_one_never_again(
     texts = " ".join(h.text for h in hits)
     assert "first Monday" in texts
     assert "every Tuesday at noon" not in texts  # the old point is still in the vector store
-    assert vectors.count(tenant.name, "a1") == 4
+    assert vectors.count(tenant.name, "a1") == 3  # the unchanged rollback chunk kept its point
 
     tenant.remove_document("a1", "runbook.md")
     assert gather(index, tenant, "key rotation") == []
+
+
+def test_a_file_edited_many_times_leaves_no_copies_to_crowd_other_files_out(
+    tenant: TenantStore,
+) -> None:
+    # A changelog edited 40 times under a stable section: each version that superseded
+    # every chunk left a dead copy of the stable one in the index, all ranking above the
+    # other file's chunk, and a ranking 20 deep then held nothing but copies.
+    agent(tenant)
+    config = RetrievalConfig(candidates=20, tokens_per_candidate=1000)
+    index = EventIndex(
+        MemoryVectorStore(), HashingEmbedder(dim=64), config=config, count_tokens=words
+    )
+    stable = "## Key rotation\n\nThe deploy key rotation runs every Tuesday at noon.\n"
+    for n in range(40):
+        notes = f"# Notes\n\n{stable}\n## Changelog\n\nRelease {n} shipped.\n"
+        tenant.add_documents("a1", [DocumentFile("notes.md", notes)])
+        gather(index, tenant, "release shipped")  # indexed as a worker would, wake by wake
+    other = "# Vault\n\n## Keys\n\nThe deploy key rotation is logged in the vault.\n"
+    tenant.add_documents("a1", [DocumentFile("vault.md", other)])
+    sources = {h.external_id for h in gather(index, tenant, "deploy key rotation Tuesday")}
+    assert "doc:notes.md#Notes > Key rotation" in sources
+    assert "doc:vault.md#Vault > Keys" in sources, sources
 
 
 def test_documents_of_another_agent_are_not_retrieved(tenant: TenantStore) -> None:

@@ -2,8 +2,10 @@
 
 :class:`DocumentsRepo` works on one tenant's rows, on the connection it is given (a unit of
 work's). Adding a file whose live version is the same does nothing; a changed one
-supersedes the live chunks of its path and adds the new ones, in one transaction, under a
-lock on the path, so two concurrent adds of one file leave one live version.
+supersedes the live chunks of its path that changed and adds the new ones (a chunk the
+new version holds word for word keeps its row, and its point in the vector index), in one
+transaction, under a lock on the path, so two concurrent adds of one file leave one live
+version.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from sqlalchemy import func, insert, select, text, update
+from sqlalchemy import bindparam, func, insert, select, text, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from wakeful.compiler.blocks import content_hash
@@ -42,7 +44,7 @@ class DocumentChange:
     version: str
     outcome: Outcome
     chunks: int  # live chunks of the path now
-    superseded: int  # chunks of an older version superseded by this add
+    superseded: int  # chunks of the older version this add superseded (those that changed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +92,23 @@ class DocumentsRepo(TenantRepo):
         chunks = doc.chunks()
         if not chunks:
             raise UserError(f"{doc.path} has no text to add")
-        superseded = self._supersede(agent, doc.path)
-        self.conn.execute(
-            insert(t.document_chunks),
-            [
+        # A chunk the live version holds word for word (its heading and text) keeps its row,
+        # and with it its point in the vector index: only what changed is superseded and
+        # added. Otherwise every edit would leave a dead copy of each unchanged chunk in the
+        # index, and a file edited often would crowd its live chunks (and other files') out
+        # of each ranking with copies that retrieval then drops.
+        unmatched: dict[tuple[str, str], list[StoredDocChunk]] = {}
+        for row in live:
+            unmatched.setdefault((row.heading, row.content_hash), []).append(row)
+        kept: list[dict[str, object]] = []
+        fresh: list[dict[str, object]] = []
+        for i, ch in enumerate(chunks):
+            digest = chunk_hash(doc.path, ch.text)
+            same = unmatched.get((ch.heading, digest))
+            if same:
+                kept.append({"row": same.pop(0).id, "place": i})
+                continue
+            fresh.append(
                 {
                     "tenant": self.tenant,
                     "agent": agent,
@@ -102,12 +117,21 @@ class DocumentsRepo(TenantRepo):
                     "ordinal": i,
                     "heading": ch.heading,
                     "text": ch.text,
-                    "content_hash": chunk_hash(doc.path, ch.text),
+                    "content_hash": digest,
                 }
-                for i, ch in enumerate(chunks)
-            ],
-        )
-        outcome: Outcome = "replaced" if superseded else "added"
+            )
+        superseded = self._supersede_rows([r.id for rows in unmatched.values() for r in rows])
+        if kept:
+            c = t.document_chunks.c
+            self.conn.execute(
+                update(t.document_chunks)
+                .where(c.id == bindparam("row"))
+                .values(version=version, ordinal=bindparam("place"), created_at=func.now()),
+                kept,
+            )
+        if fresh:
+            self.conn.execute(insert(t.document_chunks), fresh)
+        outcome: Outcome = "replaced" if live else "added"
         return DocumentChange(doc.path, version, outcome, len(chunks), superseded)
 
     def _live_of(self, agent: str, path: str) -> tuple[ColumnElement[bool], ...]:
@@ -132,6 +156,17 @@ class DocumentsRepo(TenantRepo):
         done = self.conn.execute(
             update(t.document_chunks)
             .where(*self._live_of(agent, path))
+            .values(superseded_at=func.now())
+        )
+        return int(done.rowcount or 0)
+
+    def _supersede_rows(self, ids: Sequence[int]) -> int:
+        if not ids:
+            return 0
+        c = t.document_chunks.c
+        done = self.conn.execute(
+            update(t.document_chunks)
+            .where(c.tenant == self.tenant, c.id.in_(sorted(ids)), c.superseded_at.is_(None))
             .values(superseded_at=func.now())
         )
         return int(done.rowcount or 0)
