@@ -84,11 +84,13 @@ def test_a_chunk_is_found_by_its_heading_and_a_superseded_one_never_again(
     hits = gather(index, tenant, "key rotation Tuesday noon")
     texts = " ".join(h.text for h in hits)
     assert "first Monday" in texts
-    assert "every Tuesday at noon" not in texts  # the old point is still in the vector store
-    assert vectors.count(tenant.name, "a1") == 3  # the unchanged rollback chunk kept its point
+    assert "every Tuesday at noon" not in texts
+    # The old version's point is gone from the index; the unchanged rollback chunk kept its.
+    assert vectors.count(tenant.name, "a1") == 2
 
     tenant.remove_document("a1", "runbook.md")
     assert gather(index, tenant, "key rotation") == []
+    assert vectors.count(tenant.name, "a1") == 0
 
 
 def test_a_file_edited_many_times_leaves_no_copies_to_crowd_other_files_out(
@@ -112,6 +114,24 @@ def test_a_file_edited_many_times_leaves_no_copies_to_crowd_other_files_out(
     sources = {h.external_id for h in gather(index, tenant, "deploy key rotation Tuesday")}
     assert "doc:notes.md#Notes > Key rotation" in sources
     assert "doc:vault.md#Vault > Keys" in sources, sources
+
+
+def test_a_section_changed_many_times_keeps_one_point_and_is_found(
+    tenant: TenantStore,
+) -> None:
+    # Each version of a changed section was superseded but its point stayed: 40 versions
+    # filled a 20-deep ranking with dead copies, and the live one was never retrieved.
+    agent(tenant)
+    vectors = MemoryVectorStore()
+    config = RetrievalConfig(candidates=20, tokens_per_candidate=1000)
+    index = EventIndex(vectors, HashingEmbedder(dim=64), config=config, count_tokens=words)
+    for n in range(40):
+        log = f"# Log\n\n## Latest release\n\nThe latest release shipped is release {n}.\n"
+        tenant.add_documents("a1", [DocumentFile("log.md", log)])
+        gather(index, tenant, "latest release shipped")
+    assert vectors.count(tenant.name, "a1") == 1
+    texts = [h.text for h in gather(index, tenant, "latest release shipped")]
+    assert any("release 39" in t for t in texts), texts
 
 
 def test_documents_of_another_agent_are_not_retrieved(tenant: TenantStore) -> None:

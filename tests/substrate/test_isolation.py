@@ -278,6 +278,10 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "max_doc_chunk_id": lambda b: b.max_doc_chunk_id(AGENT),
         # A's chunk ids are never B's live chunks.
         "live_doc_chunks": lambda b: _is_empty(b.live_doc_chunks(AGENT, a.doc_chunk_ids)),
+        "superseded_doc_chunk_count": lambda b: b.superseded_doc_chunk_count(AGENT, upto_id=10**12),
+        "superseded_doc_chunks": lambda b: _is_empty(
+            set(b.superseded_doc_chunks(AGENT, upto_id=10**12)) & set(a.doc_chunk_ids)
+        ),
         "put_blob": lambda b: b.put_blob("note", f"{SECRET} shared blob"),
         "put_blobs": lambda b: b.put_blobs(
             [("note", f"{SECRET} shared blob"), ("note", "b only"), ("note", "b only")]

@@ -215,6 +215,34 @@ class DocumentsRepo(TenantRepo):
         ).scalar_one_or_none()
         return int(value or 0)
 
+    def superseded_doc_chunk_count(self, agent: str, *, upto_id: int) -> int:
+        """How many of ``agent``'s chunks with ids up to ``upto_id`` are superseded."""
+        c = t.document_chunks.c
+        value = self.conn.execute(
+            select(func.count()).where(
+                c.tenant == self.tenant,
+                c.agent == agent,
+                c.id <= upto_id,
+                c.superseded_at.is_not(None),
+            )
+        ).scalar_one()
+        return int(value)
+
+    def superseded_doc_chunks(self, agent: str, *, upto_id: int) -> list[int]:
+        """The ids of ``agent``'s superseded chunks up to ``upto_id``, ascending."""
+        c = t.document_chunks.c
+        rows = self.conn.execute(
+            select(c.id)
+            .where(
+                c.tenant == self.tenant,
+                c.agent == agent,
+                c.id <= upto_id,
+                c.superseded_at.is_not(None),
+            )
+            .order_by(c.id)
+        )
+        return [int(r[0]) for r in rows]
+
     def live_doc_chunks(self, agent: str, ids: Collection[int]) -> set[int]:
         """Which of ``ids`` name live chunks of ``agent`` (not superseded, not another's)."""
         if not ids:

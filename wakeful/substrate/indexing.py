@@ -21,7 +21,9 @@ events are appended is deliberate:
 past a cursor of their own (``docs|`` and the index key), as ``doc:<id>`` chunks of kind
 ``doc``, and compete with events in the same rankings under the same cap. Postgres stays
 the truth: a hit on a chunk that a changed or removed file superseded is dropped at
-retrieval, so an old version is never brought back whatever the vector store still holds.
+retrieval, so an old version is never brought back whatever the vector store still holds;
+and each catch-up deletes the points of chunks superseded since the last (counted past a
+second cursor, ``docs-gone|``), so old versions do not take places in the rankings.
 
 **Retrieval is a compiler input.** :meth:`EventIndex.gather` returns the hits for a query
 (the goal, and the latest user turn) under a token cap, minus events the snapshot already
@@ -272,14 +274,17 @@ class EventIndex:
         return done
 
     def _catch_up_docs(self, ts: TenantStore, agent: str) -> int:
-        """Index ``agent``'s live document chunks past its document cursor in this index;
-        returns how many. Superseded chunks are skipped (retrieval drops them anyway)."""
+        """Index ``agent``'s document chunks past its document cursor in this index, and
+        drop the points of those superseded since (``_sweep_docs``); returns how many were
+        indexed. Every chunk row is indexed, superseded or not, so that what an index holds
+        after a catch-up follows from the rows alone, not from when it caught up."""
         key = f"docs|{self.key}"
         cursor = ts.index_cursor(agent, key)
         done = 0
         while True:
             newest = ts.max_doc_chunk_id(agent)
             if newest <= cursor:
+                self._sweep_docs(ts, agent, cursor)
                 return done
             rows = ts.doc_chunks(agent, after_id=cursor, limit=self._batch, live_only=False)
             wanted = [r for r in rows if r.text.strip()]
@@ -293,6 +298,20 @@ class EventIndex:
             cursor = rows[-1].id if rows else newest
             ts.set_index_cursor(agent, key, cursor)
             done += len(points)
+
+    def _sweep_docs(self, ts: TenantStore, agent: str, cursor: int) -> None:
+        """Delete the points of ``agent``'s superseded chunks up to ``cursor``. Retrieval
+        drops them anyway, but left in the index they would take places in each ranking,
+        and a section edited often would crowd out its own live chunk and other files'.
+        Superseded rows only ever grow in number: their count, kept beside the cursor, says
+        when there is something to delete (deleting a point twice is a no-op)."""
+        key = f"docs-gone|{self.key}"
+        gone = ts.superseded_doc_chunk_count(agent, upto_id=cursor)
+        if gone == ts.index_cursor(agent, key):
+            return
+        ids = ts.superseded_doc_chunks(agent, upto_id=cursor)
+        self.vectors.delete(ts.name, agent, [f"{DOC_KIND}:{i}" for i in ids])
+        ts.set_index_cursor(agent, key, len(ids))
 
     def _holds_upto(self, ts: TenantStore, agent: str, cursor: int) -> bool:
         """Whether the store holds the newest indexable event at or before ``cursor``

@@ -398,6 +398,14 @@ document_chunks = Table(
     Column("superseded_at", DateTime(timezone=True)),
     Index("ix_document_chunks_path", "tenant", "agent", "path", "id"),
     Index("ix_document_chunks_agent", "tenant", "agent", "id"),
+    # What each index's catch-up counts and deletes (EventIndex._sweep_docs).
+    Index(
+        "ix_document_chunks_superseded",
+        "tenant",
+        "agent",
+        "id",
+        postgresql_where=text("superseded_at IS NOT NULL"),
+    ),
 )
 
 # Webhook deliveries an ingress claimed: one row per (agent, idempotency key), won

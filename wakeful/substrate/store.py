@@ -177,6 +177,10 @@ class TenantStore:
     doc_chunks = _one_shot(lambda u: u.documents, DocumentsRepo.doc_chunks)
     max_doc_chunk_id = _one_shot(lambda u: u.documents, DocumentsRepo.max_doc_chunk_id)
     live_doc_chunks = _one_shot(lambda u: u.documents, DocumentsRepo.live_doc_chunks)
+    superseded_doc_chunk_count = _one_shot(
+        lambda u: u.documents, DocumentsRepo.superseded_doc_chunk_count
+    )
+    superseded_doc_chunks = _one_shot(lambda u: u.documents, DocumentsRepo.superseded_doc_chunks)
 
     # --- vector index cursors -----------------------------------------------------------
     index_cursor = _one_shot(lambda u: u.cursors, IndexCursorsRepo.index_cursor)
