@@ -105,6 +105,10 @@ class RedactionPolicy:
     """An ordered table of rules; only enabled rules run."""
 
     rules: tuple[RedactionRule, ...]
+    # The copies ``switched`` made, by the switches given: made once each.
+    _switched: dict[tuple[tuple[str, bool], ...], RedactionPolicy] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         names = [r.name for r in self.rules]
@@ -135,6 +139,18 @@ class RedactionPolicy:
         return RedactionPolicy(
             tuple(replace(r, enabled=enabled.get(r.name, r.enabled)) for r in self.rules)
         )
+
+    def switched(self, enabled: Mapping[str, bool]) -> RedactionPolicy:
+        """:meth:`with_enabled`, remembered: an agent's settings (``Agent(redaction=...)``,
+        its policy file's ``[redaction]``) switch rules of the worker's or the ingress's
+        policy for every text of that agent; this policy itself when ``enabled`` is empty."""
+        if not enabled:
+            return self
+        key = tuple(sorted(enabled.items()))
+        held = self._switched.get(key)
+        if held is None:
+            held = self._switched[key] = self.with_enabled(**dict(key))
+        return held
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> RedactionPolicy:

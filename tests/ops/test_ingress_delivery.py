@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import httpx
@@ -17,6 +18,7 @@ from wakeful.idempotency import trigger_key
 from wakeful.substrate.store import Store
 from wakeful.worker.client import connect
 from wakeful.worker.ports import find_free_port
+from wakeful.worker.serve import register_agent
 
 KEY = trigger_key("webhook", "evt-42")
 
@@ -179,3 +181,21 @@ async def test_a_delivery_for_a_user_wakes_the_agent_for_that_user(live: LiveIng
     ts = store.tenant(agent.tenant)
     events = ts.events(agent.name, wake_id=result.wake_id)
     assert events and {e.user_id for e in events} == {"alice"}
+
+
+async def test_an_agents_own_redaction_settings_apply_to_its_webhooks(live: LiveIngress) -> None:
+    """``Agent(redaction={"email": True})`` switches the email rule on for what its tools
+    return and for what its webhooks say: the address never reaches the substrate."""
+    agent = dataclasses.replace(live.agent, redaction={"email": True})
+    register_agent(live.store.tenant(agent.tenant), agent)  # as `wakeful worker` does
+    live = dataclasses.replace(live, agent=agent)
+    async with live.serving() as queue:
+        ingress = live.ingress(queue)
+        body = event("evt-mail", text="Refund requested by dana.reyes@example.com for order 77.")
+        accepted = await post(ingress, f"/hooks/{agent.name}", body)
+        assert accepted.status_code == 202, accepted.text
+        result = await live.woken(queue, "evt-mail")
+    assert result.status == "done"
+    stored = " ".join(e.text for e in live.store.tenant(agent.tenant).events(agent.name))
+    assert "dana.reyes@example.com" not in stored
+    assert "[REDACTED:email]" in stored and "order 77" in stored

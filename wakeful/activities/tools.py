@@ -101,7 +101,6 @@ class ToolActivities:
     ) -> None:
         self.deps = deps
         self.redaction = redaction if redaction is not None else default_policy()
-        self._redactions: dict[tuple[tuple[str, bool], ...], RedactionPolicy] = {}
         self.left_running = left_running
         self.unrecorded = Unrecorded()
 
@@ -301,13 +300,7 @@ class ToolActivities:
         """The worker's redaction policy with the agent's rules switched on or off
         (``Agent(redaction={"email": True})`` or its policy file's ``[redaction]``)."""
         settings = agent.settings()
-        if settings is None or not settings.redaction:
-            return self.redaction
-        switched = tuple(sorted(settings.redaction.items()))
-        held = self._redactions.get(switched)
-        if held is None:
-            held = self._redactions[switched] = self.redaction.with_enabled(**settings.redaction)
-        return held
+        return self.redaction.switched(settings.redaction if settings is not None else {})
 
     def _call(self, inp: RunToolIn, reply: ModelReply, wrong: int) -> _Outcome:
         """Run the call (a built-in tool, an MCP server's or the agent's own) and make its

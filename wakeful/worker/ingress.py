@@ -202,7 +202,10 @@ class _Ingress:
             raise _Refused(
                 404, "unknown_agent", f"no agent {agent!r} in this tenant; check the URL"
             ) from None
-        trigger = to_trigger(event, key, self.redaction, datetime.fromtimestamp(now, UTC))
+        # The agent's own redaction settings switch rules on or off for its webhooks too.
+        rules = runtime.settings.redaction if runtime.settings is not None else {}
+        redaction = self.redaction.switched(rules)
+        trigger = to_trigger(event, key, redaction, datetime.fromtimestamp(now, UTC))
         # The payload is re-serialised indented for the agent to read: a deeply nested body
         # grows quadratically, so a small body can still make a trigger over the limit.
         too_large = oversized_trigger(trigger, agent)
