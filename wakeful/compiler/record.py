@@ -78,7 +78,8 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
             digest = f.shown[1] if f.shown is not None else item.block.hash
             rule = collapse_rule(f.block.meta)
         else:
-            status, tokens, freed, digest = INCLUDED, f.tokens, 0, digest_of(f)
+            digest = f.digest or digest_of(f)  # inline first: this loop runs per block
+            status, tokens, freed = INCLUDED, f.tokens, 0
             rule = _RULES.get(reason) or f"budget.allocations.{SEGMENT[item.segment]}"
             if f.group is not None and f.group not in framed:
                 tokens += work.opening_cost(f, framed)
