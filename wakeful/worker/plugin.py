@@ -22,6 +22,7 @@ from wakeful.activities.deps import ActivityDeps, check_policy
 from wakeful.errors import ConfigError
 from wakeful.worker.codec import data_converter
 from wakeful.worker.components import WORKFLOWS, activities
+from wakeful.worker.runner import context_free_runner
 
 __all__ = ["WakefulPlugin"]
 
@@ -117,6 +118,14 @@ class WakefulPlugin(SimplePlugin):
         """Wakeful's workflows and activities added to the worker's; a thread pool for its
         sync activities (tools, compile, records) when the worker has none."""
         config = super().configure_worker(config)
+        if not config.get("debug_mode"):  # a debugger's runner is the SDK's to relax
+            # Workflow payloads are encoded without asking each workflow for a context,
+            # when the converter takes none (see wakeful.worker.runner).
+            converter = config["client"].data_converter
+            if (runner := config.get("workflow_runner")) is not None:
+                config["workflow_runner"] = context_free_runner(runner, converter)
+            if (unsandboxed := config.get("unsandboxed_workflow_runner")) is not None:
+                config["unsandboxed_workflow_runner"] = context_free_runner(unsandboxed, converter)
         if config.get("activity_executor") is None:
             config["activity_executor"] = ThreadPoolExecutor(max_workers=self.max_threads)
             if config.get("max_concurrent_activities") is None:
