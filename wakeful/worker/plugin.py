@@ -79,7 +79,9 @@ class WakefulPlugin(SimplePlugin):
     given no ``activity_executor`` gets a pool of ``max_threads`` and, unless it sets its
     own, ``max_concurrent_activities=max_threads`` (``Settings.activity_threads``).
     ``sandboxed=False`` runs every workflow of the worker, yours too, outside Temporal's
-    sandbox (``Settings.workflow_sandbox``); by default the worker's runner is kept.
+    sandbox (``Settings.workflow_sandbox``); by default the worker's runner is kept, wrapped
+    so that payloads are encoded without asking each workflow for a serialization context
+    when the data converter takes none (:mod:`wakeful.worker.runner`).
     ``interceptors`` (e.g. Temporal's ``TracingInterceptor``) go to the client, and the
     worker-side ones to workers, once each. Wakeful's GenAI spans go to the process's
     global OpenTelemetry providers; ``interceptors=[deps.telemetry.tracing_interceptor()]``
