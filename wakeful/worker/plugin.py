@@ -22,6 +22,7 @@ from wakeful.activities.deps import ActivityDeps, check_policy
 from wakeful.errors import ConfigError
 from wakeful.worker.codec import data_converter
 from wakeful.worker.components import WORKFLOWS, activities
+from wakeful.worker.runner import context_free_runner
 
 __all__ = ["WakefulPlugin"]
 
@@ -78,7 +79,9 @@ class WakefulPlugin(SimplePlugin):
     given no ``activity_executor`` gets a pool of ``max_threads`` and, unless it sets its
     own, ``max_concurrent_activities=max_threads`` (``Settings.activity_threads``).
     ``sandboxed=False`` runs every workflow of the worker, yours too, outside Temporal's
-    sandbox (``Settings.workflow_sandbox``); by default the worker's runner is kept.
+    sandbox (``Settings.workflow_sandbox``); by default the worker's runner is kept, wrapped
+    so that payloads are encoded without asking each workflow for a serialization context
+    when the data converter takes none (:mod:`wakeful.worker.runner`).
     ``interceptors`` (e.g. Temporal's ``TracingInterceptor``) go to the client, and the
     worker-side ones to workers, once each. Wakeful's GenAI spans go to the process's
     global OpenTelemetry providers; ``interceptors=[deps.telemetry.tracing_interceptor()]``
@@ -117,6 +120,14 @@ class WakefulPlugin(SimplePlugin):
         """Wakeful's workflows and activities added to the worker's; a thread pool for its
         sync activities (tools, compile, records) when the worker has none."""
         config = super().configure_worker(config)
+        if not config.get("debug_mode"):  # a debugger's runner is the SDK's to relax
+            # Workflow payloads are encoded without asking each workflow for a context,
+            # when the converter takes none (see wakeful.worker.runner).
+            converter = config["client"].data_converter
+            if (runner := config.get("workflow_runner")) is not None:
+                config["workflow_runner"] = context_free_runner(runner, converter)
+            if (unsandboxed := config.get("unsandboxed_workflow_runner")) is not None:
+                config["unsandboxed_workflow_runner"] = context_free_runner(unsandboxed, converter)
         if config.get("activity_executor") is None:
             config["activity_executor"] = ThreadPoolExecutor(max_workers=self.max_threads)
             if config.get("max_concurrent_activities") is None:
