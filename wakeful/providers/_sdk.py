@@ -127,6 +127,19 @@ class SdkProvider(ABC, Generic[ClientT]):
         await self._client.close()
 
 
+_PARAMETERS: dict[Any, frozenset[str]] = {}
+
+
+def _parameters(create: Callable[..., Any]) -> frozenset[str]:
+    """The parameter names of an SDK method as called, remembered by its function (the same
+    for every client): reading a signature costs far more than a call's other local work."""
+    key = getattr(create, "__func__", create)
+    held = _PARAMETERS.get(key)
+    if held is None:
+        held = _PARAMETERS[key] = frozenset(inspect.signature(create).parameters)
+    return held
+
+
 def split_body(create: Callable[..., Any], body: Mapping[str, Any]) -> dict[str, Any]:
     """Keyword arguments for an SDK ``create`` that send ``body`` byte-for-byte as given.
 
@@ -134,7 +147,7 @@ def split_body(create: Callable[..., Any], body: Mapping[str, Any]) -> dict[str,
     raising ``TypeError``: the compiler's rendered body is the contract, not the SDK's
     signature of the day.
     """
-    params = inspect.signature(create).parameters
+    params = _parameters(create)
     known = {k: v for k, v in body.items() if k in params and k != "extra_body"}
     extra = {k: v for k, v in body.items() if k not in known}
     if extra:
