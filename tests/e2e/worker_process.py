@@ -18,6 +18,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from temporalio.client import Client
@@ -31,6 +32,12 @@ from wakeful.worker.client import connect
 from wakeful.worker.worker import build_worker
 
 READY = "worker-ready"
+# How long a workflow task waits for the worker process that has its workflow cached: these
+# processes are SIGKILLed, and after that each of their workflows' next task waits this long
+# for the dead process before a live worker takes it (Temporal's default is 10 s). What the
+# tests check, that the next worker finishes the work and records each step once, is the
+# same at any value; a live worker whose task waited longer than this is handed it anew.
+STICKY_TIMEOUT = timedelta(seconds=2)
 
 
 @dataclass(frozen=True)
@@ -125,7 +132,9 @@ async def _serve(agent: Agent, cfg: ProcessConfig) -> None:
     deps = make_deps(store, AgentRegistry([agent]), _SimAddress(cfg.sim), cfg.key)  # type: ignore[arg-type]
     client = await cfg.connect()
     (cfg.markers / READY).touch()
-    await build_worker(client, deps, cfg.queue).run()
+    await build_worker(
+        client, deps, cfg.queue, sticky_queue_schedule_to_start_timeout=STICKY_TIMEOUT
+    ).run()
 
 
 def serve_from_argv(agent_for: Callable[[ProcessConfig], Agent]) -> None:

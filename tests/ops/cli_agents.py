@@ -1,8 +1,9 @@
 """Agent registries for CLI tests (tenant from the env).
 
 ``tests.ops.cli_agents:registry`` is ``clerk`` alone; ``:with_responses`` adds ``scribe``,
-served through OpenAI's Responses API; ``:with_gate`` adds ``gatekeeper``, whose tool
-waits for approval.
+served through OpenAI's Responses API, and ``tally``, a second clerk (for a test that
+breaks its agent's workflow while others wake ``clerk``); ``:with_gate`` adds
+``gatekeeper``, whose tool waits for approval.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from wakeful.agents import Agent, AgentRegistry
 from wakeful.demo.tools import DEMO_TOOLS
 
 
-def _clerk(tenant: str) -> Agent:
-    return Agent(name="clerk", instructions="Answer briefly.", tools=DEMO_TOOLS, tenant=tenant)
+def _clerk(tenant: str, name: str = "clerk") -> Agent:
+    return Agent(name=name, instructions="Answer briefly.", tools=DEMO_TOOLS, tenant=tenant)
 
 
 def registry(tenant: str | None = None) -> AgentRegistry:
@@ -30,7 +31,7 @@ def with_responses(tenant: str | None = None) -> AgentRegistry:
         model="gpt-5",
         tenant=tenant,
     )
-    return AgentRegistry([_clerk(tenant), scribe])
+    return AgentRegistry([_clerk(tenant), scribe, _clerk(tenant, "tally")])
 
 
 def with_gate(tenant: str | None = None) -> AgentRegistry:

@@ -1,10 +1,14 @@
 """Exit codes a script can trust: ``wakeful`` run as a process, the way a shell runs it,
-against the session's Postgres and Temporal and a stock ``wakeful worker`` process."""
+against the session's Postgres and Temporal and a stock ``wakeful worker`` process.
+
+The tests share one worker process (and so one tenant and task queue): none needs a worker
+of its own, and each wakes an agent no other test here wakes."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
@@ -12,6 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.ops.cli_env import (
     DOCUMENTED_EXIT_CODES,
     cli_worker,
+    make_env,
     shell,
     simulated_worker_env,
     worker_command,
@@ -21,14 +26,23 @@ from wakeful.testing.simulator.server import SimulatorServer
 AGENTS = "tests.ops.cli_agents:with_responses"
 
 
-@pytest.fixture
-def worker(env: dict[str, str], sim: SimulatorServer) -> Iterator[dict[str, str]]:
-    """``wakeful worker`` serving ``clerk`` (Anthropic's API) and ``scribe`` (OpenAI's
-    Responses API), both answered by the simulator; stopped with SIGTERM afterwards."""
-    env = simulated_worker_env(env, sim)
-    env |= {"OPENAI_API_KEY": env["ANTHROPIC_API_KEY"], "OPENAI_BASE_URL": sim.openai_base_url}
-    with cli_worker(worker_command(AGENTS), env):
-        yield env
+@pytest.fixture(scope="module")
+def worker(
+    pg_url: str,
+    temporal_dev: WorkflowEnvironment,
+    sim: SimulatorServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, str]]:
+    """``wakeful worker`` serving ``clerk`` and ``tally`` (Anthropic's API) and ``scribe``
+    (OpenAI's Responses API), all answered by the simulator, for the module's tests; stopped
+    with SIGTERM afterwards. Answers the CLI's settings for it."""
+    address = temporal_dev.client.service_client.config.target_host
+    state: Path = tmp_path_factory.mktemp("cli-exits")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        env = simulated_worker_env(make_env(pg_url, address, state, monkeypatch), sim)
+        env |= {"OPENAI_API_KEY": env["ANTHROPIC_API_KEY"], "OPENAI_BASE_URL": sim.openai_base_url}
+        with cli_worker(worker_command(AGENTS), env):
+            yield env
 
 
 def test_ten_triggers_in_a_shell_loop_all_exit_0(worker: dict[str, str]) -> None:
@@ -66,19 +80,20 @@ async def test_a_trigger_to_a_workflow_failing_its_tasks_is_one_line_and_exit_3(
 ) -> None:
     """An agent whose workflow fails every workflow task (here its input cannot be decoded:
     it was started by hand without a runtime's provider and model) cannot take a trigger.
-    ``wakeful trigger`` says so in one line, naming the workflow, and exits 3."""
+    ``wakeful trigger`` says so in one line, naming the workflow, and exits 3. (The agent is
+    ``tally``, which no other test here wakes, so its workflow is not running before.)"""
     from wakeful.workflows.state import workflow_id
 
     tenant = worker["WAKEFUL_TENANT"]
-    wf = workflow_id(tenant, "clerk")
+    wf = workflow_id(tenant, "tally")
     await temporal_dev.client.start_workflow(
         "AgentWorkflow",
-        {"runtime": {"tenant": tenant, "name": "clerk"}},
+        {"runtime": {"tenant": tenant, "name": "tally"}},
         id=wf,
         task_queue=worker["WAKEFUL_TASK_QUEUE"],
     )
     try:
-        done = shell("wakeful trigger clerk -m hello --key broken-1 --timeout 60", worker)
+        done = shell("wakeful trigger tally -m hello --key broken-1 --timeout 60", worker)
     finally:
         await temporal_dev.client.get_workflow_handle(wf).terminate("test over")
     lines = done.stderr.strip().splitlines()

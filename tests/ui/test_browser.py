@@ -68,13 +68,21 @@ class Browser:
             check=False,
         )
 
-    def dom(self, path: str) -> tuple[Node, list[str]]:
-        """The DOM after the page's scripts ran, and the page's console lines."""
-        done = self.run("--dump-dom", self.base + path)
+    def dom(self, path: str, *args: str) -> tuple[Node, list[str]]:
+        """The DOM after the page's scripts ran, and the page's console lines (``args``:
+        more of Chromium's flags for the same load)."""
+        done = self.run("--dump-dom", *args, self.base + path)
         assert done.returncode == 0, done.stderr[-2000:]
         return parse(done.stdout), [
             line for line in done.stderr.splitlines() if CONSOLE.search(line)
         ]
+
+    def dom_and_screenshot(self, path: str, to: Path) -> tuple[Node, list[str]]:
+        """:meth:`dom`, with a screenshot of the same load written to ``to`` (one browser
+        start per page; no script of the console reads the window's size)."""
+        loaded = self.dom(path, f"--screenshot={to}", "--window-size=1280,900")
+        assert to.stat().st_size > 0, path
+        return loaded
 
     def screenshot(self, path: str, to: Path, height: int = 900) -> None:
         done = self.run(f"--screenshot={to}", f"--window-size=1280,{height}", self.base + path)
@@ -108,7 +116,7 @@ def test_the_console_errs_on_a_page_with_a_script_error(tmp_path: Path) -> None:
     page = tmp_path / "broken.html"
     page.write_text("<!doctype html><p id=x>x</p><script>notDefined();</script>")
     browser = Browser(base="file://", profile=tmp_path / "profile")
-    _, console = browser.dom(str(page))
+    _, console = browser.dom_and_screenshot(str(page), tmp_path / "broken.png")
     assert any("Uncaught ReferenceError" in line for line in console), console
 
 
@@ -185,11 +193,10 @@ def test_every_page_loads_in_chromium_without_console_errors(
         ("10-knowledge", url("knowledge", recorded.agent.name), check_knowledge),
     ]
     for name, path, check in pages:
-        doc, console = browser.dom(path)
+        doc, console = browser.dom_and_screenshot(path, shots / f"{name}.png")
         assert console == [], (path, console)
         assert doc.one("h1").text().strip(), path
         check(doc)
-        browser.screenshot(path, shots / f"{name}.png")
     # The whole of a call's page: the charts, the breakpoints and the ledger below them.
     browser.screenshot(pages[4][1], shots / "8-call-second-wake-whole.png", height=2600)
     browser.screenshot(pages[7][1], shots / "9-session-whole.png", height=1700)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.common import WorkerDeploymentVersion
@@ -24,6 +25,7 @@ def build_worker(
     max_threads: int = 32,
     interceptors: Sequence[Interceptor] = (),
     sandboxed: bool = True,
+    sticky_queue_schedule_to_start_timeout: timedelta = timedelta(seconds=10),
 ) -> Worker:
     """A worker serving every Wakeful workflow and activity, through a
     :class:`~wakeful.worker.plugin.WakefulPlugin` (``client`` must not carry one already):
@@ -42,6 +44,10 @@ def build_worker(
     ``sandboxed=False`` runs the workflows outside Temporal's sandbox
     (``Settings.workflow_sandbox``): no run-time guard against a non-deterministic call, and
     less CPU per workflow task.
+    ``sticky_queue_schedule_to_start_timeout`` (Temporal's name; its default, 10 s): how long
+    a workflow's next task waits for this worker, which holds the workflow cached, before
+    any worker on the queue may take it. A worker that dies unannounced (SIGKILL, a lost
+    host) holds its workflows' next tasks back by that much.
     """
     plugin = WakefulPlugin(deps, max_threads=max_threads, sandboxed=sandboxed)
     return Worker(
@@ -50,6 +56,7 @@ def build_worker(
         interceptors=interceptors,
         deployment_config=deployment_config(),
         plugins=[plugin],
+        sticky_queue_schedule_to_start_timeout=sticky_queue_schedule_to_start_timeout,
     )
 
 
