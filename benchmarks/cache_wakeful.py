@@ -161,6 +161,12 @@ class StrategyView:
     def live_doc_chunks(self, agent: str, ids: Collection[int]) -> set[int]:
         return set()
 
+    def superseded_doc_chunk_count(self, agent: str, *, upto_id: int) -> int:
+        return 0
+
+    def superseded_doc_chunks(self, agent: str, *, upto_id: int) -> list[int]:
+        return []
+
     def put_blob(self, kind: str, content: str) -> str:
         """The worker keeps retrieval records for replays; the benchmark needs none."""
         return f"{kind}:{len(content)}"

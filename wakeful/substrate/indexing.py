@@ -284,7 +284,8 @@ class EventIndex:
         while True:
             newest = ts.max_doc_chunk_id(agent)
             if newest <= cursor:
-                self._sweep_docs(ts, agent, cursor)
+                if cursor:  # an agent that never had a document has nothing to sweep
+                    self._sweep_docs(ts, agent, cursor)
                 return done
             rows = ts.doc_chunks(agent, after_id=cursor, limit=self._batch, live_only=False)
             wanted = [r for r in rows if r.text.strip()]
