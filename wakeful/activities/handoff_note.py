@@ -26,7 +26,7 @@ A session with no stored request (or one of another shape) is asked with
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -131,17 +131,9 @@ def handoff_request(provider: str, model: str, prompt: str, max_tokens: int) -> 
     return request_body(provider, model, prompt, max_tokens, system=SYSTEM)
 
 
-def cached_handoff_request(
-    provider: str,
-    window: dict[str, Any],
-    last_reply: str,
-    ask: str,
-    max_tokens: int,
-    count: Callable[[str], int],
-) -> dict[str, Any] | None:
-    """The agent's last request (``window``, as sent) continued by its reply and ``ask``
-    for the note (:func:`wakeful.consolidation.prompt.continued_request`)."""
-    return continued_request(provider, window, last_reply, ask, max_tokens, count)
+# The agent's last request (as sent) continued by its reply and the ask for the note: the
+# same continuation a summary of a cached span uses (consolidation.prompt).
+cached_handoff_request = continued_request
 
 
 def cache_ttl_s(provider: str, window: dict[str, Any]) -> int:

@@ -218,6 +218,8 @@ class EventIndex:
         # (tenant, agent) -> highest event id known indexed, so a compile with nothing new
         # to index asks neither Postgres nor the vector store.
         self._cursors: dict[tuple[str, str], int] = {}
+        # (docs-gone key, tenant, agent) -> superseded chunks this process has swept.
+        self._swept: dict[tuple[str, str, str], int] = {}
         # The index is derived from the event log: a shard built by another embedder or
         # analyzer (or in an older storage format) is dropped and rebuilt, never mixed in.
         vectors.ensure_collection(self.spec, replace=True)
@@ -308,11 +310,14 @@ class EventIndex:
         when there is something to delete (deleting a point twice is a no-op)."""
         key = f"docs-gone|{self.key}"
         gone = ts.superseded_doc_chunk_count(agent, upto_id=cursor)
-        if gone == ts.index_cursor(agent, key):
+        seen = (key, ts.name, agent)
+        if self._swept.get(seen) == gone:  # this process swept that far: no cursor read
             return
-        ids = ts.superseded_doc_chunks(agent, upto_id=cursor)
-        self.vectors.delete(ts.name, agent, [f"{DOC_KIND}:{i}" for i in ids])
-        ts.set_index_cursor(agent, key, len(ids))
+        if gone != ts.index_cursor(agent, key):
+            ids = ts.superseded_doc_chunks(agent, upto_id=cursor)
+            self.vectors.delete(ts.name, agent, [f"{DOC_KIND}:{i}" for i in ids])
+            ts.set_index_cursor(agent, key, len(ids))
+        self._swept[seen] = gone
 
     def _holds_upto(self, ts: TenantStore, agent: str, cursor: int) -> bool:
         """Whether the store holds the newest indexable event at or before ``cursor``
