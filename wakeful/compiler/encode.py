@@ -110,7 +110,7 @@ class JsonMemo:
         if kind is dict:
             key = _flat_key(value)
             if key is None:
-                return canonical_json(value)
+                return self._composed(value)
             out = self.flat.get(key)
             if out is None:
                 out = self.flat[key] = canonical_json(value)
@@ -118,7 +118,24 @@ class JsonMemo:
             return out
         if kind is list:
             return "[" + ",".join(map(self._value, value)) + "]"
+        if value is None:
+            return "null"
+        if kind is bool:
+            return "true" if value else "false"
+        if kind is int:
+            return int.__repr__(value)  # as the encoder spells an int
         return canonical_json(value)
+
+    def _composed(self, value: dict[Any, Any]) -> str:
+        """A dict the flat memo does not take (a tool's schema, a call's arguments), spelled
+        from its items' spellings: canonical JSON is compositional (keys sorted at every
+        level, no whitespace), so its long strings come from the memo instead of being
+        escaped again. A key that is not a ``str`` goes to the encoder, which sorts and
+        spells (or refuses) it as it does."""
+        if not all(map(is_, map(type, value), repeat(str))):
+            return canonical_json(value)
+        items = [_ESCAPE(k) + ":" + self._value(value[k]) for k in sorted(value)]
+        return "{" + ",".join(items) + "}"
 
 
 def _flat_key(value: dict[Any, Any]) -> tuple[Any, ...] | None:
