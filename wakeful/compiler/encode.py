@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from itertools import chain, repeat
+from itertools import repeat
 from operator import is_
 from typing import Any
 
@@ -40,7 +40,6 @@ from wakeful.compiler.render.base import Rendered
 _ESCAPE: Callable[[str], str] = json.encoder.encode_basestring
 _LONG = 256  # shorter strings are escaped directly: a lookup would cost as much
 _MAX_CHARS = 16_000_000  # the memo is cleared when it holds more than this (~100 windows)
-_STR_ONLY = {str}
 _SLOT = re.compile(r'"\\u0000(\d+)\\u0000"')
 
 
@@ -141,24 +140,35 @@ class JsonMemo:
 def _flat_key(value: dict[Any, Any]) -> tuple[Any, ...] | None:
     """The dict's items if its keys are ``str`` and its values ``str`` or dicts of ``str``
     (those as ``("dict", items)``, which no ``str`` can equal); else None."""
-    if _STR_ONLY == set(map(type, chain(value, value.values()))):
-        return tuple(value.items())
-    if not all(map(is_, map(type, value), repeat(str))):
-        return None
-    items: list[tuple[str, Any]] = []
-    for k, v in value.items():
+    items = tuple(value.items())
+    # A loop that stops at the first other type: several times faster, on the few items
+    # of a content block, than collecting the set of types.
+    for k, v in items:
+        if type(k) is not str or type(v) is not str:
+            return _nested_key(items)
+    return items
+
+
+def _nested_key(items: tuple[tuple[Any, Any], ...]) -> tuple[Any, ...] | None:
+    out: list[tuple[str, Any]] = []
+    for k, v in items:
+        if type(k) is not str:
+            return None
         kind = type(v)
         if kind is str:
-            items.append((k, v))
+            out.append((k, v))
         elif kind is dict and _all_str(v):
-            items.append((k, ("dict", tuple(v.items()))))
+            out.append((k, ("dict", tuple(v.items()))))
         else:
             return None
-    return tuple(items)
+    return tuple(out)
 
 
 def _all_str(value: dict[Any, Any]) -> bool:
-    return _STR_ONLY == set(map(type, chain(value, value.values())))
+    for k, v in value.items():
+        if type(k) is not str or type(v) is not str:
+            return False
+    return True
 
 
 def encode_request(rendered: Rendered, encode: Callable[[Any], str] = canonical_json) -> str:
