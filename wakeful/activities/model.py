@@ -12,15 +12,22 @@ every workflow activation and activity of the worker meanwhile. It is three tran
 read the window (or a reply stored before), store the reply with its record, then record
 the turns and close the wake. The reply is committed on its own first, so a failure after
 it never makes a retry pay for a second reply.
+
+While it runs the call heartbeats (every :data:`BEAT_EVERY_S`, whatever the provider is
+doing), so a call on a worker that died is retried on another once the heartbeats stop
+(``MODEL_HEARTBEAT`` in :mod:`wakeful.workflows.retries`), not after the call's whole
+timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import TracebackType
 from typing import Any
 
 from temporalio import activity
@@ -45,6 +52,47 @@ from wakeful.substrate.records import ModelCallRecord
 from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.store import TenantStore
 from wakeful.telemetry import server_of
+
+# How often a model call heartbeats while it runs. The SDK sends at most one heartbeat per
+# 0.8 of the heartbeat timeout (the newest), so this only has to be well inside it.
+BEAT_EVERY_S = 5.0
+
+
+class Heartbeats:
+    """``async with Heartbeats() as beats``: the attempt heartbeats every
+    :data:`BEAT_EVERY_S` for the block, each beat naming the route in flight
+    (:meth:`route`). A local activity cannot heartbeat: there, nothing is sent."""
+
+    def __init__(self) -> None:
+        self.details: dict[str, str] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Heartbeats:
+        if not activity.info().is_local:
+            self._task = asyncio.create_task(self._run(), name="model call heartbeats")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def route(self, route: str) -> None:
+        """Say (at once) which route (``provider/model``) the call is waiting for."""
+        self.details = {"route": route}
+        if self._task is not None:
+            activity.heartbeat(self.details)
+
+    async def _run(self) -> None:
+        while True:
+            activity.heartbeat(self.details)
+            await asyncio.sleep(BEAT_EVERY_S)
 
 
 def provider_of(inp: CallModelIn) -> str:
@@ -82,6 +130,10 @@ class ModelActivities:
 
     @activity.defn(name=CALL_MODEL)
     async def call_model(self, inp: CallModelIn) -> CallModelOut:
+        async with Heartbeats() as beats:
+            return await self._call_model(inp, beats)
+
+    async def _call_model(self, inp: CallModelIn, beats: Heartbeats) -> CallModelOut:
         wake = inp.wake
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "model")
@@ -110,9 +162,10 @@ class ModelActivities:
         ) as span:
             try:
                 if routes is None:
+                    beats.route(f"{name}/{model}")
                     reply, failover = await self._complete(provider, request, ts, inp), None
                 else:
-                    reply, failover = await self._fail_over(name, request, routes, ts, inp)
+                    reply, failover = await self._fail_over(name, request, routes, ts, inp, beats)
             except ProviderError as exc:
                 delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
                 raise ApplicationError(
@@ -173,6 +226,7 @@ class ModelActivities:
         routes: Routes,
         ts: TenantStore,
         inp: CallModelIn,
+        beats: Heartbeats,
     ) -> tuple[ModelReply, dict[str, Any] | None]:
         """The reply of the first route that answers: the agent's own provider, then each
         fallback in order, each sent the window the compiler rendered for it. A route that
@@ -191,6 +245,7 @@ class ModelActivities:
             if route in cooling and not last:
                 passed.append({"route": route, "reason": f"cooling down: {cooling[route]}"})
                 continue
+            beats.route(route)
             try:
                 reply = await self._complete(self.deps.provider(provider_name), body, ts, inp)
             except ProviderError as exc:
