@@ -16,7 +16,10 @@ it never makes a retry pay for a second reply.
 While it runs the call heartbeats (every :data:`BEAT_EVERY_S`, whatever the provider is
 doing), so a call on a worker that died is retried on another once the heartbeats stop
 (``MODEL_HEARTBEAT`` in :mod:`wakeful.workflows.retries`), not after the call's whole
-timeout.
+timeout. One provider attempt (each route, when the call fails over) gets at most the
+worker's ``model_attempt_timeout_s``: a reply that never finishes (a stream whose bytes
+keep coming, which no read timeout cuts) is abandoned then as a timeout, and goes to the
+next route.
 """
 
 from __future__ import annotations
@@ -262,13 +265,26 @@ class ModelActivities:
         self, provider: ModelProvider, request: dict[str, Any], ts: TenantStore, inp: CallModelIn
     ) -> ModelReply:
         """The provider's reply; streamed when it can stream (and the worker streams), its
-        pieces published for callers tailing the wake (see :mod:`.streaming`)."""
-        if not (self.deps.stream_model_calls and isinstance(provider, StreamingProvider)):
-            return await provider.complete(request)
-        async with StreamPublisher(
-            ts, inp.wake.agent, inp.wake.wake_id, inp.call_index
-        ) as on_event:
-            return await provider.stream(request, on_event)
+        pieces published for callers tailing the wake (see :mod:`.streaming`). One that
+        is not complete within the worker's ``model_attempt_timeout_s`` is abandoned, as a
+        retryable timeout (no status: a failover goes to the next route)."""
+        limit = self.deps.model_attempt_timeout_s
+        try:
+            async with asyncio.timeout(limit) as deadline:
+                if not (self.deps.stream_model_calls and isinstance(provider, StreamingProvider)):
+                    return await provider.complete(request)
+                async with StreamPublisher(
+                    ts, inp.wake.agent, inp.wake.wake_id, inp.call_index
+                ) as on_event:
+                    return await provider.stream(request, on_event)
+        except TimeoutError as exc:
+            if not deadline.expired():
+                raise
+            raise ProviderError(
+                f"no complete reply within {limit:g} s (the attempt's deadline,"
+                " WAKEFUL_MODEL_ATTEMPT_TIMEOUT_S); abandoned as a timeout",
+                retryable=True,
+            ) from exc
 
     def _store(
         self,
