@@ -1,5 +1,7 @@
 """A worker killed in the middle of a model call: the call heartbeats, so Temporal retries
-it on the next worker once the heartbeats stop, not after the call's whole timeout.
+it on the next worker once the heartbeats stop, not after the call's whole timeout; and the
+retry of an agent with a fallback goes past the route that was in flight (the heartbeats
+name it), as the failover policy sends a route that timed out.
 
 The first worker runs in a subprocess (``model_worker_proc.py``); the simulator answers its
 call with a reply that never finishes (a ``trickle`` step), and the test kills it with
@@ -15,7 +17,7 @@ from temporalio.api.enums.v1 import EventType, TimeoutType
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, running_worker
-from tests.e2e.model_worker_proc import model_agent
+from tests.e2e.model_worker_proc import FALLBACK, model_agent
 from tests.e2e.worker_process import fresh_process_config, sigkill, worker_process
 from tests.orchestration.helpers import within
 from wakeful.agents import AgentRegistry
@@ -94,3 +96,38 @@ async def test_a_worker_killed_mid_model_call_is_retried_once_its_heartbeats_sto
     assert started.attempt == 2
     timeout = started.last_failure.timeout_failure_info.timeout_type
     assert timeout == TimeoutType.TIMEOUT_TYPE_HEARTBEAT, TimeoutType.Name(timeout)
+
+
+async def test_the_retry_of_a_killed_call_goes_past_the_route_that_was_in_flight(
+    temporal_dev: WorkflowEnvironment,
+    store: Store,
+    sim: SimulatorServer,
+    pg_url: str,
+    tmp_path: Path,
+) -> None:
+    cfg = fresh_process_config(temporal_dev, sim, pg_url, tmp_path, tenant_prefix="model-lost")
+    agent = model_agent(cfg.tenant, fallback=True)
+    ts = store.tenant(cfg.tenant)
+    register_agent(ts, agent)
+    sim.simulator.set_script(_SCRIPT, scope=cfg.key)
+    client = await cfg.connect()
+    wid = workflow_id(cfg.tenant, agent.name)
+    script = Path(__file__).with_name("model_worker_proc.py")
+    async with worker_process(script, cfg, "--fallback") as proc:
+        pending = asyncio.create_task(
+            wake(client, agent.runtime(), message("say something"), cfg.queue)
+        )
+        await within(START_BOUND_S, client, [wid], _trickling(sim, cfg.key))
+        sigkill(proc)  # mid-call: the primary's reply is still trickling
+        async with running_worker(client, store, AgentRegistry([agent]), sim, cfg.key, cfg.queue):
+            result = await within(FINISH_BOUND_S, client, [wid], pending)
+
+    assert (result.status, result.output) == ("done", "Answered on the next worker.")
+    (served,) = ts.model_calls(result.wake_id)
+    assert (served.provider, served.model) == ("openai", FALLBACK[1])
+    assert served.failover is not None and served.failover["served"] == "/".join(FALLBACK)
+    (passed,) = served.failover["passed"]
+    assert passed["route"] == f"anthropic/{agent.model}"
+    assert passed["reason"].startswith("no reply when attempt 1 ended")
+    # The primary was not asked again: its one call is the trickle.
+    assert [c.endpoint for c in sim.simulator.calls(cfg.key)] == ["openai.chat"]

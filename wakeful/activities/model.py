@@ -64,7 +64,12 @@ BEAT_EVERY_S = 5.0
 class Heartbeats:
     """``async with Heartbeats() as beats``: the attempt heartbeats every
     :data:`BEAT_EVERY_S` for the block, each beat naming the route in flight
-    (:meth:`route`). A local activity cannot heartbeat: there, nothing is sent."""
+    (:meth:`route`). A local activity cannot heartbeat: there, nothing is sent.
+
+    The SDK sends the first heartbeat at once and then the newest one at most every 0.8 of
+    the heartbeat timeout, and the newest on failing: the route the server last heard of
+    may be one the attempt has since left (failed over from), never one it has yet to try.
+    """
 
     def __init__(self) -> None:
         self.details: dict[str, str] = {}
@@ -88,14 +93,27 @@ class Heartbeats:
 
     def route(self, route: str) -> None:
         """Say (at once) which route (``provider/model``) the call is waiting for."""
-        self.details = {"route": route}
+        self._send({"route": route})
+
+    def failed(self) -> None:
+        """Say (at once) that the route in flight failed, and the attempt fails with it: the
+        next attempt starts where the failover policy says, not past this route (as it
+        does past a route still in flight when an attempt ended: see :func:`lost_route`)."""
+        if self.details:
+            self._send({**self.details, "failed": "yes"})
+
+    def _send(self, details: dict[str, str]) -> None:
+        self.details = details
         if self._task is not None:
             activity.heartbeat(self.details)
 
     async def _run(self) -> None:
+        # The first beat the server gets is sent at once, the next ones at most once per
+        # throttle interval: the first names the route (sent by ``route``) unless naming
+        # it takes longer than a beat.
         while True:
-            activity.heartbeat(self.details)
             await asyncio.sleep(BEAT_EVERY_S)
+            activity.heartbeat(self.details)
 
 
 def provider_of(inp: CallModelIn) -> str:
@@ -170,6 +188,7 @@ class ModelActivities:
                 else:
                     reply, failover = await self._fail_over(name, request, routes, ts, inp, beats)
             except ProviderError as exc:
+                beats.failed()
                 delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
                 raise ApplicationError(
                     f"{name} call for wake {wake.wake_id} step {inp.call_index} failed: {exc}",
@@ -236,15 +255,31 @@ class ModelActivities:
         is overloaded, fails (5xx), times out or is unreachable, on attempt
         ``after_attempts`` or later, cools down and the next is tried; one cooling down is
         passed over (the last is always tried). Any other failure, or the last route's,
-        leaves as it is: Temporal retries the call. The second value says who served and
-        why, when it was not the agent's own route (None: it was)."""
+        leaves as it is: Temporal retries the call. A retry after an attempt that ended
+        while a route was in flight (its worker died, or it timed out) starts past that
+        route, when the policy fails over from that attempt (see :func:`lost_route`). The
+        second value says who served and why, when it was not the agent's own route (None:
+        it was)."""
         chain = [(name, f"{name}/{request.get('model', '')}", request), *routes.load(ts)]
         now = self.deps.clock()
         cooling = await asyncio.to_thread(_cooling, ts, [key for _, key, _ in chain], now)
         passed: list[dict[str, str]] = []
         attempt = activity.info().attempt
+        keys = [key for _, key, _ in chain]
+        lost = lost_route(routes.after_attempts)
+        # Past the lost route, when it is one of the chain's but its last (always tried).
+        start = keys.index(lost) + 1 if lost in keys[:-1] else 0
         for n, (provider_name, route, body) in enumerate(chain):
             last = n == len(chain) - 1
+            if n < start:
+                reason = (
+                    f"no reply when attempt {attempt - 1} ended (its worker was lost or the"
+                    " call timed out)"
+                    if route == lost
+                    else f"passed over in attempt {attempt - 1}"
+                )
+                passed.append({"route": route, "reason": reason})
+                continue
             if route in cooling and not last:
                 passed.append({"route": route, "reason": f"cooling down: {cooling[route]}"})
                 continue
@@ -348,6 +383,22 @@ class ModelActivities:
                 self.deps.telemetry,
             )
         return out.model_copy(update={"handoff_id": handoff_id})
+
+
+def lost_route(after_attempts: int) -> str | None:
+    """The route the previous attempt of this call was waiting for when it ended with
+    neither a reply nor a failure of the route's own (its worker died, or it timed out):
+    the route its last heartbeat named (see :class:`Heartbeats`). None: there was no such
+    attempt, or the failover policy fails over only from a later attempt
+    (``after_attempts``)."""
+    info = activity.info()
+    if info.attempt - 1 < after_attempts or not info.heartbeat_details:
+        return None
+    last = info.heartbeat_details[-1]
+    if not isinstance(last, dict) or "failed" in last:
+        return None
+    route = last.get("route")
+    return route if isinstance(route, str) else None
 
 
 def fails_over(exc: ProviderError) -> bool:
