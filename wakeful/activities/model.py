@@ -95,12 +95,13 @@ class Heartbeats:
         """Say (at once) which route (``provider/model``) the call is waiting for."""
         self._send({"route": route})
 
-    def failed(self) -> None:
-        """Say (at once) that the route in flight failed, and the attempt fails with it: the
-        next attempt starts where the failover policy says, not past this route (as it
-        does past a route still in flight when an attempt ended: see :func:`lost_route`)."""
+    def ended(self, how: str) -> None:
+        """Say (at once) that the route in flight is done with (``how``: it ``replied`` or
+        ``failed``): should the attempt fail after this, the next one starts where the
+        failover policy says, not past this route, as it does past a route still in flight
+        when an attempt ended (see :func:`lost_route`)."""
         if self.details:
-            self._send({**self.details, "failed": "yes"})
+            self._send({**self.details, "ended": how})
 
     def _send(self, details: dict[str, str]) -> None:
         self.details = details
@@ -187,8 +188,10 @@ class ModelActivities:
                     reply, failover = await self._complete(provider, request, ts, inp), None
                 else:
                     reply, failover = await self._fail_over(name, request, routes, ts, inp, beats)
+                # Storing the reply may fail yet: its retry must not count the route as lost.
+                beats.ended("replied")
             except ProviderError as exc:
-                beats.failed()
+                beats.ended("failed")
                 delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
                 raise ApplicationError(
                     f"{name} call for wake {wake.wake_id} step {inp.call_index} failed: {exc}",
@@ -395,7 +398,7 @@ def lost_route(after_attempts: int) -> str | None:
     if info.attempt - 1 < after_attempts or not info.heartbeat_details:
         return None
     last = info.heartbeat_details[-1]
-    if not isinstance(last, dict) or "failed" in last:
+    if not isinstance(last, dict) or "ended" in last:
         return None
     route = last.get("route")
     return route if isinstance(route, str) else None
