@@ -14,6 +14,7 @@ import asyncio
 from pathlib import Path
 
 from temporalio.api.enums.v1 import EventType, TimeoutType
+from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message, running_worker
@@ -48,6 +49,20 @@ _SCRIPT = Script.parse(
 async def _trickling(sim: SimulatorServer, key: str) -> None:
     """Wait until the simulator is trickling the first worker's reply."""
     while sim.simulator.trickles(key) < 1:
+        await asyncio.sleep(0.05)
+
+
+async def _heartbeat_seen(client: Client, wid: str) -> None:
+    """Wait until the workflow's pending model call has sent Temporal a heartbeat (the
+    first goes out a few seconds into the call, naming the route it waits for)."""
+    handle = client.get_workflow_handle(wid)
+    while True:
+        desc = await handle.describe()
+        if any(
+            a.activity_type.name == CALL_MODEL and a.HasField("last_heartbeat_time")
+            for a in desc.raw_description.pending_activities
+        ):
+            return
         await asyncio.sleep(0.05)
 
 
@@ -118,6 +133,7 @@ async def test_the_retry_of_a_killed_call_goes_past_the_route_that_was_in_flight
             wake(client, agent.runtime(), message("say something"), cfg.queue)
         )
         await within(START_BOUND_S, client, [wid], _trickling(sim, cfg.key))
+        await within(START_BOUND_S, client, [wid], _heartbeat_seen(client, wid))
         sigkill(proc)  # mid-call: the primary's reply is still trickling
         async with running_worker(client, store, AgentRegistry([agent]), sim, cfg.key, cfg.queue):
             result = await within(FINISH_BOUND_S, client, [wid], pending)

@@ -64,16 +64,19 @@ BEAT_EVERY_S = 5.0
 class Heartbeats:
     """``async with Heartbeats() as beats``: the attempt heartbeats every
     :data:`BEAT_EVERY_S` for the block, each beat naming the route in flight
-    (:meth:`route`). A local activity cannot heartbeat: there, nothing is sent.
+    (:meth:`route`). A call done sooner sends none (no round trip to the server); a local
+    activity, which cannot heartbeat, never does.
 
     The SDK sends the first heartbeat at once and then the newest one at most every 0.8 of
-    the heartbeat timeout, and the newest on failing: the route the server last heard of
-    may be one the attempt has since left (failed over from), never one it has yet to try.
+    the heartbeat timeout, and the newest when the activity fails: the route the server
+    last heard of may be one the attempt has since left (failed over from), never one it
+    has yet to try.
     """
 
     def __init__(self) -> None:
         self.details: dict[str, str] = {}
         self._task: asyncio.Task[None] | None = None
+        self._beating = False
 
     async def __aenter__(self) -> Heartbeats:
         if not activity.info().is_local:
@@ -92,28 +95,26 @@ class Heartbeats:
                 await self._task
 
     def route(self, route: str) -> None:
-        """Say (at once) which route (``provider/model``) the call is waiting for."""
-        self._send({"route": route})
+        """Say which route (``provider/model``) the call is waiting for."""
+        self._note({"route": route})
 
     def ended(self, how: str) -> None:
-        """Say (at once) that the route in flight is done with (``how``: it ``replied`` or
+        """Say that the route in flight is done with (``how``: it ``replied`` or
         ``failed``): should the attempt fail after this, the next one starts where the
         failover policy says, not past this route, as it does past a route still in flight
         when an attempt ended (see :func:`lost_route`)."""
         if self.details:
-            self._send({**self.details, "ended": how})
+            self._note({**self.details, "ended": how})
 
-    def _send(self, details: dict[str, str]) -> None:
+    def _note(self, details: dict[str, str]) -> None:
         self.details = details
-        if self._task is not None:
+        if self._beating:  # the SDK holds the newest details for its next send
             activity.heartbeat(self.details)
 
     async def _run(self) -> None:
-        # The first beat the server gets is sent at once, the next ones at most once per
-        # throttle interval: the first names the route (sent by ``route``) unless naming
-        # it takes longer than a beat.
         while True:
             await asyncio.sleep(BEAT_EVERY_S)
+            self._beating = True
             activity.heartbeat(self.details)
 
 
