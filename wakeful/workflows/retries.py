@@ -80,10 +80,10 @@ MODEL_RETRY = RetryPolicy(
     maximum_attempts=8,
 )
 MODEL_TIMEOUT = timedelta(minutes=5)
-# A model call's heartbeats stop this long before Temporal retries it (on any worker): a
-# tenth of MODEL_TIMEOUT, which a killed worker's call used to hold the wake for. Not
-# shorter: the SDK sends a heartbeat at most every 0.8 of this (24 s), and a call taken for
-# dead while it still runs is paid for twice; a stalled event loop must not look dead.
+# Temporal retries a model call (on any worker) once its heartbeats have stopped this long:
+# a tenth of MODEL_TIMEOUT, which a call on a dead worker would otherwise hold the wake for.
+# Not shorter: the SDK sends a heartbeat at most every 0.8 of this (24 s), and a call taken
+# for dead while it still runs is paid for twice; a stalled event loop must not look dead.
 MODEL_HEARTBEAT = timedelta(seconds=30)
 
 # A keep-warm call is worth less than its retries: one attempt, a short timeout.
