@@ -93,3 +93,24 @@ async def test_an_overloaded_primary_fails_over_and_returns_after_its_cooldown(
             cache_creation_1h_input_tokens=rec.cache_creation_1h_input_tokens,
         )
         assert rec.cost_usd == cost_usd(rec.provider, rec.model, usage) > 0
+
+
+async def test_a_rate_limited_primarys_retry_goes_to_the_primary_again(
+    temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer, agent: Agent
+) -> None:
+    """A 429 fails the attempt (a rate limit waits for its own provider): its heartbeat
+    says the route failed, so the retry starts at the primary, not past it as after an
+    attempt that ended with the route still in flight."""
+    agent = dataclasses.replace(agent, fallbacks=(FALLBACK,))
+    key, queue = uuid.uuid4().hex, f"q-{uuid.uuid4().hex[:8]}"
+    script = [{"error": {"status": 429, "retry_after": 1}}, {"text": "The primary answered."}]
+    sim.simulator.set_script(Script.parse(script), key)
+    client = temporal_dev.client
+    async with open_deps(store, AgentRegistry([agent]), sim, key) as deps:
+        async with serving(build_worker(client, deps, queue)):
+            result = await wake(client, agent.runtime(), message("who is on call?"), queue)
+
+    assert (result.status, result.output) == ("done", "The primary answered.")
+    (served,) = store.tenant(agent.tenant).model_calls(result.wake_id)
+    assert (served.provider, served.model, served.failover) == ("anthropic", agent.model, None)
+    assert [c.endpoint for c in sim.simulator.calls(key)] == ["anthropic.messages"]

@@ -101,11 +101,12 @@ def fresh_process_config(
 
 @asynccontextmanager
 async def worker_process(
-    script: Path, cfg: ProcessConfig
+    script: Path, cfg: ProcessConfig, *args: str
 ) -> AsyncIterator[subprocess.Popen[bytes]]:
-    """Run the worker script ``script`` with ``cfg`` for the block, once it says it is ready.
-    A process still alive when the block ends, however it ends, is killed."""
-    proc = subprocess.Popen([sys.executable, str(script), cfg.as_json()])
+    """Run the worker script ``script`` with ``cfg`` (and ``args`` after it) for the block,
+    once it says it is ready. A process still alive when the block ends, however it ends,
+    is killed."""
+    proc = subprocess.Popen([sys.executable, str(script), cfg.as_json(), *args])
     try:
         await wait_for_marker(cfg.markers, READY, proc=proc)
         yield proc

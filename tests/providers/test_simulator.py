@@ -256,3 +256,34 @@ def test_evict_drops_one_scopes_cache_and_keeps_its_calls() -> None:
     assert len(sim.calls("a")) == 3  # the call log stays
     assert sim.anthropic_messages(*_cached("b"))[1]["usage"]["cache_read_input_tokens"] > 0
     assert sim.evictions("b") == 0
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+def test_a_trickle_step_keeps_sending_and_never_finishes(
+    sim_server: SimulatorServer, sim_key: str, streamed: bool
+) -> None:
+    """A ``trickle`` step: streamed, the reply's opening events and then keep-alive comments;
+    unstreamed, whitespace; either way more bytes keep coming and no reply ends."""
+    script = [{"text": "A reply that never ends.", "trickle": True}, {"text": "done"}]
+    sim_server.simulator.set_script(Script.parse(script), sim_key)
+    body = _message(sim_key)[1] | ({"stream": True} if streamed else {})
+    with httpx.Client(base_url=sim_server.base_url) as http:
+        with http.stream("POST", "/v1/messages", headers={"x-api-key": sim_key}, json=body) as r:
+            assert r.status_code == 200
+            assert "x-sim-trickle" not in r.headers
+            received = ""
+            for chunk in r.iter_text():
+                received += chunk
+                if received.count(": keep-alive" if streamed else " ") >= 5:
+                    break
+        # The next call takes the next step; the trickled one is not an answered call.
+        after = http.post("/v1/messages", headers={"x-api-key": sim_key}, json=_message(sim_key)[1])
+    if streamed:
+        opening, _, rest = received.partition(": keep-alive")
+        assert opening.count("event: ") == 3 and '"text_delta"' in opening
+        assert "message_stop" not in received and set(rest) <= set(": keep-alive\n")
+    else:
+        assert received.strip() == ""
+    assert after.json()["content"][0]["text"] == "done"
+    assert sim_server.simulator.trickles(sim_key) == 1
+    assert [c.endpoint for c in sim_server.simulator.calls(sim_key)] == ["anthropic.messages"]

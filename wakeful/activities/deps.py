@@ -104,6 +104,10 @@ class ActivityDeps:
     # Model calls use the APIs' streaming and publish what they say as it comes (a caller
     # tails the wake: wakeful.activities.streaming); False: one reply per call, unstreamed.
     stream_model_calls: bool = True
+    # Seconds one provider attempt (each route's) may take to reply in full before it is
+    # abandoned as a timeout (WAKEFUL_MODEL_ATTEMPT_TIMEOUT_S; below the model call's own
+    # timeout, MODEL_TIMEOUT, so the call can still fail over or say why it failed).
+    model_attempt_timeout_s: float = 240.0
     # The activities' clock for provider cool-downs (failover): a test passes its own.
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     _index: EventIndex | None = field(default=None, init=False, repr=False)
@@ -111,6 +115,12 @@ class ActivityDeps:
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        limit = self.model_attempt_timeout_s
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 < limit < 300:
+            raise ConfigError(
+                f"model_attempt_timeout_s must be seconds > 0 and < 300 (the model call's own"
+                f" timeout), got {limit!r}"
+            )
         # Policies the agents named by file path were loaded with the registry.
         self.policies = merge_policies(self.policies, self.agents.policies, "the agents")
 

@@ -12,15 +12,25 @@ every workflow activation and activity of the worker meanwhile. It is three tran
 read the window (or a reply stored before), store the reply with its record, then record
 the turns and close the wake. The reply is committed on its own first, so a failure after
 it never makes a retry pay for a second reply.
+
+While it runs the call heartbeats (every :data:`BEAT_EVERY_S`, whatever the provider is
+doing), so a call on a worker that died is retried on another once the heartbeats stop
+(``MODEL_HEARTBEAT`` in :mod:`wakeful.workflows.retries`), not after the call's whole
+timeout. One provider attempt (each route, when the call fails over) gets at most the
+worker's ``model_attempt_timeout_s``: a reply that never finishes (a stream whose bytes
+keep coming, which no read timeout cuts) is abandoned then as a timeout, and goes to the
+next route.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import TracebackType
 from typing import Any
 
 from temporalio import activity
@@ -45,6 +55,67 @@ from wakeful.substrate.records import ModelCallRecord
 from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.store import TenantStore
 from wakeful.telemetry import server_of
+
+# How often a model call heartbeats while it runs. The SDK sends at most one heartbeat per
+# 0.8 of the heartbeat timeout (the newest), so this only has to be well inside it.
+BEAT_EVERY_S = 5.0
+
+
+class Heartbeats:
+    """``async with Heartbeats() as beats``: the attempt heartbeats every
+    :data:`BEAT_EVERY_S` for the block, each beat naming the route in flight
+    (:meth:`route`). A call done sooner sends none (no round trip to the server); a local
+    activity, which cannot heartbeat, never does.
+
+    The SDK sends the first heartbeat at once and then the newest one at most every 0.8 of
+    the heartbeat timeout, and the newest when the activity fails: the route the server
+    last heard of may be one the attempt has since left (failed over from), never one it
+    has yet to try.
+    """
+
+    def __init__(self) -> None:
+        self.details: dict[str, str] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._beating = False
+
+    async def __aenter__(self) -> Heartbeats:
+        if not activity.info().is_local:
+            self._task = asyncio.create_task(self._run(), name="model call heartbeats")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def route(self, route: str) -> None:
+        """Say which route (``provider/model``) the call is waiting for."""
+        self._note({"route": route})
+
+    def ended(self, how: str) -> None:
+        """Say that the route in flight is done with (``how``: it ``replied`` or
+        ``failed``): should the attempt fail after this, the next one starts where the
+        failover policy says, not past this route, as it does past a route still in flight
+        when an attempt ended (see :func:`lost_route`)."""
+        if self.details:
+            self._note({**self.details, "ended": how})
+
+    def _note(self, details: dict[str, str]) -> None:
+        self.details = details
+        if self._beating:  # the SDK holds the newest details for its next send
+            activity.heartbeat(self.details)
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(BEAT_EVERY_S)
+            self._beating = True
+            activity.heartbeat(self.details)
 
 
 def provider_of(inp: CallModelIn) -> str:
@@ -82,6 +153,10 @@ class ModelActivities:
 
     @activity.defn(name=CALL_MODEL)
     async def call_model(self, inp: CallModelIn) -> CallModelOut:
+        async with Heartbeats() as beats:
+            return await self._call_model(inp, beats)
+
+    async def _call_model(self, inp: CallModelIn, beats: Heartbeats) -> CallModelOut:
         wake = inp.wake
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "model")
@@ -110,10 +185,14 @@ class ModelActivities:
         ) as span:
             try:
                 if routes is None:
+                    beats.route(f"{name}/{model}")
                     reply, failover = await self._complete(provider, request, ts, inp), None
                 else:
-                    reply, failover = await self._fail_over(name, request, routes, ts, inp)
+                    reply, failover = await self._fail_over(name, request, routes, ts, inp, beats)
+                # Storing the reply may fail yet: its retry must not count the route as lost.
+                beats.ended("replied")
             except ProviderError as exc:
+                beats.ended("failed")
                 delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
                 raise ApplicationError(
                     f"{name} call for wake {wake.wake_id} step {inp.call_index} failed: {exc}",
@@ -173,24 +252,42 @@ class ModelActivities:
         routes: Routes,
         ts: TenantStore,
         inp: CallModelIn,
+        beats: Heartbeats,
     ) -> tuple[ModelReply, dict[str, Any] | None]:
         """The reply of the first route that answers: the agent's own provider, then each
         fallback in order, each sent the window the compiler rendered for it. A route that
         is overloaded, fails (5xx), times out or is unreachable, on attempt
         ``after_attempts`` or later, cools down and the next is tried; one cooling down is
         passed over (the last is always tried). Any other failure, or the last route's,
-        leaves as it is: Temporal retries the call. The second value says who served and
-        why, when it was not the agent's own route (None: it was)."""
+        leaves as it is: Temporal retries the call. A retry after an attempt that ended
+        while a route was in flight (its worker died, or it timed out) starts past that
+        route, when the policy fails over from that attempt (see :func:`lost_route`). The
+        second value says who served and why, when it was not the agent's own route (None:
+        it was)."""
         chain = [(name, f"{name}/{request.get('model', '')}", request), *routes.load(ts)]
         now = self.deps.clock()
         cooling = await asyncio.to_thread(_cooling, ts, [key for _, key, _ in chain], now)
         passed: list[dict[str, str]] = []
         attempt = activity.info().attempt
+        keys = [key for _, key, _ in chain]
+        lost = lost_route(routes.after_attempts)
+        # Past the lost route, when it is one of the chain's but its last (always tried).
+        start = keys.index(lost) + 1 if lost in keys[:-1] else 0
         for n, (provider_name, route, body) in enumerate(chain):
             last = n == len(chain) - 1
+            if n < start:
+                reason = (
+                    f"no reply when attempt {attempt - 1} ended (its worker was lost or the"
+                    " call timed out)"
+                    if route == lost
+                    else f"passed over in attempt {attempt - 1}"
+                )
+                passed.append({"route": route, "reason": reason})
+                continue
             if route in cooling and not last:
                 passed.append({"route": route, "reason": f"cooling down: {cooling[route]}"})
                 continue
+            beats.route(route)
             try:
                 reply = await self._complete(self.deps.provider(provider_name), body, ts, inp)
             except ProviderError as exc:
@@ -207,13 +304,26 @@ class ModelActivities:
         self, provider: ModelProvider, request: dict[str, Any], ts: TenantStore, inp: CallModelIn
     ) -> ModelReply:
         """The provider's reply; streamed when it can stream (and the worker streams), its
-        pieces published for callers tailing the wake (see :mod:`.streaming`)."""
-        if not (self.deps.stream_model_calls and isinstance(provider, StreamingProvider)):
-            return await provider.complete(request)
-        async with StreamPublisher(
-            ts, inp.wake.agent, inp.wake.wake_id, inp.call_index
-        ) as on_event:
-            return await provider.stream(request, on_event)
+        pieces published for callers tailing the wake (see :mod:`.streaming`). One that
+        is not complete within the worker's ``model_attempt_timeout_s`` is abandoned, as a
+        retryable timeout (no status: a failover goes to the next route)."""
+        limit = self.deps.model_attempt_timeout_s
+        try:
+            async with asyncio.timeout(limit) as deadline:
+                if not (self.deps.stream_model_calls and isinstance(provider, StreamingProvider)):
+                    return await provider.complete(request)
+                async with StreamPublisher(
+                    ts, inp.wake.agent, inp.wake.wake_id, inp.call_index
+                ) as on_event:
+                    return await provider.stream(request, on_event)
+        except TimeoutError as exc:
+            if not deadline.expired():
+                raise
+            raise ProviderError(
+                f"no complete reply within {limit:g} s (the attempt's deadline,"
+                " WAKEFUL_MODEL_ATTEMPT_TIMEOUT_S); abandoned as a timeout",
+                retryable=True,
+            ) from exc
 
     def _store(
         self,
@@ -277,6 +387,22 @@ class ModelActivities:
                 self.deps.telemetry,
             )
         return out.model_copy(update={"handoff_id": handoff_id})
+
+
+def lost_route(after_attempts: int) -> str | None:
+    """The route the previous attempt of this call was waiting for when it ended with
+    neither a reply nor a failure of the route's own (its worker died, or it timed out):
+    the route its last heartbeat named (see :class:`Heartbeats`). None: there was no such
+    attempt, or the failover policy fails over only from a later attempt
+    (``after_attempts``)."""
+    info = activity.info()
+    if info.attempt - 1 < after_attempts or not info.heartbeat_details:
+        return None
+    last = info.heartbeat_details[-1]
+    if not isinstance(last, dict) or "ended" in last:
+        return None
+    route = last.get("route")
+    return route if isinstance(route, str) else None
 
 
 def fails_over(exc: ProviderError) -> bool:

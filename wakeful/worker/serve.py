@@ -278,6 +278,7 @@ async def _serve(
         embedder=embedder_for(settings),
         telemetry=build_telemetry(settings),
         stream_model_calls=settings.stream_model_calls,
+        model_attempt_timeout_s=settings.model_attempt_timeout_s,
         # The model's call runs on this loop, where the provider clients live.
         intent_classifier=(
             None

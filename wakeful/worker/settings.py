@@ -210,6 +210,15 @@ class Settings(BaseSettings):
         "rules classify it instead (at most 40: it runs inside the compile activity, whose "
         "own timeout is 60 s).",
     )
+    model_attempt_timeout_s: float = Field(
+        240.0,  # below retries.MODEL_TIMEOUT (300 s), not imported: the CLI loads settings
+        gt=0,
+        lt=300,
+        description="Seconds one attempt at a provider (each fallback's, when a call fails "
+        "over) may take to reply in full before it is abandoned as a timeout: the call goes "
+        "to the next fallback, or is retried. Cuts a reply that never finishes, whose bytes "
+        "keep arriving, which no read timeout ends (below 300: the model call's own timeout).",
+    )
     stream_model_calls: bool = Field(
         True,
         description="Model calls use the providers' streaming APIs and publish what the "

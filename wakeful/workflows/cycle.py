@@ -399,6 +399,7 @@ class WakeCycle:
             CallModelOut,
             start_to_close=p.MODEL_TIMEOUT,
             retry=p.MODEL_RETRY,
+            heartbeat=p.MODEL_HEARTBEAT,
             summary=f"model call {arg.call_index}",
         )
 

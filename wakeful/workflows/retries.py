@@ -8,7 +8,9 @@
   local activity may run again; its step key makes the second run find the first write.
 * Model calls retry what the provider says is transient (408/409/429/5xx) and wait at least
   its ``retry-after`` (the activity raises ``ApplicationError(next_retry_delay=...)``); a 400
-  is raised non-retryable and fails at once, ending the wake with ``model_error``.
+  is raised non-retryable and fails at once, ending the wake with ``model_error``. A model
+  call heartbeats while it runs: one on a worker that died is retried on another once its
+  heartbeats stop for ``MODEL_HEARTBEAT``, not after its whole ``MODEL_TIMEOUT``.
 * Tools retry under their own limits (``ToolLimits``): ``max_attempts`` counts the tool's
   own failures only; the store's and the worker's are retried without limit
   (``TOOL_INFRA_RETRY``). Long tools heartbeat. Model calls, tools, keep-warm calls and
@@ -20,7 +22,8 @@
   attempts are one marker in the history instead of an event each; while a long call runs,
   the worker holds the workflow task (heartbeating it), so queries and signals are answered
   at the heartbeats; and a worker that dies mid-call leaves the call to be run again by the
-  next worker (a reply already stored is reused, never paid for twice).
+  next worker (a reply already stored is reused, never paid for twice), once the workflow
+  task's own timeout has passed: a local activity has no heartbeat timeout of its own.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ __all__ = [
     "DETERMINISTIC_ERRORS",
     "KEEP_WARM_RETRY",
     "KEEP_WARM_TIMEOUT",
+    "MODEL_HEARTBEAT",
     "MODEL_RETRY",
     "MODEL_TIMEOUT",
     "STORE_RETRY",
@@ -76,6 +80,11 @@ MODEL_RETRY = RetryPolicy(
     maximum_attempts=8,
 )
 MODEL_TIMEOUT = timedelta(minutes=5)
+# Temporal retries a model call (on any worker) once its heartbeats have stopped this long:
+# a tenth of MODEL_TIMEOUT, which a call on a dead worker would otherwise hold the wake for.
+# Not shorter: the SDK sends a heartbeat at most every 0.8 of this (24 s), and a call taken
+# for dead while it still runs is paid for twice; a stalled event loop must not look dead.
+MODEL_HEARTBEAT = timedelta(seconds=30)
 
 # A keep-warm call is worth less than its retries: one attempt, a short timeout.
 KEEP_WARM_RETRY = RetryPolicy(maximum_attempts=1)

@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from wakeful.testing.simulator import sse
-from wakeful.testing.simulator.core import SimResponse, Simulator
+from wakeful.testing.simulator.core import TRICKLE_HEADER, SimResponse, Simulator
 from wakeful.testing.simulator.script import Script
 
 __all__ = ["UVICORN_OPTIONS", "create_app"]
@@ -65,6 +65,12 @@ def _provider_route(
         body = await _json(request)
         status, payload, headers = handler(dict(request.headers), body)
         streamed = events is not None and isinstance(body, dict) and body.get("stream")
+        if headers.pop(TRICKLE_HEADER, None):  # a script step that never finishes
+            return StreamingResponse(
+                sse.trickled(events(payload, body) if streamed and events else None),
+                media_type="text/event-stream" if streamed else "application/json",
+                headers=headers,
+            )
         if status != 200 or not streamed or events is None:
             return JSONResponse(payload, status_code=status, headers=headers)
         return StreamingResponse(

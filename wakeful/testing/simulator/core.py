@@ -29,9 +29,12 @@ from wakeful.testing.simulator.sse import StreamPace
 from wakeful.testing.simulator.state import CacheStore, OffsetClock, SimError
 from wakeful.testing.simulator.tokens import digest
 
-__all__ = ["CallRecord", "ScopeState", "SimResponse", "Simulator"]
+__all__ = ["TRICKLE_HEADER", "CallRecord", "ScopeState", "SimResponse", "Simulator"]
 
 SimResponse = tuple[int, dict[str, Any], dict[str, str]]
+
+# Set on a reply whose script step trickles (the app sends it that way and drops the header).
+TRICKLE_HEADER = "x-sim-trickle"
 
 _DEFAULT_ERROR_TEXT = {
     400: "Invalid request.",
@@ -63,6 +66,7 @@ class ScopeState:
     handoff_cursor: int = 0  # handoff-note prompts walk the script's ``handoff`` steps
     counter: int = 0
     calls: list[CallRecord] = field(default_factory=list)
+    trickles: int = 0  # replies sent trickling (never finished): not in ``calls``
 
 
 def _api_key(headers: Mapping[str, str]) -> str | None:
@@ -138,6 +142,11 @@ class Simulator:
     def calls(self, scope: str) -> list[CallRecord]:
         with self._lock:
             return list(self._state(scope).calls)
+
+    def trickles(self, scope: str) -> int:
+        """How many of the scope's calls were answered with a trickle (script ``trickle``)."""
+        with self._lock:
+            return self._state(scope).trickles
 
     def evictions(self, scope: str) -> int:
         with self._lock:
@@ -223,6 +232,9 @@ class Simulator:
                 if exc.retry_after is not None:
                     headers_out["retry-after"] = f"{exc.retry_after:g}"
                 return status, wa.error_body(status, exc.message, request_id), headers_out
+            if step is not None and step.trickle:
+                state.trickles += 1
+                return 200, out, {"request-id": request_id, TRICKLE_HEADER: "1"}
             usage = out["usage"]
             state.calls.append(
                 CallRecord(
@@ -296,6 +308,9 @@ class Simulator:
                 if exc.status == 401 and message.startswith("x-api-key"):
                     message = "You didn't provide an API key."
                 return status, wo.error_body(status, message), headers_out
+            if step is not None and step.trickle:
+                state.trickles += 1
+                return 200, out, {"x-request-id": request_id, TRICKLE_HEADER: "1"}
             output = out["usage"]["completion_tokens" if chat else "output_tokens"]
             state.calls.append(
                 CallRecord(

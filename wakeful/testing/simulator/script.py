@@ -14,8 +14,14 @@ Script format (YAML or JSON). Either a bare list of steps or a mapping::
       - text: "cut off"
         stop_reason: max_tokens
         times: 2                   # this step answers two calls
+      - text: "Never finished."
+        trickle: true              # bytes keep coming, the reply never ends (see below)
     handoff:                  # replies to session-end note prompts (their own cursor)
       - error: {status: 400}
+
+A ``trickle`` step answers as a provider that keeps the connection busy and never finishes:
+streamed, its reply's first events go out and then only keep-alive comments, a non-streamed
+reply sends whitespace; until the caller hangs up. No read timeout ends such a call.
 
 Each scope (API key) walks the script with its own cursor, so parallel tests sharing one
 server do not consume each other's steps. Stop reasons use Anthropic's vocabulary
@@ -89,6 +95,7 @@ class Step(BaseModel):
     stop_reason: StopReason | None = None
     error: ErrorStep | None = None
     times: int = Field(default=1, ge=1)
+    trickle: bool = False
 
 
 class Script(BaseModel):

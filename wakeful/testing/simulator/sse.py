@@ -10,12 +10,16 @@ parse them unmodified, and whatever accumulates a stream gets the non-streamed b
 Text goes out in pieces of ``CHUNK_CHARS`` characters. :class:`StreamPace` slows a stream
 down: a delay between events (for a demo) and a gate, held after the first text piece until
 a test opens it, so a test can see deltas arrive before the reply ends without timing it.
+:func:`trickled` sends a reply that never ends (a script's ``trickle`` step): its first
+events, then a keep-alive comment every :data:`TRICKLE_EVERY_S`, which every SSE parser
+skips and every read timeout counts as data.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import itertools
 import json
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -23,14 +27,17 @@ from typing import Any
 
 __all__ = [
     "CHUNK_CHARS",
+    "TRICKLE_EVERY_S",
     "StreamPace",
     "anthropic_events",
     "chat_events",
     "paced",
     "responses_events",
+    "trickled",
 ]
 
 CHUNK_CHARS = 8
+TRICKLE_EVERY_S = 0.2
 
 Event = tuple[str | None, str]  # (SSE event name or None, data)
 
@@ -208,6 +215,21 @@ def _is_text_piece(data: str) -> bool:
         or '"response.output_text.delta"' in data
         or ('"chat.completion.chunk"' in data and '"content": "' in data and '"role"' not in data)
     )
+
+
+async def trickled(events: Iterator[Event] | None) -> AsyncIterator[bytes]:
+    """A reply that never finishes: its opening events (up to the first text piece, at most
+    three: never the end of a block), then keep-alive comments until the caller hangs up.
+    Without ``events`` (a non-streamed reply), whitespace, which may precede a JSON body."""
+    if events is not None:
+        for name, data in itertools.islice(events, 3):
+            head = f"event: {name}\n" if name else ""
+            yield f"{head}data: {data}\n\n".encode()
+            if _is_text_piece(data):
+                break
+    while True:
+        yield b": keep-alive\n\n" if events is not None else b" "
+        await asyncio.sleep(TRICKLE_EVERY_S)
 
 
 async def paced(events: Iterator[Event], pace: StreamPace | None) -> AsyncIterator[bytes]:
