@@ -66,35 +66,8 @@ async def _heartbeat_seen(client: Client, wid: str) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_a_worker_killed_mid_model_call_is_retried_once_its_heartbeats_stop(
-    temporal_dev: WorkflowEnvironment,
-    store: Store,
-    sim: SimulatorServer,
-    pg_url: str,
-    tmp_path: Path,
-) -> None:
-    cfg = fresh_process_config(temporal_dev, sim, pg_url, tmp_path, tenant_prefix="model-kill")
-    agent = model_agent(cfg.tenant)
-    ts = store.tenant(cfg.tenant)
-    register_agent(ts, agent)
-    sim.simulator.set_script(_SCRIPT, scope=cfg.key)
-    client = await cfg.connect()
-    wid = workflow_id(cfg.tenant, agent.name)
-    async with worker_process(Path(__file__).with_name("model_worker_proc.py"), cfg) as proc:
-        pending = asyncio.create_task(
-            wake(client, agent.runtime(), message("say something"), cfg.queue)
-        )
-        await within(START_BOUND_S, client, [wid], _trickling(sim, cfg.key))
-        sigkill(proc)  # mid-call: the reply is still trickling
-        async with running_worker(client, store, AgentRegistry([agent]), sim, cfg.key, cfg.queue):
-            result = await within(FINISH_BOUND_S, client, [wid], pending)
-
-    assert (result.status, result.model_calls) == ("done", 1)
-    assert result.output == "Answered on the next worker."
-    (call,) = ts.model_calls(result.wake_id)
-    assert call.call_index == 0
-    assert sim.simulator.trickles(cfg.key) == 1
-    # The call's second attempt ran because the first one's heartbeats stopped.
+async def _retried_after_heartbeats_stopped(client: Client, wid: str) -> None:
+    """The model call's second attempt ran because the first one's heartbeats stopped."""
     history = await client.get_workflow_handle(wid).fetch_history()
     scheduled = {
         e.event_id
@@ -113,7 +86,7 @@ async def test_a_worker_killed_mid_model_call_is_retried_once_its_heartbeats_sto
     assert timeout == TimeoutType.TIMEOUT_TYPE_HEARTBEAT, TimeoutType.Name(timeout)
 
 
-async def test_the_retry_of_a_killed_call_goes_past_the_route_that_was_in_flight(
+async def test_a_killed_call_is_retried_once_its_heartbeats_stop_past_the_route_in_flight(
     temporal_dev: WorkflowEnvironment,
     store: Store,
     sim: SimulatorServer,
@@ -147,3 +120,4 @@ async def test_the_retry_of_a_killed_call_goes_past_the_route_that_was_in_flight
     assert passed["reason"].startswith("no reply when attempt 1 ended")
     # The primary was not asked again: its one call is the trickle.
     assert [c.endpoint for c in sim.simulator.calls(cfg.key)] == ["openai.chat"]
+    await _retried_after_heartbeats_stopped(client, wid)
