@@ -98,9 +98,10 @@ class Tally:
     evidence: list[int] = field(default_factory=lambda: [0, 0])  # question calls, answered
     # [evidence tokens, window tokens] summed over the turns' requests, one counter each
     evidence_tokens: list[int] = field(default_factory=lambda: [0, 0])
-    # [requests, tokens]: a request that read less than the longest prefix of it the cache
-    # held live when it was sent (turns and maintenance calls alike)
-    missed: list[int] = field(default_factory=lambda: [0, 0])
+    # [requests, tokens, requests that read nothing]: a request that read less than the
+    # longest prefix of it the cache held live when it was sent (turns and maintenance
+    # calls alike), the tokens it could have read, and how many of them read no token
+    missed: list[int] = field(default_factory=lambda: [0, 0, 0])
     details: dict[str, Any] = field(default_factory=dict)  # the strategy's own report
 
 
@@ -130,6 +131,7 @@ class Runner:
         if tally is not None and usage.cache_read_input_tokens < held:
             tally.missed[0] += 1
             tally.missed[1] += held - usage.cache_read_input_tokens
+            tally.missed[2] += usage.cache_read_input_tokens == 0
         return usage
 
     async def _send(self, name: str, request: dict[str, Any], step: Step) -> Usage:
