@@ -165,7 +165,8 @@ async def replay(
         try:
             main = compiled[0] if compiled else None
             full = main.history_full if main is not None else (lambda: False)
-            for item in timeline(session, sub, full):
+            sessions = main.session_of if main is not None else None
+            for item in timeline(session, sub, full, sessions):
                 if isinstance(item, Consolidation):
                     if not item.read:
                         continue  # nothing old enough to consolidate: no model call
