@@ -98,6 +98,10 @@ class Tally:
     evidence: list[int] = field(default_factory=lambda: [0, 0])  # question calls, answered
     # [evidence tokens, window tokens] summed over the turns' requests, one counter each
     evidence_tokens: list[int] = field(default_factory=lambda: [0, 0])
+    # [requests, tokens, requests that read nothing]: a request that read less than the
+    # longest prefix of it the cache held live when it was sent (turns and maintenance
+    # calls alike), the tokens it could have read, and how many of them read no token
+    missed: list[int] = field(default_factory=lambda: [0, 0, 0])
     details: dict[str, Any] = field(default_factory=dict)  # the strategy's own report
 
 
@@ -116,7 +120,21 @@ class Runner:
         self.session = session
         self.provider = AnthropicProvider("bench-wakeful", base_url=server.base_url, timeout=60)
 
-    async def send(self, name: str, request: dict[str, Any], step: Step) -> Usage:
+    async def send(
+        self, name: str, request: dict[str, Any], step: Step, tally: Tally | None = None
+    ) -> Usage:
+        """Send one request; with ``tally``, count it there if it read less than the cache
+        held of it (a cached prefix it was sent past)."""
+        sim = self.server.simulator
+        held = sim.cached_prefix_tokens(f"bench-{name}", request) if tally is not None else 0
+        usage = await self._send(name, request, step)
+        if tally is not None and usage.cache_read_input_tokens < held:
+            tally.missed[0] += 1
+            tally.missed[1] += held - usage.cache_read_input_tokens
+            tally.missed[2] += usage.cache_read_input_tokens == 0
+        return usage
+
+    async def _send(self, name: str, request: dict[str, Any], step: Step) -> Usage:
         sim = self.server.simulator
         sim.set_script(Script(steps=[step]), scope=f"bench-{name}")
         if name == "wakeful":
@@ -147,14 +165,17 @@ async def replay(
         try:
             main = compiled[0] if compiled else None
             full = main.history_full if main is not None else (lambda: False)
-            for item in timeline(session, sub, full):
+            sessions = main.session_of if main is not None else None
+            for item in timeline(session, sub, full, sessions):
                 if isinstance(item, Consolidation):
                     if not item.read:
                         continue  # nothing old enough to consolidate: no model call
                     clock.advance(EPOCH.timestamp() + item.at - clock())
                     for w in compiled:  # every compiled strategy reads these summaries
                         request = consolidation_request(w, item, session, previous_at)
-                        usage = await runner.send(w.name, request, Step(text=item.written))
+                        usage = await runner.send(
+                            w.name, request, Step(text=item.written), tallies[w.name]
+                        )
                         _charge(tallies[w.name], session, "consolidation", request, usage)
                     say(f"consolidated history at {item.at:.0f} s")
                     continue
@@ -225,9 +246,9 @@ async def _call(
 ) -> None:
     plan = strategy.plan(ctx)
     for extra in plan.maintenance:
-        usage = await runner.send(strategy.name, extra.request, Step(text=extra.reply))
+        usage = await runner.send(strategy.name, extra.request, Step(text=extra.reply), tally)
         _charge(tally, session, extra.kind, extra.request, usage)
-    usage = await runner.send(strategy.name, plan.request, _step(ctx.turn))
+    usage = await runner.send(strategy.name, plan.request, _step(ctx.turn), tally)
     strategy.observe(ctx, usage)
     _charge(tally, session, "turn", plan.request, usage)
     held_decisions(tally, plan.request, session.decisions, ctx.turn.index)

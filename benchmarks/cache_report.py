@@ -25,7 +25,12 @@ a strategy is cheap for nothing if it cannot see the answer. ``evidence_tokens``
 ``evidence_share_of_input``: the retrieved evidence the turns' requests carried, and its
 share of their input tokens (Wakeful: its evidence segment and the wake's recorded evidence
 sent again, by its own counter; a baseline: the retrieved documents); ``uncached_tokens``:
-input tokens billed at the base price, maintenance calls included; ``settings``: a
+input tokens billed at the base price, maintenance calls included;
+``cached_prefix_missed_calls`` and ``_tokens``: requests (maintenance calls included) that
+read less from the cache than the longest prefix of them it held live when they were sent
+(beyond the reach of their breakpoints), and the tokens they could have read;
+``cached_prefix_unread_calls``: those of them that read nothing, sent uncached
+(``checks.no_request_sent_uncached_past_a_cached_prefix``); ``settings``: a
 provider-native baseline's parameters and what it did (:mod:`benchmarks.cache_native`).
 ``cheapest_keeping_facts`` is chosen among every baseline, the providers' own included.
 """
@@ -81,6 +86,7 @@ class TallyLike(Protocol):
     held: dict[str, list[int]]  # decision id -> [calls after it was stated, calls holding it]
     evidence: list[int]  # [calls of question wakes, calls whose request held the answer]
     evidence_tokens: list[int]  # [evidence tokens, window tokens] over the turns' requests
+    missed: list[int]  # [requests, tokens, uncached requests]: read less than was held
     details: dict[str, Any]  # the strategy's settings and what it did
 
 
@@ -157,6 +163,9 @@ def strategy_report(
         "evidence_tokens": tally.evidence_tokens[0],
         "evidence_share_of_input": _ratio(*tally.evidence_tokens),
         "uncached_tokens": uncached + sum(u.input_tokens for _, u in tally.maintenance),
+        "cached_prefix_missed_calls": tally.missed[0],
+        "cached_prefix_missed_tokens": tally.missed[1],
+        "cached_prefix_unread_calls": tally.missed[2],
         "maintenance_calls": len(tally.maintenance),
         "maintenance_cost_usd": round(tally.maintenance_cost, 4),
         **({"settings": tally.details} if tally.details else {}),
@@ -193,6 +202,7 @@ def _checks(
     share = tallies["wakeful"].reads.never_read_share
     hit = w["cache_hit_ratio"]
     applies = len(session.turns) >= CHECKS["hit_ratio_from_calls"]
+    unread = tallies["wakeful"].missed[2]
     return {
         "cost_le_cheapest_keeping_facts": _check(
             cost <= cheapest if cheapest is not None else None, cost, cheapest
@@ -210,6 +220,7 @@ def _checks(
             hit,
             CHECKS["min_cache_hit_ratio"],
         ),
+        "no_request_sent_uncached_past_a_cached_prefix": _check(unread == 0, unread, 0),
     }
 
 

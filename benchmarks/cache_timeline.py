@@ -41,23 +41,26 @@ class Consolidation:
     items: tuple[SpanItem, ...] = ()
 
 
-def wake_ref(wake: Wake) -> WakeRef:
+def wake_ref(wake: Wake, session: int | None = None) -> WakeRef:
+    """The wake's reference, in the session the shape gives it or in ``session``."""
     return WakeRef(
         tenant="bench",
         agent=AGENT,
         wake_id=f"{AGENT}:{wake.number}",
-        session_id=f"{AGENT}:s{wake.session:04d}",
+        session_id=f"{AGENT}:s{wake.session if session is None else session:04d}",
         workflow_id=f"wakeful-agent:bench:{AGENT}",
         number=wake.number,
     )
 
 
-def consolidate(sub: MemorySubstrate, wakes: list[Wake], when: float) -> Consolidation:
+def consolidate(
+    sub: MemorySubstrate, wakes: list[Wake], when: float, session_id: str | None = None
+) -> Consolidation:
     """Summarise every raw event of the current session but its newest
     :data:`KEEP_RAW_WAKES` wakes and the wakes of the agent's newest ``keep_recent_events``
     events (as the worker's rounds leave them raw), :data:`WAKES_PER_SUMMARY` wakes per
-    summary."""
-    session_id = wake_ref(wakes[-1]).session_id
+    summary. ``session_id`` is the current session's (default: the shape's)."""
+    session_id = session_id or wake_ref(wakes[-1]).session_id
     keep: set[str | None] = {wake_ref(w).wake_id for w in wakes[-KEEP_RAW_WAKES:]}
     live = sub.events(AGENT, include_retired=False)
     recent = ConsolidationPolicy().keep_recent_events
@@ -81,13 +84,16 @@ def timeline(
     session: AgentSession,
     sub: MemorySubstrate,
     history_full: Callable[[], bool] = lambda: False,
+    session_of: Callable[[Wake], int] | None = None,
 ) -> Iterator[CallContext | Consolidation]:
     """One context per model call, in order; consolidation right after its wake: where the
     session says (the schedule), or when ``history_full`` says the wake's last window
-    reached the policy's ``budget.consolidate_at`` (as the agent workflow does)."""
+    reached the policy's ``budget.consolidate_at`` (as the agent workflow does).
+    ``session_of`` numbers each wake's session when it starts (as the agent workflow's
+    pacing does); by default, the shape's sessions."""
     docs: dict[str, tuple[Doc, ...]] = {}
     for n, wake in enumerate(session.wakes):
-        ref = wake_ref(wake)
+        ref = wake_ref(wake, session_of(wake) if session_of is not None else None)
         docs[ref.wake_id] = wake.docs
         sub.start_wake(ref, wake)
         for turn in wake.turns:
@@ -96,4 +102,4 @@ def timeline(
             sub.run_tools(ref, turn)
         sub.finish_wake(ref, wake, goal_of(wake))
         if wake.consolidate_after or history_full():
-            yield consolidate(sub, list(session.wakes[: n + 1]), wake.ended_at + 10)
+            yield consolidate(sub, list(session.wakes[: n + 1]), wake.ended_at + 10, ref.session_id)

@@ -15,8 +15,15 @@ Every strategy reads one shared substrate; a compiled strategy's recorded eviden
 own, so each keeps it in a :class:`StrategyView` of the substrate, at an event id the
 substrate reserves per call (:meth:`MemorySubstrate.slot`).
 
+Sessions follow the agent workflow: a gap past the worker's idle limit (the shape's new
+session) ends the session only when pacing prices a handoff cheaper than continuing it
+(:meth:`Wakeful.session_of`; the default agent sets no ``handoff_after_idle``), priced as
+the workflow prices it, at the idle timer and again at the next wake, from a clock kept
+as the workflow keeps it (with the compile activity's ``fresh_tokens``).
+
 Options exist for what-if variants (:mod:`benchmarks.cache_variants`): a different
-event-tail bound or page, and a renderer override.
+event-tail bound or page, a renderer override, and sessions that always end at the idle
+limit (``continue_past_idle=False``).
 """
 
 from __future__ import annotations
@@ -25,9 +32,11 @@ import contextlib
 import shutil
 import tempfile
 from collections.abc import Collection, Iterator, Sequence
+from datetime import timedelta
 from typing import Any
 
-from benchmarks.cache_session import AgentSession
+from benchmarks.cache_session import AgentSession, Wake
+from benchmarks.cache_shapes import SESSION_IDLE_S
 from benchmarks.cache_strategies import CallContext, Plan, Strategy
 from benchmarks.cache_substrate import AGENT, MemorySubstrate, at, goal_of
 from wakeful.activities.compile import breakpoint_refs, evidence_event
@@ -52,7 +61,7 @@ from wakeful.substrate.snapshot import RECENT_LIMIT, RECENT_PAGE
 from wakeful.substrate.vectors.edge import EdgeVectorStore
 from wakeful.testing.memory import recent_tail, select_events
 from wakeful.workflows.cache import rates_for, update_clock, wake_cache
-from wakeful.workflows.pacing import CacheClock, CacheWrite
+from wakeful.workflows.pacing import CacheClock, CacheWrite, PacingInput, PacingPolicy, decide
 
 __all__ = ["RETRIEVAL_MAX_TOKENS", "WORKER_RECENT_LIMIT", "StrategyView", "Wakeful"]
 
@@ -187,8 +196,15 @@ class Wakeful(Strategy):
         recent_page: int = RECENT_PAGE,
         renderer: Renderer | None = None,
         adaptive_ttl: bool = True,
+        continue_past_idle: bool = True,
     ) -> None:
         self.name = name
+        self.continue_past_idle = continue_past_idle
+        self.session_number = 0
+        self._shape_session: int | None = None
+        self._last_wake: Wake | None = None
+        self.continued_past_idle: list[int] = []  # wake numbers that continued a session
+        self.idle_reasons: list[str] = []  # pacing's reason at each idle limit passed
         self.policy = policy
         self.adaptive_ttl = adaptive_ttl
         self.clock = CacheClock()
@@ -286,14 +302,60 @@ class Wakeful(Strategy):
         self.windows.append(window)
         return Plan(window.request)
 
+    def session_of(self, wake: Wake) -> int:
+        """The session ``wake`` runs in (``timeline``'s ``session_of``). A wake the shape
+        puts in a new session came after a gap past the idle limit; the session goes on
+        when pacing prices continuing it cheaper than a handoff, as the agent workflow
+        decides it: when the idle timer fires, then when the wake starts."""
+        previous = self._last_wake
+        if previous is None:
+            self.session_number = 1
+        elif wake.session != self._shape_session and not self._continues(previous, wake):
+            self.session_number += 1
+        self._shape_session, self._last_wake = wake.session, wake
+        return self.session_number
+
+    def _continues(self, previous: Wake, wake: Wake) -> bool:
+        if not self.continue_past_idle or self.clock.last_used_at is None:
+            return False
+        policy = PacingPolicy(
+            max_idle=timedelta(seconds=SESSION_IDLE_S),
+            idle_ends_session=False,
+            expected_calls=len(previous.turns),  # the workflow's: the last wake's calls
+        )
+        timer = previous.ended_at + SESSION_IDLE_S
+        for when in (timer, wake.at) if timer < wake.at else (wake.at,):
+            decision = decide(
+                PacingInput(
+                    now=at(when),
+                    clock=self.clock,
+                    rates=self.rates,
+                    policy=policy,
+                    provider="anthropic",
+                    model=str(self.spec["model"]),
+                    price_next_session=True,
+                )
+            )
+            self.idle_reasons.append(f"wake {wake.number}: {decision.reason}")
+            if decision.choice == "handoff":
+                return False
+        self.continued_past_idle.append(wake.number)
+        return True
+
     def details(self) -> dict[str, Any]:
         """How many wakes' first calls wrote no session cache entry (pacing's
-        ``first_call_write``), of the wakes priced."""
+        ``first_call_write``), of the wakes priced; Wakeful's sessions, and the wakes that
+        continued one past the idle limit."""
+        sessions = {
+            "sessions": self.session_number,
+            "continued_past_idle_at_wakes": list(self.continued_past_idle),
+        }
         if not self.adaptive_ttl:
-            return {}
+            return sessions
         return {
             "first_calls_without_session_writes": sum(not w.write for w in self.writes),
             "wakes": len(self.writes),
+            **sessions,
         }
 
     def history_full(self) -> bool:
@@ -307,12 +369,15 @@ class Wakeful(Strategy):
         """Keep the cache clock as the agent workflow keeps it (``update_clock``)."""
         window = self.windows[-1]
         self.last_reply = ctx.turn.text
-        compiled = CompileOut(
+        limit = self._policy.retrieval.max_tokens
+        compiled = CompileOut(  # what the compile activity returns (compile_out)
             window_hash=window.window_hash,
             stable_prefix_hash=window.stable_prefix_hash,
             input_tokens=window.input_tokens,
             max_event_id=0,
             breakpoints=breakpoint_refs(window.ledger),
+            fresh_tokens=window.ledger.fresh_session_tokens(limit),
+            fresh_evidence_tokens=window.ledger.fresh_session_evidence(limit),
         )
         reply = CallModelOut(
             output_hash="",

@@ -250,7 +250,9 @@ class Agent:
     consolidation_keep_events: int | None = None  # default 40
     summary_model: str | None = None  # default: the agent's model
     keep_warm_calls: int | None = None  # per idle period; default 3, 0: never
-    handoff_after_idle: timedelta | float | str | None = None  # default 1h
+    # default 1h, past which the session goes on only when pacing prices that cheaper than
+    # a handoff; set, a session idle this long always ends
+    handoff_after_idle: timedelta | float | str | None = None
     handoff_model: str | None = None  # the handoff note's model; default: the agent's
     redaction: Mapping[str, bool] = field(default_factory=dict)  # e.g. {"email": True}
 

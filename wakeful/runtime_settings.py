@@ -10,7 +10,8 @@ policy file, in tables beside the compile policy's (the agent's own value wins):
 
     [pacing]
     keep_warm_calls = 0      # keep-warm calls per idle period (default 3; 0: never)
-    handoff_after_idle = "30m"   # a session idle this long ends with a handoff (default 1h)
+    handoff_after_idle = "30m"   # a session idle this long ends with a handoff (unset:
+                                 # 1h, unless continuing it is priced cheaper)
 
     [handoff]
     model = "claude-haiku-4-5"   # the model that writes the handoff note
@@ -85,7 +86,9 @@ class RuntimeSettings(BaseModel):
         None, ge=0, description="Keep-warm calls per idle period (0: never keep warm)."
     )
     handoff_after_idle: timedelta | None = Field(
-        None, description="A session idle this long ends with a handoff note."
+        None,
+        description="A session idle this long ends with a handoff note. Unset: after an "
+        "hour, unless pacing prices continuing it cheaper than a handoff.",
     )
     handoff_model: str | None = Field(
         None, min_length=1, description="The model that writes the handoff note."

@@ -33,6 +33,9 @@ FIELDS = {
     "evidence_tokens",
     "evidence_share_of_input",
     "uncached_tokens",
+    "cached_prefix_missed_calls",
+    "cached_prefix_missed_tokens",
+    "cached_prefix_unread_calls",
 }
 STRATEGIES = {
     "wakeful",
@@ -49,6 +52,7 @@ CHECKS = {
     "cost_le_full_history",
     "written_never_read_share_le_0_15",
     "cache_hit_ratio_ge_0_85",
+    "no_request_sent_uncached_past_a_cached_prefix",
 }
 SHAPES = ("short_chat", "synthetic")
 
@@ -127,6 +131,10 @@ def test_numbers_are_consistent(report: dict[str, Any]) -> None:
             assert c["value"] == s["wakeful"]["cost_usd"]
             if c["value"] != c["bound"]:  # both are rounded; met compares the exact costs
                 assert c["met"] == (c["value"] < c["bound"])
+        unread = checks["no_request_sent_uncached_past_a_cached_prefix"]
+        assert unread["value"] == s["wakeful"]["cached_prefix_unread_calls"]
+        assert unread["met"] == (unread["value"] == 0)
+        assert unread["value"] <= s["wakeful"]["cached_prefix_missed_calls"]
         hit = checks["cache_hit_ratio_ge_0_85"]
         assert hit["met"] == (hit["value"] >= 0.85 if calls > 20 else None)
     assert report["shapes"]["synthetic"]["strategies"]["summarize_threshold"]["maintenance_calls"]

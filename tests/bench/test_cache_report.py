@@ -91,3 +91,11 @@ def test_the_providers_own_context_management_counts_as_a_baseline() -> None:
         "anthropic_compaction",
         "openai_compaction",
     } <= set(BASELINES)
+
+
+def test_a_request_that_read_less_than_the_cache_held_is_reported() -> None:
+    r = strategy_report(Tally(missed=[2, 900, 1]), DECISIONS)
+    assert (r["cached_prefix_missed_calls"], r["cached_prefix_missed_tokens"]) == (2, 900)
+    assert r["cached_prefix_unread_calls"] == 1
+    clean = strategy_report(Tally(), DECISIONS)
+    assert (clean["cached_prefix_missed_calls"], clean["cached_prefix_missed_tokens"]) == (0, 0)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,8 @@ def test_a_job_nothing_reads_in_time_does_not_write_its_session_prefix() -> None
     # Four wakes recorded before the rule guesses (the first has no gap before it); from
     # then on nothing was read in time.
     assert decisions == [True] * 4 + [False] * 4
-    assert wakeful.details() == {"first_calls_without_session_writes": 4, "wakes": 8}
+    details = wakeful.details()
+    assert (details["first_calls_without_session_writes"], details["wakes"]) == (4, 8)
     t = tallies["wakeful"]
     unwritten = t.turns[4:]
     assert all(u.input_tokens > 0 for u in unwritten)
@@ -60,3 +62,34 @@ def test_idle_gaps_read_what_their_wakes_wrote() -> None:
     w = shape["shapes"]["idle_gaps"]["strategies"]["wakeful"]
     assert w["cache_hit_ratio"] >= 0.85
     assert w["written_never_read_share"] <= 0.5
+
+
+def _with_sessions(session: AgentSession, sessions: tuple[int, ...]) -> AgentSession:
+    wakes = tuple(replace(w, session=n) for w, n in zip(session.wakes, sessions, strict=True))
+    return replace(session, wakes=wakes)
+
+
+def test_a_small_session_continues_past_the_idle_limit_when_pacing_prices_it_cheaper() -> None:
+    """As the agent workflow does for an agent that set no idle limit: the wakes the shape
+    puts in a new session (two hours after the last) continue Wakeful's session when
+    rewriting it costs less than a fresh one and the evidence of it the next wakes would
+    bring back; the transcript stays in the window, the next wakes read it from the cache."""
+    session = _with_sessions(_every_two_hours(4), (1, 1, 2, 2))
+    wakeful = Wakeful(session, bench_policy(), BpeCounter())
+    ended = Wakeful(session, bench_policy(), BpeCounter(), name="ended", continue_past_idle=False)
+    try:
+        asyncio.run(replay(session, [wakeful, FullHistory()], lambda _: None))
+        asyncio.run(replay(session, [ended, FullHistory()], lambda _: None))
+    finally:
+        wakeful.close()
+        ended.close()
+    assert wakeful.details()["sessions"] == 1
+    assert wakeful.details()["continued_past_idle_at_wakes"] == [3]
+    reason = wakeful.idle_reasons[-1]
+    assert "continue_now" in reason.split(";")[0] and "no handoff_after_idle was set" in reason
+    assert ended.details()["sessions"] == 2
+    assert ended.details()["continued_past_idle_at_wakes"] == []
+    # The continued session's last window still holds the first wake's reply, verbatim.
+    first_reply = session.wakes[0].turns[0].text
+    assert first_reply in str(wakeful.windows[-1].request)
+    assert first_reply not in str(ended.windows[-1].request)

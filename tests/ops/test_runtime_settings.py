@@ -58,6 +58,7 @@ def test_no_settings_leave_the_runtime_and_its_inputs_as_they_were() -> None:
     assert consolidation_policy(rt) == ConsolidationPolicy()
     inp = AgentInput(runtime=rt)
     assert (inp.pacing, inp.session_idle) == (PacingPolicy(), timedelta(hours=1))
+    assert not inp.session_idle_set, "the default hour: pacing may continue a session past it"
 
 
 def test_agent_settings_reach_consolidation_and_pacing() -> None:
@@ -76,13 +77,22 @@ def test_agent_settings_reach_consolidation_and_pacing() -> None:
     )
     inp = AgentInput(runtime=rt)
     assert inp.pacing.max_keep_warm_calls == 1 and inp.pacing.allow_keep_warm
-    assert inp.session_idle == timedelta(minutes=15)
+    assert inp.session_idle == timedelta(minutes=15) and inp.session_idle_set
     # As read back from a workflow history: the input it started with, whatever the runtime.
     again = AgentInput.model_validate(AgentInput(runtime=_agent().runtime()).model_dump())
     again = AgentInput.model_validate({**again.model_dump(), "runtime": rt.model_dump()})
     assert again.pacing == PacingPolicy() and again.session_idle == timedelta(hours=1)
+    assert not again.session_idle_set
     # Round trip through the stored runtime.
     assert type(rt).model_validate(rt.model_dump()).settings == rt.settings
+
+
+def test_an_idle_limit_is_set_by_a_caller_or_by_an_input_recorded_before_it_was_told() -> None:
+    rt = _agent().runtime()
+    assert AgentInput(runtime=rt, session_idle=timedelta(hours=2)).session_idle_set
+    recorded = AgentInput(runtime=rt).model_dump()
+    del recorded["session_idle_set"]  # an input of a history recorded before the field
+    assert AgentInput.model_validate(recorded).session_idle_set
 
 
 def test_a_policy_files_tables_are_settings_and_the_agent_wins(tmp_path: Path) -> None:
@@ -104,6 +114,7 @@ def test_a_policy_files_tables_are_settings_and_the_agent_wins(tmp_path: Path) -
     assert rt.settings.consolidation_min_age == timedelta(minutes=10)  # the file's
     inp = AgentInput(runtime=rt)
     assert not inp.pacing.allow_keep_warm and inp.session_idle == timedelta(minutes=30)
+    assert inp.session_idle_set, "the policy file's handoff_after_idle is a set limit"
     AgentRegistry([_agent(policy=str(path))])  # the registry reads the file as a policy
 
 

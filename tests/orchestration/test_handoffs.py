@@ -10,6 +10,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.orchestration.helpers import agent_handle, serving_agent
 from wakeful.agents import Agent
+from wakeful.compiler import Ledger
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.workflows.agent import AgentWorkflow
@@ -46,7 +47,9 @@ async def test_explicit_handoff_ends_the_session_and_the_next_wake_starts_from_t
 async def test_an_idle_session_ends_with_a_note_while_the_agent_sleeps(
     temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
+    """The agent set its idle limit: the timer ends the session whatever pacing would say."""
     env = temporal_skipping
+    agent = dataclasses.replace(agent, handoff_after_idle="1h")
     async with serving_agent(env.client, store, agent, osim) as served:
         one = await served.ask("list_dir .")
         assert _session_ends(store, agent) == []
@@ -73,3 +76,39 @@ async def test_a_wake_that_spends_its_budget_ends_the_session(
     ((session, state),) = _session_ends(store, agent)
     assert session == one.session_id and "ended (budget: the wake ended with call_budget)" in state
     assert two.session_id != one.session_id
+
+
+async def test_past_an_unset_idle_limit_a_small_session_continues_and_the_ledger_says_why(
+    temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
+) -> None:
+    """No handoff_after_idle: at the default hour the timer asks pacing, which prices
+    rewriting this one-wake session cold below a handoff (a fresh prefix and the evidence
+    of it the next session's first wakes would bring back). The session stays open, no note
+    is written, and the next wake continues it; its ledger says why."""
+    env = temporal_skipping
+    async with serving_agent(env.client, store, agent, osim) as served:
+        one = await served.ask("list_dir .")
+        handle = agent_handle(env.client, agent)
+        await env.sleep(timedelta(hours=2))
+        osim.simulator.advance(2 * 3600)  # the provider's cache ages too
+        for _ in range(100):  # the timer's decision is made in workflow time, then queried
+            status = await handle.query(AgentWorkflow.status)
+            if "max_idle" in status.pacing:
+                break
+            await env.sleep(timedelta(seconds=1))
+        two = await served.ask("and now?")
+    assert status.session_open, status.pacing
+    assert status.pacing.startswith("pacing continue_now: idle 1h0"), status.pacing
+    assert "but no handoff_after_idle was set: priced" in status.pacing
+    assert _session_ends(store, agent) == []
+    assert two.session_id == one.session_id and two.pacing == "continue_now"
+    ts = store.tenant(agent.tenant)
+    ledger = Ledger.model_validate_json(ts.get_blob(ts.compiles(two.wake_id)[0].ledger_hash))
+    assert ledger.decisions["session"].startswith("continued s0001 (idle past session_idle")
+    assert "idle 2h0" in ledger.notes[0] and "> max_idle 1h00m" in ledger.notes[0]
+    prices = dict(p.split("=") for p in ledger.decisions["pacing.prices_usd"].split())
+    assert float(prices["continue_now"]) <= float(prices["handoff"])
+    assert any(
+        n.startswith("idle timer at ") and "continued past session_idle 1:00:00" in n
+        for n in ledger.notes
+    )

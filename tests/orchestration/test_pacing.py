@@ -89,6 +89,68 @@ def test_max_idle_forbids_continuing_whatever_the_price() -> None:
     assert "max_idle" in d.option("continue_now").why
 
 
+PRICED_IDLE = PacingPolicy(idle_ends_session=False)
+
+
+def test_past_an_unset_idle_limit_a_small_session_continues_when_that_is_cheaper() -> None:
+    """No handoff_after_idle set: a session past max_idle is priced like any cold one.
+    Rewriting its 300 tokens costs less than a fresh prefix and the evidence of it the
+    next session's first wakes would bring back, so it goes on, and the option says why."""
+    inp = at_wake(timedelta(hours=30), session_tokens=300, fresh_tokens=600)
+    inp = inp.model_copy(
+        update={
+            "policy": PRICED_IDLE,
+            "clock": inp.clock.model_copy(update={"fresh_evidence_tokens": 300}),
+            "price_next_session": True,
+        }
+    )
+    d = decide(inp)
+    assert d.choice == "continue_now"
+    cont = d.option("continue_now")
+    # Everything is cold after 30 h: the stable prefix is written at the 1 h price.
+    first = 4_000 * 6.0e-6 + 300 * 3.75e-6
+    assert cont.cost_usd == pytest.approx(first + 4_300 * 0.3e-6)
+    handoff = 4_000 * 6.0e-6 + 600 * 3.75e-6 + 4_600 * 0.3e-6 + 2 * 300 * 3.0e-6
+    assert d.option("handoff").cost_usd == pytest.approx(handoff)
+    assert d.option("handoff").allowed
+    assert "idle 30h00m > max_idle 1h00m, but no handoff_after_idle was set" in cont.why
+    assert "pacing continue_now" in d.reason and "idle 30h00m > max_idle 1h00m" in d.reason
+    # The same session under the default policy (an idle limit that always ends it).
+    strict = decide(inp.model_copy(update={"policy": PacingPolicy()}))
+    assert strict.choice == "handoff" and not strict.option("continue_now").allowed
+
+
+def test_past_an_unset_idle_limit_a_large_session_still_hands_off() -> None:
+    inp = at_wake(timedelta(hours=2), session_tokens=20_000, fresh_tokens=1_500)
+    d = decide(inp.model_copy(update={"policy": PRICED_IDLE, "price_next_session": True}))
+    assert d.option("continue_now").allowed
+    assert d.choice == "handoff"
+
+
+def test_past_an_unset_idle_limit_while_idle_the_session_may_sleep_on() -> None:
+    """Planned while idle (the next wake's time known): sleeping through the miss is
+    priced too, and keep-warm calls are not offered for a cache that is cold already."""
+    c = clock(session_tokens=300, fresh_tokens=600, fresh_evidence_tokens=300)
+    later = T0 + timedelta(hours=5)
+    inp = PacingInput(
+        now=T0 + timedelta(hours=2),
+        clock=c,
+        rates=SONNET,
+        policy=PRICED_IDLE,
+        next_call_at=later,
+        price_next_session=True,
+    )
+    d = decide(inp)
+    assert d.choice == "sleep_accept_miss"
+    assert not d.option("keep_warm").allowed
+
+
+def test_past_an_unset_idle_limit_without_a_price_the_limit_holds() -> None:
+    inp = at_wake(timedelta(hours=2), session_tokens=100, fresh_tokens=5_000)
+    d = decide(inp.model_copy(update={"policy": PRICED_IDLE, "rates": None}))
+    assert d.choice == "handoff" and not d.option("continue_now").allowed
+
+
 def test_no_open_session_starts_a_fresh_one() -> None:
     d = decide(at_wake(timedelta(minutes=1)).model_copy(update={"session_open": False}))
     assert d.choice == "handoff"
@@ -318,6 +380,11 @@ def test_the_clock_keeps_the_evidence_a_fresh_session_would_bring() -> None:
     buckets = {"semi_stable": 1_500, "summaries": 500, "recent": 15_000, "evidence": 200}
     ledger = Ledger.model_construct(tokens_by_bucket=buckets)
     assert ledger.fresh_session_evidence(1_000) == 1_000
+    # A session of one wake holds its transcript in the current wake (the ask bucket): a
+    # fresh session would bring that back too, so a handoff is not priced as if it were free.
+    one_wake = Ledger.model_construct(tokens_by_bucket={"semi_stable": 40, "ask": 300})
+    assert one_wake.fresh_session_evidence(1_000) == 300
+    assert one_wake.fresh_session_tokens(1_000) == 340
     reply = CallModelOut(
         output_hash="o",
         stop_reason="end_turn",

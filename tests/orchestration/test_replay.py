@@ -43,7 +43,12 @@ wakes of one call, two hours apart, TTLs priced on what wakes add (patch
 
 ``agent_trigger_handoff_workflow`` (``python -m tests.histories.record_trigger_handoff``): a
 wake whose goal fired a trigger with ``action = "handoff"``, the session ended after it
-(patch ``trigger-handoff-1``)."""
+(patch ``trigger-handoff-1``).
+
+``agent_idle_priced_workflow`` (``python -m tests.histories.record_idle_priced``): two
+wakes two hours apart of an agent that set no idle limit; the idle timer priced continuing
+the session cheaper than a handoff and the second wake continued it (patch
+``idle-priced-1``)."""
 
 from __future__ import annotations
 
@@ -77,6 +82,7 @@ NAMES = (
     "agent_typed_answer_workflow",
     "agent_trigger_handoff_workflow",
     "agent_cache_write_workflow",
+    "agent_idle_priced_workflow",
 )
 
 
@@ -303,3 +309,21 @@ def test_the_cache_write_history_takes_both_patch_branches() -> None:
     from wakeful.workflows.agent import FIRST_CALL_WRITE, TTL_ADDED
 
     assert {TTL_ADDED, FIRST_CALL_WRITE} <= _patches("agent_cache_write_workflow")
+
+
+async def test_the_idle_priced_history_continues_the_session_past_the_idle_timer() -> None:
+    """The timer fired an hour after the first wake and kept the session: both wakes ran
+    in the first session, and only the stop wrote a handoff note."""
+    from wakeful.workflows.sessions import IDLE_PRICED
+
+    name = "agent_idle_priced_workflow"
+    assert IDLE_PRICED in _patches(name)
+    assert "EVENT_TYPE_TIMER_FIRED" in _event_types(name)
+    (done,) = [
+        e.workflow_execution_completed_event_attributes
+        for e in _history(name).events
+        if e.HasField("workflow_execution_completed_event_attributes")
+    ]
+    (state,) = await data_converter.decode(done.result.payloads, [AgentState])
+    assert (state.wakes, state.session_number) == (2, 1)
+    assert state.idle_kept_at is not None and state.idle_kept_at < state.last_wake_at

@@ -10,6 +10,7 @@ Schedule on the dev server starting the same workflow.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -44,6 +45,9 @@ async def test_schedule_wakes_on_days_1_2_3_each_from_the_previous_handoff(
     temporal_skipping: WorkflowEnvironment, store: Store, osim: SimulatorServer, agent: Agent
 ) -> None:
     env = temporal_skipping
+    # The agent sets its idle limit: a session ends overnight whatever continuing it would
+    # cost (unset, a session this small goes on: test_handoffs prices that).
+    agent = dataclasses.replace(agent, handoff_after_idle="1h")
     ts = store.tenant(agent.tenant)
     fired: list[datetime] = []
     async with worker(env.client, store, [agent], osim) as (queue, _):

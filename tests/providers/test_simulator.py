@@ -287,3 +287,21 @@ def test_a_trickle_step_keeps_sending_and_never_finishes(
     assert after.json()["content"][0]["text"] == "done"
     assert sim_server.simulator.trickles(sim_key) == 1
     assert [c.endpoint for c in sim_server.simulator.calls(sim_key)] == ["anthropic.messages"]
+
+
+def test_cached_prefix_tokens_reads_the_longest_live_prefix_without_touching_it() -> None:
+    clock = ManualClock()
+    sim = Simulator(clock=clock)
+    headers, body = _cached("a")
+    assert sim.cached_prefix_tokens("a", body) == 0, "nothing written yet"
+    written = sim.anthropic_messages(headers, body)[1]["usage"]["cache_creation_input_tokens"]
+    # The same cached system prompt with another question after it: its prefix is held.
+    _, other = _cached("a")
+    other["messages"] = [{"role": "user", "content": "and the rollback?"}]
+    assert sim.cached_prefix_tokens("a", other) == written
+    assert sim.cached_prefix_tokens("b", other) == 0, "another scope's cache"
+    clock.advance(299)
+    assert sim.cached_prefix_tokens("a", other) == written
+    clock.advance(2)  # the 5 min entry expired; asking did not refresh it
+    assert sim.cached_prefix_tokens("a", other) == 0
+    assert len(sim.calls("a")) == 1 and sim.evictions("a") == 0

@@ -136,6 +136,8 @@ class Ledger(BaseModel):
 
     def fresh_session_evidence(self, evidence_limit: int) -> int:
         """What a wake of a fresh session would bring back of this session as evidence:
-        its history and evidence, up to ``evidence_limit`` (what one wake may bring)."""
+        its history, the current wake (the ask and its turns: history by then) and the
+        evidence, up to ``evidence_limit`` (what one wake may bring)."""
         b = self.tokens_by_bucket
-        return min(b.get("recent", 0) + b.get("evidence", 0), evidence_limit)
+        held = b.get("recent", 0) + b.get("ask", 0) + b.get("evidence", 0)
+        return min(held, evidence_limit)

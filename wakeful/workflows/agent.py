@@ -10,8 +10,9 @@ Before each wake the workflow prices its options with :func:`wakeful.workflows.p
 the first compile's ledger. A wake is a :class:`~wakeful.workflows.cycle.WakeCycle`; the
 model's ``delegate`` calls fan out to child workflows. Sessions end — with a handoff note
 that the next session compiles from — on an explicit ``/handoff`` message, after
-``session_idle`` without a wake, when a wake spends its budget, when pacing chooses a
-handoff, or on stop. While idle, the workflow may keep the prompt cache warm when the next
+``session_idle`` without a wake (unless no ``handoff_after_idle`` was set and pacing prices
+continuing the session cheaper than a handoff), when a wake spends its budget, when pacing
+chooses a handoff, or on stop. While idle, the workflow may keep the prompt cache warm when the next
 wake is known and a keep-warm call is cheaper than a miss.
 
 Only ids, hashes and counters cross the activity boundary, so a month-long agent's history
@@ -147,7 +148,9 @@ class AgentWorkflow:
         while not self.stop_requested:
             show(self.rt, self.state, "waiting for a trigger")
             if not await self._wait_for_work(inp):
-                await self.sessions.on_timer(inp.session_idle)
+                await self.sessions.on_timer(
+                    inp.session_idle, self._policy(inp), inp.session_idle_set
+                )
                 continue
             if self.stop_requested:
                 break
@@ -361,7 +364,7 @@ class AgentWorkflow:
                 now=workflow.now(),
                 clock=s.clock,
                 rates=rates_for(rt.provider, rt.model),
-                policy=policy,
+                policy=self.sessions.idle_policy(policy, workflow.now(), inp.session_idle_set),
                 session_open=s.session_open,
                 # No patch marker needed: until now every clock in a history was kept for
                 # its run's own runtime (continue-as-new keeps it), so none was foreign.
@@ -420,7 +423,7 @@ class AgentWorkflow:
         elif cycle.status in _BUDGET_END:
             await self.sessions.end(f"budget: the wake ended with {cycle.status}")
         elif trigger.next_expected_at is not None and not s.pending and not self.stop_requested:
-            await self.sessions.plan_idle(trigger.next_expected_at, policy)
+            await self.sessions.plan_idle(trigger.next_expected_at, policy, inp.session_idle_set)
         return WakeResult(
             wake_id=wake.wake_id,
             number=number,

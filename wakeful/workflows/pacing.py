@@ -17,6 +17,11 @@ going idle when it knows when the next wake will come — it can price:
   honestly (``PacingInput.price_next_session``), it also pays the evidence the next
   session's first wakes bring back of what the transcript held.
 
+A session idle longer than ``PacingPolicy.max_idle`` ends — unless the policy says nobody
+set that limit (``idle_ends_session`` off): then continuing it is priced like any cold
+session (its prefix rewritten) against the handoff, and a small session goes on when that
+is cheaper; the option's ``why`` says so.
+
 Each option is priced as the prefix traffic of the next wake: its first call (read what is
 warm, write what is not) plus ``expected_calls - 1`` reads. The cheapest allowed option wins;
 ties go to the option that does less (the order above). Pure: the caller passes the clock,
@@ -215,7 +220,14 @@ class PacingPolicy(_Model):
         "is worth more than its tokens, so by default a warm session continues).",
     )
     max_idle: timedelta = Field(
-        timedelta(hours=1), description="A session idle longer than this always ends."
+        timedelta(hours=1),
+        description="A session idle longer than this ends (see idle_ends_session).",
+    )
+    idle_ends_session: bool = Field(
+        True,
+        description="A session idle longer than max_idle always ends. Off (the agent set no "
+        "handoff_after_idle): it may continue, when continuing it (its prefix rewritten "
+        "cold) is priced cheaper than a handoff.",
     )
     expected_calls: int = Field(2, ge=1, description="Model calls a wake makes.")
     handoff_wakes: int = Field(
@@ -269,6 +281,9 @@ class PacingDecision(_Model):
     options: tuple[PacingOption, ...]
     reason: str
     keep_warm_at: tuple[datetime, ...] = ()
+    past_max_idle: bool = Field(
+        False, description="The session was idle longer than the policy's max_idle."
+    )
 
     def option(self, name: OptionName) -> PacingOption:
         return next(o for o in self.options if o.name == name)
@@ -461,17 +476,22 @@ def decide(inp: PacingInput) -> PacingDecision:
     since = at - clock.last_used_at if clock.last_used_at is not None else None
     warm_at = inp.session_open and inp.warm("session", at)
     too_idle = since is not None and since > policy.max_idle
+    idle_why = f"idle {_fmt(since or _ZERO)} > max_idle {_fmt(policy.max_idle)}"
     pricer = _Pricer(inp, inp.rates) if inp.rates is not None else None
 
     # continue_now / sleep_accept_miss: the same session, now or at the next wake.
     same = pricer.wake(clock.session_tokens, warm_at, at) if pricer else None
     if not inp.session_open:
         cont_ok, cont_why = False, "no session is open"
-    elif too_idle:
-        cont_ok, cont_why = False, f"idle {_fmt(since or _ZERO)} > max_idle {_fmt(policy.max_idle)}"
+    elif too_idle and (policy.idle_ends_session or pricer is None):
+        # Past an unset limit too when nothing can be priced: the limit holds then.
+        cont_ok, cont_why = False, idle_why
     else:
         state = "warm" if warm_at else f"cold ({_cold_why(inp)})"
         cont_ok, cont_why = True, f"session prefix {clock.session_tokens} tokens, {state}"
+        if too_idle:
+            # No idle limit was set: past it, the session goes on if that is cheaper.
+            cont_why = f"{idle_why}, but no handoff_after_idle was set: priced; {cont_why}"
     same_session = PacingOption(
         name="sleep_accept_miss" if idle else "continue_now",
         cost_usd=same,
@@ -518,6 +538,7 @@ def decide(inp: PacingInput) -> PacingDecision:
         options=tuple(options),
         reason=_reason(best, options, since, inp),
         keep_warm_at=tuple(keep),
+        past_max_idle=too_idle and inp.session_open,
     )
 
 

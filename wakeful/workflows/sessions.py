@@ -9,6 +9,12 @@ agent goes quiet, not when it next wakes), when a wake spends its budget, when p
 prices a fresh session cheaper, or on stop. The next wake
 opens a new session, which compiles from that note and the substrate, not from a replayed
 transcript.
+
+The idle timer always ends a session when the agent or its policy set the idle limit
+(``handoff_after_idle``). Unset (the default hour), the timer asks pacing first: a session
+whose prefix costs less to rewrite cold than a handoff (the fresh prefix and the evidence
+the next session's first wakes would bring back of it) stays open, the idle note and the
+next wake's ledger say why, and the next wake prices it again.
 """
 
 from __future__ import annotations
@@ -40,11 +46,14 @@ with workflow.unsafe.imports_passed_through():
     from wakeful.workflows.search import tag_agent, tag_session
     from wakeful.workflows.state import AgentState
 
-__all__ = ["HANDOFF_PRICE", "Sessions"]
+__all__ = ["HANDOFF_PRICE", "IDLE_PRICED", "Sessions"]
 
 # Patch id: pacing prices a handoff with the evidence the next session's first wakes bring
 # (``PacingInput.price_next_session``); histories recorded before it decide as they did.
 HANDOFF_PRICE = "handoff-price-1"
+# Patch id: past an idle limit nobody set, a session continues when pacing prices that
+# cheaper than a handoff (the idle timer does not end it); asked only past the limit.
+IDLE_PRICED = "idle-priced-1"
 
 
 class Sessions:
@@ -75,10 +84,26 @@ class Sessions:
 
     # --- choosing and ending sessions -----------------------------------------------------
 
+    def idle_policy(self, policy: PacingPolicy, at: datetime, limit_set: bool) -> PacingPolicy:
+        """The policy of a decision at ``at``: past an idle limit nobody set, continuing the
+        session is priced against a handoff (``idle_ends_session`` off), not forbidden."""
+        used = self.state.clock.last_used_at
+        past = self.state.session_open and used is not None and at - used > policy.max_idle
+        if not past or limit_set or not policy.idle_ends_session:
+            return policy
+        if not workflow.patched(IDLE_PRICED):
+            return policy
+        return policy.model_copy(update={"idle_ends_session": False})
+
     async def choose(self, trigger: Trigger, decision: PacingDecision) -> str:
         """Continue the session or open a new one; returns the ledger's ``session`` entry."""
         s = self.state
         if s.session_open and not trigger.new_session and decision.choice != "handoff":
+            if decision.past_max_idle:
+                return (
+                    f"continued {s.session_id} (idle past session_idle, which no "
+                    "handoff_after_idle set: continuing it priced cheaper than a handoff)"
+                )
             return f"continued {s.session_id}"
         if not s.session_open:
             why = "no session was open"
@@ -136,7 +161,9 @@ class Sessions:
 
     # --- while idle ----------------------------------------------------------------------
 
-    async def plan_idle(self, next_at: datetime, policy: PacingPolicy) -> None:
+    async def plan_idle(
+        self, next_at: datetime, policy: PacingPolicy, limit_set: bool = True
+    ) -> None:
         """The next wake is expected at ``next_at``: sleep, keep warm, or hand off now."""
         s = self.state
         now = workflow.now()
@@ -145,7 +172,7 @@ class Sessions:
                 now=now,
                 clock=s.clock,
                 rates=rates_for(self.rt.provider, self.rt.model),
-                policy=policy,
+                policy=self.idle_policy(policy, next_at, limit_set),
                 session_open=s.session_open,
                 next_call_at=next_at,
                 provider=self.rt.provider,
@@ -165,17 +192,59 @@ class Sessions:
     def next_timer(self, idle: timedelta) -> datetime | None:
         s = self.state
         times = list(s.keep_warm_at[:1])
-        if s.session_open and s.last_wake_at is not None:
+        # An idle period whose timer kept the session open has no second idle timer.
+        if s.session_open and s.last_wake_at is not None and s.idle_kept_at != s.last_wake_at:
             times.append(s.last_wake_at + idle)
         return min(times) if times else None
 
-    async def on_timer(self, idle: timedelta) -> None:
+    async def on_timer(
+        self, idle: timedelta, policy: PacingPolicy | None = None, limit_set: bool = True
+    ) -> None:
+        """A keep-warm call or the idle timer is due. ``policy`` and ``limit_set`` (whether
+        the idle limit was set) decide whether an idle session is priced before it ends."""
         s, now = self.state, workflow.now()
         if s.keep_warm_at and s.keep_warm_at[0] <= now:
             s.keep_warm_at.pop(0)
             await self._keep_warm(now)
-        elif s.session_open and s.last_wake_at is not None and s.last_wake_at + idle <= now:
-            await self.end(f"idle: no wake for {now - s.last_wake_at} (session_idle {idle})")
+        elif (
+            s.session_open
+            and s.last_wake_at is not None
+            and s.idle_kept_at != s.last_wake_at
+            and s.last_wake_at + idle <= now
+        ):
+            why = f"idle: no wake for {now - s.last_wake_at} (session_idle {idle})"
+            if policy is not None and not limit_set and workflow.patched(IDLE_PRICED):
+                if self._idle_continues(now, idle, policy):
+                    return
+                why += ", a handoff priced cheaper than continuing"
+            await self.end(why)
+
+    def _idle_continues(self, now: datetime, idle: timedelta, policy: PacingPolicy) -> bool:
+        """Past an idle limit nobody set: whether pacing prices continuing the session (its
+        prefix rewritten by the next wake) cheaper than a handoff now."""
+        s = self.state
+        decision = decide(
+            PacingInput(
+                now=now,
+                clock=s.clock,
+                rates=rates_for(self.rt.provider, self.rt.model),
+                policy=policy.model_copy(update={"max_idle": idle, "idle_ends_session": False}),
+                session_open=True,
+                provider=self.rt.provider,
+                model=self.rt.model,
+                price_next_session=workflow.patched(HANDOFF_PRICE),
+            )
+        )
+        s.pacing = decision
+        if decision.choice == "handoff":
+            s.idle_notes.append(f"idle timer at {now.isoformat()}: {decision.reason}")
+            return False
+        s.idle_kept_at = s.last_wake_at
+        s.idle_notes.append(
+            f"idle timer at {now.isoformat()}: session {s.session_id} continued past "
+            f"session_idle {idle} (no handoff_after_idle set): {decision.reason}"
+        )
+        return True
 
     async def _keep_warm(self, now: datetime) -> None:
         s = self.state

@@ -66,6 +66,12 @@ class AgentState(BaseModel):
         description="Results of earlier wakes were let go of (or not recovered): a trigger "
         "whose key is not remembered is looked up in the substrate before it wakes the agent.",
     )
+    idle_kept_at: datetime | None = Field(
+        None,
+        description="The last_wake_at of the idle period whose timer priced continuing the "
+        "session cheaper than a handoff (no handoff_after_idle set): the session stays "
+        "open and the idle timer does not fire again before the next wake.",
+    )
 
     @property
     def session_open(self) -> bool:
@@ -77,6 +83,12 @@ class AgentInput(BaseModel):
     state: AgentState = Field(default_factory=AgentState)
     session_idle: timedelta = Field(
         timedelta(hours=1), description="A session idle this long ends (a handoff note is written)."
+    )
+    session_idle_set: bool = Field(
+        False,
+        description="session_idle was set (the agent's or its policy's handoff_after_idle, or "
+        "the caller's): a session idle that long always ends. Unset, the session ends then "
+        "unless pacing prices continuing it (a cold rewrite) cheaper than a handoff.",
     )
     pacing: PacingPolicy = Field(default_factory=PacingPolicy)
     wakes_per_run: int = Field(200, ge=1, description="Continue-as-new after this many wakes.")
@@ -90,7 +102,13 @@ class AgentInput(BaseModel):
         """A new input takes its pacing and idle limit from the agent's settings
         (``wakeful.runtime_settings``) where it gives none; one read back from a history
         holds both already, so a replay sees the input it started with."""
-        if not isinstance(data, dict) or ("pacing" in data and "session_idle" in data):
+        if not isinstance(data, dict):
+            return data
+        if "session_idle_set" not in data:
+            # A caller's idle limit is a set one; so is that of an input read back from a
+            # history recorded before this field (it had session_idle, set or not).
+            data = {**data, "session_idle_set": "session_idle" in data}
+        if "pacing" in data and "session_idle" in data:
             return data
         runtime = data.get("runtime")
         if isinstance(runtime, dict):
@@ -106,6 +124,7 @@ class AgentInput(BaseModel):
             )
         if "session_idle" not in data and settings.handoff_after_idle is not None:
             data["session_idle"] = settings.handoff_after_idle
+            data["session_idle_set"] = True
         return data
 
 

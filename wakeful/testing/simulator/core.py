@@ -148,6 +148,24 @@ class Simulator:
         with self._lock:
             return self._state(scope).trickles
 
+    def cached_prefix_tokens(self, scope: str, body: dict[str, Any]) -> int:
+        """Tokens of the longest prefix of an Anthropic request that ``scope``'s cache holds
+        live now, at any block boundary (what a request could read at best, whatever its
+        breakpoints and the lookback window let it reach). Reads only: nothing is touched,
+        written or evicted."""
+        with self._lock:
+            store = self._state(scope).anthropic
+            blocks, _ = anthropic_cache.parse_request(body)
+            now = self.now()
+            running, acc, best = digest("model", str(body["model"])), 0, 0
+            for block in blocks:
+                running = digest(running, block.identity)
+                acc += block.tokens
+                entry = store.entries.get(running)
+                if entry is not None and entry.live(now):
+                    best = acc
+            return best
+
     def evictions(self, scope: str) -> int:
         with self._lock:
             state = self._state(scope)
