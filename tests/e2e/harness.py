@@ -22,7 +22,7 @@ from temporalio.worker import Worker
 from wakeful.activities.deps import ActivityDeps
 from wakeful.agents import Agent, AgentRegistry, Tool, ToolContext
 from wakeful.compiler.blocks import Goal, GoalKind
-from wakeful.contracts import Trigger, WakeResult
+from wakeful.contracts import CALL_MODEL, Trigger, WakeResult
 from wakeful.demo.agent import INSTRUCTIONS, seed_workspace
 from wakeful.demo.tools import DEMO_TOOLS
 from wakeful.substrate.store import Store
@@ -241,3 +241,22 @@ def restart_agent(
         tenant=tenant,
         **kw,
     )
+
+
+async def model_call_retry(client: Client, wid: str) -> Any:
+    """The started event's attributes of the workflow's one model call's last attempt
+    (``attempt``, and the ``last_failure`` the attempt before it ended with)."""
+    history = await client.get_workflow_handle(wid).fetch_history()
+    scheduled = {
+        e.event_id
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and e.activity_task_scheduled_event_attributes.activity_type.name == CALL_MODEL
+    }
+    (started,) = [
+        e.activity_task_started_event_attributes
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+        and e.activity_task_started_event_attributes.scheduled_event_id in scheduled
+    ]
+    return started

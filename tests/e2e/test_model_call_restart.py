@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from temporalio.api.enums.v1 import EventType, TimeoutType
+from temporalio.api.enums.v1 import TimeoutType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message, running_worker
+from tests.e2e.harness import message, model_call_retry, running_worker
 from tests.e2e.model_worker_proc import FALLBACK, model_agent
 from tests.e2e.worker_process import fresh_process_config, sigkill, worker_process
 from tests.orchestration.helpers import within
@@ -68,19 +68,7 @@ async def _heartbeat_seen(client: Client, wid: str) -> None:
 
 async def _retried_after_heartbeats_stopped(client: Client, wid: str) -> None:
     """The model call's second attempt ran because the first one's heartbeats stopped."""
-    history = await client.get_workflow_handle(wid).fetch_history()
-    scheduled = {
-        e.event_id
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and e.activity_task_scheduled_event_attributes.activity_type.name == CALL_MODEL
-    }
-    (started,) = [
-        e.activity_task_started_event_attributes
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-        and e.activity_task_started_event_attributes.scheduled_event_id in scheduled
-    ]
+    started = await model_call_retry(client, wid)
     assert started.attempt == 2
     timeout = started.last_failure.timeout_failure_info.timeout_type
     assert timeout == TimeoutType.TIMEOUT_TYPE_HEARTBEAT, TimeoutType.Name(timeout)

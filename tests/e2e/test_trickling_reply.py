@@ -8,13 +8,11 @@ from __future__ import annotations
 import dataclasses
 import uuid
 
-from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.harness import message, open_deps, serving
+from tests.e2e.harness import message, model_call_retry, open_deps, serving
 from tests.orchestration.helpers import within
 from wakeful.agents import Agent, AgentRegistry
-from wakeful.contracts import CALL_MODEL
 from wakeful.substrate.store import Store
 from wakeful.testing.simulator import Script, SimulatorServer
 from wakeful.worker.client import wake
@@ -72,19 +70,7 @@ async def test_a_trickling_reply_without_a_fallback_is_retried(
 
     assert (result.status, result.output) == ("done", "Answered on a retry.")
     assert sim.simulator.trickles(key) == 1
-    history = await client.get_workflow_handle(wid).fetch_history()
-    scheduled = {
-        e.event_id
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and e.activity_task_scheduled_event_attributes.activity_type.name == CALL_MODEL
-    }
-    (started,) = [
-        e.activity_task_started_event_attributes
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-        and e.activity_task_started_event_attributes.scheduled_event_id in scheduled
-    ]
+    started = await model_call_retry(client, wid)
     assert started.attempt == 2
     # The server may wrap a failure ("Failure exceeds size limit."): the activity's is a cause.
     failure, said = started.last_failure, []
