@@ -1,8 +1,8 @@
 """Exit codes a script can trust: ``wakeful`` run as a process, the way a shell runs it,
 against the session's Postgres and Temporal and a stock ``wakeful worker`` process.
 
-The tests share one worker process (and so one tenant and task queue): none needs a worker
-of its own, and each wakes an agent no other test here wakes."""
+The tests share one worker process (and so one tenant, task queue and Edge shard): none needs
+a worker of its own, and each wakes an agent no other test here wakes."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tests.ops.cli_env import (
     shell,
     simulated_worker_env,
     worker_command,
+    worker_refuses,
 )
 from wakeful.testing.simulator.server import SimulatorServer
 
@@ -101,3 +102,12 @@ async def test_a_trigger_to_a_workflow_failing_its_tasks_is_one_line_and_exit_3(
     assert "Traceback" not in done.stderr, done.stderr
     assert lines[-1].startswith("error: "), done.stderr
     assert wf in lines[-1], lines[-1]
+
+
+def test_a_second_worker_on_a_held_shard_is_refused_at_start(worker: dict[str, str]) -> None:
+    """Two workers on one Edge shard would each index only what it happened to see: a second
+    ``wakeful worker`` with the module's worker's settings (so its shard, which that worker
+    holds while it serves) is refused before it polls, in one line naming the way out."""
+    said = worker_refuses(AGENTS, worker)
+    assert "Qdrant Edge shard is open in another process" in said, said
+    assert "WAKEFUL_QDRANT_PATH" in said and "WAKEFUL_QDRANT_URL" in said, said
