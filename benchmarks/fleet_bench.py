@@ -44,7 +44,7 @@ from benchmarks.live_stack import LiveStack, live_stack, say, workspace
 from wakeful.compiler.blocks import Goal, GoalKind
 from wakeful.contracts import Trigger
 
-__all__ = ["peak_in_flight", "run"]
+__all__ = ["peak_in_flight", "run", "run_on"]
 
 _FILES = 10
 _CALLS_PER_WAKE = 2
@@ -226,6 +226,28 @@ async def _burst(
     }
 
 
+async def run_on(
+    live: LiveStack,
+    agents: int = 32,
+    latency_s: float = 1.0,
+    threads: tuple[int, ...] = (8, 32),
+    workers: tuple[int, ...] = (1,),
+    sandboxed: bool = True,
+) -> dict[str, Any]:
+    """:func:`run` on a live stack already up; each run keeps to a tenant and a task queue
+    of its own on it."""
+    runs: dict[str, Any] = {}
+    for w in workers:
+        for n in threads:
+            say(
+                f"{agents} agents at once, model latency {latency_s:g} s, {w} worker(s)"
+                f" of {n} activity threads"
+            )
+            name = f"threads_{n}" if w == 1 else f"workers_{w}_threads_{n}"
+            runs[name] = await _burst(live, agents, latency_s, n, w, sandboxed)
+    return {"agents": agents, "model_latency_s": latency_s, "runs": runs}
+
+
 async def _run(
     agents: int,
     latency_s: float,
@@ -233,17 +255,8 @@ async def _run(
     workers: tuple[int, ...],
     sandboxed: bool,
 ) -> dict[str, Any]:
-    runs: dict[str, Any] = {}
     async with live_stack("wkfleet") as live:
-        for w in workers:
-            for n in threads:
-                say(
-                    f"{agents} agents at once, model latency {latency_s:g} s, {w} worker(s)"
-                    f" of {n} activity threads"
-                )
-                name = f"threads_{n}" if w == 1 else f"workers_{w}_threads_{n}"
-                runs[name] = await _burst(live, agents, latency_s, n, w, sandboxed)
-    return {"agents": agents, "model_latency_s": latency_s, "runs": runs}
+        return await run_on(live, agents, latency_s, threads, workers, sandboxed)
 
 
 def run(

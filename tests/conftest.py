@@ -12,7 +12,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from wakeful.substrate.store import Store, TenantStore
-from wakeful.testing.servers import embedded_postgres, temporal_dev_server
+from wakeful.testing.servers import EmbeddedPostgres, embedded_postgres, temporal_dev_server
 from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.worker.codec import data_converter
 from wakeful.worker.stack import find_binary
@@ -36,9 +36,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
+def postgres() -> Iterator[EmbeddedPostgres]:
+    """The session's embedded Postgres server (its URL is ``pg_url``)."""
     with embedded_postgres() as pg:
-        yield pg.url
+        yield pg
+
+
+@pytest.fixture(scope="session")
+def pg_url(postgres: EmbeddedPostgres) -> str:
+    return postgres.url
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import uuid
 from pathlib import Path
 
 import pytest
@@ -31,11 +30,9 @@ from tests.e2e.harness import fresh_demo_agent
 from tests.e2e.test_index_fleet_wakes import run_on, triggers
 from tests.ops.cli_env import (
     ROOT,
-    cli_worker,
     make_env,
     simulated_worker_env,
     worker_command,
-    worker_refuses,
 )
 from wakeful.substrate.indexing import load_hits
 from wakeful.substrate.store import Store
@@ -157,22 +154,3 @@ async def test_three_worker_processes_retrieve_what_one_worker_retrieves(
         assert any("rotates every Tuesday at noon" in h for h in hits), hits
     solo = fresh_demo_agent(tmp_path / "solo", store, "solo")
     assert found == await run_on(temporal_dev, store, sim, solo, [tmp_path / "alone"] * 4)
-
-
-def test_a_second_worker_on_a_held_shard_is_refused_at_start(
-    pg_url: str,
-    temporal_dev: WorkflowEnvironment,
-    sim: SimulatorServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Two workers on one Edge shard would each index only what it happened to see: the
-    second is refused before it polls, in one line naming the way out."""
-    address = temporal_dev.client.service_client.config.target_host
-    env = simulated_worker_env(make_env(pg_url, address, tmp_path, monkeypatch), sim) | {
-        "WAKEFUL_QDRANT_PATH": str(tmp_path / f"shard-{uuid.uuid4().hex[:6]}")
-    }
-    with cli_worker(worker_command("tests.ops.cli_agents:registry"), env):
-        said = worker_refuses("tests.ops.cli_agents:registry", env)
-    assert "Qdrant Edge shard is open in another process" in said, said
-    assert "WAKEFUL_QDRANT_PATH" in said and "WAKEFUL_QDRANT_URL" in said, said

@@ -3,7 +3,8 @@
 ``tests.ops.cli_agents:registry`` is ``clerk`` alone; ``:with_responses`` adds ``scribe``,
 served through OpenAI's Responses API, and ``tally``, a second clerk (for a test that
 breaks its agent's workflow while others wake ``clerk``); ``:with_gate`` adds
-``gatekeeper``, whose tool waits for approval.
+``gatekeeper``, whose tool waits for approval; ``:stock`` is all four, what the operations
+tests' shared ``wakeful worker`` serves.
 """
 
 from __future__ import annotations
@@ -51,3 +52,10 @@ def with_gate(tenant: str | None = None) -> AgentRegistry:
     tenant = tenant or os.environ["WAKEFUL_TENANT"]
     gate = Agent(name="gatekeeper", instructions="Ship when asked.", tools=(ship,), tenant=tenant)
     return AgentRegistry([_clerk(tenant), gate])
+
+
+def stock(tenant: str | None = None) -> AgentRegistry:
+    """Every agent of :func:`with_responses` and :func:`with_gate`, each once."""
+    tenant = tenant or os.environ["WAKEFUL_TENANT"]
+    gate = with_gate(tenant).get(tenant, "gatekeeper")
+    return AgentRegistry([*with_responses(tenant), gate])

@@ -25,6 +25,7 @@ from wakeful.cli.main import app
 from wakeful.testing.simulator.server import SimulatorServer
 
 AGENTS = "tests.ops.cli_agents:registry"
+STOCK_AGENTS = "tests.ops.cli_agents:stock"  # what the shared `stock_worker` serves
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # What the README's CLI section documents: 0 ok, 1 the command reports a failure or a

@@ -1,5 +1,6 @@
 """Fixtures for the operations tests: an agent in a fresh tenant, an ingress in front of it,
-the CLI's settings and a Postgres a test may stop.
+the CLI's settings, a stock ``wakeful worker`` process the CLI tests share and a Postgres a
+test may stop.
 
 The ingress runs in-process (httpx's ASGI transport) against the session's real Postgres and
 the real Temporal dev server; a worker joins only in the tests that need a wake to run.
@@ -18,7 +19,14 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import fresh_demo_agent
-from tests.ops.cli_env import clear_wakeful_env, make_env
+from tests.ops.cli_env import (
+    STOCK_AGENTS,
+    clear_wakeful_env,
+    cli_worker,
+    make_env,
+    simulated_worker_env,
+    worker_command,
+)
 from tests.ops.ingress_setup import LiveIngress, MakeIngress, served
 from tests.ops.pg_stack import stoppable_postgres
 from wakeful.agents import Agent
@@ -110,3 +118,24 @@ def own_postgres(
     clear_wakeful_env(monkeypatch)
     with stoppable_postgres(temporal_dev.client.service_client.config.target_host) as stack:
         yield stack
+
+
+@pytest.fixture(scope="package")
+def stock_worker(
+    pg_url: str,
+    temporal_dev: WorkflowEnvironment,
+    sim: SimulatorServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, str]]:
+    """``wakeful worker`` serving ``tests.ops.cli_agents:stock`` (``clerk``, ``tally`` and
+    ``gatekeeper`` on Anthropic's API, ``scribe`` on OpenAI's Responses API), all answered
+    by the simulator, for the tests that need no worker of their own; stopped with SIGTERM
+    after them. Answers the CLI's settings for it (one tenant, task queue and Edge shard):
+    each test wakes agents no other test sharing it wakes."""
+    address = temporal_dev.client.service_client.config.target_host
+    state: Path = tmp_path_factory.mktemp("stock-worker")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        env = simulated_worker_env(make_env(pg_url, address, state, monkeypatch), sim)
+        env |= {"OPENAI_API_KEY": env["ANTHROPIC_API_KEY"], "OPENAI_BASE_URL": sim.openai_base_url}
+        with cli_worker(worker_command(STOCK_AGENTS), env):
+            yield env

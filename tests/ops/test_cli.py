@@ -152,14 +152,24 @@ async def test_waiting_commands_refuse_at_once_when_no_worker_polls_the_queue(
     created = await asyncio.to_thread(run, ["agent", "create", "--agents", AGENTS], env)
     assert created.exit_code == 0
     queue = env["WAKEFUL_TASK_QUEUE"]
+    # A short wait for a worker (a user's default is 5 s): the refusal is the same.
+    short = env | {"WAKEFUL_WORKER_WAIT_S": "0.5"}
     for args in (["trigger", "clerk", "-m", "hi", "--key", "k-none"], ["consolidate", "clerk"]):
-        result = await asyncio.to_thread(run, args, env)
+        result = await asyncio.to_thread(run, args, short)
         one_line_error(result, 3, f"no worker polls task queue {queue!r}")
+        assert "waited 0.5 s, WAKEFUL_WORKER_WAIT_S" in result.stderr
         assert "wakeful worker --agents" in result.stderr
     # Nothing was delivered: the agent's workflow was never started.
     handle = temporal_dev.client.get_workflow_handle(workflow_id(env["WAKEFUL_TENANT"], "clerk"))
     with pytest.raises(RPCError, match="not found"):
         await handle.describe()
+
+
+@pytest.mark.parametrize("command", [["trigger"], ["consolidate"], ["approve"]])
+def test_waiting_commands_name_their_wait_for_a_worker_in_their_help(command: list[str]) -> None:
+    shown = run([*command, "--help"], {"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "WAKEFUL_WORKER_WAIT_S seconds (default 5)" in " ".join(shown.output.split())
 
 
 async def test_trigger_waits_for_the_wake_when_a_worker_serves_the_queue(

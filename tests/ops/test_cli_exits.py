@@ -1,48 +1,29 @@
 """Exit codes a script can trust: ``wakeful`` run as a process, the way a shell runs it,
 against the session's Postgres and Temporal and a stock ``wakeful worker`` process.
 
-The tests share one worker process (and so one tenant and task queue): none needs a worker
-of its own, and each wakes an agent no other test here wakes."""
+The tests share the operations tests' worker process (``stock_worker``: one tenant, task
+queue and Edge shard): none needs a worker of its own, and each wakes an agent no other test
+sharing it wakes."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.ops.cli_env import (
     DOCUMENTED_EXIT_CODES,
-    cli_worker,
-    make_env,
+    STOCK_AGENTS,
     shell,
-    simulated_worker_env,
-    worker_command,
+    worker_refuses,
 )
-from wakeful.testing.simulator.server import SimulatorServer
-
-AGENTS = "tests.ops.cli_agents:with_responses"
 
 
-@pytest.fixture(scope="module")
-def worker(
-    pg_url: str,
-    temporal_dev: WorkflowEnvironment,
-    sim: SimulatorServer,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[dict[str, str]]:
-    """``wakeful worker`` serving ``clerk`` and ``tally`` (Anthropic's API) and ``scribe``
-    (OpenAI's Responses API), all answered by the simulator, for the module's tests; stopped
-    with SIGTERM afterwards. Answers the CLI's settings for it."""
-    address = temporal_dev.client.service_client.config.target_host
-    state: Path = tmp_path_factory.mktemp("cli-exits")
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        env = simulated_worker_env(make_env(pg_url, address, state, monkeypatch), sim)
-        env |= {"OPENAI_API_KEY": env["ANTHROPIC_API_KEY"], "OPENAI_BASE_URL": sim.openai_base_url}
-        with cli_worker(worker_command(AGENTS), env):
-            yield env
+@pytest.fixture
+def worker(stock_worker: dict[str, str]) -> dict[str, str]:
+    """The settings of the operations tests' shared ``wakeful worker`` (``stock_worker``)."""
+    return stock_worker
 
 
 def test_ten_triggers_in_a_shell_loop_all_exit_0(worker: dict[str, str]) -> None:
@@ -101,3 +82,12 @@ async def test_a_trigger_to_a_workflow_failing_its_tasks_is_one_line_and_exit_3(
     assert "Traceback" not in done.stderr, done.stderr
     assert lines[-1].startswith("error: "), done.stderr
     assert wf in lines[-1], lines[-1]
+
+
+def test_a_second_worker_on_a_held_shard_is_refused_at_start(worker: dict[str, str]) -> None:
+    """Two workers on one Edge shard would each index only what it happened to see: a second
+    ``wakeful worker`` with the shared worker's settings (so its shard, which that worker
+    holds while it serves) is refused before it polls, in one line naming the way out."""
+    said = worker_refuses(STOCK_AGENTS, worker)
+    assert "Qdrant Edge shard is open in another process" in said, said
+    assert "WAKEFUL_QDRANT_PATH" in said and "WAKEFUL_QDRANT_URL" in said, said

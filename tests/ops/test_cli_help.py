@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -90,9 +91,8 @@ def test_a_worker_imports_a_providers_sdk_only_when_it_builds_that_provider() ->
     assert json.loads(done.stdout) == [[], ["anthropic"]]
 
 
-@pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "wakeful")
-def test_each_command_prints_its_help_as_a_process(path: list[str]) -> None:
-    done = subprocess.run(
+def _help_process(path: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [str(BIN / "wakeful"), *path, "--help"],
         cwd=ROOT,
         capture_output=True,
@@ -100,6 +100,22 @@ def test_each_command_prints_its_help_as_a_process(path: list[str]) -> None:
         check=False,
         env=os.environ | {"COLUMNS": "200"},
     )
+
+
+@pytest.fixture(scope="module")
+def helps() -> dict[tuple[str, ...], subprocess.CompletedProcess[str]]:
+    """``wakeful ... --help`` of every command, each a process of its own, run a few at a
+    time (each is an interpreter starting: one per core keeps them all busy)."""
+    paths = command_paths()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return dict(zip((tuple(p) for p in paths), pool.map(_help_process, paths), strict=True))
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "wakeful")
+def test_each_command_prints_its_help_as_a_process(
+    path: list[str], helps: dict[tuple[str, ...], subprocess.CompletedProcess[str]]
+) -> None:
+    done = helps[tuple(path)]
     assert done.returncode == 0, done.stderr
     shown = _words(done.stdout)
     assert _words(f"Usage: wakeful {' '.join(path)}") in shown, done.stdout

@@ -14,9 +14,8 @@ from collections.abc import Callable
 
 from temporalio.client import Client
 
-from tests.ops.cli_env import ROOT, cli_worker, run, simulated_worker_env, worker_command
+from tests.ops.cli_env import ROOT, run
 from tests.signals import default_sigint
-from wakeful.testing.simulator.server import SimulatorServer
 from wakeful.workflows.agent import AgentWorkflow, workflow_id
 
 TRIGGER = (sys.executable, "-m", "wakeful.cli.main", "trigger")
@@ -38,36 +37,35 @@ async def _stop(address: str, tenant: str) -> None:
 
 
 def test_ctrl_c_on_a_waiting_trigger_prints_one_line_and_exits_130(
-    env: dict[str, str], sim: SimulatorServer
+    stock_worker: dict[str, str],
 ) -> None:
-    env = simulated_worker_env(env, sim)
-    with cli_worker(worker_command("tests.ops.cli_agents:with_gate"), env):
-        # The planner calls ``ship``, which waits for an approval nobody gives: the wake
-        # stays open for as long as the test needs, holding no worker.
-        trigger = subprocess.Popen(
-            [*TRIGGER, "gatekeeper", "--message", "ship service=billing"],
-            env=os.environ | env,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=default_sigint,
+    env = stock_worker  # a `wakeful worker` serving gatekeeper, which no other test wakes
+    # The planner calls ``ship``, which waits for an approval nobody gives: the wake
+    # stays open for as long as the test needs, holding no worker.
+    trigger = subprocess.Popen(
+        [*TRIGGER, "gatekeeper", "--message", "ship service=billing"],
+        env=os.environ | env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
+    first = ""
+    try:
+        assert trigger.stderr is not None
+        first = trigger.stderr.readline()  # said once it waits for the wake
+        assert first.startswith("waiting for the wake of 'gatekeeper'"), (
+            first + trigger.communicate(timeout=60)[1]
         )
-        first = ""
-        try:
-            assert trigger.stderr is not None
-            first = trigger.stderr.readline()  # said once it waits for the wake
-            assert first.startswith("waiting for the wake of 'gatekeeper'"), (
-                first + trigger.communicate(timeout=60)[1]
-            )
-            waits_for(lambda: run(["approvals", "list", "gatekeeper", "--json"], env).stdout)
-            trigger.send_signal(signal.SIGINT)
-            out, rest = trigger.communicate(timeout=60)
-        finally:
-            if trigger.poll() is None:
-                trigger.kill()
-                trigger.communicate()
-            if first.startswith("waiting"):
-                asyncio.run(_stop(env["WAKEFUL_TEMPORAL_ADDRESS"], env["WAKEFUL_TENANT"]))
+        waits_for(lambda: run(["approvals", "list", "gatekeeper", "--json"], env).stdout)
+        trigger.send_signal(signal.SIGINT)
+        out, rest = trigger.communicate(timeout=60)
+    finally:
+        if trigger.poll() is None:
+            trigger.kill()
+            trigger.communicate()
+        if first.startswith("waiting"):
+            asyncio.run(_stop(env["WAKEFUL_TEMPORAL_ADDRESS"], env["WAKEFUL_TENANT"]))
     assert trigger.returncode == 130, first + rest
     assert (out, rest) == ("", "interrupted\n"), first + rest

@@ -118,6 +118,15 @@ def test_activity_threads_are_read_and_bounded(monkeypatch: pytest.MonkeyPatch) 
         load_settings()
 
 
+def test_the_wait_for_a_worker_is_read_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings().worker_wait_s == 5.0  # what a user gets
+    monkeypatch.setenv("WAKEFUL_WORKER_WAIT_S", "0.5")
+    assert load_settings().worker_wait_s == 0.5
+    monkeypatch.setenv("WAKEFUL_WORKER_WAIT_S", "-1")
+    with pytest.raises(ConfigError, match=r"WAKEFUL_WORKER_WAIT_S='-1'.*greater than or equal"):
+        load_settings()
+
+
 def test_bad_choice_lists_what_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WAKEFUL_OTEL_EXPORTER", "jaeger")
     with pytest.raises(

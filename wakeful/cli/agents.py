@@ -251,7 +251,8 @@ def trigger(
 
     Exits 0 when the wake is done (or ``/handoff`` ended the session), 1 when it ended
     otherwise (parked, model_error, a budget, rejected...), with its status and reason on
-    stderr.
+    stderr. With no worker polling the task queue within WAKEFUL_WORKER_WAIT_S seconds
+    (default 5) it exits 3 and delivers nothing (--no-wait delivers without a worker).
     """
     if stream and (no_wait or json_out):
         raise typer.BadParameter("--stream prints the wake as it runs: drop --no-wait and --json")
@@ -319,6 +320,7 @@ def _trigger(
             client,
             s.task_queue,
             "start one with `wakeful worker --agents ...`, or deliver it for later with --no-wait",
+            grace_s=s.worker_wait_s,
         )
         progress(f"waiting for the wake of {agent!r} (Ctrl-C stops waiting, not the wake)")
         try:

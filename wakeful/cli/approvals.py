@@ -144,7 +144,8 @@ def approve(
     """Approve a tool call waiting for a person (or deny it with --deny --reason ...).
 
     Exits 0 once the agent has the decision, 2 when no call with that id waits (unknown,
-    decided already or timed out) or the agent is not running.
+    decided already or timed out) or the agent is not running, 3 when no worker polls the
+    task queue within WAKEFUL_WORKER_WAIT_S seconds (default 5).
     """
     from wakeful.contracts import ApprovalDecision
     from wakeful.worker.client import connect, decide_approval, require_worker
@@ -158,7 +159,10 @@ def approve(
         # The agent's workflow takes the decision in a workflow task: without a worker the
         # command would wait for one instead of saying so.
         await require_worker(
-            client, s.task_queue, "start one with `wakeful worker --agents ...` and approve again"
+            client,
+            s.task_queue,
+            "start one with `wakeful worker --agents ...` and approve again",
+            grace_s=s.worker_wait_s,
         )
         return await decide_approval(client, s.tenant, agent, decision)
 

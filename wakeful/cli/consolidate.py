@@ -32,7 +32,11 @@ def consolidate(
     timeout: float = typer.Option(600.0, help="Seconds to wait for the round."),
     json_out: bool = JSON,
 ) -> None:
-    """Consolidate an agent's history: summaries, promotions, memory hygiene."""
+    """Consolidate an agent's history: summaries, promotions, memory hygiene.
+
+    A round now exits 3 when no worker polls the task queue within WAKEFUL_WORKER_WAIT_S
+    seconds (default 5).
+    """
     friendly(_consolidate)(
         agent, if_pressured, schedule, every, pressure_every, log, timeout, json_out
     )
@@ -89,7 +93,12 @@ def _consolidate(
             ids = [h.id for h in handles]
             emit_json({"schedules": ids}) if json_out else typer.echo("\n".join(ids))
             return
-        await require_worker(client, s.task_queue, "start one with `wakeful worker --agents ...`")
+        await require_worker(
+            client,
+            s.task_queue,
+            "start one with `wakeful worker --agents ...`",
+            grace_s=s.worker_wait_s,
+        )
         inp = ConsolidationInput(
             runtime=runtime,
             policy=consolidation_policy(runtime),  # the agent's settings, if any

@@ -92,10 +92,10 @@ async def require_worker(
     while not (await client.workflow_service.describe_task_queue(request)).pollers:
         if time.monotonic() >= deadline:
             raise RuntimeFailure(
-                f"no worker polls task queue {task_queue!r} (WAKEFUL_TASK_QUEUE), so nothing "
-                f"would run this: {hint}"
+                f"no worker polls task queue {task_queue!r} (WAKEFUL_TASK_QUEUE; waited "
+                f"{grace_s:g} s, WAKEFUL_WORKER_WAIT_S), so nothing would run this: {hint}"
             )
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(min(0.25, max(deadline - time.monotonic(), 0.0)))
 
 
 def _start_op(

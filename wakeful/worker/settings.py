@@ -117,6 +117,14 @@ class Settings(BaseSettings):
     task_queue: str = Field(
         "wakeful", min_length=1, description="Temporal task queue the worker polls."
     )
+    worker_wait_s: float = Field(
+        5.0,
+        ge=0,
+        le=3600,
+        description="How long `trigger`, `consolidate` and `approve` wait for a worker to poll "
+        "the task queue before refusing, delivering nothing (a worker started a moment ago "
+        "may not have polled yet).",
+    )
     activity_threads: int = Field(
         32,
         ge=1,
