@@ -33,6 +33,7 @@ from wakeful.substrate.store import Store
 from wakeful.substrate.tail_cache import TailCache
 from wakeful.substrate.vectors.base import VectorStore
 from wakeful.telemetry import Telemetry
+from wakeful.workflows.retries import MODEL_TIMEOUT
 
 ProviderFactory = Callable[[str], ModelProvider]
 
@@ -115,11 +116,11 @@ class ActivityDeps:
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        limit = self.model_attempt_timeout_s
-        if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 < limit < 300:
+        limit, call = self.model_attempt_timeout_s, MODEL_TIMEOUT.total_seconds()
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 < limit < call:
             raise ConfigError(
-                f"model_attempt_timeout_s must be seconds > 0 and < 300 (the model call's own"
-                f" timeout), got {limit!r}"
+                f"model_attempt_timeout_s must be seconds > 0 and < {call:g} (the model call's"
+                f" own timeout), got {limit!r}"
             )
         # Policies the agents named by file path were loaded with the registry.
         self.policies = merge_policies(self.policies, self.agents.policies, "the agents")
