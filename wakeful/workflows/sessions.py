@@ -161,9 +161,7 @@ class Sessions:
 
     # --- while idle ----------------------------------------------------------------------
 
-    async def plan_idle(
-        self, next_at: datetime, policy: PacingPolicy, limit_set: bool = True
-    ) -> None:
+    async def plan_idle(self, next_at: datetime, policy: PacingPolicy, limit_set: bool) -> None:
         """The next wake is expected at ``next_at``: sleep, keep warm, or hand off now."""
         s = self.state
         now = workflow.now()
@@ -197,9 +195,7 @@ class Sessions:
             times.append(s.last_wake_at + idle)
         return min(times) if times else None
 
-    async def on_timer(
-        self, idle: timedelta, policy: PacingPolicy | None = None, limit_set: bool = True
-    ) -> None:
+    async def on_timer(self, idle: timedelta, policy: PacingPolicy, limit_set: bool) -> None:
         """A keep-warm call or the idle timer is due. ``policy`` and ``limit_set`` (whether
         the idle limit was set) decide whether an idle session is priced before it ends."""
         s, now = self.state, workflow.now()
@@ -213,7 +209,7 @@ class Sessions:
             and s.last_wake_at + idle <= now
         ):
             why = f"idle: no wake for {now - s.last_wake_at} (session_idle {idle})"
-            if policy is not None and not limit_set and workflow.patched(IDLE_PRICED):
+            if not limit_set and workflow.patched(IDLE_PRICED):
                 if self._idle_continues(now, idle, policy):
                     return
                 why += ", a handoff priced cheaper than continuing"
