@@ -22,8 +22,8 @@ the workflow prices it, at the idle timer and again at the next wake, from a clo
 as the workflow keeps it (with the compile activity's ``fresh_tokens``).
 
 Options exist for what-if variants (:mod:`benchmarks.cache_variants`): a different
-event-tail bound or page, a renderer override, and sessions that always end at the idle
-limit (``continue_past_idle=False``).
+event-tail bound or page, and a renderer override; and, for comparison in tests, sessions
+that always end at the idle limit (``continue_past_idle=False``).
 """
 
 from __future__ import annotations

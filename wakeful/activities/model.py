@@ -266,10 +266,10 @@ class ModelActivities:
         it was)."""
         chain = [(name, f"{name}/{request.get('model', '')}", request), *routes.load(ts)]
         now = self.deps.clock()
-        cooling = await asyncio.to_thread(_cooling, ts, [key for _, key, _ in chain], now)
+        keys = [key for _, key, _ in chain]
+        cooling = await asyncio.to_thread(_cooling, ts, keys, now)
         passed: list[dict[str, str]] = []
         attempt = activity.info().attempt
-        keys = [key for _, key, _ in chain]
         lost = lost_route(routes.after_attempts)
         # Past the lost route, when it is one of the chain's but its last (always tried).
         start = keys.index(lost) + 1 if lost in keys[:-1] else 0

@@ -34,7 +34,7 @@ def consolidate(
 ) -> None:
     """Consolidate an agent's history: summaries, promotions, memory hygiene.
 
-    A round now exits 3 when no worker polls the task queue within WAKEFUL_WORKER_WAIT_S
+    A round exits 3 when no worker polls the task queue within WAKEFUL_WORKER_WAIT_S
     seconds (default 5).
     """
     friendly(_consolidate)(
