@@ -21,7 +21,9 @@ from wakeful.workflows.agent import workflow_id
 from wakeful.workflows.retries import MODEL_TIMEOUT
 
 FALLBACK = ("openai_chat", "gpt-4.1-mini")
-DEADLINE_S = 1.0
+# Each attempt gets this long, the one that answers too: a simulator reply takes
+# milliseconds, so even a loaded machine leaves it far inside the deadline.
+DEADLINE_S = 5.0
 # Failure timeout only: a trickle nothing cuts runs into MODEL_TIMEOUT, far past this.
 BOUND_S = MODEL_TIMEOUT.total_seconds() / 5
 
