@@ -46,7 +46,6 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
-from functools import partial
 from itertools import accumulate, compress, count, repeat
 from operator import attrgetter, contains, eq, is_, is_not, ne, not_
 
@@ -94,7 +93,7 @@ class _History:
     """The history's facts (``recent``, outside the current wake), their indexes in the
     snapshot, their wakes and where each ends (tokens from the history's start)."""
 
-    __slots__ = ("changes", "facts", "index", "positions", "wakes")
+    __slots__ = ("changes", "facts", "index", "newest", "positions", "state", "wakes")
 
     def __init__(self, index: list[int], facts: list[Facts], start: int = 0) -> None:
         self.index = index
@@ -102,19 +101,40 @@ class _History:
         self.wakes: list[str | None] = list(map(_WAKE, facts))
         self.positions = list(accumulate(map(_TOKENS, facts), initial=start))[1:]
         self.changes: list[int] | None = None  # entries whose wake is not the one before's
+        # The last entry with a wake (-1: none), once known: a history's newest stretch
+        # may have none, and finding it again would read back through all of them.
+        self.newest: int | None = None
+        # Which state of the history this is: a new object whenever it is extended in place.
+        self.state = object()
 
     def extended(self, keep: int, more: _History) -> _History:
-        """The first ``keep`` entries of this history followed by ``more`` (whose
-        positions continue from theirs)."""
-        out = _History([], [])
-        out.index = self.index[:keep] + more.index
-        out.facts = self.facts[:keep] + more.facts
-        out.wakes = self.wakes[:keep] + more.wakes
-        out.positions = self.positions[:keep] + more.positions
+        """This history made its first ``keep`` entries followed by ``more`` (whose
+        positions continue from theirs), in place: the work is in proportion to what
+        changed, not to the history. The caller holds no other view of it."""
+        del self.index[keep:], self.facts[keep:], self.wakes[keep:], self.positions[keep:]
+        self.index += more.index
+        self.facts += more.facts
+        self.wakes += more.wakes
+        self.positions += more.positions
         if self.changes is not None:  # those among the kept entries are the same
-            out.changes = self.changes[: bisect_left(self.changes, keep)]
-            out.changes += out._changes_from(max(keep, 1))
-        return out
+            del self.changes[bisect_left(self.changes, keep) :]
+            self.changes += self._changes_from(max(keep, 1))
+        newest = self.newest if self.newest is not None and self.newest < keep else None
+        at = more.newest_wake_at() if more.facts else -1
+        # The kept entries hold the newest wake when ``more`` has none.
+        self.newest = keep + at if at >= 0 else newest
+        self.state = object()
+        return self
+
+    def newest_wake_at(self) -> int:
+        """The index of the last entry that has a wake, or -1."""
+        if self.newest is None:
+            wakes = self.wakes
+            self.newest = next(
+                compress(range(len(wakes) - 1, -1, -1), map(is_not, reversed(wakes), repeat(None))),
+                -1,
+            )
+        return self.newest
 
     def _changes_from(self, first: int) -> list[int]:
         wakes = self.wakes
@@ -135,7 +155,7 @@ class _History:
 
 
 # A cleared_results answer as kept for the next compile (see ClearingMemo.cleared).
-_Cleared = tuple[int, list[int], list[tuple[int, Derivation]], int, _History]
+_Cleared = tuple[int, list[int], list[tuple[int, Derivation]], int, object]
 
 
 class ClearingMemo:
@@ -153,8 +173,9 @@ class ClearingMemo:
         self.kept = 0
         # The last answer of :func:`cleared_results`: the number of history entries it
         # was read from, the history indexes of the results cleared among them, the
-        # answer, which of its entries was marked (-1: none) and the history it was read
-        # from. Its part over entries that are still that history's own is the same again.
+        # answer, which of its entries was marked (-1: none) and the state of the history
+        # it was read from (``_History.state``). Its part over entries that are still that
+        # history's own is the same again.
         self.cleared: _Cleared | None = None
         # History entries the last :func:`cleared_results` read (0 when none changed
         # below the boundary): counted by the caller, never part of the output.
@@ -192,7 +213,9 @@ def _history(
             head = next(compress(count(), map(is_not, snap, memo.snap)), shared)
         keep = bisect_left(last.index, head)  # entries before ``head``: the same blocks
         start = last.positions[keep - 1] if keep else 0
-        history = last.extended(keep, _scan(snap, current, head, start))
+        more = _scan(snap, current, head, start)
+        memo.history = None  # extended in place: if that fails, the next compile starts over
+        history = last.extended(keep, more)
         memo.kept = keep
     memo.snap, memo.current, memo.history = snap, current, history
     return history
@@ -222,9 +245,11 @@ def _previous_boundary(history: _History, eviction: Eviction, ends: list[int]) -
     """The boundary of the previous wake's history: this one without its newest wake
     (``ends``: this one's wake ends)."""
     wakes = history.wakes
-    newest = next(filter(partial(is_not, None), reversed(wakes)), None)
-    if newest is None:
+    at = history.newest_wake_at()
+    if at < 0:
         return _boundary(history, eviction, ends)
+    newest = wakes[at]
+    assert newest is not None  # the entry at ``at`` has a wake
     if wakes[-1] == newest:
         start = len(wakes) - 1
         while start and wakes[start - 1] == newest:
@@ -247,7 +272,7 @@ def cleared_results(
     derivation (:data:`CLEARED`, or :data:`CLEARED_END` for the one the breakpoint follows).
     ``memo`` (the caller's, from the last snapshot) and ``edit`` (how ``snap`` was edited
     from a list, ``positions.Edit``) only save work."""
-    before = memo.history if memo is not None else None
+    before = memo.history.state if memo is not None and memo.history is not None else None
     history = _history(snap, current, memo, edit)
     ends = history.wake_ends()
     boundary = _boundary(history, eviction, ends)
@@ -289,7 +314,7 @@ def cleared_results(
     if last >= 0:
         out[last] = (out[last][0], CLEARED_END)
     if memo is not None:
-        memo.cleared, memo.scanned = (upto, cleared, out, last, history), upto - start
+        memo.cleared, memo.scanned = (upto, cleared, out, last, history.state), upto - start
     return list(out)
 
 
