@@ -152,6 +152,12 @@ def results_scanned(size: int, *, fresh: bool, wakes: int = 0) -> int:
     return _grown(size, "results_scanned", fresh=fresh, wakes=wakes)
 
 
+def history_built(size: int, *, fresh: bool, wakes: int = 0) -> int:
+    """History entries the clearing pass built or read back through for the grown
+    snapshot (its view of the history is extended, not built again)."""
+    return _grown(size, "history_built", fresh=fresh, wakes=wakes)
+
+
 def positions_read(size: int, *, fresh: bool) -> int:
     """Facts read to find the blocks the evidence, live-output, on-demand, oversize and
     admission passes look for, for one event more."""
@@ -172,6 +178,17 @@ def test_one_new_event_does_not_rescan_the_cleared_history(fresh: bool) -> None:
     one event does not move the boundary, that is not redone."""
     assert results_scanned(1_000, fresh=fresh) == 0
     assert results_scanned(10_000, fresh=fresh) == 0
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["same-blocks", "fresh-blocks"])
+def test_the_clearing_pass_builds_only_the_history_that_changed(fresh: bool) -> None:
+    """The clearing pass keeps its view of the history (entries, their wakes and token
+    positions) between compiles: one live event adds no history entry, more past wakes
+    add theirs, and neither builds or reads back through the history kept."""
+    assert history_built(1_000, fresh=fresh) == history_built(10_000, fresh=fresh) == 0
+    small = history_built(1_000, fresh=fresh, wakes=WAKES)
+    large = history_built(10_000, fresh=fresh, wakes=WAKES)
+    assert 0 < small <= WAKES * 8 and 0 < large <= WAKES * 8, (small, large)
 
 
 @pytest.mark.parametrize("fresh", [False, True], ids=["same-blocks", "fresh-blocks"])

@@ -93,7 +93,7 @@ class _History:
     """The history's facts (``recent``, outside the current wake), their indexes in the
     snapshot, their wakes and where each ends (tokens from the history's start)."""
 
-    __slots__ = ("changes", "facts", "index", "newest", "positions", "state", "wakes")
+    __slots__ = ("changes", "facts", "index", "newest", "positions", "read_back", "state", "wakes")
 
     def __init__(self, index: list[int], facts: list[Facts], start: int = 0) -> None:
         self.index = index
@@ -106,6 +106,7 @@ class _History:
         self.newest: int | None = None
         # Which state of the history this is: a new object whenever it is extended in place.
         self.state = object()
+        self.read_back = 0  # entries read back to find the newest wake (counted, see below)
 
     def extended(self, keep: int, more: _History) -> _History:
         """This history made its first ``keep`` entries followed by ``more`` (whose
@@ -134,6 +135,7 @@ class _History:
                 compress(range(len(wakes) - 1, -1, -1), map(is_not, reversed(wakes), repeat(None))),
                 -1,
             )
+            self.read_back += len(wakes) - max(self.newest, 0)
         return self.newest
 
     def _changes_from(self, first: int) -> list[int]:
@@ -163,7 +165,7 @@ class ClearingMemo:
     next snapshot's history is recomputed only past the blocks the two share at their
     start (a history grows at its end), since positions count from the start."""
 
-    __slots__ = ("cleared", "current", "history", "kept", "scanned", "snap")
+    __slots__ = ("built", "cleared", "current", "history", "kept", "scanned", "snap")
 
     def __init__(self) -> None:
         self.snap: Sequence[Facts] = ()
@@ -180,6 +182,9 @@ class ClearingMemo:
         # History entries the last :func:`cleared_results` read (0 when none changed
         # below the boundary): counted by the caller, never part of the output.
         self.scanned = 0
+        # History entries the last compile built or read back through to find the newest
+        # wake: the history less the kept ones, while it is extended. Counted likewise.
+        self.built = 0
 
 
 def _scan(snap: Sequence[Facts], current: str | None, first: int, start: int) -> _History:
@@ -205,6 +210,7 @@ def _history(
     if last is None or memo.current != current:
         history = _scan(snap, current, 0, 0)
         memo.kept = 0
+        memo.built = len(history.facts)
     else:
         if edit is not None and edit[0] is memo.snap:  # how far the two agree is known
             head = edit[1]
@@ -217,6 +223,7 @@ def _history(
         memo.history = None  # extended in place: if that fails, the next compile starts over
         history = last.extended(keep, more)
         memo.kept = keep
+        memo.built = len(more.facts)
     memo.snap, memo.current, memo.history = snap, current, history
     return history
 
@@ -284,6 +291,8 @@ def cleared_results(
         return []
     # The end to mark: the previous boundary's on the wake that moved it (see above).
     marked = min(boundary, _previous_boundary(history, eviction, ends) or boundary)
+    if memo is not None:
+        memo.built, history.read_back = memo.built + history.read_back, 0
     positions = history.positions
     upto = bisect_right(positions, boundary)
     # Entries before ``start`` are the last history's own and were read last time: their

@@ -200,6 +200,7 @@ def derive(
     edit = table.edit if out is snap else None
     cleared = cleared_results(out, current, eviction, part.clearing, edit)
     table.work.results_scanned += part.clearing.scanned
+    table.work.history_built += part.clearing.built
 
     def make(sources: list[Facts], how: list[Derivation]) -> list[Facts]:
         return table.derived_all(sources, how, counts, counter, ranking)

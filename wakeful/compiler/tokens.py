@@ -66,6 +66,9 @@ class WorkCounts:
     # History entries the clearing pass read to find the tool results it clears
     # (``clearing.cleared_results``); none while the boundary stays where it was.
     results_scanned: int = 0
+    # History entries the clearing pass built (its view of the history: kept entries are
+    # not built again) or read back through to find the newest wake.
+    history_built: int = 0
     # Facts read to find the few blocks some passes look for (``positions.Positions``):
     # the edited stretch of a snapshot edited in one place, else the whole snapshot.
     positions_read: int = 0
