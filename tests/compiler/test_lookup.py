@@ -46,6 +46,30 @@ def test_equal_values_that_render_differently_get_their_own_facts() -> None:
     assert elsewhere == dated and facts_for(table, elsewhere)[0] is not utc
 
 
+def test_a_grown_history_does_not_reuse_facts_of_a_block_that_renders_differently() -> None:
+    """A grown snapshot is matched to the last one from both ends by ``==`` in C; a block
+    in either stretch that is another object, equal but spelled differently, still gets
+    facts of its own (and the blocks around it keep theirs)."""
+    calls = [
+        block(f"c{n}", BlockKind.TOOL_CALL, "", seq=n, tool_call_id=f"c{n}", tool_input={"n": n})
+        for n in range(12)
+    ]
+    later = block("late", BlockKind.MEMORY, "one more", seq=99)
+    for at in (2, 10):  # in the leading stretch; in the trailing one (after the insert)
+        table = FactsTable(1000)
+        facts_for(table, *calls)
+        first = facts_for(table, *calls)  # the same objects again: remembered as the last
+        assert table.last is not None
+        spelled = calls[at].model_copy(update={"tool_input": {"n": float(at)}})
+        assert spelled == calls[at]
+        edited = [*calls[:at], spelled, *calls[at + 1 :]]
+        grown = [*edited[:6], later, *edited[6:]]
+        got = facts_for(table, *grown)
+        assert got[at + (at >= 6)] is not first[at]
+        kept = [f for n, f in enumerate(got) if n not in (6, at + (at >= 6))]
+        assert kept == [f for n, f in enumerate(first) if n != at]
+
+
 def test_new_block_objects_are_not_counted_again() -> None:
     tally = Tally()
     from wakeful.compiler import CountingCache

@@ -13,9 +13,10 @@ table, because a snapshot may legitimately use the same ids.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import compress, count, repeat
-from operator import attrgetter, eq, is_, is_not, itemgetter, ne, not_
+from operator import attrgetter, eq, is_, is_not, itemgetter, not_
 from typing import Any
 
 from wakeful.compiler.blocks import Block
@@ -31,6 +32,7 @@ _MAX_SYNTHETIC = 1024
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _NOT_DERIVED = (None, None)
+_STRETCH = 512  # items compared per slice by shared_prefix
 
 
 class _Miss:
@@ -46,21 +48,30 @@ class _Miss:
 _MISS: Any = _Miss()
 
 
-def shared_prefix(a: list[Any], b: list[Any], n: int) -> int:
+def shared_prefix(a: Sequence[Any], b: Sequence[Any], n: int) -> int:
     """How many leading items ``a`` and ``b`` share by ``==`` (at most ``n``), found by
-    list equality, in C and far faster than an iterator chain: halve the stretch in doubt
-    until it is short, then find the first difference in it. (Facts have no ``==`` of
-    their own: for them it is identity.)"""
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # a[:lo] is b[:lo]; a[:hi] is not b[:hi]
-    while hi - lo > 64:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo + next(compress(count(), map(ne, a[lo:hi], b[lo:hi])), hi - lo)
+    list equality, in C and far faster than an iterator chain: stretch by stretch, each
+    item sliced once (a slice touches every item it holds, so halving the whole list
+    would read the history several times over), then the first difference in the stretch
+    that differs. (Facts have no ``==`` of their own: for them it is identity.)"""
+    lo = 0
+    while lo < n:
+        hi = min(lo + _STRETCH, n)
+        if a[lo:hi] != b[lo:hi]:
+            return _first_difference(a, b, lo, hi)
+        lo = hi
+    return n
+
+
+def _first_difference(a: Sequence[Any], b: Sequence[Any], lo: int, hi: int) -> int:
+    """The first index in ``lo:hi`` where ``a`` and ``b`` differ by ``==``, which is known
+    to exist. Identical items are passed in C: ``operator.ne`` has no identity shortcut,
+    and a model's ``!=`` is Python code."""
+    while True:
+        at = lo + next(compress(count(), map(is_not, a[lo:hi], b[lo:hi])))
+        if a[at] != b[at]:
+            return at
+        lo = at + 1
 
 
 def common_facts_ends(a: list[Facts], b: list[Facts]) -> tuple[int, int]:
@@ -72,6 +83,48 @@ def common_facts_ends(a: list[Facts], b: list[Facts]) -> tuple[int, int]:
     return head, tail
 
 
+def common_block_ends(
+    blocks: tuple[Block, ...], old: tuple[Block, ...], facts: list[Facts], strict: list[int]
+) -> tuple[int, int]:
+    """How many leading and trailing blocks of ``blocks`` have the facts ``facts`` that
+    ``old`` had at the same place (the two never overlap in the shorter sequence).
+
+    Found by list equality (:func:`shared_prefix`), which passes over the very same object
+    at C speed without reading it, where an identity scan calls a function per block. A
+    block that is another object but ``==`` passes too: it has the same fields, as the
+    value match requires (``FactsTable._match``). What ``==`` does not see is checked
+    where it can matter: at ``strict``, the places whose facts have a strict key (``1``
+    vs ``1.0``), a block that is another object must have the same key.
+    """
+    n = min(len(blocks), len(old))
+    head = shared_prefix(blocks, old, n)
+    m = n - head  # the tail lies within the last m of each
+    tail = shared_prefix(blocks[len(blocks) - m :][::-1], old[len(old) - m :][::-1], m) if m else 0
+    if strict:
+        shift = len(blocks) - len(old)
+        # Of the places in doubt, only those holding another object: found in C.
+        doubt = strict[: bisect_left(strict, head)]
+        for p in compress(
+            doubt, map(is_not, map(blocks.__getitem__, doubt), map(old.__getitem__, doubt))
+        ):
+            if strict_key(blocks[p]) != facts[p].strict:
+                head = p
+                break
+        doubt = strict[bisect_left(strict, len(old) - tail) :]
+        moved = [p + shift for p in doubt]
+        for p in reversed(
+            list(
+                compress(
+                    doubt, map(is_not, map(blocks.__getitem__, moved), map(old.__getitem__, doubt))
+                )
+            )
+        ):
+            if strict_key(blocks[p + shift]) != facts[p].strict:
+                tail = len(old) - p - 1
+                break
+    return head, tail
+
+
 def common_ends(a: Sequence[Any], b: Sequence[Any]) -> tuple[int, int]:
     """How many leading and trailing items ``a`` and ``b`` share, compared by identity
     (the two never overlap in the shorter sequence)."""
@@ -79,6 +132,17 @@ def common_ends(a: Sequence[Any], b: Sequence[Any]) -> tuple[int, int]:
     head = next(compress(count(), map(is_not, a, b)), n)
     tail = next(compress(count(), map(is_not, reversed(a), reversed(b))), n)
     return head, min(tail, n - head)
+
+
+def _spliced_strict(
+    strict: list[int], head: int, middle: list[Facts], rest: int, shift: int
+) -> list[int]:
+    """``strict`` for a list edited in one place: the places before ``head`` kept, those
+    of ``middle`` added, those from ``rest`` on (the old list's tail) moved by ``shift``."""
+    out = strict[: bisect_left(strict, head)]
+    out += [head + k for k, f in enumerate(middle) if f.strict is not None]
+    out += [p + shift for p in strict[bisect_left(strict, rest) :]]
+    return out
 
 
 class FactsTable:
@@ -94,6 +158,7 @@ class FactsTable:
         "derivations",
         "edit",
         "last",
+        "last_strict",
         "max_entries",
         "partitions",
         "returned",
@@ -110,6 +175,8 @@ class FactsTable:
         # is held, so the id is its own while the entry lives.
         self.derivations: dict[tuple[int, Derivation], tuple[Facts, Facts]] = {}
         self.last: tuple[tuple[Block, ...], list[Facts]] | None = None
+        # Where in ``last`` the facts have a strict key (``common_block_ends``), ascending.
+        self.last_strict: list[int] = []
         # How the list the last ``facts_of`` returned was edited from the one before it
         # (``positions.Edit``), when it was: the passes' positions then carry over.
         self.edit: tuple[list[Facts], int, int] | None = None
@@ -143,12 +210,27 @@ class FactsTable:
             if last[0] is blocks:
                 self.returned = last[1]
                 return last[1]
-            head, tail = common_ends(blocks, last[0])
+            old_blocks, old = last
+            head = tail = 0
+            # Only when an end is the very same object: newly built blocks would all be
+            # compared by value here, one Python ``==`` each, where ``_match`` does it in C.
+            if (
+                blocks
+                and old_blocks
+                and (blocks[0] is old_blocks[0] or blocks[-1] is old_blocks[-1])
+            ):
+                head, tail = common_block_ends(blocks, old_blocks, old, self.last_strict)
             if head + tail > len(blocks) // 2:  # the same history, edited in one place
-                old = last[1]
                 middle = self._known(blocks[head : len(blocks) - tail], counts, counter, ranking)
                 out = old[:head] + middle + old[len(old) - tail :]
                 self.last = (blocks, out)
+                self.last_strict = _spliced_strict(
+                    self.last_strict,
+                    head,
+                    middle,
+                    len(old) - tail,
+                    len(middle) - (len(old) - tail - head),
+                )
                 self.edit, self.returned = (old, head, tail), out
                 return out
         by_obj = self.by_obj
@@ -160,6 +242,9 @@ class FactsTable:
         else:
             out = self._known(blocks, counts, counter, ranking)
             self.last = (blocks, out)
+            self.last_strict = list(
+                compress(range(len(out)), map(is_not, map(_STRICT, out), repeat(None)))
+            )
         # Most of the facts are those returned last time, edited in one place.
         before = self.returned
         if before is not None:

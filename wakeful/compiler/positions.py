@@ -26,7 +26,7 @@ from wakeful.compiler.facts import Facts
 __all__ = ["Edit", "Positions", "Test", "without_positions"]
 
 # The list a snapshot's facts were edited from, and the facts the two share at their start
-# and at their end (``lookup.common_ends``).
+# and at their end (``lookup.common_block_ends``, ``lookup.common_facts_ends``).
 Edit = tuple[Sequence[Facts], int, int]
 Test = Callable[[Sequence[Facts]], Iterable[object]]
 
