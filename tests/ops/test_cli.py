@@ -424,6 +424,20 @@ def test_a_misspelt_variable_is_warned_about(env: dict[str, str]) -> None:
     ]
 
 
+def test_a_retired_timeout_variable_names_what_replaced_it(env: dict[str, str]) -> None:
+    """The model call's and the other activities' timeouts are not settings: a variable
+    that once set them is named, with what to use instead, not silently ignored."""
+    retired = env | {"WAKEFUL_MODEL_TIMEOUT_S": "600", "WAKEFUL_ACTIVITY_TIMEOUT_S": "600"}
+    result = run(["agent", "list"], retired)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip().splitlines() == [
+        "warning: WAKEFUL_ACTIVITY_TIMEOUT_S is not read: each non-model activity's timeout"
+        " is fixed for that activity (a tool's is its own timeout_s)",
+        "warning: WAKEFUL_MODEL_TIMEOUT_S is not read: one model call attempt is bounded by"
+        " WAKEFUL_MODEL_ATTEMPT_TIMEOUT_S",
+    ]
+
+
 async def test_trigger_prints_the_agents_answer_whole_and_the_client_returns_it(
     env: dict[str, str], temporal_dev: WorkflowEnvironment, store: Store, sim: SimulatorServer
 ) -> None:

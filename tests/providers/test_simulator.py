@@ -11,11 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anthropic
 import httpx
+import openai
 import pytest
 
 from tests.signals import default_sigint
 from wakeful.testing.simulator import ManualClock, Script, Simulator, SimulatorServer
+from wakeful.testing.simulator.app import UVICORN_OPTIONS
 from wakeful.testing.simulator.script import Conversation, planner_reply
 
 SCRIPT_YAML = """\
@@ -305,3 +308,30 @@ def test_cached_prefix_tokens_reads_the_longest_live_prefix_without_touching_it(
     clock.advance(2)  # the 5 min entry expired; asking did not refresh it
     assert sim.cached_prefix_tokens("a", other) == 0
     assert len(sim.calls("a")) == 1 and sim.evictions("a") == 0
+
+
+def test_an_idle_connection_outlives_the_sdks_pool_and_stopping_closes_it() -> None:
+    """The simulator keeps an idle kept-alive connection open longer than the SDKs' pools
+    keep one (as a provider's load balancer does), so it does not close one as a client
+    picks it for its next request; stopping the simulator closes it at once all the same,
+    instead of waiting for it."""
+    pools = [anthropic.DEFAULT_CONNECTION_LIMITS, openai.DEFAULT_CONNECTION_LIMITS]
+    expiry = max(limits.keepalive_expiry or float("inf") for limits in pools)
+    # a minute or more, as providers keep them, and so well past the pools' 5 s
+    assert UVICORN_OPTIONS["timeout_keep_alive"] >= 60 > expiry
+    server = SimulatorServer().start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: sim\r\n\r\n")
+            reply = sock.makefile("rb")
+            assert reply.readline().startswith(b"HTTP/1.1 200")
+            length = 0
+            while (line := reply.readline()) != b"\r\n":
+                name, _, value = line.partition(b":")
+                if name.lower() == b"content-length":
+                    length = int(value)
+            reply.read(length)  # the connection is idle now, and kept alive
+            server.stop()
+            assert reply.read() == b""  # closed by the server as it stopped
+    finally:
+        server.stop()

@@ -151,9 +151,12 @@ def _unreachable(exc: Exception) -> str | None:
 
 def settings() -> Settings:
     """The settings, with one warning on stderr per ``WAKEFUL_*`` variable that sets nothing
-    (a typo would otherwise silently leave its default in place)."""
-    from wakeful.worker.settings import load_settings, unknown_env_vars
+    (a typo, or a setting since retired, would otherwise silently leave the default in
+    place)."""
+    from wakeful.worker.settings import load_settings, retired_env_vars, unknown_env_vars
 
+    for name, instead in retired_env_vars(os.environ):
+        typer.echo(f"warning: {name} is not read: {instead}", err=True)
     for name, suggestion in unknown_env_vars(os.environ):
         hint = f"; did you mean {suggestion}?" if suggestion else ""
         typer.echo(f"warning: {name} is not a Wakeful setting and is ignored{hint}", err=True)

@@ -75,11 +75,16 @@ ClientT = TypeVar("ClientT", bound=_AsyncClient)
 class SdkProvider(ABC, Generic[ClientT]):
     """A provider over an official SDK's async client (``client_type``), built with the
     SDK's retries off: Temporal owns retries, so every attempt shows in workflow history and
-    backoff is not stacked."""
+    backoff is not stacked. The one exception: a request whose connection failed before any
+    reply is sent again at once, once (``_sent``)."""
 
     client_type: Callable[..., ClientT]
     # The SDK's base exception, and the function that makes any of them a ProviderError.
     sdk_error: ClassVar[type[Exception]]
+    # The SDK's error for a request that got no reply, and its subclass for one that ran
+    # out of time (which is not sent again: see ``_sent``).
+    connection_error: ClassVar[type[Exception]]
+    timeout_error: ClassVar[type[Exception]]
 
     @staticmethod
     @abstractmethod
@@ -105,7 +110,7 @@ class SdkProvider(ABC, Generic[ClientT]):
         """The SDK's reply to ``request`` sent through ``create`` as given (``split_body``);
         an SDK failure leaves as the ProviderError ``map_error`` makes of it."""
         try:
-            return await create(**split_body(create, request))
+            return await self._sent(create, split_body(create, request))
         except self.sdk_error as exc:
             raise self.map_error(exc) from exc
 
@@ -116,12 +121,33 @@ class SdkProvider(ABC, Generic[ClientT]):
         the body as given), as the SDK parses them; a failure, before or during the
         stream, leaves as the ProviderError ``map_error`` makes of it."""
         try:
-            stream = await create(**split_body(create, {**request, "stream": True}))
+            # Returns once the reply's headers are in: no event has been seen before it.
+            stream = await self._sent(create, split_body(create, {**request, "stream": True}))
             async with stream:
                 async for event in stream:
                     yield event
         except self.sdk_error as exc:
             raise self.map_error(exc) from exc
+
+    async def _sent(self, create: Callable[..., Awaitable[Any]], arguments: dict[str, Any]) -> Any:
+        """``create(**arguments)``, sent a second time at once when the first got no reply
+        because its connection failed (not timed out).
+
+        With the SDK's retries off, a keep-alive connection that the server closed while it
+        sat idle in the client's pool fails the request it is picked for before any byte of
+        a reply: no failure of the provider's, and one the SDKs retry themselves by default.
+        Left to Temporal it would wait out the model call's retry interval; sent again here,
+        on a fresh connection, it costs nothing more, and the caller sees one attempt (a
+        failover route's accounting included). Nothing of the reply was seen: ``create``
+        returns an unstreamed reply whole and a stream once its headers are in. A second
+        failure, or any other, is the caller's.
+        """
+        try:
+            return await create(**arguments)
+        except self.connection_error as exc:
+            if isinstance(exc, self.timeout_error):
+                raise
+        return await create(**arguments)
 
     async def aclose(self) -> None:
         await self._client.close()

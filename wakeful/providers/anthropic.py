@@ -1,8 +1,9 @@
 """Anthropic Messages API through the official SDK.
 
 The client is built with ``max_retries=0``: Temporal owns retries, so every attempt is
-visible in workflow history and backoff is not stacked. Failures leave through one
-function, :func:`map_anthropic_error`, which decides retryability:
+visible in workflow history and backoff is not stacked (only a request whose connection
+failed before any reply is sent again at once, once: ``SdkProvider``). Failures leave
+through one function, :func:`map_anthropic_error`, which decides retryability:
 
 * retryable: 408, 409, 429, every 5xx (529 "overloaded" included), connection errors and
   timeouts; ``retry-after`` / ``retry-after-ms`` become ``retry_after`` seconds;
@@ -75,6 +76,8 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
     name = "anthropic"
     client_type = anthropic.AsyncAnthropic
     sdk_error = anthropic.AnthropicError
+    connection_error = anthropic.APIConnectionError
+    timeout_error = anthropic.APITimeoutError
     map_error = staticmethod(map_anthropic_error)
 
     async def complete(self, request: dict[str, Any]) -> ModelReply:

@@ -1,9 +1,10 @@
 """OpenAI Chat Completions and Responses through the official SDK.
 
 Works against any OpenAI-compatible ``base_url`` (local servers, the simulator). Clients
-are built with ``max_retries=0`` so Temporal owns retries; :func:`map_openai_error` applies
-the same retry policy as the Anthropic adapter (408/409/429/5xx and connection errors
-retryable, ``retry-after`` honoured; other 4xx not).
+are built with ``max_retries=0`` so Temporal owns retries (only a request whose connection
+failed before any reply is sent again at once, once: ``SdkProvider``);
+:func:`map_openai_error` applies the same retry policy as the Anthropic adapter
+(408/409/429/5xx and connection errors retryable, ``retry-after`` honoured; other 4xx not).
 
 Usage is normalised to Anthropic's definitions (see :class:`~wakeful.providers.base.Usage`):
 ``cached_tokens`` -> ``cache_read_input_tokens``, ``cache_write_tokens`` (models that bill
@@ -97,6 +98,8 @@ class _OpenAIBase(SdkProvider[openai.AsyncOpenAI]):
     name = "openai"
     client_type = openai.AsyncOpenAI
     sdk_error = openai.OpenAIError
+    connection_error = openai.APIConnectionError
+    timeout_error = openai.APITimeoutError
     map_error = staticmethod(map_openai_error)
 
 

@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
@@ -51,6 +52,7 @@ __all__ = [
     "find_state_dir",
     "is_approver_name",
     "load_settings",
+    "retired_env_vars",
     "unknown_env_vars",
 ]
 
@@ -64,6 +66,16 @@ _APPROVAL_TOKEN = re.compile(r"[\x21-\x7e]{32,512}")  # MIN_APPROVAL_TOKEN_CHARS
 # WAKEFUL_* names Wakeful reads that are not settings: the agents a container's worker
 # serves (docker-compose, deploy/wakeful.env.example) and the test suite's snapshot switch.
 _NOT_SETTINGS = frozenset({"WAKEFUL_AGENTS", "WAKEFUL_UPDATE_SNAPSHOTS"})
+# WAKEFUL_* names that were settings once and are read no more, each with what to use instead:
+# set, they change nothing, which the CLI says rather than let them look like they work.
+_RETIRED = MappingProxyType(
+    {
+        "WAKEFUL_ACTIVITY_TIMEOUT_S": "each non-model activity's timeout is fixed for that "
+        "activity (a tool's is its own timeout_s)",
+        "WAKEFUL_MODEL_TIMEOUT_S": "one model call attempt is bounded by "
+        "WAKEFUL_MODEL_ATTEMPT_TIMEOUT_S",
+    }
+)
 
 
 def is_approver_name(name: str) -> bool:
@@ -350,12 +362,6 @@ class Settings(BaseSettings):
     )
 
     # --- timeouts (explicit, so nothing waits forever) -----------------------------
-    activity_timeout_s: float = Field(
-        120.0, gt=0, description="start_to_close timeout of non-model activities."
-    )
-    model_timeout_s: float = Field(
-        300.0, gt=0, description="start_to_close timeout of one model call activity."
-    )
     connect_timeout_s: float = Field(
         10.0, gt=0, description="How long a client waits to connect to Postgres/Temporal/Qdrant."
     )
@@ -508,9 +514,17 @@ def unknown_env_vars(environ: Mapping[str, str]) -> list[tuple[str, str | None]]
     for name in sorted(environ):
         if not name.startswith(ENV_PREFIX) or name in known or name in _NOT_SETTINGS:
             continue
+        if name in _RETIRED:  # named by retired_env_vars, with what replaced it
+            continue
         close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
         found.append((name, close[0] if close else None))
     return found
+
+
+def retired_env_vars(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """``WAKEFUL_*`` variables set in ``environ`` that were settings once and are read no
+    more, each with what to use instead."""
+    return [(name, instead) for name, instead in sorted(_RETIRED.items()) if name in environ]
 
 
 def _state_dir_given(overrides: Iterable[str]) -> bool:

@@ -34,12 +34,17 @@ from wakeful.testing.simulator.script import Script
 __all__ = ["UVICORN_OPTIONS", "create_app"]
 
 # How uvicorn serves the app, in a thread (SimulatorServer) or a process of its own: HTTP/1.1
-# only, no websockets, no lifespan events (the app has none), warnings only.
+# only, no websockets, no lifespan events (the app has none), warnings only. An idle
+# kept-alive connection stays open 75 s, as a provider's load balancer keeps one a minute
+# or more: uvicorn's default, 5 s, is the SDKs' own pool expiry, so the server would close
+# connections just as the client picks them for its next request. Stopping the server
+# still closes idle connections at once.
 UVICORN_OPTIONS: dict[str, Any] = {
     "log_level": "warning",
     "lifespan": "off",
     "ws": "none",
     "http": "h11",
+    "timeout_keep_alive": 75,
 }
 
 
