@@ -88,9 +88,8 @@ def one_edit(
     present.difference_update(gone)
     present.update(new)
     rows = part._rows
-    if rows is not None:
-        middle = [part.rows.get(f, f.row) for f in new_mid]
-        rows = rows[:head] + middle + rows[len(old) - tail :]
+    if rows is not None:  # the partition's own list, spliced in place: no copy of the rest
+        rows[head : len(old) - tail] = [part.rows.get(f, f.row) for f in new_mid]
     pos = part._pos
     if pos is not None:  # moved like the rows: the stretch and what follows it
         for f in old_mid:
