@@ -295,10 +295,7 @@ def prepare(
         table.partitions.pop((agent.tenant, agent.name), None)
         raise
     injected.update((f, name) for f, name in rules)
-    facts = list(part.facts)
-    work = Work(
-        snapshot, goal, policy, now, counter, cache, table, part, facts, instructions, injected
-    )
+    work = Work(snapshot, goal, policy, now, counter, cache, table, part, instructions, injected)
     work.tail = tail_of(work)
     return work
 

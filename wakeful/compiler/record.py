@@ -113,7 +113,7 @@ def _rows(work: Work, layout: Layout) -> tuple[list[LedgerRow], list[int], dict[
             at = pos.get(f)
             if at is not None:
                 rows[at] = row
-    rows += [decided.get(f, f.row) for f in work.facts[len(part.facts) :]]
+    rows += [decided.get(f, f.row) for f in work.synthetic]
     return rows, cumulative, by_bucket
 
 

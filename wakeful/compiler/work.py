@@ -89,12 +89,13 @@ __all__ = [
 class Work:
     """The mutable scratch of one compile; never escapes :func:`compile_window`.
 
-    ``facts`` holds the snapshot's blocks followed by synthetic ones (agent instructions,
-    trigger rules, a synthetic ask). What follows from the snapshot alone (pairs, tail,
-    duplicates, supersession, collapse, candidates) lives in ``part``; the dicts here hold
-    what this compile adds: exclusions by staleness, relevance floors and pressure, stale
-    flags, and the budget's admissions. A block in neither ``part.excluded``,
-    ``excluded`` nor ``admitted`` when the budget pass ends was out-ranked.
+    ``synthetic`` holds the blocks this compile adds after the partition's (a synthetic
+    ask); the snapshot's and the agent's are ``part.facts``. What follows from the snapshot
+    alone (pairs, tail, duplicates, supersession, collapse, candidates) lives in ``part``;
+    the dicts here hold what this compile adds: exclusions by staleness, relevance floors
+    and pressure, stale flags, and the budget's admissions. A block in neither
+    ``part.excluded``, ``excluded`` nor ``admitted`` when the budget pass ends was
+    out-ranked.
     """
 
     snapshot: Snapshot
@@ -105,10 +106,10 @@ class Work:
     cache: CountingCache
     table: FactsTable
     part: Partition
-    facts: list[Facts]
     instructions: Facts
     injected: dict[Facts, str]
     tail: list[Facts] = field(default_factory=list)
+    synthetic: list[Facts] = field(default_factory=list)
     excluded: dict[Facts, Exclusion] = field(default_factory=dict)
     stale: dict[Facts, bool] = field(default_factory=dict)
     class_override: dict[Facts, int] = field(default_factory=dict)
@@ -128,7 +129,7 @@ class Work:
     def add_synthetic(self, block: Block) -> Facts:
         counts = self.cache.counts_for(self.counter)
         f = self.table.synthetic(block, counts, self.counter, self.policy.ranking)
-        self.facts.append(f)
+        self.synthetic.append(f)
         return f
 
     def is_excluded(self, f: Facts) -> bool:
