@@ -249,6 +249,7 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "event_by_step": lambda b: (b.event_by_step("ev:0"), b.event_by_step("ev:3")),
         "max_event_id": lambda b: b.max_event_id(AGENT),
         "knowledge_revision": lambda b: b.knowledge_revision(AGENT),
+        "snapshot_horizon": lambda b: b.snapshot_horizon(AGENT),
         "count_events": lambda b: b.count_events(AGENT),
         "events_with_positions": lambda b: b.events_with_positions(
             AGENT, after_id=0, upto_id=ev[-1], limit=100
@@ -616,3 +617,12 @@ def test_knowledge_revisions_are_per_tenant(store: Store) -> None:
     assert b.knowledge_revision(AGENT) == 0  # A's writes moved only A's counter
     b.register_decision(DecisionRecord(decision_id="D-0", agent=AGENT, text="b"))
     assert (a.knowledge_revision(AGENT), b.knowledge_revision(AGENT)) == (3, 1)
+    # The snapshot's horizon reads the same counter, and the tenant's own events only.
+    assert a.snapshot_horizon(AGENT) == (3, 0)
+    assert b.snapshot_horizon(AGENT) == (1, 0)
+    b.upsert_agent(AGENT, model="x", provider="anthropic", instructions="b", spec={})
+    (ev,) = b.append_events(
+        AGENT, [EventIn(step_key=f"horizon-{suffix}", kind="turn", text="b", event_time=NOW)]
+    )
+    assert (a.snapshot_horizon(AGENT), b.snapshot_horizon(AGENT)) == ((3, 0), (1, ev.id))
+    assert b.snapshot_horizon(AGENT) == (b.knowledge_revision(AGENT), b.max_event_id(AGENT))

@@ -176,10 +176,10 @@ def load_snapshot(
         expired = uow.registry.expire_decisions(
             wake.agent, inp.now, step=step_key(wake, inp.call_index, "compile")
         )
-        # The revision first: knowledge committed while the snapshot reads is newer
-        # than it, so the snapshot leaves it out now and a replay leaves it out again.
-        revision = uow.knowledge.knowledge_revision(wake.agent)
-        max_event_id = uow.events.max_event_id(wake.agent)
+        # The revision and the event horizon at one point in time (one statement):
+        # knowledge committed while the snapshot reads is newer than the revision, so
+        # the snapshot leaves it out now and a replay leaves it out again.
+        revision, max_event_id = uow.knowledge.snapshot_horizon(wake.agent)
         snapshot, started = gather_snapshot(
             here,
             spec,

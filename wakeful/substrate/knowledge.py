@@ -32,7 +32,11 @@ from wakeful.substrate.records import (
     SummaryRecord,
 )
 from wakeful.substrate.registry_repo import decision_row
-from wakeful.substrate.revisions import bump_revision, current_revision
+from wakeful.substrate.revisions import (
+    bump_revision,
+    current_revision,
+    revision_and_max_event_id,
+)
 from wakeful.substrate.tenant_repo import TenantRepo
 
 
@@ -42,6 +46,11 @@ class KnowledgeRepo(TenantRepo):
     def knowledge_revision(self, agent: str) -> int:
         """The agent's last committed knowledge revision (:mod:`wakeful.substrate.revisions`)."""
         return current_revision(self.conn, self.tenant, agent)
+
+    def snapshot_horizon(self, agent: str) -> tuple[int, int]:
+        """The agent's knowledge revision and its newest event's id, in one statement: a
+        compile's snapshot reads knowledge at that revision and events up to that id."""
+        return revision_and_max_event_id(self.conn, self.tenant, agent)
 
     # --- handoff notes ------------------------------------------------------------------
 

@@ -189,6 +189,7 @@ class TenantStore:
 
     # --- knowledge: handoff notes, decisions, memories, summaries -----------------------
     knowledge_revision = _one_shot(lambda u: u.knowledge, KnowledgeRepo.knowledge_revision)
+    snapshot_horizon = _one_shot(lambda u: u.knowledge, KnowledgeRepo.snapshot_horizon)
     write_handoff = _one_shot(lambda u: u.knowledge, KnowledgeRepo.write_handoff)
     latest_handoff = _one_shot(lambda u: u.knowledge, KnowledgeRepo.latest_handoff)
     handoffs = _one_shot(lambda u: u.knowledge, KnowledgeRepo.handoffs)
