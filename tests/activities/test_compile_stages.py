@@ -252,6 +252,7 @@ def test_record_stores_the_window_once_and_a_retry_gets_the_first_ledger(
     assert rec == recorded.record and recorded.ledger == compiled.ledger
     assert tenant.get_blob(rec.window_hash) == compiled.window.request_json
     assert deps.windows.get(rec.window_hash) == compiled.window.request_json
+    assert deps.compiles.get((tenant.name, wake.wake_id, 0)) == rec  # for its model call
     assert rec.step_key == step_key(wake, 0, "compile") and rec.goal["intents"] == ["deploy"]
     assert json.loads(tenant.get_blob(rec.spec_hash or ""))["tools"][0]["name"] == "ping"
 
@@ -260,6 +261,7 @@ def test_record_stores_the_window_once_and_a_retry_gets_the_first_ledger(
     retried = record(deps, tenant, inp, prepared, loaded, routed, asked, other)
     assert retried.record == rec and retried.ledger == compiled.ledger
     assert len(tenant.compiles(wake.wake_id)) == 1
+    assert deps.compiles.get((tenant.name, wake.wake_id, 0)) == rec
 
 
 def test_a_compile_runs_its_stages_in_order_each_in_its_span(

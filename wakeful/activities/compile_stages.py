@@ -364,6 +364,8 @@ def record(
         )
     if rec.window_hash == window_hash:  # committed: the model call may take it from here
         deps.windows.put(window_hash, window.request_json)
+    # The step's record as committed (the first compile's, on a retry), for its model call.
+    deps.compiles.put((ts.name, wake.wake_id, inp.call_index), rec)
     # A retry after a crash returns the first compile, so the model sees one window.
     used = ledger if rec.ledger_hash == ledger_hash else stored_ledger(ts, rec.ledger_hash)
     return Recorded(record=rec, ledger=used)

@@ -252,7 +252,11 @@ class ToolActivities:
                     reused=True,
                     **_answer(call.name, e.text, e.is_error),
                 )
-            reply = ModelReply.model_validate_json(uow.blobs.get_blob(inp.output_hash))
+            # The reply, from the worker's cache when this worker stored it.
+            output = self.deps.replies.get((ts.name, inp.output_hash))
+            if output is None:
+                output = uow.blobs.get_blob(inp.output_hash)
+            reply = ModelReply.model_validate_json(output)
             # This tool's calls the model got wrong earlier in this wake: the tool calls of
             # a wake run one at a time, so each call counts those recorded before it.
             wrong = sum(
