@@ -242,7 +242,11 @@ class ToolActivities:
         key = step_key(wake, inp.call_index, "result", call.id)
         # Two transactions (read, then write), none held while the tool runs.
         with activity.shield_thread_cancel_exception(), ts.unit() as uow:
-            e = uow.events.event_by_step(key)
+            # The wake's events, retired ones too: the result this step recorded, if an
+            # earlier attempt did (its step key is unique in the tenant and names this
+            # wake), is one of them, so one read serves the retry's check and the count.
+            wake_events = uow.events.events(wake.agent, wake_id=wake.wake_id)
+            e = next((e for e in wake_events if e.step_key == key), None)
             if e is not None:
                 self.unrecorded.pop(key)
                 return RunToolOut(
@@ -261,7 +265,7 @@ class ToolActivities:
             # a wake run one at a time, so each call counts those recorded before it.
             wrong = sum(
                 1
-                for e in uow.events.events(wake.agent, wake_id=wake.wake_id)
+                for e in wake_events
                 if e.kind == "tool_result" and e.tool_name == call.name and e.meta.get("retry")
             )
         # A tool that ran in this worker but whose result the store could not take (it was
