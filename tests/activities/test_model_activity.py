@@ -175,7 +175,7 @@ async def test_a_window_this_worker_compiled_is_sent_without_reading_it_back(
 
 
 @contextmanager
-def statements(store: Store) -> Iterator[list[str]]:
+def statements(store: Store | TenantStore) -> Iterator[list[str]]:
     """The SQL of every statement sent while the block runs."""
     sent: list[str] = []
 

@@ -618,11 +618,11 @@ def test_knowledge_revisions_are_per_tenant(store: Store) -> None:
     b.register_decision(DecisionRecord(decision_id="D-0", agent=AGENT, text="b"))
     assert (a.knowledge_revision(AGENT), b.knowledge_revision(AGENT)) == (3, 1)
     # The snapshot's horizon reads the same counter, and the tenant's own events only.
-    assert a.snapshot_horizon(AGENT) == (3, 0)
-    assert b.snapshot_horizon(AGENT) == (1, 0)
+    assert a.snapshot_horizon(AGENT) == (3, 0, 0)
+    assert b.snapshot_horizon(AGENT) == (1, 0, 0)
     b.upsert_agent(AGENT, model="x", provider="anthropic", instructions="b", spec={})
     (ev,) = b.append_events(
         AGENT, [EventIn(step_key=f"horizon-{suffix}", kind="turn", text="b", event_time=NOW)]
     )
-    assert (a.snapshot_horizon(AGENT), b.snapshot_horizon(AGENT)) == ((3, 0), (1, ev.id))
-    assert b.snapshot_horizon(AGENT) == (b.knowledge_revision(AGENT), b.max_event_id(AGENT))
+    assert (a.snapshot_horizon(AGENT), b.snapshot_horizon(AGENT)) == ((3, 0, 0), (1, ev.id, 0))
+    assert b.snapshot_horizon(AGENT)[:2] == (b.knowledge_revision(AGENT), b.max_event_id(AGENT))

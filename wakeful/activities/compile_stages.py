@@ -179,7 +179,7 @@ def load_snapshot(
         # The revision and the event horizon at one point in time (one statement):
         # knowledge committed while the snapshot reads is newer than the revision, so
         # the snapshot leaves it out now and a replay leaves it out again.
-        revision, max_event_id = uow.knowledge.snapshot_horizon(wake.agent)
+        revision, max_event_id, last_retired = uow.knowledge.snapshot_horizon(wake.agent)
         snapshot, started = gather_snapshot(
             here,
             spec,
@@ -192,6 +192,7 @@ def load_snapshot(
             tail_cache=deps.tail_cache,
             policy=prepared.policy,
             sources=(*deps.context_sources, *prepared.agent.context_sources),
+            last_retired=last_retired,
         )
         # Read only for an agent with a daily cap: the cycle checks it before the call.
         spent = (

@@ -33,9 +33,10 @@ from wakeful.substrate.records import (
 )
 from wakeful.substrate.registry_repo import decision_row
 from wakeful.substrate.revisions import (
+    Horizon,
     bump_revision,
     current_revision,
-    revision_and_max_event_id,
+    horizon,
 )
 from wakeful.substrate.tenant_repo import TenantRepo
 
@@ -47,10 +48,12 @@ class KnowledgeRepo(TenantRepo):
         """The agent's last committed knowledge revision (:mod:`wakeful.substrate.revisions`)."""
         return current_revision(self.conn, self.tenant, agent)
 
-    def snapshot_horizon(self, agent: str) -> tuple[int, int]:
-        """The agent's knowledge revision and its newest event's id, in one statement: a
-        compile's snapshot reads knowledge at that revision and events up to that id."""
-        return revision_and_max_event_id(self.conn, self.tenant, agent)
+    def snapshot_horizon(self, agent: str) -> Horizon:
+        """The agent's knowledge revision, its newest event's id and the revision at which
+        an event of it was last retired, in one statement: a compile's snapshot reads
+        knowledge at that revision, events up to that id, and its tail cache checks the
+        last (``substrate.tail_cache``)."""
+        return horizon(self.conn, self.tenant, agent)
 
     # --- handoff notes ------------------------------------------------------------------
 

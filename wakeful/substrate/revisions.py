@@ -11,12 +11,14 @@ replay months later.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
 
-__all__ = ["bump_revision", "current_revision", "revision_and_max_event_id"]
+__all__ = ["Horizon", "bump_revision", "current_revision", "horizon"]
 
 _r = t.knowledge_revisions.c
 _BUMP = (
@@ -31,15 +33,26 @@ _CURRENT = select(_r.revision).where(
     _r.tenant == bindparam("tenant"), _r.agent == bindparam("agent")
 )
 
-# Both in one statement: one snapshot of the database, so the revision and the event
-# horizon agree as the two reads did in turn (the revision first), in one round trip.
+# All in one statement: one snapshot of the database, so the revision and the event
+# horizon agree as the reads did in turn (the revision first), in one round trip.
 _e = t.events.c
-_REVISION_AND_MAX_EVENT_ID = select(
+_AGENT_EVENTS = (_e.tenant == bindparam("tenant"), _e.agent == bindparam("agent"))
+_HORIZON = select(
     func.coalesce(_CURRENT.scalar_subquery(), 0),
-    select(func.coalesce(func.max(_e.id), 0))
-    .where(_e.tenant == bindparam("tenant"), _e.agent == bindparam("agent"))
+    select(func.coalesce(func.max(_e.id), 0)).where(*_AGENT_EVENTS).scalar_subquery(),
+    # (a partial index on retired events: events_repo.last_retired_revision's lookup)
+    select(func.coalesce(func.max(_e.retired_rev), 0))
+    .where(*_AGENT_EVENTS, _e.retired_rev.is_not(None))
     .scalar_subquery(),
 )
+
+
+class Horizon(NamedTuple):
+    """What bounds a compile's snapshot, read at one point in time."""
+
+    revision: int  # the agent's last committed knowledge revision (0: none yet)
+    max_event_id: int  # its newest event's id (0: none)
+    last_retired: int  # the revision at which an event of it was last retired (0: never)
 
 
 def bump_revision(conn: Connection, tenant: str, agent: str) -> int:
@@ -53,10 +66,7 @@ def current_revision(conn: Connection, tenant: str, agent: str) -> int:
     return 0 if value is None else int(value)
 
 
-def revision_and_max_event_id(conn: Connection, tenant: str, agent: str) -> tuple[int, int]:
-    """The agent's last committed revision and its newest event's id (0 for none), read
-    at one point in time: what a snapshot is bounded by."""
-    revision, max_id = conn.execute(
-        _REVISION_AND_MAX_EVENT_ID, {"tenant": tenant, "agent": agent}
-    ).one()
-    return int(revision), int(max_id)
+def horizon(conn: Connection, tenant: str, agent: str) -> Horizon:
+    """The agent's :class:`Horizon`, in one statement."""
+    revision, max_id, retired = conn.execute(_HORIZON, {"tenant": tenant, "agent": agent}).one()
+    return Horizon(int(revision), int(max_id), int(retired))

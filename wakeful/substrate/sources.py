@@ -85,6 +85,7 @@ def event_tail(ctx: SourceContext) -> list[Block]:
             session_id=ctx.session_id,
             page=ctx.recent_page,
             revision=revision,
+            last_retired=ctx.last_retired,
         )
     else:
         recent = store.recent_events(
@@ -135,6 +136,9 @@ class SourceContext:
     recent_limit: int = 200
     recent_page: int = 100
     tail_cache: TailCache | None = field(default=None, compare=False)
+    # The revision at which an event of the agent was last retired (0: never), read with
+    # ``revision`` in one statement, for the tail cache (None: it reads it itself).
+    last_retired: int | None = None
 
 
 @runtime_checkable
