@@ -323,6 +323,9 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "expire_decisions": lambda b: b.expire_decisions(
             AGENT, NOW + timedelta(days=3650), step="wf:w-shared:0:compile"
         ),
+        "expire_then_horizon": lambda b: b.expire_then_horizon(
+            AGENT, NOW + timedelta(days=3650), step="wf:w-shared:0:compile"
+        ),
         "live_decisions": lambda b: (
             b.live_decisions(AGENT, NOW + timedelta(days=1)),
             b.live_decisions(AGENT, NOW + timedelta(days=1), revision=10**9),

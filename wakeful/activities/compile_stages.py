@@ -173,13 +173,13 @@ def load_snapshot(
             )
         # Decisions past their expiry are retired by this compile and named in its
         # ledger (``registry.expired``): a rule never leaves the window unannounced.
-        expired = uow.registry.expire_decisions(
+        # Then the revision and the event horizon, at one point in time (with the check
+        # for due decisions, one statement when none is): knowledge committed while the
+        # snapshot reads is newer than the revision, so the snapshot leaves it out now
+        # and a replay leaves it out again.
+        expired, (revision, max_event_id, last_retired) = uow.registry.expire_then_horizon(
             wake.agent, inp.now, step=step_key(wake, inp.call_index, "compile")
         )
-        # The revision and the event horizon at one point in time (one statement):
-        # knowledge committed while the snapshot reads is newer than the revision, so
-        # the snapshot leaves it out now and a replay leaves it out again.
-        revision, max_event_id, last_retired = uow.knowledge.snapshot_horizon(wake.agent)
         snapshot, started = gather_snapshot(
             here,
             spec,

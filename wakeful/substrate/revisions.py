@@ -18,7 +18,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
 
-__all__ = ["Horizon", "bump_revision", "current_revision", "horizon"]
+__all__ = ["HORIZON_COLUMNS", "Horizon", "bump_revision", "current_revision", "horizon"]
 
 _r = t.knowledge_revisions.c
 _BUMP = (
@@ -37,14 +37,15 @@ _CURRENT = select(_r.revision).where(
 # horizon agree as the reads did in turn (the revision first), in one round trip.
 _e = t.events.c
 _AGENT_EVENTS = (_e.tenant == bindparam("tenant"), _e.agent == bindparam("agent"))
-_HORIZON = select(
+HORIZON_COLUMNS = (
     func.coalesce(_CURRENT.scalar_subquery(), 0),
     select(func.coalesce(func.max(_e.id), 0)).where(*_AGENT_EVENTS).scalar_subquery(),
     # (a partial index on retired events: events_repo.last_retired_revision's lookup)
     select(func.coalesce(func.max(_e.retired_rev), 0))
     .where(*_AGENT_EVENTS, _e.retired_rev.is_not(None))
     .scalar_subquery(),
-)
+)  # bound by "tenant" and "agent"
+_HORIZON = select(*HORIZON_COLUMNS)
 
 
 class Horizon(NamedTuple):

@@ -208,6 +208,7 @@ class TenantStore:
     retire_decision = _one_shot(lambda u: u.registry, RegistryRepo.retire_decision)
     accept_proposal = _one_shot(lambda u: u.registry, RegistryRepo.accept_proposal)
     expire_decisions = _one_shot(lambda u: u.registry, RegistryRepo.expire_decisions)
+    expire_then_horizon = _one_shot(lambda u: u.registry, RegistryRepo.expire_then_horizon)
 
     # --- consolidation ------------------------------------------------------------------
     events_by_ids = _one_shot(lambda u: u.consolidation, ConsolidationRepo.events_by_ids)
