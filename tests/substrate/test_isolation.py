@@ -255,7 +255,7 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
             AGENT, after_id=0, upto_id=ev[-1], limit=100
         ),
         "session_count": lambda b: b.session_count(AGENT, "s-shared", max_id=ev[-1]),
-        "session_events_after": lambda b: b.session_events_after(
+        "session_events_after_counted": lambda b: b.session_events_after_counted(
             AGENT, "s-shared", after_id=0, max_id=ev[-1]
         ),
         "last_retired_revision": lambda b: b.last_retired_revision(AGENT),

@@ -18,7 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, TextClause, bindparam, func, or_, select, text
+from sqlalchemy import Select, TextClause, and_, bindparam, func, or_, select, text
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.compiler.oversize import WHOLE_TEXT_META
@@ -183,13 +183,18 @@ class EventsRepo(TenantRepo):
         params = {"tenant": self.tenant, "agent": agent, "session_id": session_id}
         return int(self.conn.execute(_SESSION_COUNT, params | {"max_id": max_id}).scalar_one())
 
-    def session_events_after(
+    def session_events_after_counted(
         self, agent: str, session_id: str, *, after_id: int, max_id: int
-    ) -> list[StoredEvent]:
-        """The session's events with ``after_id < id <= max_id``, in id order."""
+    ) -> tuple[list[StoredEvent], int]:
+        """The session's events with ``after_id < id <= max_id`` in id order, and how many
+        of its events have ids up to ``max_id`` (:meth:`session_count`), in one statement:
+        one round trip, and one point in time for both."""
         params = {"tenant": self.tenant, "agent": agent, "session_id": session_id}
-        rows = self.conn.execute(_SESSION_AFTER, params | {"after": after_id, "max_id": max_id})
-        return [event_from_row(r._mapping) for r in rows]
+        rows = self.conn.execute(
+            _SESSION_AFTER_COUNTED, params | {"after": after_id, "max_id": max_id}
+        ).all()
+        events = [event_from_row(r._mapping) for r in rows if r._mapping["id"] is not None]
+        return events, int(rows[0]._mapping[_TOTAL])  # one row at least: the count's
 
     def last_retired_revision(self, agent: str) -> int | None:
         """The knowledge revision at which an event of the agent was last retired, if any
@@ -302,9 +307,19 @@ _SESSION = (
     _e.session_id == bindparam("session_id"),
 )
 _SESSION_COUNT = select(func.count()).where(*_SESSION, _e.id <= bindparam("max_id"))
-_SESSION_AFTER = (
-    select(t.events)
-    .where(*_SESSION, _e.id > bindparam("after"), _e.id <= bindparam("max_id"))
+# The count joined to the events after: a row for each (with the count), or one row with
+# the count alone when there is none.
+_TOTAL = "session_total"
+_COUNTED = (
+    select(func.count().label(_TOTAL)).where(*_SESSION, _e.id <= bindparam("max_id")).subquery()
+)
+_SESSION_AFTER_COUNTED = (
+    select(_COUNTED.c[_TOTAL], t.events)
+    .select_from(
+        _COUNTED.outerjoin(
+            t.events, and_(*_SESSION, _e.id > bindparam("after"), _e.id <= bindparam("max_id"))
+        )
+    )
     .order_by(_e.id)
 )
 _LAST_RETIRED = select(func.max(_e.retired_rev)).where(

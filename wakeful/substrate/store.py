@@ -165,7 +165,9 @@ class TenantStore:
     count_events = _one_shot(lambda u: u.events, EventsRepo.count_events)
     events_with_positions = _one_shot(lambda u: u.events, EventsRepo.events_with_positions)
     session_count = _one_shot(lambda u: u.events, EventsRepo.session_count)
-    session_events_after = _one_shot(lambda u: u.events, EventsRepo.session_events_after)
+    session_events_after_counted = _one_shot(
+        lambda u: u.events, EventsRepo.session_events_after_counted
+    )
     last_retired_revision = _one_shot(lambda u: u.events, EventsRepo.last_retired_revision)
     tool_result_meta = _one_shot(lambda u: u.events, EventsRepo.tool_result_meta)
     holds_result = _one_shot(lambda u: u.events, EventsRepo.holds_result)

@@ -125,12 +125,10 @@ def _extend(cached: _Tail, at: _At) -> _Tail | None:
     """The cached tail and the events appended after it, or None when they do not add up."""
     if at.max_id == cached.max_id:
         return cached
-    new = tuple(
-        at.events.session_events_after(
-            at.agent, at.session_id, after_id=cached.max_id, max_id=at.max_id
-        )
+    after, total = at.events.session_events_after_counted(
+        at.agent, at.session_id, after_id=cached.max_id, max_id=at.max_id
     )
-    total = at.events.session_count(at.agent, at.session_id, max_id=at.max_id)
+    new = tuple(after)
     if total != cached.total + len(new):
         return None  # an event with a lower id committed after the cached read
     keep = total - tail_start(total, at.limit, at.page)
