@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tests.activities.test_model_activity import statements
 from tests.substrate.events import tool_event
 from tests.substrate.summaries import retire_span
 from wakeful.errors import UnknownAgentError
@@ -190,6 +191,28 @@ def test_new_session_sees_the_handoff_not_the_old_transcript(tenant: TenantStore
     assert kinds == ["handoff_note", "load_bearing"]
     note = next(b for b in blocks if b.kind == "handoff_note")
     assert "## Next actions\n- ship" in note.text
+
+
+def test_a_handoff_note_is_written_at_the_revision_it_bumps_in_one_statement(
+    tenant: TenantStore,
+) -> None:
+    agent = _agent(tenant)
+    tenant.register_decision(DecisionRecord(decision_id="D-1", agent=agent, text="no deletes"))
+
+    def note(goal: str) -> HandoffRecord:
+        body = HandoffBody(goal=goal, current_state="done \x00 here")
+        return HandoffRecord(agent=agent, session_id="s1", wake_id="w1", step_key="h1", body=body)
+
+    with statements(tenant) as sent:
+        first = tenant.write_handoff(note("g"))
+    assert len(sent) == 1
+    assert tenant.knowledge_revision(agent) == 2
+    assert tenant.latest_handoff(agent, revision=1) is None  # written at the revision 2
+    assert tenant.latest_handoff(agent, revision=2) == first
+    assert first.body.current_state == "done \ufffd here"  # cleaned as every write is
+    # A retry bumps the revision too, and gets the first note.
+    assert tenant.write_handoff(note("other")) == first
+    assert tenant.knowledge_revision(agent) == 3 and len(tenant.handoffs(agent)) == 1
 
 
 # Text Postgres refuses: NUL (text and jsonb) and lone surrogates (psycopg cannot encode them).

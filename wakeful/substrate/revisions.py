@@ -18,10 +18,10 @@ from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
 
-__all__ = ["HORIZON_COLUMNS", "Horizon", "bump_revision", "current_revision", "horizon"]
+__all__ = ["BUMP", "HORIZON_COLUMNS", "Horizon", "bump_revision", "current_revision", "horizon"]
 
 _r = t.knowledge_revisions.c
-_BUMP = (
+BUMP = (  # bound by "tenant" and "agent"; a write may run it as a CTE of its own statement
     insert(t.knowledge_revisions)
     .values(tenant=bindparam("tenant"), agent=bindparam("agent"), revision=1)
     .on_conflict_do_update(
@@ -58,7 +58,7 @@ class Horizon(NamedTuple):
 
 def bump_revision(conn: Connection, tenant: str, agent: str) -> int:
     """The revision this transaction writes at (the agent's row stays locked until commit)."""
-    return int(conn.execute(_BUMP, {"tenant": tenant, "agent": agent}).scalar_one())
+    return int(conn.execute(BUMP, {"tenant": tenant, "agent": agent}).scalar_one())
 
 
 def current_revision(conn: Connection, tenant: str, agent: str) -> int:
