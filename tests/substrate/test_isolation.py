@@ -621,11 +621,19 @@ def test_knowledge_revisions_are_per_tenant(store: Store) -> None:
     b.register_decision(DecisionRecord(decision_id="D-0", agent=AGENT, text="b"))
     assert (a.knowledge_revision(AGENT), b.knowledge_revision(AGENT)) == (3, 1)
     # The snapshot's horizon reads the same counter, and the tenant's own events only.
-    assert a.snapshot_horizon(AGENT) == (3, 0, 0)
-    assert b.snapshot_horizon(AGENT) == (1, 0, 0)
+    assert a.snapshot_horizon(AGENT)[:3] == (3, 0, 0)
+    assert b.snapshot_horizon(AGENT)[:3] == (1, 0, 0)
+    # Knowledge of a kind the agent has none of (in its own tenant) is not read.
+    unread = {"handoffs", "summaries", "memories"}
+    assert a.snapshot_horizon(AGENT).without == b.snapshot_horizon(AGENT).without == unread
+    ghost = store.tenant(f"rev-c-{suffix}").snapshot_horizon(AGENT)
+    assert ghost.without == {"decisions", *unread}
     b.upsert_agent(AGENT, model="x", provider="anthropic", instructions="b", spec={})
     (ev,) = b.append_events(
         AGENT, [EventIn(step_key=f"horizon-{suffix}", kind="turn", text="b", event_time=NOW)]
     )
-    assert (a.snapshot_horizon(AGENT), b.snapshot_horizon(AGENT)) == ((3, 0, 0), (1, ev.id, 0))
+    assert (a.snapshot_horizon(AGENT)[:3], b.snapshot_horizon(AGENT)[:3]) == (
+        (3, 0, 0),
+        (1, ev.id, 0),
+    )
     assert b.snapshot_horizon(AGENT)[:2] == (b.knowledge_revision(AGENT), b.max_event_id(AGENT))

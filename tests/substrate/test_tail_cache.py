@@ -28,7 +28,7 @@ def _both(
     revision = ts.knowledge_revision(agent)
     last_retired = None
     if horizon:
-        revision, max_id, last_retired = ts.snapshot_horizon(agent)
+        revision, max_id, last_retired, _ = ts.snapshot_horizon(agent)
     kept, _ = cache.read(
         ts,
         agent,
@@ -87,7 +87,7 @@ def test_the_last_retirement_read_with_the_horizon_serves_as_the_caches_own_look
     assert kept == fresh and kept[0].retired_by is not None
     assert (cache.hits, cache.misses) == (0, 2)
     _append(tenant, agent, range(6, 8))  # retired before this read: extended again
-    revision, max_id, last_retired = tenant.snapshot_horizon(agent)
+    revision, max_id, last_retired, _ = tenant.snapshot_horizon(agent)
     with statements(tenant) as sent:
         kept, _ = cache.read(
             tenant,

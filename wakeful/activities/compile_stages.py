@@ -177,9 +177,10 @@ def load_snapshot(
         # for due decisions, one statement when none is): knowledge committed while the
         # snapshot reads is newer than the revision, so the snapshot leaves it out now
         # and a replay leaves it out again.
-        expired, (revision, max_event_id, last_retired) = uow.registry.expire_then_horizon(
+        expired, bounds = uow.registry.expire_then_horizon(
             wake.agent, inp.now, step=step_key(wake, inp.call_index, "compile")
         )
+        revision, max_event_id = bounds.revision, bounds.max_event_id
         snapshot, started = gather_snapshot(
             here,
             spec,
@@ -192,7 +193,8 @@ def load_snapshot(
             tail_cache=deps.tail_cache,
             policy=prepared.policy,
             sources=(*deps.context_sources, *prepared.agent.context_sources),
-            last_retired=last_retired,
+            last_retired=bounds.last_retired,
+            without=bounds.without,
         )
         # Read only for an agent with a daily cap: the cycle checks it before the call.
         spent = (

@@ -29,7 +29,13 @@ from wakeful.errors import UserError
 from wakeful.substrate import schema as t
 from wakeful.substrate.agents_repo import AgentsRepo
 from wakeful.substrate.records import EXPIRED_BY, DecisionRecord, DecisionSource
-from wakeful.substrate.revisions import HORIZON_COLUMNS, Horizon, bump_revision, horizon
+from wakeful.substrate.revisions import (
+    HORIZON_COLUMNS,
+    Horizon,
+    bump_revision,
+    horizon,
+    horizon_of,
+)
 from wakeful.substrate.tenant_repo import TenantRepo
 
 __all__ = [
@@ -260,7 +266,7 @@ class RegistryRepo(TenantRepo):
             _DUE_AND_HORIZON, params | {"tenant": self.tenant, "agent": agent}
         ).one()
         if not due:
-            return [], Horizon(*(int(b) for b in bounds))
+            return [], horizon_of(bounds)
         expired = self.expire_decisions(agent, at, step=step)
         return expired, horizon(self.conn, self.tenant, agent)
 

@@ -11,14 +11,24 @@ replay months later.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection, bindparam, exists, func, select
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.substrate import schema as t
 
-__all__ = ["BUMP", "HORIZON_COLUMNS", "Horizon", "bump_revision", "current_revision", "horizon"]
+__all__ = [
+    "BUMP",
+    "HORIZON_COLUMNS",
+    "KNOWLEDGE_KINDS",
+    "Horizon",
+    "bump_revision",
+    "current_revision",
+    "horizon",
+    "horizon_of",
+]
 
 _r = t.knowledge_revisions.c
 BUMP = (  # bound by "tenant" and "agent"; a write may run it as a CTE of its own statement
@@ -44,7 +54,14 @@ HORIZON_COLUMNS = (
     select(func.coalesce(func.max(_e.retired_rev), 0))
     .where(*_AGENT_EVENTS, _e.retired_rev.is_not(None))
     .scalar_subquery(),
+    # Whether the agent has any row of each kind of knowledge: one it has none of is not
+    # read by the snapshot (see Horizon.without).
+    *(
+        exists().where(table.c.tenant == bindparam("tenant"), table.c.agent == bindparam("agent"))
+        for table in (t.decisions, t.handoff_notes, t.summaries, t.memories)
+    ),
 )  # bound by "tenant" and "agent"
+KNOWLEDGE_KINDS = ("decisions", "handoffs", "summaries", "memories")  # in that order
 _HORIZON = select(*HORIZON_COLUMNS)
 
 
@@ -54,6 +71,10 @@ class Horizon(NamedTuple):
     revision: int  # the agent's last committed knowledge revision (0: none yet)
     max_event_id: int  # its newest event's id (0: none)
     last_retired: int  # the revision at which an event of it was last retired (0: never)
+    # The kinds of knowledge (KNOWLEDGE_KINDS) of which the agent had no row at all. A
+    # read of one at ``revision`` finds none, whenever it runs: a row written since was
+    # written at a later revision (revisions commit in order), which that read leaves out.
+    without: frozenset[str] = frozenset()
 
 
 def bump_revision(conn: Connection, tenant: str, agent: str) -> int:
@@ -69,5 +90,11 @@ def current_revision(conn: Connection, tenant: str, agent: str) -> int:
 
 def horizon(conn: Connection, tenant: str, agent: str) -> Horizon:
     """The agent's :class:`Horizon`, in one statement."""
-    revision, max_id, retired = conn.execute(_HORIZON, {"tenant": tenant, "agent": agent}).one()
-    return Horizon(int(revision), int(max_id), int(retired))
+    return horizon_of(conn.execute(_HORIZON, {"tenant": tenant, "agent": agent}).one())
+
+
+def horizon_of(values: Sequence[Any]) -> Horizon:
+    """The :class:`Horizon` of a row of :data:`HORIZON_COLUMNS`' values."""
+    revision, max_id, retired, *held = values
+    without = frozenset(k for k, h in zip(KNOWLEDGE_KINDS, held, strict=True) if not h)
+    return Horizon(int(revision), int(max_id), int(retired), without)

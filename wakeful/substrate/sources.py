@@ -139,6 +139,9 @@ class SourceContext:
     # The revision at which an event of the agent was last retired (0: never), read with
     # ``revision`` in one statement, for the tail cache (None: it reads it itself).
     last_retired: int | None = None
+    # The kinds of knowledge the agent had no row of when ``revision`` was read with them
+    # (``revisions.Horizon.without``): their sources answer none without a read.
+    without: frozenset[str] = frozenset()
 
 
 @runtime_checkable
@@ -197,6 +200,8 @@ class _Builtin:
 def _decisions(ctx: SourceContext) -> list[Block]:
     # Pending proposals too, each saying it is one: the model sees that what it recorded
     # over a person's decision waits for that person, and that the person's holds.
+    if "decisions" in ctx.without:
+        return []
     scope = user_scope(ctx.spec)
     return [
         Block(
@@ -218,6 +223,8 @@ def _decisions(ctx: SourceContext) -> list[Block]:
 def _handoff(ctx: SourceContext) -> list[Block]:
     # The note that opened this session: notes written within it would churn the cached
     # semi-stable segment on every wake, and the session's own turns are in the window anyway.
+    if "handoffs" in ctx.without:
+        return []
     note = ctx.store.latest_handoff(
         ctx.agent,
         before=ctx.as_of,
@@ -242,6 +249,8 @@ def _handoff(ctx: SourceContext) -> list[Block]:
 
 
 def _summaries(ctx: SourceContext) -> list[Block]:
+    if "summaries" in ctx.without:
+        return []
     return [
         Block(
             id=f"summary:{s.id}",
@@ -257,6 +266,8 @@ def _summaries(ctx: SourceContext) -> list[Block]:
 
 
 def _memories(ctx: SourceContext) -> list[Block]:
+    if "memories" in ctx.without:
+        return []
     scope = user_scope(ctx.spec)
     return [
         Block(
