@@ -237,6 +237,9 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "list_agents": lambda b: b.list_agents(),
         "start_wake": lambda b: b.start_wake(_wake(7, "b")),
         "finish_wake": lambda b: b.finish_wake(wid, "failed", NOW),
+        "finish_wake_keeping_its_stream": lambda b: b.finish_wake_keeping_its_stream(
+            AGENT, wid, "failed", NOW
+        ),
         "wakes": lambda b: b.wakes(AGENT),
         "wake_by_number": lambda b: b.wake_by_number(AGENT, 1),
         "wake_by_key": lambda b: b.wake_by_key(AGENT, "key-1"),

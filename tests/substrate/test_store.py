@@ -16,6 +16,7 @@ from wakeful.substrate.records import (
     HandoffBody,
     HandoffRecord,
     MemoryRecord,
+    WakeRecord,
 )
 from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import Store, TenantStore
@@ -213,6 +214,34 @@ def test_a_handoff_note_is_written_at_the_revision_it_bumps_in_one_statement(
     # A retry bumps the revision too, and gets the first note.
     assert tenant.write_handoff(note("other")) == first
     assert tenant.knowledge_revision(agent) == 3 and len(tenant.handoffs(agent)) == 1
+
+
+def test_a_wake_closes_with_its_status_and_only_its_own_stream_kept_in_one_statement(
+    tenant: TenantStore,
+) -> None:
+    agent = _agent(tenant)
+    for n in (1, 2):
+        tenant.start_wake(
+            WakeRecord(
+                wake_id=f"w{n}",
+                agent=agent,
+                session_id="s1",
+                workflow_id="wf",
+                number=n,
+                goal={"kind": "message", "text": "g"},
+                started_at=T0,
+            )
+        )
+        tenant.publish_stream(agent, f"w{n}", 0, [("text", {"text": f"preview {n}"})])
+    with statements(tenant) as sent:
+        tenant.finish_wake_keeping_its_stream(agent, "w2", "done", T0 + timedelta(minutes=1))
+    assert len(sent) == 1
+    assert [(w.wake_id, w.status) for w in tenant.wakes(agent)] == [
+        ("w1", "running"),
+        ("w2", "done"),
+    ]
+    assert tenant.stream_since("w1") == []  # an earlier wake's previews go
+    assert [p.data for p in tenant.stream_since("w2")] == [{"text": "preview 2"}]
 
 
 # Text Postgres refuses: NUL (text and jsonb) and lone surrogates (psycopg cannot encode them).

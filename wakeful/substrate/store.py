@@ -140,6 +140,9 @@ class TenantStore:
     # --- wakes, and their compiles and model calls ----------------------------------------
     start_wake = _one_shot(lambda u: u.wakes, WakesRepo.start_wake)
     finish_wake = _one_shot(lambda u: u.wakes, WakesRepo.finish_wake)
+    finish_wake_keeping_its_stream = _one_shot(
+        lambda u: u.wakes, WakesRepo.finish_wake_keeping_its_stream
+    )
     publish_stream = _one_shot(lambda u: u.stream, StreamRepo.publish_stream)
     keep_latest_stream = _one_shot(lambda u: u.stream, StreamRepo.keep_latest_stream)
     stream_since = _one_shot(lambda u: u.stream, StreamRepo.stream_since)

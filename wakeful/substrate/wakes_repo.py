@@ -12,7 +12,7 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, select, update
+from sqlalchemy import Select, bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.errors import StoreError
@@ -45,6 +45,18 @@ class WakesRepo(TenantRepo):
         self.conn.execute(
             _FINISH_WAKE,
             {"of_tenant": self.tenant, "wake": wake_id, "new_status": status, "at": at},
+        )
+
+    def finish_wake_keeping_its_stream(
+        self, agent: str, wake_id: str, status: str, at: datetime
+    ) -> None:
+        """:meth:`finish_wake`, and the stream pieces of ``agent``'s other wakes forgotten
+        (``StreamRepo.keep_latest_stream``), in one statement: how a wake that ended with
+        its replies stored closes."""
+        self.conn.execute(
+            _FINISH_WAKE_KEEPING_ITS_STREAM,
+            {"of_tenant": self.tenant, "of_agent": agent, "wake": wake_id}
+            | {"new_status": status, "at": at},
         )
 
     def wakes(self, agent: str) -> list[WakeRecord]:
@@ -134,6 +146,16 @@ _FINISH_WAKE = (
     update(t.wakes)
     .where(t.wakes.c.tenant == bindparam("of_tenant"), t.wakes.c.wake_id == bindparam("wake"))
     .values(status=bindparam("new_status"), finished_at=bindparam("at"))
+)
+_s = t.wake_stream.c
+_FINISH_WAKE_KEEPING_ITS_STREAM = _FINISH_WAKE.add_cte(
+    delete(t.wake_stream)
+    .where(
+        _s.tenant == bindparam("of_tenant"),
+        _s.agent == bindparam("of_agent"),
+        _s.wake_id != bindparam("wake"),
+    )
+    .cte("forgotten")
 )
 _BY_STEP = {
     table: select(table).where(
