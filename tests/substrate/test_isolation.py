@@ -293,6 +293,9 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "get_blob": lambda b: _raises(StoreError, lambda: b.get_blob(a.only_a_blob)),
         "record_compile": lambda b: b.record_compile(_compile("b")),
         "record_model_call": lambda b: b.record_model_call(_call("b")),
+        "record_model_call_with_output": lambda b: b.record_model_call_with_output(
+            _call("b"), "b reply"
+        ),
         "compiles": lambda b: b.compiles(wid),
         "model_calls": lambda b: b.model_calls(wid),
         "model_call_by_step": lambda b: b.model_call_by_step("wf:w-shared:0:model"),

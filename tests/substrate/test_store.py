@@ -9,6 +9,7 @@ import pytest
 from tests.activities.test_model_activity import statements
 from tests.substrate.events import tool_event
 from tests.substrate.summaries import retire_span
+from wakeful.compiler.blocks import content_hash
 from wakeful.errors import UnknownAgentError
 from wakeful.substrate.records import (
     DecisionRecord,
@@ -16,6 +17,7 @@ from wakeful.substrate.records import (
     HandoffBody,
     HandoffRecord,
     MemoryRecord,
+    ModelCallRecord,
     WakeRecord,
 )
 from wakeful.substrate.sources import load_blocks
@@ -242,6 +244,50 @@ def test_a_wake_closes_with_its_status_and_only_its_own_stream_kept_in_one_state
     ]
     assert tenant.stream_since("w1") == []  # an earlier wake's previews go
     assert [p.data for p in tenant.stream_since("w2")] == [{"text": "preview 2"}]
+
+
+def test_a_reply_and_its_record_are_stored_in_one_statement_once_per_step(
+    tenant: TenantStore,
+) -> None:
+    agent = _agent(tenant)
+    tenant.start_wake(
+        WakeRecord(
+            wake_id="w1",
+            agent=agent,
+            session_id="s1",
+            workflow_id="wf",
+            number=1,
+            goal={"kind": "message", "text": "g"},
+            started_at=T0,
+        )
+    )
+
+    def call(output: str) -> ModelCallRecord:
+        return ModelCallRecord(
+            agent=agent,
+            wake_id="w1",
+            step_key="wf:w1:0:model",
+            call_index=0,
+            provider="anthropic",
+            model="m",
+            window_hash="w",
+            output_hash=content_hash(output),
+            stop_reason="end_turn",
+            input_tokens=1,
+            output_tokens=1,
+            cache_creation_input_tokens=0,
+            cache_read_input_tokens=0,
+            cost_usd=0.0,
+        )
+
+    with statements(tenant) as sent:
+        first, digest = tenant.record_model_call_with_output(call('{"a": 1}'), '{"a": 1}')
+    assert len(sent) == 1
+    assert (first.output_hash, tenant.get_blob(digest)) == (digest, '{"a": 1}')
+    assert tenant.model_call_by_step("wf:w1:0:model") == first
+    # A concurrent attempt's reply is stored too, and gets the first record.
+    again, other = tenant.record_model_call_with_output(call('{"b": 2}'), '{"b": 2}')
+    assert again == first and tenant.get_blob(other) == '{"b": 2}'
 
 
 # Text Postgres refuses: NUL (text and jsonb) and lone surrogates (psycopg cannot encode them).

@@ -336,9 +336,8 @@ class ModelActivities:
         """Store the reply (``output``, its JSON) and its record in one transaction,
         committed before anything else is written; then go on as :meth:`_after`. Runs in a
         thread."""
-        with ts.unit() as uow:
-            output_hash = uow.blobs.put_blob("model_output", output)
-            rec = uow.wakes.record_model_call(rec)
+        with ts.unit() as uow:  # the blob and the record: one statement
+            rec, output_hash = uow.wakes.record_model_call_with_output(rec, output)
             # A concurrent attempt may have recorded first: answer with its reply, not this.
             if rec.output_hash != output_hash:
                 output = uow.blobs.get_blob(rec.output_hash)

@@ -21,7 +21,18 @@ from wakeful.substrate import schema as t
 from wakeful.substrate.pg_safe import pg_text
 from wakeful.substrate.tenant_repo import TenantRepo
 
-__all__ = ["BlobsRepo"]
+__all__ = ["BlobsRepo", "whole_blob_row"]
+
+
+def whole_blob_row(tenant: str, kind: str, content: str) -> tuple[str, dict[str, str]]:
+    """The hash of a blob stored whole (not in chunks) and its row, as
+    :meth:`BlobsRepo.put_blobs` stores it, for a statement that writes it with another
+    row: its parameters are named ``b_tenant``, ``b_hash``, ``b_kind`` and ``b_content``."""
+    content = pg_text(content)  # addressed by what is stored, as put_blobs does
+    if blob_chunks.chunked(kind, content):
+        raise ValueError(f"a {kind} blob of {len(content)} characters is stored in chunks")
+    digest = content_hash(content)
+    return digest, {"b_tenant": tenant, "b_hash": digest, "b_kind": kind, "b_content": content}
 
 
 class BlobsRepo(TenantRepo):

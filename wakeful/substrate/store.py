@@ -153,6 +153,9 @@ class TenantStore:
     wake_by_number = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_number)
     record_compile = _one_shot(lambda u: u.wakes, WakesRepo.record_compile)
     record_model_call = _one_shot(lambda u: u.wakes, WakesRepo.record_model_call)
+    record_model_call_with_output = _one_shot(
+        lambda u: u.wakes, WakesRepo.record_model_call_with_output
+    )
     compiles = _one_shot(lambda u: u.wakes, WakesRepo.compiles)
     compile_alternates = _one_shot(lambda u: u.wakes, WakesRepo.compile_alternates)
     model_calls = _one_shot(lambda u: u.wakes, WakesRepo.model_calls)

@@ -18,6 +18,7 @@ from sqlalchemy.dialects.postgresql import insert
 from wakeful.errors import StoreError
 from wakeful.names import child_prefix
 from wakeful.substrate import schema as t
+from wakeful.substrate.blobs import whole_blob_row
 from wakeful.substrate.records import CompileRecord, ModelCallRecord, Spend, WakeRecord
 from wakeful.substrate.tenant_repo import TenantRepo
 
@@ -86,6 +87,20 @@ class WakesRepo(TenantRepo):
 
     def record_model_call(self, rec: ModelCallRecord) -> ModelCallRecord:
         return ModelCallRecord.model_validate(self._put_once(t.model_calls, rec.model_dump()))
+
+    def record_model_call_with_output(
+        self, rec: ModelCallRecord, output: str
+    ) -> tuple[ModelCallRecord, str]:
+        """The reply ``output`` stored as a ``model_output`` blob and ``rec`` recorded (once
+        per step: a retry, or a concurrent attempt, gets the first record), in one
+        statement; the record and the hash of the blob stored."""
+        digest, blob = whole_blob_row(self.tenant, "model_output", output)
+        values = {"tenant": self.tenant, **rec.model_dump(), **blob}
+        row = self.conn.execute(_PUT_MODEL_CALL_WITH_OUTPUT, values).first()
+        if row is None:  # a retry, or a concurrent attempt wrote first: theirs stands
+            key = {"tenant": self.tenant, "key": rec.step_key}
+            row = self.conn.execute(_BY_STEP[t.model_calls], key).one()
+        return ModelCallRecord.model_validate(dict(row._mapping)), digest
 
     def compiles(self, wake_id: str) -> list[CompileRecord]:
         return [CompileRecord.model_validate(r) for r in self._by_wake(t.compiles, wake_id)]
@@ -170,6 +185,17 @@ _PUT_ONCE = {
     .returning(*table.c)
     for table in (t.compiles, t.model_calls)
 }
+_PUT_MODEL_CALL_WITH_OUTPUT = _PUT_ONCE[t.model_calls].add_cte(
+    insert(t.blobs)
+    .values(
+        tenant=bindparam("b_tenant"),
+        hash=bindparam("b_hash"),
+        kind=bindparam("b_kind"),
+        content=bindparam("b_content"),
+    )
+    .on_conflict_do_nothing(index_elements=["tenant", "hash"])
+    .cte("output")
+)
 _WAKE_BY_KEY = (
     select(t.wakes)
     .where(
