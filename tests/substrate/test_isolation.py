@@ -26,6 +26,7 @@ import pytest
 from sqlalchemy import event, select
 
 from tests.substrate.events import tool_event
+from wakeful.compiler.blocks import content_hash
 from wakeful.errors import StoreError, UserError
 from wakeful.substrate import schema as t
 from wakeful.substrate.doc_chunks import DocumentFile
@@ -291,7 +292,12 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
             [("note", f"{SECRET} shared blob"), ("note", "b only"), ("note", "b only")]
         ),
         "get_blob": lambda b: _raises(StoreError, lambda: b.get_blob(a.only_a_blob)),
+        # A's blob of the same content is A's: B's rows to write are B's own.
+        "blob_rows": lambda b: b.blob_rows([("note", "b only")]),
         "record_compile": lambda b: b.record_compile(_compile("b")),
+        "record_compile_with_blobs": lambda b: b.record_compile_with_blobs(
+            _compile("b"), [{"hash": content_hash("b only"), "kind": "note", "content": "b only"}]
+        ),
         "record_model_call": lambda b: b.record_model_call(_call("b")),
         "record_model_call_with_output": lambda b: b.record_model_call_with_output(
             _call("b"), "b reply"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,7 +12,9 @@ from tests.substrate.events import tool_event
 from tests.substrate.summaries import retire_span
 from wakeful.compiler.blocks import content_hash
 from wakeful.errors import UnknownAgentError
+from wakeful.substrate.blob_chunks import CHUNK_KIND
 from wakeful.substrate.records import (
+    CompileRecord,
     DecisionRecord,
     EventIn,
     HandoffBody,
@@ -288,6 +291,49 @@ def test_a_reply_and_its_record_are_stored_in_one_statement_once_per_step(
     # A concurrent attempt's reply is stored too, and gets the first record.
     again, other = tenant.record_model_call_with_output(call('{"b": 2}'), '{"b": 2}')
     assert again == first and tenant.get_blob(other) == '{"b": 2}'
+
+
+def test_a_compiles_blobs_and_record_are_written_in_one_statement_once_per_step(
+    tenant: TenantStore,
+) -> None:
+    agent = _agent(tenant)
+    # A window large enough to be stored in chunks: which are stored is read first.
+    messages = [{"role": "user", "content": f"m{n} " * 400} for n in range(40)]
+    window = json.dumps({"messages": messages}, separators=(",", ":"))  # as windows are
+    items = [("window", window), ("ledger", "{}"), ("policy", "{}"), ("spec", "{}")]
+
+    def compile_record(step: str, hashes: list[str]) -> CompileRecord:
+        return CompileRecord(
+            agent=agent,
+            wake_id="w1",
+            step_key=step,
+            call_index=0,
+            as_of=T0,
+            max_event_id=0,
+            goal={"kind": "message", "text": "g"},
+            policy_hash=hashes[2],
+            snapshot_hash="s",
+            window_hash=hashes[0],
+            ledger_hash=hashes[1],
+            stable_prefix_hash="x",
+            input_tokens=1,
+            tokens_by_bucket={},
+            spec_hash=hashes[3],
+        )
+
+    hashes, rows = tenant.blob_rows(items)
+    assert hashes == [content_hash(c) for _, c in items]
+    assert CHUNK_KIND in {r["kind"] for r in rows}
+    with statements(tenant) as sent:
+        first = tenant.record_compile_with_blobs(compile_record("wf:w1:0:compile", hashes), rows)
+    assert len(sent) == 1
+    assert [tenant.get_blob(h) for h in hashes] == [c for _, c in items]
+    assert tenant.compiles("w1") == [first]
+    # A retry writes no second record; its window's chunks were stored: none is sent again.
+    hashes, rows = tenant.blob_rows(items)
+    assert CHUNK_KIND not in {r["kind"] for r in rows}
+    other = compile_record("wf:w1:0:compile", [*hashes[:3], hashes[1]])
+    assert tenant.record_compile_with_blobs(other, rows) == first
 
 
 # Text Postgres refuses: NUL (text and jsonb) and lone surrogates (psycopg cannot encode them).

@@ -338,11 +338,13 @@ def record(
         *(("window", body) for body in window.alternates.values()),
     ]
     with ts.unit() as uow:
-        window_hash, ledger_hash, policy_hash, spec_hash, *others = uow.blobs.put_blobs(blobs)
+        # The blobs are written with the compile record (one statement).
+        hashes, rows = uow.blobs.blob_rows(blobs)
+        window_hash, ledger_hash, policy_hash, spec_hash, *others = hashes
         if window.evidence_text:
             evidence = evidence_event(wake, inp.call_index, window, inp.now)
             uow.events.append_events(wake.agent, [evidence])
-        rec = uow.wakes.record_compile(
+        rec = uow.wakes.record_compile_with_blobs(
             CompileRecord(
                 agent=wake.agent,
                 wake_id=wake.wake_id,
@@ -363,7 +365,8 @@ def record(
                 spec_hash=spec_hash,
                 recent_limit=deps.recent_limit,
                 alternates=alternates_record(compiled, others),
-            )
+            ),
+            rows,
         )
     if rec.window_hash == window_hash:  # committed: the model call may take it from here
         deps.windows.put(window_hash, window.request_json)

@@ -152,6 +152,7 @@ class TenantStore:
     wake_by_key = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_key)
     wake_by_number = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_number)
     record_compile = _one_shot(lambda u: u.wakes, WakesRepo.record_compile)
+    record_compile_with_blobs = _one_shot(lambda u: u.wakes, WakesRepo.record_compile_with_blobs)
     record_model_call = _one_shot(lambda u: u.wakes, WakesRepo.record_model_call)
     record_model_call_with_output = _one_shot(
         lambda u: u.wakes, WakesRepo.record_model_call_with_output
@@ -235,6 +236,7 @@ class TenantStore:
     # --- blobs and claims ---------------------------------------------------------------
     put_blob = _one_shot(lambda u: u.blobs, BlobsRepo.put_blob)
     put_blobs = _one_shot(lambda u: u.blobs, BlobsRepo.put_blobs)
+    blob_rows = _one_shot(lambda u: u.blobs, BlobsRepo.blob_rows)
     get_blob = _one_shot(lambda u: u.blobs, BlobsRepo.get_blob)
     claim_delivery = _one_shot(lambda u: u.claims, ClaimsRepo.claim_delivery)
     claim_delivered = _one_shot(lambda u: u.claims, ClaimsRepo.claim_delivered)

@@ -9,10 +9,11 @@ write.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, func, select, update
+from sqlalchemy import ARRAY, Select, Text, bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.errors import StoreError
@@ -84,6 +85,25 @@ class WakesRepo(TenantRepo):
 
     def record_compile(self, rec: CompileRecord) -> CompileRecord:
         return CompileRecord.model_validate(self._put_once(t.compiles, rec.model_dump()))
+
+    def record_compile_with_blobs(
+        self, rec: CompileRecord, blobs: Sequence[Mapping[str, str]]
+    ) -> CompileRecord:
+        """The ``blobs`` rows (``BlobsRepo.blob_rows``: a compile's window, ledger, policy
+        and spec) stored and ``rec`` recorded (once per step: a retry gets the first
+        record), in one statement."""
+        arrays = {
+            "b_tenant": self.tenant,
+            "b_hashes": [b["hash"] for b in blobs],
+            "b_kinds": [b["kind"] for b in blobs],
+            "b_contents": [b["content"] for b in blobs],
+        }
+        values = {"tenant": self.tenant, **rec.model_dump(), **arrays}
+        row = self.conn.execute(_PUT_COMPILE_WITH_BLOBS, values).first()
+        if row is None:  # a retry: the first compile stands
+            key = {"tenant": self.tenant, "key": rec.step_key}
+            row = self.conn.execute(_BY_STEP[t.compiles], key).one()
+        return CompileRecord.model_validate(dict(row._mapping))
 
     def record_model_call(self, rec: ModelCallRecord) -> ModelCallRecord:
         return ModelCallRecord.model_validate(self._put_once(t.model_calls, rec.model_dump()))
@@ -195,6 +215,21 @@ _PUT_MODEL_CALL_WITH_OUTPUT = _PUT_ONCE[t.model_calls].add_cte(
     )
     .on_conflict_do_nothing(index_elements=["tenant", "hash"])
     .cte("output")
+)
+# Rows of blobs as arrays, unnested in step (one statement however many rows: cached once).
+_PUT_COMPILE_WITH_BLOBS = _PUT_ONCE[t.compiles].add_cte(
+    insert(t.blobs)
+    .from_select(
+        ["tenant", "hash", "kind", "content"],
+        select(
+            bindparam("b_tenant", type_=Text),
+            func.unnest(bindparam("b_hashes", type_=ARRAY(Text))),
+            func.unnest(bindparam("b_kinds", type_=ARRAY(Text))),
+            func.unnest(bindparam("b_contents", type_=ARRAY(Text))),
+        ),
+    )
+    .on_conflict_do_nothing(index_elements=["tenant", "hash"])
+    .cte("stored")
 )
 _WAKE_BY_KEY = (
     select(t.wakes)
