@@ -94,7 +94,8 @@ def cancel_on_event_insert(store: Store, env: ActivityEnvironment) -> Iterator[l
     sent: list[str] = []
 
     def hook(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if statement.lstrip().upper().startswith("INSERT INTO EVENTS") and not sent:
+        # (the result's event, written with its blob: one statement that inserts events)
+        if "INSERT INTO EVENTS" in statement.upper() and not sent:
             sent.append(statement)
             env.cancel()
 
@@ -301,7 +302,7 @@ def test_a_reply_this_worker_stored_is_not_read_back(store: Store, tenant: Tenan
     """The model call's reply, which the worker's model activity stored and kept
     (``deps.replies``), is taken from there; a worker without it reads the blob. The
     wake's events are read once: for a result an earlier attempt recorded, and for the
-    count of the tool's wrong calls."""
+    count of the tool's wrong calls; the result is written with its blob."""
 
     def probe(args: dict[str, Any], ctx: ToolContext) -> str:
         return "probe ok"
@@ -317,4 +318,5 @@ def test_a_reply_this_worker_stored_is_not_read_back(store: Store, tenant: Tenan
     assert "SELECT blobs.kind, blobs" in cold, "a cold worker reads it"
     warm, inp = _activities(store, tenant, probe), _call(tenant, wake)
     warm.deps.replies.put((tenant.name, inp.output_hash), tenant.get_blob(inp.output_hash))
-    assert run(warm, inp) == ["SELECT events.id,", "INSERT INTO", "INSERT INTO"]
+    # The result's blob and event: one statement.
+    assert run(warm, inp) == ["SELECT events.id,", "WITH stored"]

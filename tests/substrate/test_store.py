@@ -11,6 +11,7 @@ from tests.activities.test_model_activity import statements
 from tests.substrate.events import tool_event
 from tests.substrate.summaries import retire_span
 from wakeful.compiler.blocks import content_hash
+from wakeful.compiler.oversize import WHOLE_TEXT_META
 from wakeful.errors import UnknownAgentError
 from wakeful.substrate.blob_chunks import CHUNK_KIND
 from wakeful.substrate.records import (
@@ -334,6 +335,24 @@ def test_a_compiles_blobs_and_record_are_written_in_one_statement_once_per_step(
     assert CHUNK_KIND not in {r["kind"] for r in rows}
     other = compile_record("wf:w1:0:compile", [*hashes[:3], hashes[1]])
     assert tenant.record_compile_with_blobs(other, rows) == first
+
+
+def test_an_append_stores_the_blobs_its_events_name_in_the_same_statement(
+    tenant: TenantStore,
+) -> None:
+    agent = _agent(tenant)
+    long = "a long user turn " * 400  # its whole text is kept as a blob
+    (digest,), rows = tenant.blob_rows([("tool_result", "the whole result")])
+    with statements(tenant) as sent:
+        turn, result = tenant.append_events(
+            agent,
+            [_turn("t1", long), _turn("r1", "the result, shown in part", role="assistant")],
+            rows,
+        )
+    assert len(sent) == 1
+    assert tenant.get_blob(turn.meta[WHOLE_TEXT_META]) == long
+    assert tenant.get_blob(digest) == "the whole result"
+    assert tenant.append_events(agent, [_turn("r1", "again")], rows) == [result]
 
 
 # Text Postgres refuses: NUL (text and jsonb) and lone surrogates (psycopg cannot encode them).

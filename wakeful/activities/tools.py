@@ -275,7 +275,8 @@ class ToolActivities:
             done = self._call(inp, reply, wrong)
             self.unrecorded.put(key, done)
         with activity.shield_thread_cancel_exception(), ts.unit() as uow:
-            result_hash = uow.blobs.put_blob("tool_result", done.whole)
+            # The whole result as a blob, stored with its event (one statement).
+            (result_hash,), blob = uow.blobs.blob_rows([("tool_result", done.whole)])
             (event,) = uow.events.append_events(
                 wake.agent,
                 [
@@ -294,6 +295,7 @@ class ToolActivities:
                         user_id=wake.user,
                     )
                 ],
+                blob,
             )
         self.unrecorded.pop(key)
         return RunToolOut(
