@@ -12,7 +12,7 @@ from datetime import timedelta
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.testing import ActivityEnvironment
 
-from tests.activities.test_model_activity import T0, _wake
+from tests.activities.test_model_activity import T0, _wake, statements
 from wakeful.activities.compile import CompileActivities
 from wakeful.activities.compile_stages import (
     STAGES,
@@ -32,7 +32,7 @@ from wakeful.compiler.blocks import Block, BlockKind, Goal, GoalKind, Stability
 from wakeful.compiler.policy import IntentRule, WindowPolicy
 from wakeful.contracts import CompileIn, LedgerAnnotations, WakeRef
 from wakeful.substrate.query_sources import QueryContext
-from wakeful.substrate.records import DecisionRecord, Spend
+from wakeful.substrate.records import DecisionRecord, MemoryRecord, Spend
 from wakeful.substrate.sources import SourceContext
 from wakeful.substrate.store import Store, TenantStore
 from wakeful.telemetry import TelemetrySettings, setup_telemetry
@@ -174,6 +174,38 @@ def test_load_snapshot_records_the_reminder_retires_expired_decisions_and_adds_o
     assert loaded.spent == Spend(usd=0.0, tokens=0)
 
 
+def test_load_snapshot_reads_no_kind_of_knowledge_the_agent_has_none_of(
+    store: Store, tenant: TenantStore
+) -> None:
+    """The statement that reads the revision says which kinds of knowledge the agent has
+    no row of; the snapshot does not read those (a row written since is of a later
+    revision, which it would leave out). The kinds it has are read as ever."""
+    agent = _agent(tenant)
+    deps = _deps(store, agent)
+    wake = _wake(tenant)
+    tenant.remember(
+        MemoryRecord(
+            agent="a1",
+            step_key="m1",
+            key="k",
+            text="The api runs on port 8080.",
+            source="test",
+            captured_at=T0 - timedelta(hours=1),
+        )
+    )
+    inp = _inp(agent, wake)
+    prepared = prepare_wake(deps, tenant, inp)
+    with statements(store) as sent:
+        loaded = load_snapshot(deps, tenant, inp, prepared)
+    read = {
+        name
+        for name in ("decisions", "handoff_notes", "summaries", "memories")
+        if any(s.startswith(f"SELECT {name}.") for s in sent)  # a read of its rows
+    }
+    assert read == {"memories"}, sent
+    assert "The api runs on port 8080." in [b.text for b in loaded.snapshot.blocks]
+
+
 def test_classify_goal_names_the_intents_by_the_policys_rules(
     store: Store, tenant: TenantStore
 ) -> None:
@@ -252,6 +284,7 @@ def test_record_stores_the_window_once_and_a_retry_gets_the_first_ledger(
     assert rec == recorded.record and recorded.ledger == compiled.ledger
     assert tenant.get_blob(rec.window_hash) == compiled.window.request_json
     assert deps.windows.get(rec.window_hash) == compiled.window.request_json
+    assert deps.compiles.get((tenant.name, wake.wake_id, 0)) == rec  # for its model call
     assert rec.step_key == step_key(wake, 0, "compile") and rec.goal["intents"] == ["deploy"]
     assert json.loads(tenant.get_blob(rec.spec_hash or ""))["tools"][0]["name"] == "ping"
 
@@ -260,6 +293,7 @@ def test_record_stores_the_window_once_and_a_retry_gets_the_first_ledger(
     retried = record(deps, tenant, inp, prepared, loaded, routed, asked, other)
     assert retried.record == rec and retried.ledger == compiled.ledger
     assert len(tenant.compiles(wake.wake_id)) == 1
+    assert deps.compiles.get((tenant.name, wake.wake_id, 0)) == rec
 
 
 def test_a_compile_runs_its_stages_in_order_each_in_its_span(

@@ -172,3 +172,57 @@ async def test_a_window_this_worker_compiled_is_sent_without_reading_it_back(
     warm.windows.put(digest, text)
     await ActivityEnvironment().run(ModelActivities(warm).call_model, inp)
     assert provider.requests == [json.loads(text)]
+
+
+@contextmanager
+def statements(store: Store | TenantStore) -> Iterator[list[str]]:
+    """The SQL of every statement sent while the block runs."""
+    sent: list[str] = []
+
+    def hook(_conn: Any, _cursor: Any, sql: str, *_: Any) -> None:
+        sent.append(sql)
+
+    event.listen(store.engine, "before_cursor_execute", hook)
+    try:
+        yield sent
+    finally:
+        event.remove(store.engine, "before_cursor_execute", hook)
+
+
+async def test_a_call_this_worker_compiled_reads_no_compile_record_back(
+    store: Store, tenant: TenantStore
+) -> None:
+    """The compile record the worker committed (its failover routes, the goal the closing
+    handoff names) comes from the worker's cache; the reply it stores goes to the cache its
+    tool calls read from. A worker that did not compile the step reads the record."""
+    provider = CountingProvider()
+
+    def deps() -> ActivityDeps:
+        return ActivityDeps(
+            store=store,
+            agents=AgentRegistry([]),
+            providers=lambda name: provider,
+            counter=EstimatingCounter(),
+        )
+
+    def inp(ts: TenantStore, wake: WakeRef) -> CallModelIn:
+        window = _compiled(ts, wake)
+        return CallModelIn(
+            wake=wake, provider="anthropic", call_index=0, window_hash=window, at=T0, finish=True
+        )
+
+    elsewhere = store.tenant(f"cold-{uuid.uuid4().hex[:8]}")  # a wake number of its own
+    cold_wake, warm_wake = _wake(elsewhere), _wake(tenant)
+    cold_inp, warm_inp = inp(elsewhere, cold_wake), inp(tenant, warm_wake)
+    warm = deps()
+    (rec,) = tenant.compiles(warm_wake.wake_id)
+    warm.compiles.put((tenant.name, warm_wake.wake_id, 0), rec)
+    with statements(store) as cold_sql:
+        cold = await ActivityEnvironment().run(ModelActivities(deps()).call_model, cold_inp)
+    with statements(store) as warm_sql:
+        out = await ActivityEnvironment().run(ModelActivities(warm).call_model, warm_inp)
+    assert sum("FROM compiles" in s for s in cold_sql) == 2  # the routes, then the goal
+    assert not [s for s in warm_sql if "FROM compiles" in s]
+    assert out.handoff_id and cold.handoff_id
+    assert [w.status for w in tenant.wakes("a1") if w.wake_id == warm_wake.wake_id] == ["done"]
+    assert warm.replies.get((tenant.name, out.output_hash)) == tenant.get_blob(out.output_hash)

@@ -24,7 +24,7 @@ from temporalio import activity
 from temporalio.exceptions import CancelledError
 from temporalio.testing import ActivityEnvironment
 
-from tests.activities.test_model_activity import T0, _wake
+from tests.activities.test_model_activity import T0, _wake, statements
 from wakeful.activities.deps import ActivityDeps
 from wakeful.activities.tool_thread import MAX_LEFT_RUNNING, LeftRunning
 from wakeful.activities.tools import ToolActivities
@@ -94,7 +94,8 @@ def cancel_on_event_insert(store: Store, env: ActivityEnvironment) -> Iterator[l
     sent: list[str] = []
 
     def hook(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if statement.lstrip().upper().startswith("INSERT INTO EVENTS") and not sent:
+        # (the result's event, written with its blob: one statement that inserts events)
+        if "INSERT INTO EVENTS" in statement.upper() and not sent:
             sent.append(statement)
             env.cancel()
 
@@ -295,3 +296,27 @@ def test_a_cancelled_tool_that_keeps_running_records_nothing_and_is_counted(
     _until(cancelled_in_tool.is_set, "the cancellation never reached the tool's thread")
     _until(lambda: left.count(key) == 0, "the tool's thread still counts after it ended")
     assert not tenant.events("a1", wake_id=inp.wake.wake_id), "a late result was recorded"
+
+
+def test_a_reply_this_worker_stored_is_not_read_back(store: Store, tenant: TenantStore) -> None:
+    """The model call's reply, which the worker's model activity stored and kept
+    (``deps.replies``), is taken from there; a worker without it reads the blob. The
+    wake's events are read once: for a result an earlier attempt recorded, and for the
+    count of the tool's wrong calls; the result is written with its blob."""
+
+    def probe(args: dict[str, Any], ctx: ToolContext) -> str:
+        return "probe ok"
+
+    def run(activities: ToolActivities, inp: RunToolIn) -> list[str]:
+        with statements(store) as sent:
+            out = _env().run(activities.run_tool, inp)
+        assert (out.is_error, out.reused) == (False, False)
+        return [" ".join(s.split()[:2]) + (" blobs" if "FROM blobs" in s else "") for s in sent]
+
+    wake = _wake(tenant)
+    cold = run(_activities(store, tenant, probe), _call(tenant, wake))
+    assert "SELECT blobs.kind, blobs" in cold, "a cold worker reads it"
+    warm, inp = _activities(store, tenant, probe), _call(tenant, wake)
+    warm.deps.replies.put((tenant.name, inp.output_hash), tenant.get_blob(inp.output_hash))
+    # The result's blob and event: one statement.
+    assert run(warm, inp) == ["SELECT events.id,", "WITH stored"]

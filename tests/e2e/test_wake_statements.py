@@ -24,7 +24,7 @@ from wakeful.worker.client import wake
 from wakeful.worker.worker import build_worker
 
 # A wake of an agent whose workflow runs already: two compiles, two model calls, a tool.
-STATEMENTS_PER_WAKE = 50
+STATEMENTS_PER_WAKE = 24
 TRANSACTIONS_PER_WAKE = 12
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tests.activities.test_model_activity import statements
 from wakeful.errors import UserError
 from wakeful.substrate.records import DecisionRecord
 from wakeful.substrate.registry_repo import UnknownDecisionError, expiry_note
@@ -112,6 +113,25 @@ def test_expiry_is_retired_by_one_step_and_named_on_its_retries(tenant: TenantSt
     assert tenant.knowledge_revision(AGENT) == before + 1  # nothing to expire: no revision
     with pytest.raises(UserError, match="already expired"):
         tenant.retire_decision(AGENT, "DEC-3", at=AT)
+
+
+def test_a_compile_expires_then_reads_its_horizon_in_one_statement_when_nothing_is_due(
+    tenant: TenantStore,
+) -> None:
+    """What expire_decisions and then the horizon read answer, in one statement when no
+    decision is due and none was retired by the step; else the expiry, then the horizon
+    as it stands after it (the revision the expiry wrote)."""
+    tenant.record_decision(AGENT, key="db.engine", text="Use Postgres 16.", expires_at=AT)
+    before = tenant.snapshot_horizon(AGENT)
+    with statements(tenant) as sent:
+        quiet = tenant.expire_then_horizon(AGENT, AT - timedelta(hours=1), step="wf:w1:0:compile")
+    assert quiet == ([], before) and len(sent) == 1
+    step = "wf:w1:1:compile"
+    expired, after = tenant.expire_then_horizon(AGENT, AT, step=step)
+    assert [d.key for d in expired] == ["db.engine"] and after.revision == before.revision + 1
+    assert after == tenant.snapshot_horizon(AGENT)
+    # A retry of the step names the same decisions, and writes no revision.
+    assert tenant.expire_then_horizon(AGENT, AT, step=step) == (expired, after)
 
 
 def test_registering_a_taken_id_returns_the_decision_that_holds_it(tenant: TenantStore) -> None:

@@ -26,6 +26,7 @@ import pytest
 from sqlalchemy import event, select
 
 from tests.substrate.events import tool_event
+from wakeful.compiler.blocks import content_hash
 from wakeful.errors import StoreError, UserError
 from wakeful.substrate import schema as t
 from wakeful.substrate.doc_chunks import DocumentFile
@@ -237,6 +238,9 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "list_agents": lambda b: b.list_agents(),
         "start_wake": lambda b: b.start_wake(_wake(7, "b")),
         "finish_wake": lambda b: b.finish_wake(wid, "failed", NOW),
+        "finish_wake_keeping_its_stream": lambda b: b.finish_wake_keeping_its_stream(
+            AGENT, wid, "failed", NOW
+        ),
         "wakes": lambda b: b.wakes(AGENT),
         "wake_by_number": lambda b: b.wake_by_number(AGENT, 1),
         "wake_by_key": lambda b: b.wake_by_key(AGENT, "key-1"),
@@ -249,12 +253,13 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "event_by_step": lambda b: (b.event_by_step("ev:0"), b.event_by_step("ev:3")),
         "max_event_id": lambda b: b.max_event_id(AGENT),
         "knowledge_revision": lambda b: b.knowledge_revision(AGENT),
+        "snapshot_horizon": lambda b: b.snapshot_horizon(AGENT),
         "count_events": lambda b: b.count_events(AGENT),
         "events_with_positions": lambda b: b.events_with_positions(
             AGENT, after_id=0, upto_id=ev[-1], limit=100
         ),
         "session_count": lambda b: b.session_count(AGENT, "s-shared", max_id=ev[-1]),
-        "session_events_after": lambda b: b.session_events_after(
+        "session_events_after_counted": lambda b: b.session_events_after_counted(
             AGENT, "s-shared", after_id=0, max_id=ev[-1]
         ),
         "last_retired_revision": lambda b: b.last_retired_revision(AGENT),
@@ -287,8 +292,16 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
             [("note", f"{SECRET} shared blob"), ("note", "b only"), ("note", "b only")]
         ),
         "get_blob": lambda b: _raises(StoreError, lambda: b.get_blob(a.only_a_blob)),
+        # A's blob of the same content is A's: B's rows to write are B's own.
+        "blob_rows": lambda b: b.blob_rows([("note", "b only")]),
         "record_compile": lambda b: b.record_compile(_compile("b")),
+        "record_compile_with_blobs": lambda b: b.record_compile_with_blobs(
+            _compile("b"), [{"hash": content_hash("b only"), "kind": "note", "content": "b only"}]
+        ),
         "record_model_call": lambda b: b.record_model_call(_call("b")),
+        "record_model_call_with_output": lambda b: b.record_model_call_with_output(
+            _call("b"), "b reply"
+        ),
         "compiles": lambda b: b.compiles(wid),
         "model_calls": lambda b: b.model_calls(wid),
         "model_call_by_step": lambda b: b.model_call_by_step("wf:w-shared:0:model"),
@@ -320,6 +333,9 @@ def cases(a: Seeded) -> dict[str, Callable[[Any], Any]]:
         "retire_decision": lambda b: _refused(lambda: b.retire_decision(AGENT, "D-1", at=NOW)),
         "accept_proposal": lambda b: _refused(lambda: b.accept_proposal(AGENT, "D-1", at=NOW)),
         "expire_decisions": lambda b: b.expire_decisions(
+            AGENT, NOW + timedelta(days=3650), step="wf:w-shared:0:compile"
+        ),
+        "expire_then_horizon": lambda b: b.expire_then_horizon(
             AGENT, NOW + timedelta(days=3650), step="wf:w-shared:0:compile"
         ),
         "live_decisions": lambda b: (
@@ -616,3 +632,20 @@ def test_knowledge_revisions_are_per_tenant(store: Store) -> None:
     assert b.knowledge_revision(AGENT) == 0  # A's writes moved only A's counter
     b.register_decision(DecisionRecord(decision_id="D-0", agent=AGENT, text="b"))
     assert (a.knowledge_revision(AGENT), b.knowledge_revision(AGENT)) == (3, 1)
+    # The snapshot's horizon reads the same counter, and the tenant's own events only.
+    assert a.snapshot_horizon(AGENT)[:3] == (3, 0, 0)
+    assert b.snapshot_horizon(AGENT)[:3] == (1, 0, 0)
+    # Knowledge of a kind the agent has none of (in its own tenant) is not read.
+    unread = {"handoffs", "summaries", "memories"}
+    assert a.snapshot_horizon(AGENT).without == b.snapshot_horizon(AGENT).without == unread
+    ghost = store.tenant(f"rev-c-{suffix}").snapshot_horizon(AGENT)
+    assert ghost.without == {"decisions", *unread}
+    b.upsert_agent(AGENT, model="x", provider="anthropic", instructions="b", spec={})
+    (ev,) = b.append_events(
+        AGENT, [EventIn(step_key=f"horizon-{suffix}", kind="turn", text="b", event_time=NOW)]
+    )
+    assert (a.snapshot_horizon(AGENT)[:3], b.snapshot_horizon(AGENT)[:3]) == (
+        (3, 0, 0),
+        (1, ev.id, 0),
+    )
+    assert b.snapshot_horizon(AGENT)[:2] == (b.knowledge_revision(AGENT), b.max_event_id(AGENT))

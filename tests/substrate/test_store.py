@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tests.activities.test_model_activity import statements
 from tests.substrate.events import tool_event
 from tests.substrate.summaries import retire_span
+from wakeful.compiler.blocks import content_hash
+from wakeful.compiler.oversize import WHOLE_TEXT_META
 from wakeful.errors import UnknownAgentError
+from wakeful.substrate.blob_chunks import CHUNK_KIND
 from wakeful.substrate.records import (
+    CompileRecord,
     DecisionRecord,
     EventIn,
     HandoffBody,
     HandoffRecord,
     MemoryRecord,
+    ModelCallRecord,
+    WakeRecord,
 )
 from wakeful.substrate.sources import load_blocks
 from wakeful.substrate.store import Store, TenantStore
@@ -190,6 +198,161 @@ def test_new_session_sees_the_handoff_not_the_old_transcript(tenant: TenantStore
     assert kinds == ["handoff_note", "load_bearing"]
     note = next(b for b in blocks if b.kind == "handoff_note")
     assert "## Next actions\n- ship" in note.text
+
+
+def test_a_handoff_note_is_written_at_the_revision_it_bumps_in_one_statement(
+    tenant: TenantStore,
+) -> None:
+    agent = _agent(tenant)
+    tenant.register_decision(DecisionRecord(decision_id="D-1", agent=agent, text="no deletes"))
+
+    def note(goal: str) -> HandoffRecord:
+        body = HandoffBody(goal=goal, current_state="done \x00 here")
+        return HandoffRecord(agent=agent, session_id="s1", wake_id="w1", step_key="h1", body=body)
+
+    with statements(tenant) as sent:
+        first = tenant.write_handoff(note("g"))
+    assert len(sent) == 1
+    assert tenant.knowledge_revision(agent) == 2
+    assert tenant.latest_handoff(agent, revision=1) is None  # written at the revision 2
+    assert tenant.latest_handoff(agent, revision=2) == first
+    assert first.body.current_state == "done \ufffd here"  # cleaned as every write is
+    # A retry bumps the revision too, and gets the first note.
+    assert tenant.write_handoff(note("other")) == first
+    assert tenant.knowledge_revision(agent) == 3 and len(tenant.handoffs(agent)) == 1
+
+
+def test_a_wake_closes_with_its_status_and_only_its_own_stream_kept_in_one_statement(
+    tenant: TenantStore,
+) -> None:
+    agent = _agent(tenant)
+    for n in (1, 2):
+        tenant.start_wake(
+            WakeRecord(
+                wake_id=f"w{n}",
+                agent=agent,
+                session_id="s1",
+                workflow_id="wf",
+                number=n,
+                goal={"kind": "message", "text": "g"},
+                started_at=T0,
+            )
+        )
+        tenant.publish_stream(agent, f"w{n}", 0, [("text", {"text": f"preview {n}"})])
+    with statements(tenant) as sent:
+        tenant.finish_wake_keeping_its_stream(agent, "w2", "done", T0 + timedelta(minutes=1))
+    assert len(sent) == 1
+    assert [(w.wake_id, w.status) for w in tenant.wakes(agent)] == [
+        ("w1", "running"),
+        ("w2", "done"),
+    ]
+    assert tenant.stream_since("w1") == []  # an earlier wake's previews go
+    assert [p.data for p in tenant.stream_since("w2")] == [{"text": "preview 2"}]
+
+
+def test_a_reply_and_its_record_are_stored_in_one_statement_once_per_step(
+    tenant: TenantStore,
+) -> None:
+    agent = _agent(tenant)
+    tenant.start_wake(
+        WakeRecord(
+            wake_id="w1",
+            agent=agent,
+            session_id="s1",
+            workflow_id="wf",
+            number=1,
+            goal={"kind": "message", "text": "g"},
+            started_at=T0,
+        )
+    )
+
+    def call(output: str) -> ModelCallRecord:
+        return ModelCallRecord(
+            agent=agent,
+            wake_id="w1",
+            step_key="wf:w1:0:model",
+            call_index=0,
+            provider="anthropic",
+            model="m",
+            window_hash="w",
+            output_hash=content_hash(output),
+            stop_reason="end_turn",
+            input_tokens=1,
+            output_tokens=1,
+            cache_creation_input_tokens=0,
+            cache_read_input_tokens=0,
+            cost_usd=0.0,
+        )
+
+    with statements(tenant) as sent:
+        first, digest = tenant.record_model_call_with_output(call('{"a": 1}'), '{"a": 1}')
+    assert len(sent) == 1
+    assert (first.output_hash, tenant.get_blob(digest)) == (digest, '{"a": 1}')
+    assert tenant.model_call_by_step("wf:w1:0:model") == first
+    # A concurrent attempt's reply is stored too, and gets the first record.
+    again, other = tenant.record_model_call_with_output(call('{"b": 2}'), '{"b": 2}')
+    assert again == first and tenant.get_blob(other) == '{"b": 2}'
+
+
+def test_a_compiles_blobs_and_record_are_written_in_one_statement_once_per_step(
+    tenant: TenantStore,
+) -> None:
+    agent = _agent(tenant)
+    # A window large enough to be stored in chunks: which are stored is read first.
+    messages = [{"role": "user", "content": f"m{n} " * 400} for n in range(40)]
+    window = json.dumps({"messages": messages}, separators=(",", ":"))  # as windows are
+    items = [("window", window), ("ledger", "{}"), ("policy", "{}"), ("spec", "{}")]
+
+    def compile_record(step: str, hashes: list[str]) -> CompileRecord:
+        return CompileRecord(
+            agent=agent,
+            wake_id="w1",
+            step_key=step,
+            call_index=0,
+            as_of=T0,
+            max_event_id=0,
+            goal={"kind": "message", "text": "g"},
+            policy_hash=hashes[2],
+            snapshot_hash="s",
+            window_hash=hashes[0],
+            ledger_hash=hashes[1],
+            stable_prefix_hash="x",
+            input_tokens=1,
+            tokens_by_bucket={},
+            spec_hash=hashes[3],
+        )
+
+    hashes, rows = tenant.blob_rows(items)
+    assert hashes == [content_hash(c) for _, c in items]
+    assert CHUNK_KIND in {r["kind"] for r in rows}
+    with statements(tenant) as sent:
+        first = tenant.record_compile_with_blobs(compile_record("wf:w1:0:compile", hashes), rows)
+    assert len(sent) == 1
+    assert [tenant.get_blob(h) for h in hashes] == [c for _, c in items]
+    assert tenant.compiles("w1") == [first]
+    # A retry writes no second record; its window's chunks were stored: none is sent again.
+    hashes, rows = tenant.blob_rows(items)
+    assert CHUNK_KIND not in {r["kind"] for r in rows}
+    other = compile_record("wf:w1:0:compile", [*hashes[:3], hashes[1]])
+    assert tenant.record_compile_with_blobs(other, rows) == first
+
+
+def test_an_append_stores_the_blobs_its_events_name_in_the_same_statement(
+    tenant: TenantStore,
+) -> None:
+    agent = _agent(tenant)
+    long = "a long user turn " * 400  # its whole text is kept as a blob
+    (digest,), rows = tenant.blob_rows([("tool_result", "the whole result")])
+    with statements(tenant) as sent:
+        turn, result = tenant.append_events(
+            agent,
+            [_turn("t1", long), _turn("r1", "the result, shown in part", role="assistant")],
+            rows,
+        )
+    assert len(sent) == 1
+    assert tenant.get_blob(turn.meta[WHOLE_TEXT_META]) == long
+    assert tenant.get_blob(digest) == "the whole result"
+    assert tenant.append_events(agent, [_turn("r1", "again")], rows) == [result]
 
 
 # Text Postgres refuses: NUL (text and jsonb) and lone surrogates (psycopg cannot encode them).

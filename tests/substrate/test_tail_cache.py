@@ -8,6 +8,7 @@ the new events where it could.
 
 from __future__ import annotations
 
+from tests.activities.test_model_activity import statements
 from tests.substrate.summaries import retire_span
 from tests.substrate.test_store import T0, _agent, _turn
 from wakeful.substrate.records import StoredEvent
@@ -19,12 +20,24 @@ LIMIT, PAGE = 5, 3
 
 
 def _both(
-    cache: TailCache, ts: TenantStore, agent: str, session: str = "s1"
+    cache: TailCache, ts: TenantStore, agent: str, session: str = "s1", *, horizon: bool = False
 ) -> tuple[list[StoredEvent], list[StoredEvent]]:
+    """Through the cache and straight from the store; with ``horizon``, the revision, the
+    event horizon and the last retirement read in one statement, as a compile reads them."""
     max_id = ts.max_event_id(agent)
     revision = ts.knowledge_revision(agent)
+    last_retired = None
+    if horizon:
+        revision, max_id, last_retired, _ = ts.snapshot_horizon(agent)
     kept, _ = cache.read(
-        ts, agent, max_id=max_id, limit=LIMIT, session_id=session, page=PAGE, revision=revision
+        ts,
+        agent,
+        max_id=max_id,
+        limit=LIMIT,
+        session_id=session,
+        page=PAGE,
+        revision=revision,
+        last_retired=last_retired,
     )
     fresh = ts.recent_events(agent, max_id=max_id, limit=LIMIT, session_id=session, page=PAGE)
     return kept, fresh
@@ -58,6 +71,38 @@ def test_a_retirement_after_the_read_makes_the_cache_read_again(tenant: TenantSt
     _append(tenant, agent, range(6, 8))  # retired before this read: extended again
     assert _both(cache, tenant, agent)[0] == _both(TailCache(), tenant, agent)[1]
     assert cache.hits == 1
+
+
+def test_the_last_retirement_read_with_the_horizon_serves_as_the_caches_own_lookup(
+    tenant: TenantStore,
+) -> None:
+    """The same answers, hits and misses when the caller read the last retirement with the
+    revision (a compile's snapshot does), and the cache sends no lookup of its own."""
+    agent = _agent(tenant)
+    cache = TailCache()
+    _append(tenant, agent, range(6))
+    kept, _ = _both(cache, tenant, agent, horizon=True)
+    retire_span(tenant, agent, (kept[0].id, kept[1].id), "two turns", at=T0)
+    kept, fresh = _both(cache, tenant, agent, horizon=True)
+    assert kept == fresh and kept[0].retired_by is not None
+    assert (cache.hits, cache.misses) == (0, 2)
+    _append(tenant, agent, range(6, 8))  # retired before this read: extended again
+    revision, max_id, last_retired, _ = tenant.snapshot_horizon(agent)
+    with statements(tenant) as sent:
+        kept, _ = cache.read(
+            tenant,
+            agent,
+            max_id=max_id,
+            limit=LIMIT,
+            session_id="s1",
+            page=PAGE,
+            revision=revision,
+            last_retired=last_retired,
+        )
+    fresh = tenant.recent_events(agent, max_id=max_id, limit=LIMIT, session_id="s1", page=PAGE)
+    assert kept == fresh and cache.hits == 1
+    # One statement: the events appended since and the session's count, together.
+    assert len(sent) == 1 and "count(*)" in sent[0], sent
 
 
 def test_an_event_committed_late_with_a_lower_id_is_not_missed(tenant: TenantStore) -> None:

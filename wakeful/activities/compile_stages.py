@@ -173,13 +173,14 @@ def load_snapshot(
             )
         # Decisions past their expiry are retired by this compile and named in its
         # ledger (``registry.expired``): a rule never leaves the window unannounced.
-        expired = uow.registry.expire_decisions(
+        # Then the revision and the event horizon, at one point in time (with the check
+        # for due decisions, one statement when none is): knowledge committed while the
+        # snapshot reads is newer than the revision, so the snapshot leaves it out now
+        # and a replay leaves it out again.
+        expired, bounds = uow.registry.expire_then_horizon(
             wake.agent, inp.now, step=step_key(wake, inp.call_index, "compile")
         )
-        # The revision first: knowledge committed while the snapshot reads is newer
-        # than it, so the snapshot leaves it out now and a replay leaves it out again.
-        revision = uow.knowledge.knowledge_revision(wake.agent)
-        max_event_id = uow.events.max_event_id(wake.agent)
+        revision, max_event_id = bounds.revision, bounds.max_event_id
         snapshot, started = gather_snapshot(
             here,
             spec,
@@ -192,6 +193,8 @@ def load_snapshot(
             tail_cache=deps.tail_cache,
             policy=prepared.policy,
             sources=(*deps.context_sources, *prepared.agent.context_sources),
+            last_retired=bounds.last_retired,
+            without=bounds.without,
         )
         # Read only for an agent with a daily cap: the cycle checks it before the call.
         spent = (
@@ -335,11 +338,13 @@ def record(
         *(("window", body) for body in window.alternates.values()),
     ]
     with ts.unit() as uow:
-        window_hash, ledger_hash, policy_hash, spec_hash, *others = uow.blobs.put_blobs(blobs)
+        # The blobs are written with the compile record (one statement).
+        hashes, rows = uow.blobs.blob_rows(blobs)
+        window_hash, ledger_hash, policy_hash, spec_hash, *others = hashes
         if window.evidence_text:
             evidence = evidence_event(wake, inp.call_index, window, inp.now)
             uow.events.append_events(wake.agent, [evidence])
-        rec = uow.wakes.record_compile(
+        rec = uow.wakes.record_compile_with_blobs(
             CompileRecord(
                 agent=wake.agent,
                 wake_id=wake.wake_id,
@@ -360,10 +365,13 @@ def record(
                 spec_hash=spec_hash,
                 recent_limit=deps.recent_limit,
                 alternates=alternates_record(compiled, others),
-            )
+            ),
+            rows,
         )
     if rec.window_hash == window_hash:  # committed: the model call may take it from here
         deps.windows.put(window_hash, window.request_json)
+    # The step's record as committed (the first compile's, on a retry), for its model call.
+    deps.compiles.put((ts.name, wake.wake_id, inp.call_index), rec)
     # A retry after a crash returns the first compile, so the model sees one window.
     used = ledger if rec.ledger_hash == ledger_hash else stored_ledger(ts, rec.ledger_hash)
     return Recorded(record=rec, ledger=used)

@@ -26,6 +26,7 @@ from wakeful.skills import Skill, merge_skills
 from wakeful.substrate.embedders import Embedder
 from wakeful.substrate.indexing import EventIndex
 from wakeful.substrate.query_sources import QuerySource
+from wakeful.substrate.records import CompileRecord
 from wakeful.substrate.retrieval import RetrievalConfig
 from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.sources import ContextSource
@@ -58,6 +59,11 @@ class CompileLocks:
             return lock
 
 
+def compile_record_size(rec: CompileRecord) -> int:
+    """What a compile record holds, roughly: its goal's text is the part that grows."""
+    return 1_000 + len(str(rec.goal.get("text", "")))
+
+
 @dataclass
 class ActivityDeps:
     store: Store
@@ -78,6 +84,17 @@ class ActivityDeps:
     # Windows this worker compiled, by hash (after their commit), so that its model calls
     # need not read them back from the substrate. Content-addressed: never stale.
     windows: SizedLRU[str, str] = field(default_factory=lambda: SizedLRU(32_000_000, len))
+    # Compile records this worker committed (or found committed), by (tenant, wake id,
+    # call index), so that the model call of the step need not read them back. A compile
+    # record is written once per step and never changed: never stale.
+    compiles: SizedLRU[tuple[str, str, int], CompileRecord] = field(
+        default_factory=lambda: SizedLRU(16_000_000, compile_record_size)
+    )
+    # Model replies this worker stored, by (tenant, output hash), so that the tool calls
+    # they ask for need not read them back. Content-addressed: never stale.
+    replies: SizedLRU[tuple[str, str], str] = field(
+        default_factory=lambda: SizedLRU(16_000_000, len)
+    )
     # Retrieval: with a vector store, the compile activity indexes the agent's new events
     # and adds retrieved evidence to the snapshot. None: no indexing, no retrieval.
     vectors: VectorStore | None = None

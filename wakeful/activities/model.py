@@ -52,7 +52,6 @@ from wakeful.errors import ProviderError, UserError
 from wakeful.providers.base import ModelProvider, ModelReply, StreamingProvider
 from wakeful.providers.pricing import cost_usd
 from wakeful.substrate.records import ModelCallRecord
-from wakeful.substrate.sized_lru import SizedLRU
 from wakeful.substrate.store import TenantStore
 from wakeful.telemetry import server_of
 
@@ -161,7 +160,7 @@ class ModelActivities:
         ts = self.deps.store.tenant(wake.tenant)
         key = step_key(wake, inp.call_index, "model")
         began = time.monotonic()
-        done, request, routes = await asyncio.to_thread(_load, ts, inp, key, self.deps.windows)
+        done, request, routes = await asyncio.to_thread(_load, ts, inp, key, self.deps)
         if done is not None:
             # A retry after the reply was stored must not pay for (or see) a second reply.
             rec, reply = done
@@ -337,12 +336,14 @@ class ModelActivities:
         """Store the reply (``output``, its JSON) and its record in one transaction,
         committed before anything else is written; then go on as :meth:`_after`. Runs in a
         thread."""
-        with ts.unit() as uow:
-            output_hash = uow.blobs.put_blob("model_output", output)
-            rec = uow.wakes.record_model_call(rec)
+        with ts.unit() as uow:  # the blob and the record: one statement
+            rec, output_hash = uow.wakes.record_model_call_with_output(rec, output)
             # A concurrent attempt may have recorded first: answer with its reply, not this.
             if rec.output_hash != output_hash:
-                reply = ModelReply.model_validate_json(uow.blobs.get_blob(rec.output_hash))
+                output = uow.blobs.get_blob(rec.output_hash)
+                reply = ModelReply.model_validate_json(output)
+        # Committed: the tool calls it asks for may take it from here.
+        self.deps.replies.put((ts.name, rec.output_hash), output)
         return self._after(ts, inp, rec, reply, began)
 
     def _after(
@@ -371,9 +372,13 @@ class ModelActivities:
                 record_reply(here, inp.wake, inp.call_index, reply, inp.at)
             if not (inp.finish and not reply.tool_calls):
                 return out
-            (compiled,) = [
-                c for c in uow.wakes.compiles(inp.wake.wake_id) if c.call_index == inp.call_index
-            ]
+            compiled = self.deps.compiles.get((ts.name, inp.wake.wake_id, inp.call_index))
+            if compiled is None:
+                (compiled,) = [
+                    c
+                    for c in uow.wakes.compiles(inp.wake.wake_id)
+                    if c.call_index == inp.call_index
+                ]
             handoff_id = close_wake(
                 here,
                 FinishWakeIn(
@@ -449,20 +454,26 @@ def _cool_down(ts: TenantStore, route: str, until: datetime, reason: str) -> Non
 
 
 def _load(
-    ts: TenantStore, inp: CallModelIn, key: str, windows: SizedLRU[str, str]
+    ts: TenantStore, inp: CallModelIn, key: str, deps: ActivityDeps
 ) -> tuple[tuple[ModelCallRecord, ModelReply] | None, dict[str, Any], Routes | None]:
     """The call's stored record and reply when a previous attempt stored them; else the
-    window to send (from ``windows`` when this worker compiled it) and, for an agent with
-    fallbacks, its compile's failover routes. One transaction; runs in a thread."""
+    window to send and, for an agent with fallbacks, its compile's failover routes (each
+    from the worker's caches when this worker compiled it: ``deps.windows``,
+    ``deps.compiles``). One transaction; runs in a thread."""
     with ts.unit() as uow:
         done = uow.wakes.model_call_by_step(key)
         if done is not None:
             reply = ModelReply.model_validate_json(uow.blobs.get_blob(done.output_hash))
             return (done, reply), {}, None
-        window = windows.get(inp.window_hash)
+        window = deps.windows.get(inp.window_hash)
         if window is None:
             window = uow.blobs.get_blob(inp.window_hash)
-        routes = uow.wakes.compile_alternates(inp.wake.wake_id, inp.call_index)
+        compiled = deps.compiles.get((ts.name, inp.wake.wake_id, inp.call_index))
+        routes = (
+            uow.wakes.compile_alternates(inp.wake.wake_id, inp.call_index)
+            if compiled is None
+            else compiled.alternates
+        )
         return None, json.loads(window), None if routes is None else Routes.of(routes)
 
 

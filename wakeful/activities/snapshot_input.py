@@ -148,6 +148,8 @@ def gather_snapshot(
     tail_cache: TailCache | None = None,
     policy: WindowPolicy | None = None,
     sources: Sequence[ContextSource] = (),
+    last_retired: int | None = None,
+    without: frozenset[str] = frozenset(),
 ) -> tuple[Snapshot, Started[SourceContext]]:
     """The compiler's input for one call from the agent's spec and the built-in context
     sources (``substrate.sources``), and its own ``sources`` still running: the caller
@@ -160,7 +162,9 @@ def gather_snapshot(
     the agent's own query sources stored with the spec (``spec["query_blocks"]``);
     ``revision`` the agent's knowledge revision to read at (None: as it stands now);
     ``tail_cache`` keeps the raw tail between compiles (:mod:`wakeful.substrate.tail_cache`);
-    ``policy`` names the skills its triggers may inject.
+    ``policy`` names the skills its triggers may inject; ``last_retired`` is the revision
+    at which an event was last retired, read with ``revision`` (for the tail cache);
+    ``without`` the kinds of knowledge the agent had no row of then (not read).
     """
     name = spec["name"]
     ctx = SourceContext(
@@ -176,6 +180,8 @@ def gather_snapshot(
         recent_limit=recent_limit,
         recent_page=recent_page,
         tail_cache=tail_cache,
+        last_retired=last_retired,
+        without=without,
     )
     events, started = start((*BUILTIN_SOURCES, *sources), ctx)
     stored = [Block.model_validate(b) for b in spec.get(CONTEXT_BLOCKS, ())]

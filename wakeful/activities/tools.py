@@ -242,7 +242,11 @@ class ToolActivities:
         key = step_key(wake, inp.call_index, "result", call.id)
         # Two transactions (read, then write), none held while the tool runs.
         with activity.shield_thread_cancel_exception(), ts.unit() as uow:
-            e = uow.events.event_by_step(key)
+            # The wake's events, retired ones too: the result this step recorded, if an
+            # earlier attempt did (its step key is unique in the tenant and names this
+            # wake), is one of them, so one read serves the retry's check and the count.
+            wake_events = uow.events.events(wake.agent, wake_id=wake.wake_id)
+            e = next((e for e in wake_events if e.step_key == key), None)
             if e is not None:
                 self.unrecorded.pop(key)
                 return RunToolOut(
@@ -252,12 +256,16 @@ class ToolActivities:
                     reused=True,
                     **_answer(call.name, e.text, e.is_error),
                 )
-            reply = ModelReply.model_validate_json(uow.blobs.get_blob(inp.output_hash))
+            # The reply, from the worker's cache when this worker stored it.
+            output = self.deps.replies.get((ts.name, inp.output_hash))
+            if output is None:
+                output = uow.blobs.get_blob(inp.output_hash)
+            reply = ModelReply.model_validate_json(output)
             # This tool's calls the model got wrong earlier in this wake: the tool calls of
             # a wake run one at a time, so each call counts those recorded before it.
             wrong = sum(
                 1
-                for e in uow.events.events(wake.agent, wake_id=wake.wake_id)
+                for e in wake_events
                 if e.kind == "tool_result" and e.tool_name == call.name and e.meta.get("retry")
             )
         # A tool that ran in this worker but whose result the store could not take (it was
@@ -267,7 +275,8 @@ class ToolActivities:
             done = self._call(inp, reply, wrong)
             self.unrecorded.put(key, done)
         with activity.shield_thread_cancel_exception(), ts.unit() as uow:
-            result_hash = uow.blobs.put_blob("tool_result", done.whole)
+            # The whole result as a blob, stored with its event (one statement).
+            (result_hash,), blob = uow.blobs.blob_rows([("tool_result", done.whole)])
             (event,) = uow.events.append_events(
                 wake.agent,
                 [
@@ -286,6 +295,7 @@ class ToolActivities:
                         user_id=wake.user,
                     )
                 ],
+                blob,
             )
         self.unrecorded.pop(key)
         return RunToolOut(

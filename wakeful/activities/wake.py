@@ -140,9 +140,9 @@ def close_wake(ts: TenantStore, inp: FinishWakeIn, telemetry: Telemetry | None =
             user_id=inp.wake.user,
         )
     )
-    ts.finish_wake(inp.wake.wake_id, inp.status, inp.at)
-    # Its replies are stored: the agent's earlier previews go (this one stays for a reader).
-    ts.keep_latest_stream(inp.wake.agent, inp.wake.wake_id)
+    # Its replies are stored: the agent's earlier previews go (this one stays for a
+    # reader), with the status written (one statement).
+    ts.finish_wake_keeping_its_stream(inp.wake.agent, inp.wake.wake_id, inp.status, inp.at)
     assert note.id is not None
     if telemetry is not None and telemetry.enabled:
         trace_wake(ts, inp, telemetry)

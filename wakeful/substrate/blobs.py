@@ -21,7 +21,18 @@ from wakeful.substrate import schema as t
 from wakeful.substrate.pg_safe import pg_text
 from wakeful.substrate.tenant_repo import TenantRepo
 
-__all__ = ["BlobsRepo"]
+__all__ = ["BlobsRepo", "whole_blob_row"]
+
+
+def whole_blob_row(tenant: str, kind: str, content: str) -> tuple[str, dict[str, str]]:
+    """The hash of a blob stored whole (not in chunks) and its row, as
+    :meth:`BlobsRepo.put_blobs` stores it, for a statement that writes it with another
+    row: its parameters are named ``b_tenant``, ``b_hash``, ``b_kind`` and ``b_content``."""
+    content = pg_text(content)  # addressed by what is stored, as put_blobs does
+    if blob_chunks.chunked(kind, content):
+        raise ValueError(f"a {kind} blob of {len(content)} characters is stored in chunks")
+    digest = content_hash(content)
+    return digest, {"b_tenant": tenant, "b_hash": digest, "b_kind": kind, "b_content": content}
 
 
 class BlobsRepo(TenantRepo):
@@ -39,6 +50,18 @@ class BlobsRepo(TenantRepo):
         stored in chunks that windows share (:mod:`wakeful.substrate.blob_chunks`): only
         the chunks not stored yet are sent.
         """
+        digests, rows = self.blob_rows(items)
+        if rows:
+            # A parameter list, not ``.values([...])``: SQLAlchemy caches the compiled
+            # statement and still sends the rows as one multi-row INSERT.
+            self.conn.execute(_PUT_BLOB, rows)
+        return digests
+
+    def blob_rows(self, items: Sequence[tuple[str, str]]) -> tuple[list[str], list[dict[str, str]]]:
+        """The hashes of ``(kind, content)`` blobs, in order, and the rows
+        :meth:`put_blobs` writes for them (``tenant``, ``hash``, ``kind``, ``content``):
+        for a statement that writes them with another row. Reads which of a chunked
+        window's chunks are stored already, when there is one."""
         # Addressed by what is stored: text Postgres refuses is replaced first (pg_safe).
         items = [(kind, pg_text(content)) for kind, content in items]
         digests = [content_hash(content) for _, content in items]
@@ -58,17 +81,14 @@ class BlobsRepo(TenantRepo):
                 kind, content = blob_chunks.manifest(kind, hashes)
             row(digest, kind, content)
         if not rows:
-            return digests
+            return digests, []
         if chunks:
             params = {"tenant": self.tenant, "hashes": list(chunks)}
             stored = set(self.conn.execute(_STORED_HASHES, params).scalars())
             for digest, part in chunks.items():
                 if digest not in stored:
                     row(digest, blob_chunks.CHUNK_KIND, part)
-        # A parameter list, not ``.values([...])``: SQLAlchemy caches the compiled
-        # statement and still sends the rows as one multi-row INSERT.
-        self.conn.execute(_PUT_BLOB, list(rows.values()))
-        return digests
+        return digests, list(rows.values())
 
     def get_blob(self, digest: str) -> str:
         row = self.conn.execute(_GET_BLOB, {"tenant": self.tenant, "hash": digest}).first()

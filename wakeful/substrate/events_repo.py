@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select, TextClause, bindparam, func, or_, select, text
+from sqlalchemy import Select, TextClause, and_, bindparam, func, or_, select, text
 
 from wakeful.compiler.blocks import content_hash
 from wakeful.compiler.oversize import WHOLE_TEXT_META
@@ -39,17 +39,25 @@ WHOLE_TEXT_CHARS = 4_000
 class EventsRepo(TenantRepo):
     """One tenant's event log, on one connection."""
 
-    def append_events(self, agent: str, items: Sequence[EventIn]) -> list[StoredEvent]:
+    def append_events(
+        self,
+        agent: str,
+        items: Sequence[EventIn],
+        blobs: Sequence[Mapping[str, str]] = (),
+    ) -> list[StoredEvent]:
         """Append in order; events whose step_key exists already are returned as stored.
 
         One statement per call whatever its size: the batch travels as one array per column
         and is unnested server-side (``INSERT ... SELECT FROM unnest ... ON CONFLICT DO
         NOTHING RETURNING``), so a bulk append costs one round trip and one plan rather than
-        a statement per event.
+        a statement per event. ``blobs`` (rows of ``BlobsRepo.blob_rows``: a tool's whole
+        result, which its event names) are stored in the same statement, and so are the
+        whole texts of long user turns.
         """
         if not items:
             return []
-        items = self._with_whole_texts(items)
+        items, whole = self._with_whole_texts(items)
+        blobs = [*blobs, *whole]
         columns: dict[str, list[Any]] = {name: [] for name in _APPEND_COLUMNS}
         for e in items:
             row = stored_row(e)
@@ -59,9 +67,14 @@ class EventsRepo(TenantRepo):
             for name, values in columns.items():
                 values.append(row[name])
         keys = columns["step_key"]
-        inserted = self.conn.execute(
-            _APPEND, {"tenant": self.tenant, "agent": agent, **columns}
-        ).all()
+        params = {"tenant": self.tenant, "agent": agent, **columns}
+        if blobs:
+            params |= {
+                "b_hashes": [b["hash"] for b in blobs],
+                "b_kinds": [b["kind"] for b in blobs],
+                "b_contents": [b["content"] for b in blobs],
+            }
+        inserted = self.conn.execute(_APPEND_WITH_BLOBS if blobs else _APPEND, params).all()
         by_key = {r.step_key: event_from_row(r._mapping) for r in inserted}
         missing = [k for k in keys if k not in by_key]
         if missing:  # a retry: these were appended before
@@ -73,9 +86,12 @@ class EventsRepo(TenantRepo):
             by_key.update({r.step_key: event_from_row(r._mapping) for r in found})
         return [by_key[k] for k in keys]
 
-    def _with_whole_texts(self, items: Sequence[EventIn]) -> Sequence[EventIn]:
-        """``items`` with each long user turn's text stored as a blob and named in its meta
-        (the blob is content-addressed: a retried append writes nothing new)."""
+    def _with_whole_texts(
+        self, items: Sequence[EventIn]
+    ) -> tuple[Sequence[EventIn], list[dict[str, str]]]:
+        """``items`` with each long user turn's text named in its meta as a blob, and the
+        rows of those blobs, for the append to store (content-addressed: a retried append
+        writes nothing new)."""
         long = [
             n
             for n, e in enumerate(items)
@@ -85,14 +101,14 @@ class EventsRepo(TenantRepo):
             and WHOLE_TEXT_META not in e.meta
         ]
         if not long:
-            return items
+            return items, []
         blobs = BlobsRepo(self.conn, self.tenant)
-        digests = blobs.put_blobs([("event_text", items[n].text) for n in long])
+        digests, rows = blobs.blob_rows([("event_text", items[n].text) for n in long])
         out = list(items)
         for n, digest in zip(long, digests, strict=True):
             meta = {**items[n].meta, WHOLE_TEXT_META: digest}
             out[n] = items[n].model_copy(update={"meta": meta})
-        return out
+        return out, rows
 
     def events(
         self,
@@ -183,13 +199,18 @@ class EventsRepo(TenantRepo):
         params = {"tenant": self.tenant, "agent": agent, "session_id": session_id}
         return int(self.conn.execute(_SESSION_COUNT, params | {"max_id": max_id}).scalar_one())
 
-    def session_events_after(
+    def session_events_after_counted(
         self, agent: str, session_id: str, *, after_id: int, max_id: int
-    ) -> list[StoredEvent]:
-        """The session's events with ``after_id < id <= max_id``, in id order."""
+    ) -> tuple[list[StoredEvent], int]:
+        """The session's events with ``after_id < id <= max_id`` in id order, and how many
+        of its events have ids up to ``max_id`` (:meth:`session_count`), in one statement:
+        one round trip, and one point in time for both."""
         params = {"tenant": self.tenant, "agent": agent, "session_id": session_id}
-        rows = self.conn.execute(_SESSION_AFTER, params | {"after": after_id, "max_id": max_id})
-        return [event_from_row(r._mapping) for r in rows]
+        rows = self.conn.execute(
+            _SESSION_AFTER_COUNTED, params | {"after": after_id, "max_id": max_id}
+        ).all()
+        events = [event_from_row(r._mapping) for r in rows if r._mapping["id"] is not None]
+        return events, int(rows[0]._mapping[_TOTAL])  # one row at least: the count's
 
     def last_retired_revision(self, agent: str) -> int | None:
         """The knowledge revision at which an event of the agent was last retired, if any
@@ -302,9 +323,19 @@ _SESSION = (
     _e.session_id == bindparam("session_id"),
 )
 _SESSION_COUNT = select(func.count()).where(*_SESSION, _e.id <= bindparam("max_id"))
-_SESSION_AFTER = (
-    select(t.events)
-    .where(*_SESSION, _e.id > bindparam("after"), _e.id <= bindparam("max_id"))
+# The count joined to the events after: a row for each (with the count), or one row with
+# the count alone when there is none.
+_TOTAL = "session_total"
+_COUNTED = (
+    select(func.count().label(_TOTAL)).where(*_SESSION, _e.id <= bindparam("max_id")).subquery()
+)
+_SESSION_AFTER_COUNTED = (
+    select(_COUNTED.c[_TOTAL], t.events)
+    .select_from(
+        _COUNTED.outerjoin(
+            t.events, and_(*_SESSION, _e.id > bindparam("after"), _e.id <= bindparam("max_id"))
+        )
+    )
     .order_by(_e.id)
 )
 _LAST_RETIRED = select(func.max(_e.retired_rev)).where(
@@ -372,6 +403,12 @@ def _append_sql() -> TextClause:
 
 
 _APPEND = _append_sql()
+# The same, with blobs stored by a CTE: their rows as arrays, unnested in step.
+_APPEND_WITH_BLOBS = text(
+    "WITH stored AS (INSERT INTO blobs (tenant, hash, kind, content)"
+    " SELECT :tenant, * FROM unnest(CAST(:b_hashes AS text[]), CAST(:b_kinds AS text[]),"
+    " CAST(:b_contents AS text[])) ON CONFLICT (tenant, hash) DO NOTHING) " + _APPEND.text
+)
 
 
 _EVENT_FIELDS = frozenset(StoredEvent.model_fields)

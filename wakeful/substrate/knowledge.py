@@ -32,7 +32,13 @@ from wakeful.substrate.records import (
     SummaryRecord,
 )
 from wakeful.substrate.registry_repo import decision_row
-from wakeful.substrate.revisions import bump_revision, current_revision
+from wakeful.substrate.revisions import (
+    BUMP,
+    Horizon,
+    bump_revision,
+    current_revision,
+    horizon,
+)
 from wakeful.substrate.tenant_repo import TenantRepo
 
 
@@ -42,6 +48,13 @@ class KnowledgeRepo(TenantRepo):
     def knowledge_revision(self, agent: str) -> int:
         """The agent's last committed knowledge revision (:mod:`wakeful.substrate.revisions`)."""
         return current_revision(self.conn, self.tenant, agent)
+
+    def snapshot_horizon(self, agent: str) -> Horizon:
+        """The agent's knowledge revision, its newest event's id and the revision at which
+        an event of it was last retired, in one statement: a compile's snapshot reads
+        knowledge at that revision, events up to that id, and its tail cache checks the
+        last (``substrate.tail_cache``)."""
+        return horizon(self.conn, self.tenant, agent)
 
     # --- handoff notes ------------------------------------------------------------------
 
@@ -56,9 +69,10 @@ class KnowledgeRepo(TenantRepo):
             "text": rec.body.render(),
             "user_id": rec.user_id,
         }
-        values["recorded_rev"] = bump_revision(self.conn, self.tenant, rec.agent)
-        row = self.conn.execute(_INSERT_HANDOFF, values).first()
-        if row is None:  # a retry: the first note stands
+        # The revision bumped and the note written at it, in one statement (a retry bumps
+        # it too, and its note is not written: the first note stands).
+        row = self.conn.execute(_WRITE_HANDOFF, values).first()
+        if row is None:
             row = self.conn.execute(
                 select(t.handoff_notes).where(
                     t.handoff_notes.c.tenant == self.tenant,
@@ -248,8 +262,26 @@ class KnowledgeRepo(TenantRepo):
 # With a revision, "written by then" is ``recorded_rev <= rev`` and "retired by then" is
 # ``*_rev <= rev``: the revision replaces comparisons of the database's clock (created_at)
 # with the workflow's (``at``), which a replay could not reproduce.
-_INSERT_HANDOFF = (
+# A handoff note, written at the revision the same statement bumps (a CTE).
+_h = t.handoff_notes.c
+_HANDOFF_VALUES = (
+    "tenant",
+    "agent",
+    "session_id",
+    "wake_id",
+    "step_key",
+    "body",
+    "text",
+    "user_id",
+)
+_BUMPED = BUMP.cte("bumped")
+_WRITE_HANDOFF = (
     insert(t.handoff_notes)
+    .from_select(
+        [*_HANDOFF_VALUES, "recorded_rev"],
+        select(*(bindparam(c, type_=_h[c].type) for c in _HANDOFF_VALUES), _BUMPED.c.revision),
+    )
+    .add_cte(_BUMPED)
     .on_conflict_do_nothing(index_elements=["tenant", "step_key"])
     .returning(*t.handoff_notes.c)
 )

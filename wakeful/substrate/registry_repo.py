@@ -21,7 +21,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any, get_args
 
-from sqlalchemy import Connection, and_, bindparam, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, exists, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.decisions import check_decision, check_decision_id
@@ -29,7 +29,13 @@ from wakeful.errors import UserError
 from wakeful.substrate import schema as t
 from wakeful.substrate.agents_repo import AgentsRepo
 from wakeful.substrate.records import EXPIRED_BY, DecisionRecord, DecisionSource
-from wakeful.substrate.revisions import bump_revision
+from wakeful.substrate.revisions import (
+    HORIZON_COLUMNS,
+    Horizon,
+    bump_revision,
+    horizon,
+    horizon_of,
+)
 from wakeful.substrate.tenant_repo import TenantRepo
 
 __all__ = [
@@ -248,6 +254,22 @@ class RegistryRepo(TenantRepo):
             rows = self.conn.execute(_MINE, params).all()
         return [_record(r) for r in rows]
 
+    def expire_then_horizon(
+        self, agent: str, at: datetime, *, step: str
+    ) -> tuple[list[DecisionRecord], Horizon]:
+        """:meth:`expire_decisions`, then the snapshot's horizon
+        (:func:`~wakeful.substrate.revisions.horizon`) as it stands after it. When no
+        decision is due and none was retired by this step (every compile but a few), one
+        statement reads that and the horizon together, at one point in time."""
+        params = {"t": self.tenant, "a": agent, "at": at, "by": f"{EXPIRED_BY}{step}"}
+        due, *bounds = self.conn.execute(
+            _DUE_AND_HORIZON, params | {"tenant": self.tenant, "agent": agent}
+        ).one()
+        if not due:
+            return [], horizon_of(bounds)
+        expired = self.expire_decisions(agent, at, step=step)
+        return expired, horizon(self.conn, self.tenant, agent)
+
 
 # Built once, with bound parameters: the compile runs the first on every call.
 # (Parameter names are not column names: an UPDATE reserves those for its SET clause.)
@@ -257,6 +279,7 @@ _BY = _d.retired_by == bindparam("by")
 _BY_ID = _d.decision_id.collate("C")  # by code point, as knowledge.live_decisions sorts
 _DUE_OR_MINE = select(t.decisions).where(_AGENT, or_(_DUE, _BY)).order_by(_BY_ID)
 _MINE = select(t.decisions).where(_AGENT, _BY).order_by(_BY_ID)
+_DUE_AND_HORIZON = select(exists().where(_AGENT, or_(_DUE, _BY)), *HORIZON_COLUMNS)
 # Valid time: a decision stopped holding at its expiry, not when a compile noticed.
 _EXPIRE = (
     update(t.decisions)

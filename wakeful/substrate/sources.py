@@ -85,6 +85,7 @@ def event_tail(ctx: SourceContext) -> list[Block]:
             session_id=ctx.session_id,
             page=ctx.recent_page,
             revision=revision,
+            last_retired=ctx.last_retired,
         )
     else:
         recent = store.recent_events(
@@ -135,6 +136,12 @@ class SourceContext:
     recent_limit: int = 200
     recent_page: int = 100
     tail_cache: TailCache | None = field(default=None, compare=False)
+    # The revision at which an event of the agent was last retired (0: never), read with
+    # ``revision`` in one statement, for the tail cache (None: it reads it itself).
+    last_retired: int | None = None
+    # The kinds of knowledge the agent had no row of when ``revision`` was read with them
+    # (``revisions.Horizon.without``): their sources answer none without a read.
+    without: frozenset[str] = frozenset()
 
 
 @runtime_checkable
@@ -193,6 +200,8 @@ class _Builtin:
 def _decisions(ctx: SourceContext) -> list[Block]:
     # Pending proposals too, each saying it is one: the model sees that what it recorded
     # over a person's decision waits for that person, and that the person's holds.
+    if "decisions" in ctx.without:
+        return []
     scope = user_scope(ctx.spec)
     return [
         Block(
@@ -214,6 +223,8 @@ def _decisions(ctx: SourceContext) -> list[Block]:
 def _handoff(ctx: SourceContext) -> list[Block]:
     # The note that opened this session: notes written within it would churn the cached
     # semi-stable segment on every wake, and the session's own turns are in the window anyway.
+    if "handoffs" in ctx.without:
+        return []
     note = ctx.store.latest_handoff(
         ctx.agent,
         before=ctx.as_of,
@@ -238,6 +249,8 @@ def _handoff(ctx: SourceContext) -> list[Block]:
 
 
 def _summaries(ctx: SourceContext) -> list[Block]:
+    if "summaries" in ctx.without:
+        return []
     return [
         Block(
             id=f"summary:{s.id}",
@@ -253,6 +266,8 @@ def _summaries(ctx: SourceContext) -> list[Block]:
 
 
 def _memories(ctx: SourceContext) -> list[Block]:
+    if "memories" in ctx.without:
+        return []
     scope = user_scope(ctx.spec)
     return [
         Block(

@@ -140,6 +140,9 @@ class TenantStore:
     # --- wakes, and their compiles and model calls ----------------------------------------
     start_wake = _one_shot(lambda u: u.wakes, WakesRepo.start_wake)
     finish_wake = _one_shot(lambda u: u.wakes, WakesRepo.finish_wake)
+    finish_wake_keeping_its_stream = _one_shot(
+        lambda u: u.wakes, WakesRepo.finish_wake_keeping_its_stream
+    )
     publish_stream = _one_shot(lambda u: u.stream, StreamRepo.publish_stream)
     keep_latest_stream = _one_shot(lambda u: u.stream, StreamRepo.keep_latest_stream)
     stream_since = _one_shot(lambda u: u.stream, StreamRepo.stream_since)
@@ -149,7 +152,11 @@ class TenantStore:
     wake_by_key = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_key)
     wake_by_number = _one_shot(lambda u: u.wakes, WakesRepo.wake_by_number)
     record_compile = _one_shot(lambda u: u.wakes, WakesRepo.record_compile)
+    record_compile_with_blobs = _one_shot(lambda u: u.wakes, WakesRepo.record_compile_with_blobs)
     record_model_call = _one_shot(lambda u: u.wakes, WakesRepo.record_model_call)
+    record_model_call_with_output = _one_shot(
+        lambda u: u.wakes, WakesRepo.record_model_call_with_output
+    )
     compiles = _one_shot(lambda u: u.wakes, WakesRepo.compiles)
     compile_alternates = _one_shot(lambda u: u.wakes, WakesRepo.compile_alternates)
     model_calls = _one_shot(lambda u: u.wakes, WakesRepo.model_calls)
@@ -165,7 +172,9 @@ class TenantStore:
     count_events = _one_shot(lambda u: u.events, EventsRepo.count_events)
     events_with_positions = _one_shot(lambda u: u.events, EventsRepo.events_with_positions)
     session_count = _one_shot(lambda u: u.events, EventsRepo.session_count)
-    session_events_after = _one_shot(lambda u: u.events, EventsRepo.session_events_after)
+    session_events_after_counted = _one_shot(
+        lambda u: u.events, EventsRepo.session_events_after_counted
+    )
     last_retired_revision = _one_shot(lambda u: u.events, EventsRepo.last_retired_revision)
     tool_result_meta = _one_shot(lambda u: u.events, EventsRepo.tool_result_meta)
     holds_result = _one_shot(lambda u: u.events, EventsRepo.holds_result)
@@ -189,6 +198,7 @@ class TenantStore:
 
     # --- knowledge: handoff notes, decisions, memories, summaries -----------------------
     knowledge_revision = _one_shot(lambda u: u.knowledge, KnowledgeRepo.knowledge_revision)
+    snapshot_horizon = _one_shot(lambda u: u.knowledge, KnowledgeRepo.snapshot_horizon)
     write_handoff = _one_shot(lambda u: u.knowledge, KnowledgeRepo.write_handoff)
     latest_handoff = _one_shot(lambda u: u.knowledge, KnowledgeRepo.latest_handoff)
     handoffs = _one_shot(lambda u: u.knowledge, KnowledgeRepo.handoffs)
@@ -207,6 +217,7 @@ class TenantStore:
     retire_decision = _one_shot(lambda u: u.registry, RegistryRepo.retire_decision)
     accept_proposal = _one_shot(lambda u: u.registry, RegistryRepo.accept_proposal)
     expire_decisions = _one_shot(lambda u: u.registry, RegistryRepo.expire_decisions)
+    expire_then_horizon = _one_shot(lambda u: u.registry, RegistryRepo.expire_then_horizon)
 
     # --- consolidation ------------------------------------------------------------------
     events_by_ids = _one_shot(lambda u: u.consolidation, ConsolidationRepo.events_by_ids)
@@ -225,6 +236,7 @@ class TenantStore:
     # --- blobs and claims ---------------------------------------------------------------
     put_blob = _one_shot(lambda u: u.blobs, BlobsRepo.put_blob)
     put_blobs = _one_shot(lambda u: u.blobs, BlobsRepo.put_blobs)
+    blob_rows = _one_shot(lambda u: u.blobs, BlobsRepo.blob_rows)
     get_blob = _one_shot(lambda u: u.blobs, BlobsRepo.get_blob)
     claim_delivery = _one_shot(lambda u: u.claims, ClaimsRepo.claim_delivery)
     claim_delivered = _one_shot(lambda u: u.claims, ClaimsRepo.claim_delivered)

@@ -67,11 +67,14 @@ class TailCache:
         session_id: str | None,
         page: int,
         revision: int | None,
+        last_retired: int | None = None,
     ) -> tuple[list[StoredEvent], dict[int, tuple[StoredEvent, Block]] | None]:
         """What ``store.recent_events`` returns, and the blocks already made of the tail's
         events (``event id -> (event, block)``) for the caller to reuse and fill; None when
         it is not kept. ``revision`` is the knowledge revision the caller read before this
-        call (None: not read, so nothing is cached)."""
+        call (None: not read, so nothing is cached); ``last_retired`` the revision at which
+        an event of the agent was last retired (0: never), when the caller read it with
+        ``revision`` in one statement (None: this call reads it)."""
         if session_id is None or page == 1 or revision is None:
             events = store.recent_events(
                 agent, max_id=max_id, limit=limit, session_id=session_id, page=page
@@ -82,7 +85,7 @@ class TailCache:
         with store.unit() as uow:  # one transaction: the checks and the reads agree
             at = _At(uow.events, agent, session_id, max_id, limit, page)
             entry = None
-            if cached is not None and _usable(cached, at, revision):
+            if cached is not None and _usable(cached, at, revision, last_retired):
                 entry = _extend(cached, at)
             hit = entry is not None
             if entry is None:
@@ -109,10 +112,12 @@ class _At:
     page: int
 
 
-def _usable(cached: _Tail, at: _At, revision: int) -> bool:
+def _usable(cached: _Tail, at: _At, revision: int, last_retired: int | None) -> bool:
     if at.max_id < cached.max_id or revision < cached.revision:
         return False
-    last = at.events.last_retired_revision(at.agent)
+    # Read with the revision or now: a retirement committed since has a revision above
+    # the caller's, which it reads as not retired, as the cached rows have it.
+    last = at.events.last_retired_revision(at.agent) if last_retired is None else last_retired
     return last is None or last <= cached.revision
 
 
@@ -120,12 +125,10 @@ def _extend(cached: _Tail, at: _At) -> _Tail | None:
     """The cached tail and the events appended after it, or None when they do not add up."""
     if at.max_id == cached.max_id:
         return cached
-    new = tuple(
-        at.events.session_events_after(
-            at.agent, at.session_id, after_id=cached.max_id, max_id=at.max_id
-        )
+    after, total = at.events.session_events_after_counted(
+        at.agent, at.session_id, after_id=cached.max_id, max_id=at.max_id
     )
-    total = at.events.session_count(at.agent, at.session_id, max_id=at.max_id)
+    new = tuple(after)
     if total != cached.total + len(new):
         return None  # an event with a lower id committed after the cached read
     keep = total - tail_start(total, at.limit, at.page)

@@ -9,15 +9,17 @@ write.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, select, update
+from sqlalchemy import ARRAY, Select, Text, bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.errors import StoreError
 from wakeful.names import child_prefix
 from wakeful.substrate import schema as t
+from wakeful.substrate.blobs import whole_blob_row
 from wakeful.substrate.records import CompileRecord, ModelCallRecord, Spend, WakeRecord
 from wakeful.substrate.tenant_repo import TenantRepo
 
@@ -47,6 +49,18 @@ class WakesRepo(TenantRepo):
             {"of_tenant": self.tenant, "wake": wake_id, "new_status": status, "at": at},
         )
 
+    def finish_wake_keeping_its_stream(
+        self, agent: str, wake_id: str, status: str, at: datetime
+    ) -> None:
+        """:meth:`finish_wake`, and the stream pieces of ``agent``'s other wakes forgotten
+        (``StreamRepo.keep_latest_stream``), in one statement: how a wake that ended with
+        its replies stored closes."""
+        self.conn.execute(
+            _FINISH_WAKE_KEEPING_ITS_STREAM,
+            {"of_tenant": self.tenant, "of_agent": agent, "wake": wake_id}
+            | {"new_status": status, "at": at},
+        )
+
     def wakes(self, agent: str) -> list[WakeRecord]:
         rows = self.conn.execute(
             select(t.wakes)
@@ -72,8 +86,41 @@ class WakesRepo(TenantRepo):
     def record_compile(self, rec: CompileRecord) -> CompileRecord:
         return CompileRecord.model_validate(self._put_once(t.compiles, rec.model_dump()))
 
+    def record_compile_with_blobs(
+        self, rec: CompileRecord, blobs: Sequence[Mapping[str, str]]
+    ) -> CompileRecord:
+        """The ``blobs`` rows (``BlobsRepo.blob_rows``: a compile's window, ledger, policy
+        and spec) stored and ``rec`` recorded (once per step: a retry gets the first
+        record), in one statement."""
+        arrays = {
+            "b_tenant": self.tenant,
+            "b_hashes": [b["hash"] for b in blobs],
+            "b_kinds": [b["kind"] for b in blobs],
+            "b_contents": [b["content"] for b in blobs],
+        }
+        values = {"tenant": self.tenant, **rec.model_dump(), **arrays}
+        row = self.conn.execute(_PUT_COMPILE_WITH_BLOBS, values).first()
+        if row is None:  # a retry: the first compile stands
+            key = {"tenant": self.tenant, "key": rec.step_key}
+            row = self.conn.execute(_BY_STEP[t.compiles], key).one()
+        return CompileRecord.model_validate(dict(row._mapping))
+
     def record_model_call(self, rec: ModelCallRecord) -> ModelCallRecord:
         return ModelCallRecord.model_validate(self._put_once(t.model_calls, rec.model_dump()))
+
+    def record_model_call_with_output(
+        self, rec: ModelCallRecord, output: str
+    ) -> tuple[ModelCallRecord, str]:
+        """The reply ``output`` stored as a ``model_output`` blob and ``rec`` recorded (once
+        per step: a retry, or a concurrent attempt, gets the first record), in one
+        statement; the record and the hash of the blob stored."""
+        digest, blob = whole_blob_row(self.tenant, "model_output", output)
+        values = {"tenant": self.tenant, **rec.model_dump(), **blob}
+        row = self.conn.execute(_PUT_MODEL_CALL_WITH_OUTPUT, values).first()
+        if row is None:  # a retry, or a concurrent attempt wrote first: theirs stands
+            key = {"tenant": self.tenant, "key": rec.step_key}
+            row = self.conn.execute(_BY_STEP[t.model_calls], key).one()
+        return ModelCallRecord.model_validate(dict(row._mapping)), digest
 
     def compiles(self, wake_id: str) -> list[CompileRecord]:
         return [CompileRecord.model_validate(r) for r in self._by_wake(t.compiles, wake_id)]
@@ -135,6 +182,16 @@ _FINISH_WAKE = (
     .where(t.wakes.c.tenant == bindparam("of_tenant"), t.wakes.c.wake_id == bindparam("wake"))
     .values(status=bindparam("new_status"), finished_at=bindparam("at"))
 )
+_s = t.wake_stream.c
+_FINISH_WAKE_KEEPING_ITS_STREAM = _FINISH_WAKE.add_cte(
+    delete(t.wake_stream)
+    .where(
+        _s.tenant == bindparam("of_tenant"),
+        _s.agent == bindparam("of_agent"),
+        _s.wake_id != bindparam("wake"),
+    )
+    .cte("forgotten")
+)
 _BY_STEP = {
     table: select(table).where(
         table.c.tenant == bindparam("tenant"), table.c.step_key == bindparam("key")
@@ -148,6 +205,32 @@ _PUT_ONCE = {
     .returning(*table.c)
     for table in (t.compiles, t.model_calls)
 }
+_PUT_MODEL_CALL_WITH_OUTPUT = _PUT_ONCE[t.model_calls].add_cte(
+    insert(t.blobs)
+    .values(
+        tenant=bindparam("b_tenant"),
+        hash=bindparam("b_hash"),
+        kind=bindparam("b_kind"),
+        content=bindparam("b_content"),
+    )
+    .on_conflict_do_nothing(index_elements=["tenant", "hash"])
+    .cte("output")
+)
+# Rows of blobs as arrays, unnested in step (one statement however many rows: cached once).
+_PUT_COMPILE_WITH_BLOBS = _PUT_ONCE[t.compiles].add_cte(
+    insert(t.blobs)
+    .from_select(
+        ["tenant", "hash", "kind", "content"],
+        select(
+            bindparam("b_tenant", type_=Text),
+            func.unnest(bindparam("b_hashes", type_=ARRAY(Text))),
+            func.unnest(bindparam("b_kinds", type_=ARRAY(Text))),
+            func.unnest(bindparam("b_contents", type_=ARRAY(Text))),
+        ),
+    )
+    .on_conflict_do_nothing(index_elements=["tenant", "hash"])
+    .cte("stored")
+)
 _WAKE_BY_KEY = (
     select(t.wakes)
     .where(
