@@ -74,6 +74,17 @@ def test_a_window_missing_a_chunk_is_reported_not_returned(tenant: TenantStore) 
         tenant.get_blob(digest)
 
 
+def test_a_large_window_that_does_not_split_is_stored_whole_and_read_back(
+    tenant: TenantStore,
+) -> None:
+    """A window long enough for chunks but with no place to split (one long message) is one
+    chunk, whose hash is the window's own: it is stored whole, not as a manifest of itself."""
+    text = canonical_json({"model": "m", "messages": [{"role": "user", "content": "x" * 40_000}]})
+    assert blob_chunks.chunked("window", text) and len(blob_chunks.split(text)) == 1
+    digest = tenant.put_blob("window", text)
+    assert tenant.get_blob(digest) == text
+
+
 def test_small_blobs_and_other_kinds_are_stored_whole(tenant: TenantStore) -> None:
     tenant.put_blobs([("window", _window(2)), ("ledger", _window(60))])
     assert _chunk_rows(tenant) == {}

@@ -74,8 +74,9 @@ class BlobsRepo(TenantRepo):
             )
 
         for digest, (kind, content) in zip(digests, items, strict=True):
-            if blob_chunks.chunked(kind, content):
-                parts = blob_chunks.split(content)
+            parts = blob_chunks.split(content) if blob_chunks.chunked(kind, content) else []
+            # One chunk would be the whole blob under its own hash: a manifest of itself.
+            if len(parts) > 1:
                 hashes = [content_hash(part) for part in parts]
                 chunks.update(zip(hashes, parts, strict=True))
                 kind, content = blob_chunks.manifest(kind, hashes)
