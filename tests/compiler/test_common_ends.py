@@ -3,10 +3,24 @@ enough to span several of the stretches ``shared_prefix`` compares at once)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import compress, count
+from operator import is_not
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wakeful.compiler.lookup import common_ends, common_facts_ends
+from wakeful.compiler.lookup import common_facts_ends
+
+
+def common_ends(a: Sequence[Any], b: Sequence[Any]) -> tuple[int, int]:
+    """The reference: leading and trailing items ``a`` and ``b`` share, compared one by one
+    by identity (the two never overlap in the shorter sequence)."""
+    n = min(len(a), len(b))
+    head = next(compress(count(), map(is_not, a, b)), n)
+    tail = next(compress(count(), map(is_not, reversed(a), reversed(b))), n)
+    return head, min(tail, n - head)
 
 
 class _Item:  # compared by identity, as facts are

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import timedelta, timezone
 
 from wakeful.compiler import Block, BlockKind, EstimatingCounter, WindowPolicy
-from wakeful.compiler.lookup import FactsTable, common_ends
+from wakeful.compiler.lookup import FactsTable
 
 from .factory import NOW, block, snapshot
 from .helpers import compile_
+from .test_common_ends import common_ends
 from .test_tokens import Tally
 
 RANKING = WindowPolicy.default().ranking

@@ -75,7 +75,8 @@ def _first_difference(a: Sequence[Any], b: Sequence[Any], lo: int, hi: int) -> i
 
 
 def common_facts_ends(a: list[Facts], b: list[Facts]) -> tuple[int, int]:
-    """:func:`common_ends` of two lists of facts."""
+    """How many leading and trailing facts ``a`` and ``b`` share (by identity: facts have
+    no ``==`` of their own); the two never overlap in the shorter list."""
     n = min(len(a), len(b))
     head = shared_prefix(a, b, n)
     m = n - head  # the tail lies within the last m of each
@@ -110,28 +111,13 @@ def common_block_ends(
             if strict_key(blocks[p]) != facts[p].strict:
                 head = p
                 break
-        doubt = strict[bisect_left(strict, len(old) - tail) :]
-        moved = [p + shift for p in doubt]
-        for p in reversed(
-            list(
-                compress(
-                    doubt, map(is_not, map(blocks.__getitem__, moved), map(old.__getitem__, doubt))
-                )
-            )
-        ):
-            if strict_key(blocks[p + shift]) != facts[p].strict:
+        # The trailing stretch, nearest its end first (it is short when a history grows).
+        for p in reversed(strict[bisect_left(strict, len(old) - tail) :]):
+            block = blocks[p + shift]
+            if block is not old[p] and strict_key(block) != facts[p].strict:
                 tail = len(old) - p - 1
                 break
     return head, tail
-
-
-def common_ends(a: Sequence[Any], b: Sequence[Any]) -> tuple[int, int]:
-    """How many leading and trailing items ``a`` and ``b`` share, compared by identity
-    (the two never overlap in the shorter sequence)."""
-    n = min(len(a), len(b))
-    head = next(compress(count(), map(is_not, a, b)), n)
-    tail = next(compress(count(), map(is_not, reversed(a), reversed(b))), n)
-    return head, min(tail, n - head)
 
 
 def _spliced_strict(

@@ -9,9 +9,10 @@ idempotent; windows are stored in chunks that later windows share
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from sqlalchemy import any_, bindparam, select
+from sqlalchemy import ARRAY, Text, any_, bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.compiler.blocks import content_hash
@@ -21,18 +22,17 @@ from wakeful.substrate import schema as t
 from wakeful.substrate.pg_safe import pg_text
 from wakeful.substrate.tenant_repo import TenantRepo
 
-__all__ = ["BlobsRepo", "whole_blob_row"]
+__all__ = ["STORE_BLOB_ROWS", "BlobsRepo", "blob_arrays"]
 
 
-def whole_blob_row(tenant: str, kind: str, content: str) -> tuple[str, dict[str, str]]:
-    """The hash of a blob stored whole (not in chunks) and its row, as
-    :meth:`BlobsRepo.put_blobs` stores it, for a statement that writes it with another
-    row: its parameters are named ``b_tenant``, ``b_hash``, ``b_kind`` and ``b_content``."""
-    content = pg_text(content)  # addressed by what is stored, as put_blobs does
-    if blob_chunks.chunked(kind, content):
-        raise ValueError(f"a {kind} blob of {len(content)} characters is stored in chunks")
-    digest = content_hash(content)
-    return digest, {"b_tenant": tenant, "b_hash": digest, "b_kind": kind, "b_content": content}
+def blob_arrays(tenant: str, rows: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """The parameters of :data:`STORE_BLOB_ROWS` for rows of :meth:`BlobsRepo.blob_rows`."""
+    return {
+        "b_tenant": tenant,
+        "b_hashes": [r["hash"] for r in rows],
+        "b_kinds": [r["kind"] for r in rows],
+        "b_contents": [r["content"] for r in rows],
+    }
 
 
 class BlobsRepo(TenantRepo):
@@ -120,3 +120,18 @@ _GET_CHUNKS = select(t.blobs.c.hash, t.blobs.c.content).where(
     t.blobs.c.tenant == bindparam("tenant"), t.blobs.c.hash == any_(bindparam("hashes"))
 )
 _PUT_BLOB = insert(t.blobs).on_conflict_do_nothing(index_elements=["tenant", "hash"])
+# Rows of blobs as arrays (``blob_arrays``), unnested in step: one statement however many
+# rows, compiled once; a write of another row runs it as a CTE of its own statement.
+STORE_BLOB_ROWS = (
+    insert(t.blobs)
+    .from_select(
+        ["tenant", "hash", "kind", "content"],
+        select(
+            bindparam("b_tenant", type_=Text),
+            func.unnest(bindparam("b_hashes", type_=ARRAY(Text))),
+            func.unnest(bindparam("b_kinds", type_=ARRAY(Text))),
+            func.unnest(bindparam("b_contents", type_=ARRAY(Text))),
+        ),
+    )
+    .on_conflict_do_nothing(index_elements=["tenant", "hash"])
+)

@@ -23,7 +23,7 @@ from sqlalchemy import Select, TextClause, and_, bindparam, func, or_, select, t
 from wakeful.compiler.blocks import content_hash
 from wakeful.compiler.oversize import WHOLE_TEXT_META
 from wakeful.substrate import schema as t
-from wakeful.substrate.blobs import BlobsRepo
+from wakeful.substrate.blobs import BlobsRepo, blob_arrays
 from wakeful.substrate.pg_safe import pg_json
 from wakeful.substrate.records import EventIn, StoredEvent
 from wakeful.substrate.tail import tail_start
@@ -69,11 +69,7 @@ class EventsRepo(TenantRepo):
         keys = columns["step_key"]
         params = {"tenant": self.tenant, "agent": agent, **columns}
         if blobs:
-            params |= {
-                "b_hashes": [b["hash"] for b in blobs],
-                "b_kinds": [b["kind"] for b in blobs],
-                "b_contents": [b["content"] for b in blobs],
-            }
+            params |= blob_arrays(self.tenant, blobs)
         inserted = self.conn.execute(_APPEND_WITH_BLOBS if blobs else _APPEND, params).all()
         by_key = {r.step_key: event_from_row(r._mapping) for r in inserted}
         missing = [k for k in keys if k not in by_key]
@@ -406,7 +402,7 @@ _APPEND = _append_sql()
 # The same, with blobs stored by a CTE: their rows as arrays, unnested in step.
 _APPEND_WITH_BLOBS = text(
     "WITH stored AS (INSERT INTO blobs (tenant, hash, kind, content)"
-    " SELECT :tenant, * FROM unnest(CAST(:b_hashes AS text[]), CAST(:b_kinds AS text[]),"
+    " SELECT :b_tenant, * FROM unnest(CAST(:b_hashes AS text[]), CAST(:b_kinds AS text[]),"
     " CAST(:b_contents AS text[])) ON CONFLICT (tenant, hash) DO NOTHING) " + _APPEND.text
 )
 

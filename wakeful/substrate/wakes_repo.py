@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Select, Text, bindparam, delete, func, select, update
+from sqlalchemy import Select, bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from wakeful.errors import StoreError
 from wakeful.names import child_prefix
 from wakeful.substrate import schema as t
-from wakeful.substrate.blobs import whole_blob_row
+from wakeful.substrate.blobs import STORE_BLOB_ROWS, BlobsRepo, blob_arrays
 from wakeful.substrate.records import CompileRecord, ModelCallRecord, Spend, WakeRecord
 from wakeful.substrate.tenant_repo import TenantRepo
 
@@ -92,13 +92,7 @@ class WakesRepo(TenantRepo):
         """The ``blobs`` rows (``BlobsRepo.blob_rows``: a compile's window, ledger, policy
         and spec) stored and ``rec`` recorded (once per step: a retry gets the first
         record), in one statement."""
-        arrays = {
-            "b_tenant": self.tenant,
-            "b_hashes": [b["hash"] for b in blobs],
-            "b_kinds": [b["kind"] for b in blobs],
-            "b_contents": [b["content"] for b in blobs],
-        }
-        values = {"tenant": self.tenant, **rec.model_dump(), **arrays}
+        values = {"tenant": self.tenant, **rec.model_dump(), **blob_arrays(self.tenant, blobs)}
         row = self.conn.execute(_PUT_COMPILE_WITH_BLOBS, values).first()
         if row is None:  # a retry: the first compile stands
             key = {"tenant": self.tenant, "key": rec.step_key}
@@ -114,8 +108,8 @@ class WakesRepo(TenantRepo):
         """The reply ``output`` stored as a ``model_output`` blob and ``rec`` recorded (once
         per step: a retry, or a concurrent attempt, gets the first record), in one
         statement; the record and the hash of the blob stored."""
-        digest, blob = whole_blob_row(self.tenant, "model_output", output)
-        values = {"tenant": self.tenant, **rec.model_dump(), **blob}
+        (digest,), blob = BlobsRepo(self.conn, self.tenant).blob_rows([("model_output", output)])
+        values = {"tenant": self.tenant, **rec.model_dump(), **blob_arrays(self.tenant, blob)}
         row = self.conn.execute(_PUT_MODEL_CALL_WITH_OUTPUT, values).first()
         if row is None:  # a retry, or a concurrent attempt wrote first: theirs stands
             key = {"tenant": self.tenant, "key": rec.step_key}
@@ -205,32 +199,8 @@ _PUT_ONCE = {
     .returning(*table.c)
     for table in (t.compiles, t.model_calls)
 }
-_PUT_MODEL_CALL_WITH_OUTPUT = _PUT_ONCE[t.model_calls].add_cte(
-    insert(t.blobs)
-    .values(
-        tenant=bindparam("b_tenant"),
-        hash=bindparam("b_hash"),
-        kind=bindparam("b_kind"),
-        content=bindparam("b_content"),
-    )
-    .on_conflict_do_nothing(index_elements=["tenant", "hash"])
-    .cte("output")
-)
-# Rows of blobs as arrays, unnested in step (one statement however many rows: cached once).
-_PUT_COMPILE_WITH_BLOBS = _PUT_ONCE[t.compiles].add_cte(
-    insert(t.blobs)
-    .from_select(
-        ["tenant", "hash", "kind", "content"],
-        select(
-            bindparam("b_tenant", type_=Text),
-            func.unnest(bindparam("b_hashes", type_=ARRAY(Text))),
-            func.unnest(bindparam("b_kinds", type_=ARRAY(Text))),
-            func.unnest(bindparam("b_contents", type_=ARRAY(Text))),
-        ),
-    )
-    .on_conflict_do_nothing(index_elements=["tenant", "hash"])
-    .cte("stored")
-)
+_PUT_MODEL_CALL_WITH_OUTPUT = _PUT_ONCE[t.model_calls].add_cte(STORE_BLOB_ROWS.cte("output"))
+_PUT_COMPILE_WITH_BLOBS = _PUT_ONCE[t.compiles].add_cte(STORE_BLOB_ROWS.cte("stored"))
 _WAKE_BY_KEY = (
     select(t.wakes)
     .where(
