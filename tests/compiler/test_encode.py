@@ -49,6 +49,32 @@ def test_canonical_json_and_the_memo_spell_like_json_dumps(value: Any) -> None:
     assert memo.dumps(["label", value]) == reference(["label", value])
 
 
+@settings(max_examples=200, deadline=None)
+@given(values)
+def test_a_held_value_is_spelled_once_and_found_by_identity(value: Any) -> None:
+    schema = {"type": "object", "properties": {"x": value, "y": {"type": "string"}}}
+    memo = JsonMemo()
+    memo.hold([schema])
+    first = memo.dumps(schema)
+    assert first == reference(schema)
+    # The same string object, not spelled again: a walk builds a new one each time.
+    assert memo.dumps(schema) is first
+    assert memo.dumps(["tool", {"input_schema": schema}]) == reference(
+        ["tool", {"input_schema": schema}]
+    )
+    # An equal dict that is another object is spelled as usual, and the same.
+    assert memo.dumps(json.loads(first)) == first
+
+
+def test_a_value_the_encoder_refuses_is_not_held_and_still_refused() -> None:
+    memo = JsonMemo()
+    bad = {"x": {1, 2}}
+    memo.hold([bad])
+    assert not memo.frozen
+    with pytest.raises(TypeError):
+        memo.dumps(bad)
+
+
 def test_values_json_cannot_spell_fail_the_same_way() -> None:
     memo = JsonMemo()
     loop: list[Any] = []

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import repeat
 from operator import is_
 from typing import Any
@@ -52,7 +52,7 @@ class JsonMemo:
     else goes to the C encoder, so every spelling is the reference encoder's own.
     """
 
-    __slots__ = ("chars", "flat", "joined", "labelled", "strings")
+    __slots__ = ("chars", "flat", "frozen", "joined", "labelled", "strings")
 
     def __init__(self, max_entries: int = 0) -> None:
         self.strings: dict[str, str] = {}
@@ -61,7 +61,27 @@ class JsonMemo:
         # Labelled elements by (label, JSON of the value): the same string object as last
         # time, so that prefix hashes can resume after it (``prefix.py``).
         self.labelled: dict[tuple[str, str], str] = {}
+        # Values that do not change while held (``hold``), by identity: a tool's input
+        # schema, a call's arguments. Spelling one walks it; finding it costs a lookup.
+        self.frozen: dict[int, tuple[Any, str]] = {}
         self.chars = 0
+
+    def hold(self, values: Iterable[Any]) -> None:
+        """Spell each of ``values`` once and find it by identity from then on. Only for
+        values that never change while they live: the dicts a frozen
+        :class:`~wakeful.compiler.blocks.Block` holds (its ``tool_input``), which every
+        window of the block renders as they are. The memo keeps each alive, so an id is
+        never another value's."""
+        frozen = self.frozen
+        for value in values:
+            held = frozen.get(id(value))
+            if held is None or held[0] is not value:
+                try:
+                    spelled = self._value(value)
+                except Exception:
+                    continue  # spelled (or refused) by the encoder when it is sent
+                frozen[id(value)] = (value, spelled)
+                self._room(len(spelled))
 
     def join(self, sep: str, parts: list[str]) -> str:
         """``sep.join(parts)``, the same string object as last time for the same parts: its
@@ -94,6 +114,7 @@ class JsonMemo:
             self.flat.clear()
             self.joined.clear()
             self.labelled.clear()
+            self.frozen.clear()
             self.chars = size
 
     def _value(self, value: Any) -> str:
@@ -107,6 +128,9 @@ class JsonMemo:
                 self._room(2 * len(out))
             return out
         if kind is dict:
+            held = self.frozen.get(id(value))
+            if held is not None and held[0] is value:
+                return held[1]
             key = _flat_key(value)
             if key is None:
                 return self._composed(value)

@@ -343,6 +343,9 @@ def compile_window(
     prioritise_layers(work, layers)  # a higher priority's blocks first (layers.py)
     memo = cache.state(("json",), JsonMemo)
     layout = place(work, memo.dumps, memo.join)
+    # Tool schemas and call arguments are the same dicts window after window (blocks are
+    # frozen): spelled once, not walked again by every render and hash.
+    memo.hold([p.block.tool_input for p in layout.ordered() if p.block.tool_input])
     chosen = renderer or RENDERERS[name]()
     rendered = chosen.render(layout)
     window = record(work, layout, rendered, name, chosen.evidence_text(layout))
