@@ -22,6 +22,7 @@ from wakeful.errors import ProviderError
 from wakeful.providers.anthropic import AnthropicProvider
 from wakeful.providers.base import StreamEvent, StreamingProvider
 from wakeful.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
+from wakeful.substrate.embedders import OpenAIEmbedder
 from wakeful.testing.simulator import Script, SimulatorServer
 
 
@@ -212,3 +213,32 @@ async def test_a_connection_dropped_twice_is_a_retryable_error_after_two_request
     assert "unreachable" in str(err.value)
     assert (proxy.connections, proxy.requests) == (2, 2)
     assert sim_server.simulator.calls(sim_key) == []
+
+
+def embedder_through(proxy: DroppingProxy, key: str) -> OpenAIEmbedder:
+    return OpenAIEmbedder(api_key=key, base_url=f"http://127.0.0.1:{proxy.port}/v1", timeout=10)
+
+
+async def test_an_embedding_request_on_a_dropped_kept_alive_connection_is_sent_again(
+    sim_server: SimulatorServer, sim_key: str
+) -> None:
+    """The embedder runs the SDK synchronously (in a thread here, beside the proxy's loop):
+    the second request goes out on the pooled connection, which is closed as it arrives."""
+    async with DroppingProxy(sim_server.port, drop={2}) as proxy:
+        embedder = embedder_through(proxy, sim_key)
+        first = await asyncio.to_thread(embedder.embed, ["checkout is healthy"])
+        again = await asyncio.to_thread(embedder.embed, ["checkout is healthy", "db-2 is full"])
+    assert first[0] == again[0]  # the same text, the same vector
+    assert len(again) == 2 and len(again[1]) == embedder.dim == 1536
+    assert proxy.requests == 3 and proxy.connections == 2
+
+
+async def test_an_embedding_request_dropped_twice_is_a_retryable_error_after_two_requests(
+    sim_server: SimulatorServer, sim_key: str
+) -> None:
+    async with DroppingProxy(sim_server.port, drop=EVERY) as proxy:
+        embedder = embedder_through(proxy, sim_key)
+        with pytest.raises(ProviderError) as err:
+            await asyncio.to_thread(embedder.embed, ["checkout is healthy"])
+    assert err.value.retryable and err.value.status is None
+    assert (proxy.connections, proxy.requests) == (2, 2)

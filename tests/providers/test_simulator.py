@@ -335,3 +335,23 @@ def test_an_idle_connection_outlives_the_sdks_pool_and_stopping_closes_it() -> N
             assert reply.read() == b""  # closed by the server as it stopped
     finally:
         server.stop()
+
+
+def test_embeddings_are_made_from_the_text_alone_and_bad_requests_refused() -> None:
+    sim = Simulator()
+    key = {"authorization": "Bearer sk-test"}
+    status, body, _ = sim.openai_embeddings(
+        key, {"model": "text-embedding-3-small", "input": ["a", "b", "a"], "dimensions": 8}
+    )
+    vectors = [d["embedding"] for d in body["data"]]
+    assert status == 200 and [d["index"] for d in body["data"]] == [0, 1, 2]
+    assert vectors[0] == vectors[2] != vectors[1] and len(vectors[0]) == 8
+    assert abs(sum(v * v for v in vectors[0]) - 1.0) < 1e-9
+    (one,) = sim.openai_embeddings(key, {"model": "text-embedding-3-large", "input": "a"})[1][
+        "data"
+    ]
+    assert len(one["embedding"]) == 3072
+    assert sim.openai_embeddings({}, {"model": "m", "input": "a"})[0] == 401
+    for bad in ({"model": "m"}, {"model": "m", "input": [1]}, {"model": "m", "input": []}, []):
+        status, body, _ = sim.openai_embeddings(key, bad)
+        assert status == 400 and body["error"]["type"] == "invalid_request_error"

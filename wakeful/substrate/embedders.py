@@ -205,13 +205,27 @@ class OpenAIEmbedder:
         from wakeful.providers.openai import map_openai_error
 
         extra: dict[str, Any] = {"dimensions": self._dim} if self._send_dim else {}
+        arguments = {"model": self._model, "input": list(texts), "encoding_format": "float"}
         try:
-            response = self._client.embeddings.create(
-                model=self._model, input=list(texts), encoding_format="float", **extra
-            )
+            response = self._sent({**arguments, **extra})
         except Exception as exc:
             raise map_openai_error(exc) from exc
         return [list(d.embedding) for d in sorted(response.data, key=lambda d: d.index)]
+
+    def _sent(self, arguments: dict[str, Any]) -> Any:
+        """The request, sent a second time at once when the first got no reply because its
+        connection failed (not timed out): with the SDK's retries off, a kept-alive
+        connection the server closed while it sat in the pool fails the next request before
+        any byte of a reply, which would otherwise cost an activity retry. A second
+        failure, or any other, is the caller's (as for model calls, ``providers._sdk``)."""
+        import openai
+
+        try:
+            return self._client.embeddings.create(**arguments)
+        except openai.APIConnectionError as exc:
+            if isinstance(exc, openai.APITimeoutError):
+                raise
+        return self._client.embeddings.create(**arguments)
 
     def close(self) -> None:
         self._client.close()

@@ -5,6 +5,7 @@ Provider routes (what the official SDKs call through ``base_url``; a request wit
 
 * ``POST /v1/messages`` and ``POST /v1/messages/count_tokens`` (Anthropic)
 * ``POST /v1/chat/completions`` and ``POST /v1/responses`` (OpenAI; also without ``/v1``)
+* ``POST /v1/embeddings`` (OpenAI: a vector made from each input's text alone)
 
 Control routes (for a simulator running in another process):
 
@@ -139,6 +140,7 @@ def create_app(simulator: Simulator) -> Starlette:
             ),
             Route("/v1/chat/completions", chat, methods=["POST"]),
             Route("/v1/responses", responses, methods=["POST"]),
+            Route("/v1/embeddings", _provider_route(simulator.openai_embeddings), methods=["POST"]),
             # OpenAI clients given the bare root as base_url (no /v1) still land here.
             Route("/chat/completions", chat, methods=["POST"]),
             Route("/responses", responses, methods=["POST"]),

@@ -7,6 +7,7 @@ body, headers) - so its rules can be unit-tested without HTTP, and the ASGI app 
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from wakeful.testing.simulator.script import (
 )
 from wakeful.testing.simulator.sse import StreamPace
 from wakeful.testing.simulator.state import CacheStore, OffsetClock, SimError
-from wakeful.testing.simulator.tokens import digest
+from wakeful.testing.simulator.tokens import count_tokens, digest
 
 __all__ = ["TRICKLE_HEADER", "CallRecord", "ScopeState", "SimResponse", "Simulator"]
 
@@ -67,6 +68,16 @@ class ScopeState:
     counter: int = 0
     calls: list[CallRecord] = field(default_factory=list)
     trickles: int = 0  # replies sent trickling (never finished): not in ``calls``
+
+
+EMBEDDING_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072}
+
+
+def _embedding(text: str, dim: int) -> list[float]:
+    raw = b"".join(digest(text, str(n)) for n in range((dim + 15) // 16))[:dim]
+    values = [b - 127.5 for b in raw]
+    norm = math.sqrt(sum(v * v for v in values)) or 1.0
+    return [v / norm for v in values]
 
 
 def _api_key(headers: Mapping[str, str]) -> str | None:
@@ -283,6 +294,36 @@ class Simulator:
             return 200, {"input_tokens": sum(b.tokens for b in blocks)}, {}
 
     # -- OpenAI --------------------------------------------------------------------------
+
+    def openai_embeddings(self, headers: Mapping[str, str], body: Any) -> SimResponse:
+        """OpenAI's embeddings endpoint: one unit vector per input, made from its text alone
+        (blake2b), so equal texts embed alike in every run; ``dimensions`` sets the size
+        (else the model's own, as :data:`EMBEDDING_DIMS` lists it)."""
+        if _api_key(headers) is None:
+            return 401, wo.error_body(401, "an Authorization: Bearer header is required"), {}
+        if not isinstance(body, dict) or "model" not in body or "input" not in body:
+            return 400, wo.error_body(400, "model and input are required"), {}
+        texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
+        dim = body.get("dimensions") or EMBEDDING_DIMS.get(str(body["model"]), 1536)
+        if not (isinstance(texts, list) and texts and all(isinstance(t, str) for t in texts)):
+            return 400, wo.error_body(400, "input must be a string or a list of strings"), {}
+        if not isinstance(dim, int) or dim < 1:
+            return 400, wo.error_body(400, "dimensions must be a positive integer"), {}
+        data = [
+            {"object": "embedding", "index": n, "embedding": _embedding(text, dim)}
+            for n, text in enumerate(texts)
+        ]
+        used = sum(count_tokens(t) for t in texts)
+        return (
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body["model"],
+                "usage": {"prompt_tokens": used, "total_tokens": used},
+            },
+            {},
+        )
 
     def _openai(self, endpoint: str, headers: Mapping[str, str], body: Any) -> SimResponse:
         with self._lock:
