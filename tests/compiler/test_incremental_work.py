@@ -224,3 +224,17 @@ def test_the_history_exercises_clearing_and_live_output() -> None:
         "eviction.resolve_repeated_calls",
         "eviction.resolve_after_asks",
     } <= rules, rules
+
+
+def results_placed(size: int, *, fresh: bool) -> int:
+    """Facts put one by one into the list the partition sees, for one event more."""
+    return _grown(size, "results_placed", fresh=fresh)
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["same-blocks", "fresh-blocks"])
+def test_one_new_event_puts_in_only_what_changed_not_every_cleared_result(fresh: bool) -> None:
+    """The list with cleared and settled results in place is spliced from the last one:
+    one event more puts in the event and what its arrival changed, not each of the
+    hundreds of results cleared before (a copy patched at every one of them)."""
+    small, large = results_placed(1_000, fresh=fresh), results_placed(10_000, fresh=fresh)
+    assert 0 < small <= MAX_FACTS and 0 < large <= MAX_FACTS, (small, large)

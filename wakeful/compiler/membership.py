@@ -15,12 +15,16 @@ from itertools import filterfalse
 from wakeful.compiler.facts import DEDUPE, PAIRED, SUPERSEDES, Facts, duplicate_ids_error
 from wakeful.compiler.ledger import LedgerRow
 from wakeful.compiler.lookup import common_facts_ends
+from wakeful.compiler.positions import Edit
 from wakeful.compiler.state import Partition
 
 
-def members(part: Partition, snap: list[Facts], synth: list[Facts]) -> dict[Facts, None]:
-    """Apply the difference in blocks; returns the ones to (re)join their groups."""
-    change = one_edit(part, snap) if part.snap and synth == part.synth else None
+def members(
+    part: Partition, snap: list[Facts], synth: list[Facts], edit: Edit | None = None
+) -> dict[Facts, None]:
+    """Apply the difference in blocks; returns the ones to (re)join their groups. ``edit``,
+    when known, says how ``snap`` was edited from a list; it only saves work."""
+    change = one_edit(part, snap, edit) if part.snap and synth == part.synth else None
     moved: list[Facts] = []
     if change is not None:
         gone, new, rows = change
@@ -64,14 +68,18 @@ def members(part: Partition, snap: list[Facts], synth: list[Facts]) -> dict[Fact
 
 
 def one_edit(
-    part: Partition, snap: list[Facts]
+    part: Partition, snap: list[Facts], edit: Edit | None = None
 ) -> tuple[list[Facts], list[Facts], list[LedgerRow] | None] | None:
     """The difference from the last snapshot when it lies in one stretch (a grown or
-    trimmed history): found by comparing both ends by identity, in C. Returns the gone
-    and new blocks and the base rows spliced to match, or None to take the general path.
+    trimmed history): found by comparing both ends by identity, in C, unless ``edit``
+    says it from the very last snapshot. Returns the gone and new blocks and the base rows
+    spliced to match, or None to take the general path.
     """
     old = part.snap
-    head, tail = common_facts_ends(snap, old)
+    if edit is not None and edit[0] is old:
+        _, head, tail = edit
+    else:
+        head, tail = common_facts_ends(snap, old)
     if head + tail <= len(snap) // 2:
         return None
     old_mid, new_mid = old[head : len(old) - tail], snap[head : len(snap) - tail]

@@ -31,6 +31,7 @@ from wakeful.compiler.dedupe import key_group, tangled_groups, text_group
 from wakeful.compiler.facts import SUPERSEDES, Exclusion, Facts
 from wakeful.compiler.membership import join, leave, members
 from wakeful.compiler.policy import WindowPolicy
+from wakeful.compiler.positions import Edit
 from wakeful.compiler.select import in_tail, pair_group
 from wakeful.compiler.state import Partition, registered
 from wakeful.compiler.tokens import TokenCounter
@@ -45,14 +46,17 @@ def update(
     synth: list[Facts],
     current: str | None,
     triggers: Callable[[Partition], dict[Facts, Exclusion]],
+    edit: Edit | None = None,
 ) -> None:
-    """Bring ``part`` to a new snapshot; ``triggers`` gives its gated blocks.
+    """Bring ``part`` to a new snapshot; ``triggers`` gives its gated blocks. ``edit``, when
+    known, says how ``snap`` was edited from a list (``positions.Edit``); it only saves
+    work.
 
     On any exception the partition is inconsistent and must be dropped.
     """
     arrived: dict[Facts, None] = {}
     if not (snap is part.snap or snap == part.snap) or synth != part.synth:
-        arrived = members(part, snap, synth)
+        arrived = members(part, snap, synth, edit)
         part.steady = 0
     else:
         part.steady += 1

@@ -50,10 +50,12 @@ from wakeful.compiler.oversize import shorten_oversized
 from wakeful.compiler.partition import get_partition, update
 from wakeful.compiler.place import Layout, place
 from wakeful.compiler.policy import Ranking, WindowPolicy
+from wakeful.compiler.positions import Edit
 from wakeful.compiler.rank import min_relevance
 from wakeful.compiler.record import record
 from wakeful.compiler.render import PROVIDER_ALIASES, RENDERERS, Renderer
 from wakeful.compiler.select import tail_of
+from wakeful.compiler.splice import Answer, changed_outside, shared_ends, spliced
 from wakeful.compiler.state import Partition
 from wakeful.compiler.tokens import CountingCache, TokenCounter
 from wakeful.compiler.triggers import gate, trigger_rules
@@ -88,11 +90,23 @@ def instructions_block(snapshot: Snapshot) -> Block:
 class _Derived:
     """What clearing and live output made of one snapshot's facts, kept on the agent's
     partition: the next compile of the same facts (the same objects, in the same order),
-    wake, eviction and ``now`` takes it as it is. It holds facts, which live on in the
-    cache anyway, and no block: a worker's blocks are new every compile, and holding them
-    would only move the cost of freeing them into the next one."""
+    wake, eviction and ``now`` takes it as it is; one of facts edited in one stretch is
+    spliced from it (``splice.py``), which needs the passes' answers. It holds facts,
+    which live on in the cache anyway, and no block: a worker's blocks are new every
+    compile, and holding them would only move the cost of freeing them into the next one."""
 
-    __slots__ = ("current", "eviction", "keep_for_calls", "left_out", "now", "out", "source")
+    __slots__ = (
+        "cleared",
+        "current",
+        "eviction",
+        "keep_for_calls",
+        "kept",
+        "left_out",
+        "now",
+        "out",
+        "settled",
+        "source",
+    )
 
     def __init__(
         self,
@@ -103,9 +117,17 @@ class _Derived:
         out: list[Facts],
         left_out: list[int],
         keep_for_calls: int,  # retrieval.keep_for_calls (evidence.py)
+        answers: tuple[Answer, Answer, tuple[list[Facts], list[Facts]]] | None,
     ) -> None:
         self.source, self.current, self.eviction, self.now = source, current, eviction, now
         self.out, self.left_out, self.keep_for_calls = out, left_out, keep_for_calls
+        # When nothing was held out by evidence (so that positions are those of
+        # ``source``, and ``left_out`` the on-demand tools alone): the clearing's and live
+        # output's answers, and ``source`` with the cleared results in place, then the
+        # settled ones too (the lists the next compile splices from).
+        self.cleared: Answer = answers[0] if answers else []
+        self.settled: Answer = answers[1] if answers else []
+        self.kept: tuple[list[Facts], list[Facts]] | None = answers[2] if answers else None
 
 
 class _Applied:
@@ -170,13 +192,14 @@ def derive(
     now: datetime,
     counts: dict[str, int],
     counter: TokenCounter,
-) -> tuple[list[Facts], Snapshot]:
+) -> tuple[list[Facts], Snapshot, Edit | None]:
     """The snapshot's facts less those its recorded evidence holds (``evidence.py``), with
     old tool output cleared (``clearing.py``), stale and repeated results settled
     (``live_output.py``) and unneeded on-demand tools left out, and the snapshot whose
-    blocks line up with them. A derived block's facts are made once
-    per source and derivation (``FactsTable.derived``): unchanged blocks derive the same
-    facts, so the partition sees no change in them."""
+    blocks line up with them; and, when known, how that list was edited from the last one
+    (for the partition). A derived block's facts are made once per source and derivation
+    (``FactsTable.derived``): unchanged blocks derive the same facts, so the partition sees
+    no change in them."""
     eviction, current = policy.eviction, snapshot.current_wake_id
     memo: _Derived | None = part.derived
     if (
@@ -187,7 +210,7 @@ def derive(
         and memo.now == now
         and (memo.source is snap or memo.source == snap)  # by identity of the facts, in C
     ):
-        return memo.out, _lined_up(snapshot, memo.left_out)
+        return memo.out, _lined_up(snapshot, memo.left_out), None
     ranking: Ranking = policy.ranking
     marks = part.positions  # on ``snap``: where the blocks these passes look for sit
     keep_for_calls = policy.retrieval.keep_for_calls
@@ -205,14 +228,41 @@ def derive(
     def make(sources: list[Facts], how: list[Derivation]) -> list[Facts]:
         return table.derived_all(sources, how, counts, counter, ranking)
 
-    part.applied = applied = _apply(out, cleared, part.applied, make) if cleared else None
-    for derived in (cleared, None):
-        if derived is None:  # live output reads the cleared facts
-            derived = settled_results(out, current, eviction, now, marks, held)
-            applied = _apply(out, derived, None, make) if derived else None
+    # The facts with the cleared results in place, then the settled ones: spliced from
+    # the last compile's lists when the facts are the last ones edited in one stretch
+    # and the answers changed in few places outside it (``splice.py``), else patched.
+    changed: list[int] | None = None  # where the clearing's answer changed, if spliced
+    if edit is not None and memo is not None and memo.kept is not None and edit[0] is memo.source:
+        last, (last_cleared, last_settled), stretch = memo, memo.kept, edit
+        shape = (edit[1], edit[2], len(snap), len(last.source))
+        changed = changed_outside(cleared, last.cleared, shape)
+        if changed is not None:
+            out, placed = spliced(last_cleared, snap, edit, cleared, changed, make)
+            table.work.results_placed += placed
+            part.applied = None  # (``_apply`` reuses its answer by position in the list)
+    if changed is None:
+        part.applied = applied = _apply(out, cleared, part.applied, make) if cleared else None
         if applied is not None:
             out = list(out) if out is snap else out
             list(map(out.__setitem__, applied.at, applied.made))  # in C: many at once
+            table.work.results_placed += len(applied.at)
+    cleared_out = out  # kept as it is for the next compile
+    # Live output reads the cleared facts.
+    settled = settled_results(out, current, eviction, now, marks, held)
+    more = None  # where either answer changed, if spliced
+    if changed is not None:
+        more = changed_outside(settled, last.settled, shape)
+        if more is not None:
+            more = sorted({*changed, *more})  # a result cleared anew is settled anew
+            if settled or last.settled:
+                out, placed = spliced(last_settled, cleared_out, stretch, settled, more, make)
+                table.work.results_placed += placed
+    if more is None and settled:
+        applied = _apply(out, settled, None, make)
+        out = list(out)
+        list(map(out.__setitem__, applied.at, applied.made))
+        table.work.results_placed += len(applied.at)
+    settled_out = out
     on_demand = unneeded_on_demand(out, marks, held)
     if on_demand:
         out = _without(out, on_demand)
@@ -222,10 +272,27 @@ def derive(
     if on_demand:
         kept = _without(list(range(len(snap))), held) if held else range(len(snap))
         left_out = sorted([*held, *(kept[n] for n in on_demand)])
+    out_edit = None
     if memo is not None and out is not snap and out == memo.out:
         out = memo.out  # the same facts as last time: the partition's fast path
-    part.derived = _Derived(snap, current, eviction, now, out, left_out, keep_for_calls)
-    return out, _lined_up(snapshot, left_out)
+    elif (
+        more is not None and left_out == last.left_out and (not left_out or left_out[-1] < shape[0])
+    ):
+        # The same facts as the last output but for the stretch and the positions whose
+        # results changed (and the same on-demand tools left out, before the stretch):
+        # told to the partition, it need not find them.
+        out_edit = shared_ends(last.out, len(out), shape, left_out, more)
+    part.derived = _Derived(
+        snap,
+        current,
+        eviction,
+        now,
+        out,
+        left_out,
+        keep_for_calls,
+        None if held else (cleared, settled, (cleared_out, settled_out)),
+    )
+    return out, _lined_up(snapshot, left_out), out_edit
 
 
 def _lined_up(snapshot: Snapshot, left_out: list[int]) -> Snapshot:
@@ -271,7 +338,7 @@ def prepare(
             snapshot = shown
             snap = table.facts_of(snapshot.blocks, counts, counter, ranking)
             marks.see(snap, table.edit)
-        snap, snapshot = derive(part, table, snap, snapshot, policy, now, counts, counter)
+        snap, snapshot, edit = derive(part, table, snap, snapshot, policy, now, counts, counter)
     except BaseException:
         part.derived = None
         raise
@@ -289,7 +356,12 @@ def prepare(
 
     try:
         update(
-            part, snap, [instructions, *(f for f, _ in rules)], snapshot.current_wake_id, triggers
+            part,
+            snap,
+            [instructions, *(f for f, _ in rules)],
+            snapshot.current_wake_id,
+            triggers,
+            edit,
         )
     except BaseException:
         table.partitions.pop((agent.tenant, agent.name), None)

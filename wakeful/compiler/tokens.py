@@ -72,6 +72,10 @@ class WorkCounts:
     # Facts read to find the few blocks some passes look for (``positions.Positions``):
     # the edited stretch of a snapshot edited in one place, else the whole snapshot.
     positions_read: int = 0
+    # Facts put one by one into the list the partition sees (``pipeline.derive``): every
+    # cleared and settled result on the general path, only the edited stretch and the
+    # results whose treatment changed when it is spliced from the last list (``splice.py``).
+    results_placed: int = 0
 
     def snapshot(self) -> tuple[int, int, int]:
         return (self.facts_made, self.blocks_derived, self.entries_touched)
