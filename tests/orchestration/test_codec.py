@@ -9,6 +9,7 @@ import zlib
 
 import pytest
 from temporalio.api.common.v1 import Payload
+from temporalio.converter import CompositePayloadConverter
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.harness import message
@@ -205,3 +206,17 @@ async def test_a_wakes_history_holds_only_what_the_workflow_reads(
     assert compiles and calls
     assert not any(b"stable_prefix_hash" in t or b"max_event_id" in t for t in compiles)
     assert not any(b'"workflow_id"' in t or b'"wake_id"' in t for t in calls)
+
+
+def test_every_payload_converter_shares_one_json_converter() -> None:
+    # The SDK builds a payload converter per workflow activation and activity task: they
+    # share the JSON converter (and its cache of type adapters) instead of each building one.
+    first = data_converter.payload_converter_class()
+    second = data_converter.payload_converter_class()
+    assert isinstance(first, CompositePayloadConverter)
+    assert isinstance(second, CompositePayloadConverter)
+    assert first.converters[b"json/plain"] is second.converters[b"json/plain"]
+    # ... and it is still Wakeful's compact one: fields at their defaults stay off the wire.
+    (payload,) = second.to_payloads([_result()])
+    assert b"deduplicated" not in payload.data
+    assert first.from_payloads([payload], [WakeResult]) == [_result()]

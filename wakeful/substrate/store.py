@@ -26,6 +26,7 @@ from sqlalchemy.exc import OperationalError
 
 from wakeful.errors import StoreError
 from wakeful.names import check_tenant
+from wakeful.substrate import binary_arrays
 from wakeful.substrate.agents_repo import AgentsRepo
 from wakeful.substrate.blobs import BlobsRepo
 from wakeful.substrate.claims import ClaimsRepo
@@ -58,6 +59,8 @@ class Store:
         # Text Postgres would refuse (NUL, lone surrogates) is cleaned on the way in, for
         # every statement: a bad byte from the world must never fail a write forever.
         install_pg_safe(engine)
+        # Lists (batched events, blob rows) as binary arrays: nothing in them to escape.
+        binary_arrays.install(engine)
 
     @classmethod
     def connect(cls, url: str, *, migrate_schema: bool = True) -> Store:

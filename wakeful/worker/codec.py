@@ -212,17 +212,21 @@ class _CompactJSON(PydanticJSONPlainPayloadConverter):
         return Payload(metadata={"encoding": self.encoding.encode()}, data=data)
 
 
+# The SDK builds a payload converter for every data converter it makes, one per workflow
+# activation and per activity task: each gets these same instances, as Temporal's default
+# converters are shared, instead of a JSON converter of its own with its serializer and an
+# empty cache of pydantic type adapters (thread-safe: a functools.lru_cache).
+_CONVERTERS = tuple(
+    _CompactJSON() if isinstance(c, JSONPlainPayloadConverter) else c
+    for c in DefaultPayloadConverter.default_encoding_payload_converters
+)
+
+
 class _PayloadConverter(CompositePayloadConverter):
     """Temporal's default converters, with :class:`_CompactJSON` for JSON."""
 
     def __init__(self) -> None:
-        compact = _CompactJSON()
-        super().__init__(
-            *(
-                compact if isinstance(c, JSONPlainPayloadConverter) else c
-                for c in DefaultPayloadConverter.default_encoding_payload_converters
-            )
-        )
+        super().__init__(*_CONVERTERS)
 
 
 # The pydantic converter (Wakeful's contracts are pydantic models), compact, with the codec.
