@@ -1,13 +1,13 @@
-"""The cleared facts of a snapshot edited in one stretch, spliced from the last ones.
+"""Derive's lists for facts edited in one stretch, spliced from the last compile's.
 
-``pipeline.derive`` puts the clearing pass's derived facts in place of the tool results it
-clears (``clearing.py``). Its answer is positions, and from one compile to the next it is
-much the same: a history grown by an event clears what it cleared before. When the facts
-are the last ones edited in one stretch (``FactsTable.edit``), the list with the cleared
-results in place is the last such list with that stretch made anew and the few
-positions whose answer changed put in, instead of a copy of the facts patched at every
-cleared result. The partition is then told where the output changed
-(``membership.one_edit``) instead of finding it.
+``pipeline.derive`` puts derived facts in place of the tool results the clearing pass
+clears (``clearing.py``), then of those live output settles (``live_output.py``). Each
+pass answers with positions, and from one compile to the next the answers are much the
+same: a history grown by an event clears and settles what it did before. When the facts
+are the last ones edited in one stretch (``FactsTable.edit``), each list is the last
+compile's with that stretch made anew and the few positions whose answer changed put in,
+instead of a copy of the facts patched at every cleared and settled result. The partition
+is then told where the output changed (``membership.one_edit``) instead of finding it.
 
 What it relies on: the facts outside the stretch are the very objects they were (the
 lookup's edit), and in the last list they carry what the last answer made of them (the
