@@ -208,7 +208,9 @@ class FactsTable:
                 head, tail = common_block_ends(blocks, old_blocks, old, self.last_strict)
             if head + tail > len(blocks) // 2:  # the same history, edited in one place
                 middle = self._known(blocks[head : len(blocks) - tail], counts, counter, ranking)
-                out = old[:head] + middle + old[len(old) - tail :]
+                out = old[:head]  # one copy of the history: the rest is appended to it
+                out += middle
+                out += old[len(old) - tail :]
                 self.last = (blocks, out)
                 self.last_strict = _spliced_strict(
                     self.last_strict,
