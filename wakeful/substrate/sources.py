@@ -192,16 +192,19 @@ class _Builtin:
     stability: Stability
     read: Callable[[SourceContext], list[Block]]
     substrate: bool = True
+    # The kind of knowledge it reads (``revisions.KNOWLEDGE_KINDS``): none to read when the
+    # agent had no row of it at the snapshot's revision (``SourceContext.without``).
+    knowledge: str | None = None
 
     def blocks(self, ctx: SourceContext) -> Sequence[Block]:
+        if self.knowledge is not None and self.knowledge in ctx.without:
+            return []
         return self.read(ctx)
 
 
 def _decisions(ctx: SourceContext) -> list[Block]:
     # Pending proposals too, each saying it is one: the model sees that what it recorded
     # over a person's decision waits for that person, and that the person's holds.
-    if "decisions" in ctx.without:
-        return []
     scope = user_scope(ctx.spec)
     return [
         Block(
@@ -223,8 +226,6 @@ def _decisions(ctx: SourceContext) -> list[Block]:
 def _handoff(ctx: SourceContext) -> list[Block]:
     # The note that opened this session: notes written within it would churn the cached
     # semi-stable segment on every wake, and the session's own turns are in the window anyway.
-    if "handoffs" in ctx.without:
-        return []
     note = ctx.store.latest_handoff(
         ctx.agent,
         before=ctx.as_of,
@@ -249,8 +250,6 @@ def _handoff(ctx: SourceContext) -> list[Block]:
 
 
 def _summaries(ctx: SourceContext) -> list[Block]:
-    if "summaries" in ctx.without:
-        return []
     return [
         Block(
             id=f"summary:{s.id}",
@@ -266,8 +265,6 @@ def _summaries(ctx: SourceContext) -> list[Block]:
 
 
 def _memories(ctx: SourceContext) -> list[Block]:
-    if "memories" in ctx.without:
-        return []
     scope = user_scope(ctx.spec)
     return [
         Block(
@@ -374,10 +371,10 @@ def _body(skill: Skill, loaded_by: tuple[int, str] | None, agent: str) -> Block:
 # In the order their blocks have always joined the snapshot.
 BUILTIN_SOURCES: tuple[ContextSource, ...] = (
     _Builtin("history", Stability.DYNAMIC, event_tail),
-    _Builtin("decisions", Stability.SEMI_STABLE, _decisions),
-    _Builtin("handoff", Stability.SEMI_STABLE, _handoff),
-    _Builtin("summaries", Stability.SEMI_STABLE, _summaries),
-    _Builtin("memories", Stability.DYNAMIC, _memories),
+    _Builtin("decisions", Stability.SEMI_STABLE, _decisions, knowledge="decisions"),
+    _Builtin("handoff", Stability.SEMI_STABLE, _handoff, knowledge="handoffs"),
+    _Builtin("summaries", Stability.SEMI_STABLE, _summaries, knowledge="summaries"),
+    _Builtin("memories", Stability.DYNAMIC, _memories, knowledge="memories"),
     _Builtin("skills", Stability.SEMI_STABLE, _skills),
 )
 

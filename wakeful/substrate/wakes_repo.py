@@ -92,12 +92,7 @@ class WakesRepo(TenantRepo):
         """The ``blobs`` rows (``BlobsRepo.blob_rows``: a compile's window, ledger, policy
         and spec) stored and ``rec`` recorded (once per step: a retry gets the first
         record), in one statement."""
-        values = {"tenant": self.tenant, **rec.model_dump(), **blob_arrays(self.tenant, blobs)}
-        row = self.conn.execute(_PUT_COMPILE_WITH_BLOBS, values).first()
-        if row is None:  # a retry: the first compile stands
-            key = {"tenant": self.tenant, "key": rec.step_key}
-            row = self.conn.execute(_BY_STEP[t.compiles], key).one()
-        return CompileRecord.model_validate(dict(row._mapping))
+        return CompileRecord.model_validate(self._put_once(t.compiles, rec.model_dump(), blobs))
 
     def record_model_call(self, rec: ModelCallRecord) -> ModelCallRecord:
         return ModelCallRecord.model_validate(self._put_once(t.model_calls, rec.model_dump()))
@@ -109,12 +104,8 @@ class WakesRepo(TenantRepo):
         per step: a retry, or a concurrent attempt, gets the first record), in one
         statement; the record and the hash of the blob stored."""
         (digest,), blob = BlobsRepo(self.conn, self.tenant).blob_rows([("model_output", output)])
-        values = {"tenant": self.tenant, **rec.model_dump(), **blob_arrays(self.tenant, blob)}
-        row = self.conn.execute(_PUT_MODEL_CALL_WITH_OUTPUT, values).first()
-        if row is None:  # a retry, or a concurrent attempt wrote first: theirs stands
-            key = {"tenant": self.tenant, "key": rec.step_key}
-            row = self.conn.execute(_BY_STEP[t.model_calls], key).one()
-        return ModelCallRecord.model_validate(dict(row._mapping)), digest
+        row = self._put_once(t.model_calls, rec.model_dump(), blob)
+        return ModelCallRecord.model_validate(row), digest
 
     def compiles(self, wake_id: str) -> list[CompileRecord]:
         return [CompileRecord.model_validate(r) for r in self._by_wake(t.compiles, wake_id)]
@@ -152,8 +143,17 @@ class WakesRepo(TenantRepo):
         row = self.conn.execute(query, {"tenant": self.tenant, "key": step_key}).first()
         return None if row is None else ModelCallRecord.model_validate(dict(row._mapping))
 
-    def _put_once(self, table: Any, values: dict[str, Any]) -> dict[str, Any]:
-        row = self.conn.execute(_PUT_ONCE[table], {"tenant": self.tenant, **values}).first()
+    def _put_once(
+        self, table: Any, values: dict[str, Any], blobs: Sequence[Mapping[str, str]] = ()
+    ) -> dict[str, Any]:
+        """``values`` inserted into ``table`` once per step key (the row stored first is
+        returned), with ``blobs`` (rows of ``BlobsRepo.blob_rows``) stored in the same
+        statement."""
+        params = {"tenant": self.tenant, **values}
+        if blobs:
+            params |= blob_arrays(self.tenant, blobs)
+        statement = _PUT_ONCE_WITH_BLOBS[table] if blobs else _PUT_ONCE[table]
+        row = self.conn.execute(statement, params).first()
         if row is None:  # a retry, or a concurrent attempt wrote first: theirs stands
             key = {"tenant": self.tenant, "key": values["step_key"]}
             row = self.conn.execute(_BY_STEP[table], key).one()
@@ -199,8 +199,10 @@ _PUT_ONCE = {
     .returning(*table.c)
     for table in (t.compiles, t.model_calls)
 }
-_PUT_MODEL_CALL_WITH_OUTPUT = _PUT_ONCE[t.model_calls].add_cte(STORE_BLOB_ROWS.cte("output"))
-_PUT_COMPILE_WITH_BLOBS = _PUT_ONCE[t.compiles].add_cte(STORE_BLOB_ROWS.cte("stored"))
+_PUT_ONCE_WITH_BLOBS = {
+    table: statement.add_cte(STORE_BLOB_ROWS.cte("stored"))
+    for table, statement in _PUT_ONCE.items()
+}
 _WAKE_BY_KEY = (
     select(t.wakes)
     .where(
